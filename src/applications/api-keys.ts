@@ -1,0 +1,27 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** The prefix makes a leaked key recognizable to secret scanners. */
+const KEY_PREFIX = 'tv_';
+/** Keys given by an operator (TOKENVAULT_ADMIN_KEY) must carry at least this much. */
+export const MIN_KEY_LENGTH = 24;
+
+/** A new API key: 32 random bytes (256 bits), base64url. Shown once; only its hash is stored. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/**
+ * SHA-256 of the key. A fast hash suffices because generated keys carry 256 bits of entropy (there
+ * is nothing to brute-force); operator-chosen keys must be at least 24 characters.
+ */
+export function hashApiKey(key: string): { keyHash: string; keyLookup: string } {
+  const keyHash = createHash('sha256').update(key, 'utf8').digest('hex');
+  return { keyHash, keyLookup: keyHash.slice(0, 16) };
+}
+
+/** Constant-time comparison of two hex hashes of equal length. */
+export function hashesEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
+}

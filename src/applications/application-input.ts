@@ -1,0 +1,89 @@
+import * as v from 'valibot';
+import { ValidationError } from '../errors.js';
+import { validationFromIssues } from '../pagination.js';
+import {
+  type AccessRule,
+  APPLICATION_TYPES,
+  type ApplicationType,
+  PERMISSIONS,
+  PERMISSIONS_BY_TYPE,
+  type Permission,
+  TRANSFORMS,
+} from '../permissions.js';
+import { normalizeContainer } from '../tokens/containers.js';
+
+const RuleSchema = v.strictObject({
+  description: v.optional(v.pipe(v.string(), v.maxLength(500, 'must be at most 500 characters'))),
+  priority: v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be at least 0')),
+  container: v.string('must be a container path like /pci/high/'),
+  transform: v.picklist(TRANSFORMS, `must be one of ${TRANSFORMS.join(', ')}`),
+  permissions: v.pipe(v.array(v.picklist(PERMISSIONS, 'is not a known permission')), v.minLength(1, 'must list at least one permission')),
+});
+
+const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters'));
+
+const CreateSchema = v.strictObject({
+  name: Name,
+  type: v.picklist(APPLICATION_TYPES, `must be one of ${APPLICATION_TYPES.join(', ')}`),
+  permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
+  rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
+});
+
+const UpdateSchema = v.strictObject({
+  name: Name,
+  permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
+  rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
+});
+
+export interface ApplicationInput {
+  name: string;
+  type: ApplicationType;
+  permissions: Permission[];
+  rules: AccessRule[];
+}
+
+/** Validates a create body: the type bounds the permissions it may hold, in the app and in its rules. */
+export function parseCreateApplication(body: unknown): ApplicationInput {
+  const result = v.safeParse(CreateSchema, asObject(body));
+  if (!result.success) throw validationFromIssues(result.issues);
+  return checkAgainstType(result.output.type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
+}
+
+/** Validates an update body (PUT): name required; permissions and rules replaced; the type cannot change. */
+export function parseUpdateApplication(body: unknown, type: ApplicationType): Omit<ApplicationInput, 'type'> {
+  const record = asObject(body);
+  if ('type' in record) throw ValidationError.field('type', 'cannot be changed; create a new application instead');
+  const result = v.safeParse(UpdateSchema, record);
+  if (!result.success) throw validationFromIssues(result.issues);
+  return checkAgainstType(type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
+}
+
+function checkAgainstType(type: ApplicationType, name: string, permissions: Permission[], rules: v.InferOutput<typeof RuleSchema>[]): ApplicationInput {
+  const allowed = PERMISSIONS_BY_TYPE[type];
+  const errors: Record<string, string[]> = {};
+  permissions.forEach((p, i) => {
+    if (!allowed.includes(p)) (errors[`permissions[${i}]`] ??= []).push(`'${p}' may not be held by a ${type} application`);
+  });
+  const normalized: AccessRule[] = rules.map((rule, i) => {
+    rule.permissions.forEach((p, j) => {
+      if (!allowed.includes(p)) (errors[`rules[${i}].permissions[${j}]`] ??= []).push(`'${p}' may not be held by a ${type} application`);
+    });
+    let container = rule.container;
+    try {
+      container = normalizeContainer(rule.container, `rules[${i}].container`);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      Object.assign(errors, error.errors);
+    }
+    const out: AccessRule = { priority: rule.priority, container, transform: rule.transform, permissions: [...new Set(rule.permissions)] };
+    if (rule.description !== undefined) out.description = rule.description;
+    return out;
+  });
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  return { name, type, permissions: [...new Set(permissions)], rules: normalized };
+}
+
+function asObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ValidationError.field('body', 'must be a JSON object');
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../audit.js';
+import { type Caller, makeCaller, requirePermission } from '../caller.js';
+import type { Clock } from '../clock.js';
+import { AuthenticationError, NotFoundError, ValidationError } from '../errors.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
+import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+import type { ApplicationRecord, Store } from '../storage/store.js';
+import { formatIso } from '../tokens/expiry.js';
+import { MIN_KEY_LENGTH, generateApiKey, hashApiKey, hashesEqual } from './api-keys.js';
+import { type ApplicationInput, parseCreateApplication, parseUpdateApplication } from './application-input.js';
+
+/** An application as the API returns it. `key` appears only on create and regenerate. */
+export interface ApplicationView {
+  id: string;
+  tenant_id: string;
+  name: string;
+  type: ApplicationType;
+  permissions: Permission[];
+  rules: AccessRule[];
+  key?: string;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+/**
+ * Applications and their API keys. Keys are random, shown once, stored as SHA-256 hashes, and
+ * compared in constant time.
+ */
+export class ApplicationService {
+  #store: Store;
+  #clock: Clock;
+  #audit: AuditLog;
+
+  constructor(deps: { store: Store; clock: Clock; audit: AuditLog }) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#audit = deps.audit;
+  }
+
+  /** Resolves an API key to its Caller; AuthenticationError for a missing or unknown key. */
+  async authenticate(key: string | null | undefined): Promise<Caller> {
+    if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
+    const { keyHash, keyLookup } = hashApiKey(key);
+    const candidates = await this.#store.findApplicationsByKeyLookup(keyLookup);
+    // Compare against every candidate so the time does not depend on which one matched.
+    let match: ApplicationRecord | undefined;
+    for (const app of candidates) if (hashesEqual(app.keyHash, keyHash)) match = app;
+    if (!match) throw new AuthenticationError('The API key is not valid');
+    return makeCaller(match);
+  }
+
+  /** Creates an application (application:create) and returns it with its key, shown this once. */
+  async create(caller: Caller, body: unknown): Promise<ApplicationView> {
+    return this.#audit.guard(caller, 'application:create', null, async () => {
+      requirePermission(caller, 'application:create');
+      const input = parseCreateApplication(body);
+      const { app, key } = await this.#insert(caller.tenantId, input, caller.applicationId);
+      this.#record(caller, 'application:create', app.id);
+      return { ...view(app), key };
+    });
+  }
+
+  /**
+   * Creates an application without a caller: for bootstrapping a tenant's first (management)
+   * application. `key` may be given (at least 24 characters), otherwise one is generated.
+   */
+  async createInitial(tenantId: string, input: { name: string; type: ApplicationType; permissions?: Permission[]; rules?: AccessRule[]; key?: string }): Promise<ApplicationView> {
+    const { key: given, ...rest } = input;
+    if (given !== undefined && given.length < MIN_KEY_LENGTH) {
+      throw ValidationError.field('key', `must be at least ${MIN_KEY_LENGTH} characters`);
+    }
+    const parsed = parseCreateApplication({ ...rest, permissions: rest.permissions ?? [], rules: rest.rules ?? [] });
+    const { app, key } = await this.#insert(tenantId, parsed, null, given);
+    return { ...view(app), key };
+  }
+
+  async get(caller: Caller, id: string): Promise<ApplicationView> {
+    requirePermission(caller, 'application:read');
+    return view(await this.#find(caller, id));
+  }
+
+  async list(caller: Caller, query: PageQuery = {}): Promise<Paginated<ApplicationView>> {
+    requirePermission(caller, 'application:read');
+    const page = parsePage(query);
+    return toPaginated(page, await this.#store.listApplications(caller.tenantId, page), view);
+  }
+
+  /** Replaces name, permissions and rules (application:update). The type and key stay. */
+  async update(caller: Caller, id: string, body: unknown): Promise<ApplicationView> {
+    return this.#audit.guard(caller, 'application:update', id, async () => {
+      requirePermission(caller, 'application:update');
+      const current = await this.#find(caller, id);
+      const input = parseUpdateApplication(body, current.type);
+      const next: ApplicationRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+      if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
+      this.#record(caller, 'application:update', id);
+      return view(next);
+    });
+  }
+
+  /** Issues a new key (application:update); the old key stops working at once. */
+  async regenerateKey(caller: Caller, id: string): Promise<ApplicationView> {
+    return this.#audit.guard(caller, 'application:regenerate', id, async () => {
+      requirePermission(caller, 'application:update');
+      const current = await this.#find(caller, id);
+      const key = generateApiKey();
+      const next: ApplicationRecord = { ...current, ...hashApiKey(key), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+      if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
+      this.#record(caller, 'application:regenerate', id);
+      return { ...view(next), key };
+    });
+  }
+
+  async delete(caller: Caller, id: string): Promise<void> {
+    await this.#audit.guard(caller, 'application:delete', id, async () => {
+      requirePermission(caller, 'application:delete');
+      if (!(await this.#store.deleteApplication(caller.tenantId, String(id)))) throw new NotFoundError('Application', String(id));
+      this.#record(caller, 'application:delete', id);
+    });
+  }
+
+  /** The application record of this tenant (for reactors, which run as their application). */
+  async record(tenantId: string, id: string): Promise<ApplicationRecord | null> {
+    return this.#store.getApplication(tenantId, id);
+  }
+
+  async #find(caller: Caller, id: string): Promise<ApplicationRecord> {
+    const app = typeof id === 'string' ? await this.#store.getApplication(caller.tenantId, id) : null;
+    if (!app) throw new NotFoundError('Application', String(id));
+    return app;
+  }
+
+  async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): Promise<{ app: ApplicationRecord; key: string }> {
+    const key = givenKey ?? generateApiKey();
+    const app: ApplicationRecord = {
+      id: randomUUID(),
+      tenantId,
+      ...input,
+      ...hashApiKey(key),
+      createdBy,
+      createdAt: this.#clock.now(),
+      modifiedBy: null,
+      modifiedAt: null,
+    };
+    await this.#store.createApplication(app);
+    return { app, key };
+  }
+
+  #record(caller: Caller, operation: string, resourceId: string): void {
+    this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation, resourceId, outcome: 'success' });
+  }
+}
+
+function view(app: ApplicationRecord): ApplicationView {
+  const out: ApplicationView = {
+    id: app.id,
+    tenant_id: app.tenantId,
+    name: app.name,
+    type: app.type,
+    permissions: app.permissions,
+    rules: app.rules,
+    created_at: formatIso(app.createdAt),
+  };
+  if (app.createdBy !== null) out.created_by = app.createdBy;
+  if (app.modifiedBy !== null) out.modified_by = app.modifiedBy;
+  if (app.modifiedAt !== null) out.modified_at = formatIso(app.modifiedAt);
+  return out;
+}

@@ -1,0 +1,97 @@
+import { AuthorizationError } from './errors.js';
+import type { AccessRule, ApplicationType, Permission, Transform } from './permissions.js';
+import { isAncestorOrSelf } from './tokens/containers.js';
+
+/**
+ * Who is calling: a tenant, an application and its access rules. Every service operation takes a
+ * Caller and decides authorization from it, so in-process use is exactly as safe as HTTP.
+ */
+export interface Caller {
+  readonly tenantId: string;
+  readonly applicationId: string;
+  readonly applicationType: ApplicationType;
+  readonly permissions: ReadonlySet<Permission>;
+  /** Effective rules, sorted by priority (explicit rules, or the implicit ones when there are none). */
+  readonly rules: readonly AccessRule[];
+}
+
+/** Permissions that act on tokens in containers, and so are decided by access rules. */
+const TOKEN_PERMISSIONS: readonly Permission[] = [
+  'token:create',
+  'token:read',
+  'token:update',
+  'token:delete',
+  'token:search',
+  'token:use',
+];
+
+/** Builds a Caller from an application's stored permissions and rules. */
+export function makeCaller(app: {
+  tenantId: string;
+  id: string;
+  type: ApplicationType;
+  permissions: readonly Permission[];
+  rules: readonly AccessRule[];
+}): Caller {
+  const permissions = new Set(app.permissions);
+  return Object.freeze({
+    tenantId: app.tenantId,
+    applicationId: app.id,
+    applicationType: app.type,
+    permissions,
+    rules: Object.freeze(app.rules.length > 0 ? sortRules(app.rules) : implicitRules(permissions)),
+  });
+}
+
+/**
+ * Without explicit rules, the application's token permissions hold on `/`: with transform `mask`
+ * for create/read/update/delete/search and `reveal` for use (DESIGN.md 5).
+ */
+function implicitRules(permissions: ReadonlySet<Permission>): AccessRule[] {
+  const masked = TOKEN_PERMISSIONS.filter((p) => p !== 'token:use' && permissions.has(p));
+  const rules: AccessRule[] = [];
+  if (masked.length > 0) rules.push({ priority: 0, container: '/', transform: 'mask', permissions: masked });
+  if (permissions.has('token:use')) rules.push({ priority: 1, container: '/', transform: 'reveal', permissions: ['token:use'] });
+  return rules;
+}
+
+function sortRules(rules: readonly AccessRule[]): AccessRule[] {
+  // Stable: equal priorities keep their given order.
+  return [...rules].sort((a, b) => a.priority - b.priority);
+}
+
+/** Throws AuthorizationError unless the application holds the permission. */
+export function requirePermission(caller: Caller, permission: Permission): void {
+  if (!caller.permissions.has(permission)) {
+    throw new AuthorizationError(`The application lacks the '${permission}' permission`);
+  }
+}
+
+const STRICTNESS: Readonly<Record<Transform, number>> = { reveal: 0, mask: 1, redact: 2 };
+
+/**
+ * The transform granted for `permission` on a token in `containers`, or null when any container is
+ * not granted. Each container is decided by the first rule (by priority) whose container is it or
+ * an ancestor and which lists the permission; a token in several containers needs a grant on each,
+ * and the most restrictive transform wins.
+ */
+export function transformFor(caller: Caller, permission: Permission, containers: readonly string[]): Transform | null {
+  if (!caller.permissions.has(permission)) return null;
+  let result: Transform | null = null;
+  for (const container of containers) {
+    const rule = caller.rules.find((r) => r.permissions.includes(permission) && isAncestorOrSelf(r.container, container));
+    if (!rule) return null;
+    if (result === null || STRICTNESS[rule.transform] > STRICTNESS[result]) result = rule.transform;
+  }
+  return result;
+}
+
+/** As transformFor, but throws AuthorizationError naming the permission when not granted. */
+export function requireTransform(caller: Caller, permission: Permission, containers: readonly string[]): Transform {
+  const transform = transformFor(caller, permission, containers);
+  if (transform === null) {
+    requirePermission(caller, permission);
+    throw new AuthorizationError(`The application's access rules do not grant '${permission}' on the token's containers`);
+  }
+  return transform;
+}

@@ -1,0 +1,163 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Store, WrappedKeyRecord } from '../storage/store.js';
+import type { KeyProvider } from './key-provider.js';
+
+/** Header of a token ciphertext: format byte, key version (u32 BE), IV, GCM tag, then the body. */
+const FORMAT = 1;
+const HEADER = 1 + 4 + 12 + 16;
+
+interface TenantKeys {
+  /** Data keys by version; the highest encrypts new writes. */
+  data: Map<number, Buffer>;
+  current: number;
+  fingerprintKey: Buffer;
+  searchKey: Buffer;
+}
+
+/**
+ * Envelope encryption per tenant. Each tenant has versioned data keys (AES-256-GCM) and one index
+ * key from which the HMAC keys for fingerprints and blind search indexes are derived with HKDF;
+ * all are stored wrapped by the KeyProvider. The index key never rotates, because rotating it would
+ * change every fingerprint and break deduplication and search.
+ *
+ * Unwrapped keys are cached in memory after first use so that encrypt/decrypt are synchronous on the
+ * hot path; `load` must be awaited once per tenant (the services do it through `keysFor`).
+ */
+export class KeyRing {
+  #store: Store;
+  #provider: KeyProvider;
+  #clock: Clock;
+  #tenants = new Map<string, TenantKeys>();
+  #loading = new Map<string, Promise<TenantKeys>>();
+
+  constructor(store: Store, provider: KeyProvider, clock: Clock) {
+    this.#store = store;
+    this.#provider = provider;
+    this.#clock = clock;
+  }
+
+  /** The tenant's keys, creating them on first use. */
+  keysFor(tenantId: string): TenantKeys | Promise<TenantKeys> {
+    return this.#tenants.get(tenantId) ?? this.#load(tenantId);
+  }
+
+  encrypt(keys: TenantKeys, tenantId: string, tokenId: string, plaintext: Buffer): { ciphertext: Buffer; keyVersion: number } {
+    const key = keys.data.get(keys.current)!;
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(aad(tenantId, tokenId));
+    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    const header = Buffer.allocUnsafe(5);
+    header[0] = FORMAT;
+    header.writeUInt32BE(keys.current, 1);
+    return { ciphertext: Buffer.concat([header, iv, cipher.getAuthTag(), body]), keyVersion: keys.current };
+  }
+
+  /** Decrypts, reloading the tenant's keys once if the version is newer than the cache (another instance rotated). */
+  async decrypt(tenantId: string, tokenId: string, ciphertext: Uint8Array): Promise<Buffer> {
+    let keys = await this.keysFor(tenantId);
+    const version = versionOf(ciphertext);
+    if (!keys.data.has(version)) keys = await this.#load(tenantId, true);
+    return decryptWith(keys, tenantId, tokenId, ciphertext);
+  }
+
+  /** Synchronous decrypt when the keys are already loaded (hot path). */
+  decryptSync(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer | null {
+    if (!keys.data.has(versionOf(ciphertext))) return null;
+    return decryptWith(keys, tenantId, tokenId, ciphertext);
+  }
+
+  /** Keyed fingerprint of a value (base64url HMAC-SHA256): equal values of a tenant give equal fingerprints. */
+  fingerprint(keys: TenantKeys, value: string): string {
+    return createHmac('sha256', keys.fingerprintKey).update(value, 'utf8').digest('base64url');
+  }
+
+  /** Blind index value for search: a keyed HMAC, never the value itself. */
+  blindIndex(keys: TenantKeys, value: string): string {
+    return createHmac('sha256', keys.searchKey).update(value, 'utf8').digest('base64url');
+  }
+
+  /** Creates a new data key version for the tenant; new writes use it, old rows stay readable. */
+  async rotate(tenantId: string): Promise<number> {
+    await this.keysFor(tenantId);
+    for (;;) {
+      const existing = await this.#store.listWrappedKeys(tenantId, 'data');
+      const version = (existing.at(-1)?.version ?? 0) + 1;
+      if (await this.#insertNew(tenantId, 'data', version)) {
+        await this.#load(tenantId, true);
+        return version;
+      }
+    }
+  }
+
+  async #load(tenantId: string, force = false): Promise<TenantKeys> {
+    const pending = this.#loading.get(tenantId);
+    if (pending && !force) return pending;
+    const promise = this.#read(tenantId).finally(() => this.#loading.delete(tenantId));
+    this.#loading.set(tenantId, promise);
+    const keys = await promise;
+    this.#tenants.set(tenantId, keys);
+    return keys;
+  }
+
+  async #read(tenantId: string): Promise<TenantKeys> {
+    let data = await this.#store.listWrappedKeys(tenantId, 'data');
+    if (data.length === 0) {
+      await this.#insertNew(tenantId, 'data', 1);
+      data = await this.#store.listWrappedKeys(tenantId, 'data');
+    }
+    let index = await this.#store.listWrappedKeys(tenantId, 'index');
+    if (index.length === 0) {
+      await this.#insertNew(tenantId, 'index', 1);
+      index = await this.#store.listWrappedKeys(tenantId, 'index');
+    }
+    const dataKeys = new Map<number, Buffer>();
+    for (const record of data) dataKeys.set(record.version, Buffer.from(await this.#unwrap(record)));
+    const root = Buffer.from(await this.#unwrap(index[0]!));
+    const derive = (info: string) => Buffer.from(hkdfSync('sha256', root, Buffer.from(tenantId, 'utf8'), info, 32));
+    return {
+      data: dataKeys,
+      current: data.at(-1)!.version,
+      fingerprintKey: derive('tokenvault/fingerprint/v1'),
+      searchKey: derive('tokenvault/search-index/v1'),
+    };
+  }
+
+  /** False when a concurrent writer inserted the same version first. */
+  async #insertNew(tenantId: string, purpose: 'data' | 'index', version: number): Promise<boolean> {
+    const key = randomBytes(32);
+    const wrapped = await this.#provider.wrap(key, wrapContext(tenantId, purpose, version));
+    return this.#store.insertWrappedKey({ tenantId, purpose, version, wrapped, createdAt: this.#clock.now() });
+  }
+
+  #unwrap(record: WrappedKeyRecord): Uint8Array | Promise<Uint8Array> {
+    return this.#provider.unwrap(record.wrapped, wrapContext(record.tenantId, record.purpose, record.version));
+  }
+}
+
+export type { TenantKeys };
+
+function wrapContext(tenantId: string, purpose: string, version: number): string {
+  return `tokenvault:${purpose}-key:${tenantId}:${version}`;
+}
+
+/** Binds the ciphertext to its tenant and token id, so rows cannot be swapped between tokens or tenants. */
+function aad(tenantId: string, tokenId: string): Buffer {
+  return Buffer.from(`${tenantId}\u0000${tokenId}`, 'utf8');
+}
+
+export function versionOf(ciphertext: Uint8Array): number {
+  if (ciphertext.byteLength < HEADER || ciphertext[0] !== FORMAT) throw new Error('Unrecognized ciphertext format');
+  return Buffer.from(ciphertext.buffer, ciphertext.byteOffset, ciphertext.byteLength).readUInt32BE(1);
+}
+
+function decryptWith(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer {
+  const buf = Buffer.from(ciphertext.buffer, ciphertext.byteOffset, ciphertext.byteLength);
+  const key = keys.data.get(buf.readUInt32BE(1));
+  if (!key) throw new Error('Unknown data key version');
+  const decipher = createDecipheriv('aes-256-gcm', key, buf.subarray(5, 17));
+  decipher.setAAD(aad(tenantId, tokenId));
+  decipher.setAuthTag(buf.subarray(17, HEADER));
+  return Buffer.concat([decipher.update(buf.subarray(HEADER)), decipher.final()]);
+}

@@ -1,0 +1,313 @@
+/**
+ * The expression engine: Liquid (liquidjs) plus the vault filters, with parsed templates cached.
+ *
+ * Expressions are written by API callers, so the liquid instance is locked down:
+ * - `include`, `render` and `layout` are removed (parse error) and the file system refuses every read;
+ * - templates are capped in length, renders in time and in liquid-counted memory;
+ * - unknown filters are parse errors (`strictFilters`); only own properties of the variables are
+ *   visible (`ownPropertyOnly`), so `data.constructor` renders empty;
+ * - no output escaping: expressions produce data, not HTML.
+ *
+ * Every failure becomes a ValidationError naming the field. Its message is built here from the kind of
+ * failure, never from liquid's message, which can quote the template (that may hold an HMAC key).
+ */
+import { Context, Liquid, Output, TypeGuards, toValueSync } from 'liquidjs';
+import type { FS, FilterImplOptions, Template } from 'liquidjs';
+import { ValidationError } from '../errors.js';
+import { ExpressionFilterError, vaultFilters } from './filters.js';
+
+/** Options of {@link ExpressionEngine}. */
+export interface ExpressionEngineOptions {
+  /** How many parsed templates are kept, least recently used dropped first. Default 1000. */
+  cacheSize?: number;
+}
+
+/** Counters of the parsed-template cache, for tests and diagnostics. */
+export interface ExpressionCacheStats {
+  size: number;
+  hits: number;
+  misses: number;
+}
+
+/** Longest template accepted, in characters. Masks and fingerprints are a few dozen characters. */
+export const MAX_TEMPLATE_LENGTH = 16_384;
+/** Wall-clock budget of one render, in ms (liquid checks it between template nodes). */
+export const RENDER_LIMIT_MS = 250;
+/** Budget of liquid-counted allocations (ranges, array and string filters) per render. */
+export const MEMORY_LIMIT = 2_000_000;
+const MAX_TREE_DEPTH = 64;
+const DISALLOWED_TAGS = ['include', 'render', 'layout'] as const;
+
+function refuse(): never {
+  throw new Error('file access is disabled in expressions');
+}
+
+/** A file system that refuses everything, so no tag (present or future) can read a file. */
+const NO_FILES: FS = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async () => refuse(),
+  readFileSync: () => refuse(),
+  resolve: () => refuse(),
+  sep: '/',
+  dirname: () => refuse(),
+};
+
+/**
+ * A parsed template. `path` is set when the template is exactly one variable output without
+ * filters (`{{ data.a.b }}`): the segments when they are all literal names, else an empty array.
+ */
+interface Compiled {
+  templates: Template[];
+  single: { output: Output; path: string[] } | undefined;
+}
+
+/** Returned by the fast lookup when liquid's own semantics are needed. */
+const FALLBACK = Symbol('fallback');
+/** Names liquid resolves specially (`size` of a string, `first` of an array): left to liquid. */
+const SPECIAL_PROPERTIES = new Set(['size', 'first', 'last']);
+
+/**
+ * Renders Liquid expressions with the vault filters.
+ * @example
+ * const engine = new ExpressionEngine();
+ * engine.render('{{ data.number | reveal_last: 4 }}', { data: { number: '4242424242424242' } }, 'mask');
+ * // 'XXXXXXXXXXXX4242'
+ */
+export class ExpressionEngine {
+  readonly #liquid: Liquid;
+  readonly #cache = new Map<string, Compiled>();
+  readonly #cacheSize: number;
+  #hits = 0;
+  #misses = 0;
+
+  constructor(options: ExpressionEngineOptions = {}) {
+    const cacheSize = options.cacheSize ?? 1000;
+    if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) throw ValidationError.field('cacheSize', 'must be a non-negative integer');
+    this.#cacheSize = cacheSize;
+    this.#liquid = new Liquid({
+      fs: NO_FILES,
+      root: [],
+      partials: [],
+      layouts: [],
+      relativeReference: false,
+      dynamicPartials: false,
+      strictFilters: true,
+      strictVariables: false,
+      ownPropertyOnly: true,
+      jsTruthy: false,
+      outputEscape: undefined,
+      keepOutputType: false,
+      cache: false,
+      parseLimit: MAX_TEMPLATE_LENGTH,
+      renderLimit: RENDER_LIMIT_MS,
+      memoryLimit: MEMORY_LIMIT,
+    });
+    for (const tag of DISALLOWED_TAGS) delete this.#liquid.tags[tag];
+    for (const [name, filter] of Object.entries(vaultFilters)) {
+      this.#liquid.registerFilter(name, filter as FilterImplOptions);
+    }
+  }
+
+  /** Parses (cached) and checks a template; throws ValidationError.field(field, message) if it does not parse or uses an unknown filter. */
+  compile(template: string, field: string): void {
+    this.#compiled(template, field);
+  }
+
+  /**
+   * Renders one template string with the variables (e.g. `{ data, metadata }`). Variables not given
+   * render empty. Throws ValidationError.field(field, message) on any parse or render error.
+   */
+  render(template: string, vars: Record<string, unknown>, field: string): string {
+    const compiled = this.#compiled(template, field);
+    if (compiled.single !== undefined) {
+      // The hot path (fingerprints like `{{ data.number }}`): a plain lookup, no liquid context.
+      const value = lookup(vars, compiled.single.path);
+      if (value !== FALLBACK) {
+        if (typeof value === 'string') return value;
+        if (value === undefined || value === null) return '';
+        if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+      }
+    }
+    try {
+      // A shallow copy: `{% increment data %}` writes to the top-level scope, which must not be the caller's object.
+      return this.#liquid.renderSync(compiled.templates, { ...vars }) as string;
+    } catch (error) {
+      throw renderError(error, field);
+    }
+  }
+
+  /**
+   * Renders a tree (object/array/primitive) whose string leaves are templates, e.g. a mask. Non-string
+   * leaves are kept. A leaf that is exactly one variable output without filters (`{{ data.month }}`)
+   * yields the variable's value with its JSON type (a missing variable yields null). Error fields are
+   * paths such as `mask.number` or `mask[0]`.
+   */
+  renderTree(tree: unknown, vars: Record<string, unknown>, field: string): unknown {
+    return this.#walk(tree, field, 0, (template, path) => this.#renderLeaf(template, vars, path));
+  }
+
+  /** compile() every string leaf of a tree (for validating a mask on create). */
+  compileTree(tree: unknown, field: string): void {
+    this.#walk(tree, field, 0, (template, path) => {
+      this.compile(template, path);
+      return template;
+    });
+  }
+
+  /** Counters of the parsed-template cache. */
+  cacheStats(): ExpressionCacheStats {
+    return { size: this.#cache.size, hits: this.#hits, misses: this.#misses };
+  }
+
+  #renderLeaf(template: string, vars: Record<string, unknown>, field: string): unknown {
+    const compiled = this.#compiled(template, field);
+    if (compiled.single === undefined) return this.render(template, vars, field);
+    let value = lookup(vars, compiled.single.path);
+    if (value === FALLBACK) {
+      try {
+        const ctx = new Context({ ...vars }, this.#liquid.options, { sync: true }, { liquid: this.#liquid });
+        value = toValueSync(compiled.single.output.value.value(ctx, false));
+      } catch (error) {
+        throw renderError(error, field);
+      }
+    }
+    if (value === undefined || value === null) return null;
+    // A copy, so the rendered tree never aliases the token's data.
+    return typeof value === 'object' ? structuredClone(value) : value;
+  }
+
+  #walk(tree: unknown, field: string, depth: number, leaf: (template: string, field: string) => unknown): unknown {
+    if (depth > MAX_TREE_DEPTH) throw ValidationError.field(field, `is nested deeper than ${MAX_TREE_DEPTH} levels`);
+    if (typeof tree === 'string') return leaf(tree, field);
+    if (Array.isArray(tree)) return tree.map((item, i) => this.#walk(item, `${field}[${i}]`, depth + 1, leaf));
+    if (tree !== null && typeof tree === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(tree)) {
+        // defineProperty: a `__proto__` key stays a plain key instead of replacing the prototype.
+        Object.defineProperty(out, key, {
+          value: this.#walk(value, `${field}.${key}`, depth + 1, leaf),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    return tree;
+  }
+
+  #compiled(template: string, field: string): Compiled {
+    if (typeof template !== 'string') throw ValidationError.field(field, 'must be a string expression');
+    const cached = this.#cache.get(template);
+    if (cached !== undefined) {
+      this.#hits++;
+      // Re-insert to mark as most recently used (Map keeps insertion order).
+      this.#cache.delete(template);
+      this.#cache.set(template, cached);
+      return cached;
+    }
+    this.#misses++;
+    if (template.length > MAX_TEMPLATE_LENGTH) {
+      throw ValidationError.field(field, `is longer than ${MAX_TEMPLATE_LENGTH} characters`);
+    }
+    let templates: Template[];
+    try {
+      templates = this.#liquid.parse(template);
+    } catch (error) {
+      throw parseError(error, field);
+    }
+    const compiled: Compiled = { templates, single: singleVariable(templates) };
+    if (this.#cacheSize > 0) {
+      if (this.#cache.size >= this.#cacheSize) {
+        const oldest = this.#cache.keys().next();
+        if (oldest.done !== true) this.#cache.delete(oldest.value);
+      }
+      this.#cache.set(template, compiled);
+    }
+    return compiled;
+  }
+}
+
+/** Recognizes `{{ a.b['c'] }}`: one output, no filters, a variable (not a literal) as its value. */
+function singleVariable(templates: Template[]): Compiled['single'] {
+  const [only] = templates;
+  if (templates.length !== 1 || !(only instanceof Output)) return undefined;
+  const value = only.value;
+  if (value.filters.length !== 0) return undefined;
+  const tokens = value.initial.postfix;
+  const [token] = tokens;
+  if (tokens.length !== 1 || !TypeGuards.isPropertyAccessToken(token) || token.variable !== undefined) return undefined;
+  const path: string[] = [];
+  for (const prop of token.props) {
+    if (TypeGuards.isWordToken(prop) || TypeGuards.isQuotedToken(prop)) path.push(prop.content);
+    else return { output: only, path: [] };
+  }
+  return { output: only, path };
+}
+
+function isPlainObject(value: object): value is Record<string, unknown> {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Follows own properties of plain objects, as liquid does with `ownPropertyOnly`. Anything liquid
+ * treats specially (arrays, strings, `size`/`first`/`last`, prototype names, functions) returns
+ * FALLBACK so liquid decides, which keeps this shortcut's output identical to liquid's.
+ */
+function lookup(vars: Record<string, unknown>, path: readonly string[]): unknown {
+  if (path.length === 0) return FALLBACK;
+  let current: unknown = vars;
+  for (const key of path) {
+    if (SPECIAL_PROPERTIES.has(key) || key in Object.prototype) return FALLBACK;
+    if (current === undefined || current === null) return current;
+    if (typeof current !== 'object' || Array.isArray(current) || !isPlainObject(current)) return FALLBACK;
+    current = Object.hasOwn(current, key) ? current[key] : undefined;
+    if (typeof current === 'function') return FALLBACK;
+  }
+  return current;
+}
+
+function position(error: unknown): string {
+  const token = (error as { token?: { getPosition?: () => [number, number] } } | null)?.token;
+  if (typeof token?.getPosition !== 'function') return '';
+  const [line, col] = token.getPosition();
+  return ` (line ${line}, col ${col})`;
+}
+
+function parseError(error: unknown, field: string): ValidationError {
+  const message = error instanceof Error ? error.message : '';
+  const where = position(error);
+  let match: RegExpExecArray | null;
+  if ((match = /^undefined filter: ([\w-]+)/.exec(message))) {
+    return ValidationError.field(field, `uses the unknown filter '${match[1]}'${where}`);
+  }
+  if ((match = /^tag "([\w-]+)" not found/.exec(message))) {
+    const name = match[1] ?? '';
+    const reason = (DISALLOWED_TAGS as readonly string[]).includes(name) ? 'is not allowed' : 'is unknown';
+    return ValidationError.field(field, `uses the tag '${name}', which ${reason}${where}`);
+  }
+  if (message.startsWith('parse length limit exceeded')) {
+    return ValidationError.field(field, `is longer than ${MAX_TEMPLATE_LENGTH} characters`);
+  }
+  if (/not closed/.test(message)) return ValidationError.field(field, `has an unclosed tag or output${where}`);
+  return ValidationError.field(field, `is not a valid expression${where}`);
+}
+
+function renderError(error: unknown, field: string): ValidationError {
+  // Liquid wraps a filter's error (RenderError.originalError), possibly more than once.
+  let cause: unknown = error;
+  for (let i = 0; i < 10 && cause instanceof Error; i++) {
+    if (cause instanceof ExpressionFilterError) return ValidationError.field(field, cause.message);
+    const message = cause.message;
+    if (message.startsWith('template render limit exceeded')) {
+      return ValidationError.field(field, `took longer than ${RENDER_LIMIT_MS} ms to render`);
+    }
+    if (message.startsWith('memory alloc limit exceeded')) {
+      return ValidationError.field(field, 'used more memory than expressions are allowed');
+    }
+    cause = (cause as { originalError?: unknown }).originalError;
+  }
+  return ValidationError.field(field, `could not be rendered${position(error)}`);
+}

@@ -1,0 +1,122 @@
+import * as v from 'valibot';
+import type { Caller } from '../caller.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { validationFromIssues } from '../pagination.js';
+import type { Vault } from '../vault.js';
+import { type JsonBody, readJsonBody, webBodyReader } from './body.js';
+import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type ExchangeResponse, type WithExchange } from './exchange.js';
+import { type SerializedResponse, checkIdempotencyKey, requestHash, runIdempotent } from './idempotency.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { RouteError, errorResponse } from './problem.js';
+import { Router } from './router.js';
+import { ROUTES, type RouteDefinition } from './routes/index.js';
+
+/** A web-standard request handler: mount it in any runtime that speaks fetch. */
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+export interface FetchHandlerOptions {
+  /**
+   * Prefix of the header names (default `SVC`): the API key comes in `<prefix>-API-KEY` and
+   * idempotency keys in `<prefix>-IDEMPOTENCY-KEY`. Letters, digits and inner dashes.
+   */
+  headerPrefix?: string;
+  /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get a 413. */
+  maxBodyBytes?: number;
+  /** Receives unexpected errors (by name only). Default: silent. */
+  logger?: Logger;
+}
+
+const OptionsSchema = v.object({
+  headerPrefix: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$/, 'must be letters and digits, optionally joined by dashes'), v.maxLength(32, 'must be at most 32 characters')),
+    'SVC',
+  ),
+  maxBodyBytes: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1024 ** 3, 'must be at most 1 GiB')), 1_048_576),
+  logger: v.optional(
+    v.custom<Logger>((l) => typeof l === 'object' && l !== null && typeof (l as Logger).error === 'function', 'must have info, warn and error'),
+    silentLogger,
+  ),
+});
+
+/** Every response: token data must not sit in caches. */
+const NO_STORE = 'no-store';
+
+/**
+ * Creates the HTTP API of a vault as a `(Request) => Promise<Response>` function. Routes hold no
+ * business logic: each parses the request and makes one service call; the services authorize.
+ * Errors are RFC 9457 problem documents; unexpected errors are a generic 500 with nothing leaked.
+ *
+ * @example
+ * import { createFetchHandler } from 'tokenvault/http';
+ * const handler = createFetchHandler(vault, { headerPrefix: 'BT' });
+ * const response = await handler(new Request('http://vault/tokens', { headers: { 'BT-API-KEY': key } }));
+ */
+export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): WithExchange<FetchHandler> {
+  const core = createExchangeHandler(vault, options);
+  const fetchHandler = async (request: Request): Promise<Response> => {
+    const response = await core(fromWebRequest(request));
+    return new Response(response.body, { status: response.status, headers: response.headers });
+  };
+  return Object.defineProperty(fetchHandler, EXCHANGE_HANDLER, { value: core, enumerable: false }) as WithExchange<FetchHandler>;
+}
+
+/** The handler core: routing, authentication, body parsing, idempotency, error mapping. Never throws. */
+function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): ExchangeHandler {
+  const parsed = v.safeParse(OptionsSchema, options ?? {});
+  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
+  const { headerPrefix, maxBodyBytes, logger } = Object.freeze(parsed.output);
+  const apiKeyHeader = `${headerPrefix}-API-KEY`.toLowerCase();
+  const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
+  const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
+
+  const router = new Router<RouteDefinition>();
+  for (const route of ROUTES) router.add(route);
+  let openapi: Record<string, unknown> | undefined;
+  const openapiDocument = () => (openapi ??= buildOpenApiDocument(router.routes(), { headerPrefix, maxBodyBytes }));
+  const idempotencyDeps = { store: vault.store, clock: vault.clock, logger };
+
+  async function handle(request: ExchangeRequest): Promise<SerializedResponse> {
+    const { url } = request;
+    const match = router.match(request.method, url.pathname);
+    if (match.kind === 'not_found') throw new RouteError('route_not_found');
+    if (match.kind === 'method_not_allowed') throw new RouteError('method_not_allowed', match.allow);
+    const { route, params } = match;
+    if (!route.auth) return serialize(route.status, await route.handle({ vault, openapi: openapiDocument }));
+
+    const caller: Caller = await vault.authenticate(request.header(apiKeyHeader));
+    const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
+    const run = async () =>
+      serialize(route.status, await route.handle({ vault, caller, params, query: url.searchParams, body: body === null ? undefined : body.value }));
+
+    const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);
+    if (idempotencyKey === null) return run();
+    const key = checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`);
+    const hash = requestHash(route.method, url.pathname + url.search, body === null ? null : body.text);
+    return runIdempotent(idempotencyDeps, caller, key, hash, run);
+  }
+
+  return async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
+    try {
+      const { status, text, replayed } = await handle(request);
+      const headers: Record<string, string> = text === null ? { 'cache-control': NO_STORE } : { 'content-type': 'application/json', 'cache-control': NO_STORE };
+      if (replayed) headers[replayedHeader] = 'true';
+      return { status, headers, body: text };
+    } catch (error) {
+      return errorResponse(error, logger, { 'cache-control': NO_STORE });
+    }
+  };
+}
+
+function fromWebRequest(request: Request): ExchangeRequest {
+  return {
+    method: request.method,
+    url: new URL(request.url),
+    header: (name) => request.headers.get(name),
+    hasBody: request.body !== null,
+    readBody: webBodyReader(request.body),
+  };
+}
+
+function serialize(status: number, result: unknown): SerializedResponse {
+  return status === 204 ? { status, text: null } : { status, text: JSON.stringify(result ?? null) };
+}

@@ -1,0 +1,12 @@
+/**
+ * `tokenvault/http`: the vault's HTTP API as a web-standard fetch handler.
+ * @example
+ * import { createFetchHandler } from 'tokenvault/http';
+ * export default { fetch: createFetchHandler(vault) };
+ */
+export { createFetchHandler } from './fetch-handler.js';
+export type { FetchHandler, FetchHandlerOptions } from './fetch-handler.js';
+export { buildOpenApiDocument } from './openapi.js';
+export { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
+export type { ProblemDetails } from './problem.js';
+export { IDEMPOTENCY_TTL_MS } from './idempotency.js';

@@ -1,0 +1,59 @@
+import type { ListLogsQuery } from '../audit-service.js';
+import type { PageQuery } from '../pagination.js';
+import type { ListTokensQuery } from '../tokens/token-service.js';
+
+/**
+ * Query-string parsing for the list endpoints. Values are passed to the services as strings; the
+ * services validate them. A parameter given twice that is not repeatable uses its first value.
+ * Unknown parameters are ignored (so a client sending a newer parameter still gets a list).
+ */
+
+/** `page`, `size` and `start`. */
+export function pageQuery(params: URLSearchParams): PageQuery {
+  const query: PageQuery = {};
+  const page = params.get('page');
+  const size = params.get('size');
+  const start = params.get('start');
+  if (page !== null) query.page = page;
+  if (size !== null) query.size = size;
+  if (start !== null) query.start = start;
+  return query;
+}
+
+/** GET /tokens: repeatable `id` and `type`, `metadata.<key>=<value>` (a repeated key keeps its first value), paging. */
+export function tokenListQuery(params: URLSearchParams): ListTokensQuery {
+  const query: ListTokensQuery = pageQuery(params);
+  const ids = params.getAll('id');
+  const types = params.getAll('type');
+  if (ids.length > 0) query.id = ids;
+  if (types.length > 0) query.type = types;
+  let metadata: Record<string, string> | undefined;
+  for (const [name, value] of params) {
+    if (!name.startsWith('metadata.')) continue;
+    const key = name.slice('metadata.'.length);
+    metadata ??= Object.create(null) as Record<string, string>;
+    if (!Object.hasOwn(metadata, key)) metadata[key] = value;
+  }
+  if (metadata) query.metadata = { ...metadata };
+  return query;
+}
+
+/** GET /reactors: repeatable `id`, `name` (wildcard search), paging. */
+export function reactorListQuery(params: URLSearchParams): { id?: string[]; name?: string } & PageQuery {
+  const query: { id?: string[]; name?: string } & PageQuery = pageQuery(params);
+  const ids = params.getAll('id');
+  const name = params.get('name');
+  if (ids.length > 0) query.id = ids;
+  if (name !== null) query.name = name;
+  return query;
+}
+
+/** GET /logs: `resource_id`, `actor`, `operation`, paging. */
+export function logListQuery(params: URLSearchParams): ListLogsQuery {
+  const query: ListLogsQuery = pageQuery(params);
+  for (const name of ['resource_id', 'actor', 'operation'] as const) {
+    const value = params.get(name);
+    if (value !== null) query[name] = value;
+  }
+  return query;
+}

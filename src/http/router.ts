@@ -1,0 +1,92 @@
+import { ValidationError } from '../errors.js';
+
+/** A route the router can hold: a method and a path pattern such as `/tokens/{id}`. */
+export interface RoutePattern {
+  readonly method: string;
+  readonly path: string;
+}
+
+export type RouteMatch<T> =
+  | { kind: 'found'; route: T; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allow: string[] }
+  | { kind: 'not_found' };
+
+/**
+ * A small method + path router. Patterns are `/`-separated literals and `{name}` parameters that
+ * match exactly one non-empty segment; parameters are percent-decoded. Matching is exact (no
+ * trailing slash, case-sensitive). A path that matches with another method gives the methods
+ * allowed there, for a 405 with `Allow`.
+ */
+export class Router<T extends RoutePattern> {
+  #routes: { route: T; segments: (string | { param: string })[] }[] = [];
+  /** Routes without parameters, by path then method: the common case costs one map lookup. */
+  #static = new Map<string, Map<string, T>>();
+
+  add(route: T): this {
+    const segments = route.path
+      .split('/')
+      .slice(1)
+      .map((segment) => (segment.startsWith('{') && segment.endsWith('}') ? { param: segment.slice(1, -1) } : segment));
+    if (!route.path.startsWith('/')) throw new Error(`Route path must start with '/': ${route.path}`);
+    for (const existing of this.#routes) {
+      if (existing.route.method === route.method && existing.route.path === route.path) {
+        throw new Error(`Duplicate route ${route.method} ${route.path}`);
+      }
+    }
+    this.#routes.push({ route, segments });
+    if (segments.every((s) => typeof s === 'string')) {
+      const byMethod = this.#static.get(route.path) ?? new Map<string, T>();
+      byMethod.set(route.method, route);
+      this.#static.set(route.path, byMethod);
+    }
+    return this;
+  }
+
+  /** Every route, in the order added. */
+  routes(): readonly T[] {
+    return this.#routes.map((r) => r.route);
+  }
+
+  /** Finds the route for a method and a (still percent-encoded) path. */
+  match(method: string, pathname: string): RouteMatch<T> {
+    const byMethod = this.#static.get(pathname);
+    const exact = byMethod?.get(method);
+    if (exact) return { kind: 'found', route: exact, params: {} };
+    const parts = pathname.split('/').slice(1);
+    const allow = new Set<string>(byMethod ? byMethod.keys() : []);
+    for (const { route, segments } of this.#routes) {
+      if (segments.length !== parts.length) continue;
+      const params = matchSegments(segments, parts);
+      if (params === null) continue;
+      if (route.method === method) return { kind: 'found', route, params: decodeParams(params) };
+      allow.add(route.method);
+    }
+    return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
+  }
+}
+
+function matchSegments(segments: readonly (string | { param: string })[], parts: readonly string[]): Record<string, string> | null {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const part = parts[i]!;
+    if (typeof segment === 'string') {
+      if (segment !== part) return null;
+    } else {
+      if (part === '') return null;
+      params[segment.param] = part;
+    }
+  }
+  return params;
+}
+
+function decodeParams(params: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(params)) {
+    try {
+      params[name] = decodeURIComponent(value);
+    } catch {
+      throw ValidationError.field(name, 'is not valid percent-encoding');
+    }
+  }
+  return params;
+}

@@ -1,0 +1,18 @@
+import { applicationRoutes } from './applications.js';
+import { logRoutes } from './logs.js';
+import { formulaRoutes, reactorRoutes } from './reactors.js';
+import type { RouteDefinition } from './route.js';
+import { systemRoutes } from './system.js';
+import { tokenRoutes } from './tokens.js';
+
+export type { AuthenticatedRoute, PublicRoute, RouteContext, RouteDefinition, RouteDocs, HttpMethod } from './route.js';
+
+/** Every route of the HTTP API, in document order. */
+export const ROUTES: readonly RouteDefinition[] = Object.freeze([
+  ...tokenRoutes,
+  ...reactorRoutes,
+  ...formulaRoutes,
+  ...applicationRoutes,
+  ...logRoutes,
+  ...systemRoutes,
+]);

@@ -1,0 +1,76 @@
+import type { Caller } from '../../caller.js';
+import type { Vault } from '../../vault.js';
+import type { BodyKind } from '../body.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What a route handler receives: the request already parsed and authenticated. */
+export interface RouteContext {
+  vault: Vault;
+  caller: Caller;
+  /** Percent-decoded path parameters. */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** The parsed JSON body; undefined when the route takes none or an optional body was absent. */
+  body: unknown;
+}
+
+/** What a route that needs no API key receives. */
+export interface PublicContext {
+  vault: Vault;
+  /** The OpenAPI document of this handler (built once). */
+  openapi(): unknown;
+}
+
+/** A query parameter, for the OpenAPI document. */
+export interface QueryParameterDoc {
+  name: string;
+  description: string;
+  /** Repeatable (`?id=a&id=b`). */
+  array?: boolean;
+  type?: 'string' | 'integer';
+}
+
+/** The paging parameters every list endpoint takes. */
+export const PAGING: readonly QueryParameterDoc[] = Object.freeze([
+  { name: 'page', description: '1-based page number; selects offset paging (with total counts).', type: 'integer' },
+  { name: 'size', description: 'Items per page, 1 to 100 (default 20).', type: 'integer' },
+  { name: 'start', description: "Cursor: a previous page's pagination.next (cursor paging, the default)." },
+]);
+
+/** How a route is described in the OpenAPI document (names refer to components.schemas). */
+export interface RouteDocs {
+  summary: string;
+  tag: string;
+  requestSchema?: string;
+  /** Absent for 204 responses. */
+  responseSchema?: string;
+  query?: QueryParameterDoc[];
+  /** Statuses this route may answer besides the common ones the document derives. */
+  extraStatuses?: number[];
+}
+
+interface RouteBase {
+  method: HttpMethod;
+  /** A path pattern: literals and `{param}` segments. */
+  path: string;
+  operationId: string;
+  /** The status of a success. */
+  status: 200 | 201 | 204;
+  body?: BodyKind;
+  docs: RouteDocs;
+}
+
+/** A route behind the API key. `permission` is what the service checks (for the document only). */
+export interface AuthenticatedRoute extends RouteBase {
+  auth: true;
+  permission: string;
+  handle(context: RouteContext): Promise<unknown>;
+}
+
+export interface PublicRoute extends RouteBase {
+  auth: false;
+  handle(context: PublicContext): unknown;
+}
+
+export type RouteDefinition = AuthenticatedRoute | PublicRoute;

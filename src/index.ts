@@ -1,0 +1,46 @@
+/**
+ * tokenvault: an embeddable tokenization vault and reactor platform.
+ * The explicit public surface: everything a user may import from 'tokenvault'.
+ */
+export { createVault } from './vault.js';
+export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions } from './vault.js';
+export type { Caller } from './caller.js';
+export { makeCaller, transformFor } from './caller.js';
+export { systemClock, ManualClock } from './clock.js';
+export type { Clock } from './clock.js';
+export { consoleLogger, silentLogger } from './logger.js';
+export type { Logger } from './logger.js';
+export { LocalKeyProvider, generateMasterKey } from './crypto/key-provider.js';
+export type { KeyProvider } from './crypto/key-provider.js';
+export {
+  VaultError,
+  ValidationError,
+  AuthenticationError,
+  AuthorizationError,
+  NotFoundError,
+  ConflictError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  UnprocessableError,
+  ReactorError,
+  STATUS_BY_CODE,
+  statusOf,
+} from './errors.js';
+export type { ErrorCode, FieldErrors } from './errors.js';
+export { PERMISSIONS, PERMISSIONS_BY_TYPE, APPLICATION_TYPES, TRANSFORMS } from './permissions.js';
+export type { Permission, ApplicationType, Transform, AccessRule } from './permissions.js';
+export { TokenService } from './tokens/token-service.js';
+export type { ListTokensQuery, SearchTokensQuery } from './tokens/token-service.js';
+export type { TokenView } from './tokens/token-view.js';
+export { ApplicationService } from './applications/application-service.js';
+export type { ApplicationView } from './applications/application-service.js';
+export { FormulaService } from './reactors/formula-service.js';
+export { ReactorService, MAX_REACTOR_NESTING } from './reactors/reactor-service.js';
+export type { ListReactorsQuery, ReactorResponse } from './reactors/reactor-service.js';
+export type { FormulaView, ReactorView } from './reactors/reactor-views.js';
+export { MAX_DETOKENIZED_TOKENS } from './reactors/detokenize.js';
+export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
+export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, HostApiTree, HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox/sandbox.js';
+export type { Paginated, Pagination, PageQuery } from './pagination.js';
+export type { SweepResult } from './jobs/sweeper.js';
+export type * from './storage/store.js';

@@ -1,0 +1,42 @@
+import type { Clock } from '../clock.js';
+import type { KeyRing } from '../crypto/key-ring.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../storage/store.js';
+
+export interface SweepResult {
+  /** Expired tokens physically removed (a reference row stays for each). */
+  expired: number;
+  /** Card tokens whose cvc was removed from the stored data. */
+  cvcRemoved: number;
+}
+
+const BATCH = 500;
+
+/**
+ * Removes expired tokens and cvc values past their one-hour lifetime. Reads already hide both from
+ * the moment they lapse; the sweep makes the removal physical. Safe to run from several instances:
+ * removal is idempotent and cvc removal is compare-and-set on the ciphertext.
+ */
+export async function sweep(store: Store, keys: KeyRing, clock: Clock, logger: Logger): Promise<SweepResult> {
+  const now = clock.now();
+  let expired = 0;
+  for (;;) {
+    const removed = await store.purgeExpiredTokens(now, BATCH);
+    expired += removed;
+    if (removed < BATCH) break;
+  }
+  let cvcRemoved = 0;
+  for (;;) {
+    const due = await store.listCvcDue(now, BATCH);
+    for (const token of due) {
+      const data = JSON.parse((await keys.decrypt(token.tenantId, token.id, token.ciphertext)).toString('utf8')) as Record<string, unknown>;
+      delete data.cvc;
+      const tenantKeys = await keys.keysFor(token.tenantId);
+      const next = keys.encrypt(tenantKeys, token.tenantId, token.id, Buffer.from(JSON.stringify(data), 'utf8'));
+      if (await store.replaceCiphertext(token.tenantId, token.id, token.ciphertext, { ...next, cvcPurgeAt: null })) cvcRemoved++;
+    }
+    if (due.length < BATCH) break;
+  }
+  if (expired > 0 || cvcRemoved > 0) logger.info('sweep', { expired, cvcRemoved });
+  return { expired, cvcRemoved };
+}

@@ -1,0 +1,85 @@
+import * as v from 'valibot';
+import { ValidationError } from './errors.js';
+import type { PageRequest, PageResult } from './storage/store.js';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export type Pagination =
+  | { page_size: number; next: string | null }
+  | { total_items: number; page_number: number; page_size: number; total_pages: number };
+
+/** A list response: `{ pagination, data }`. */
+export interface Paginated<T> {
+  pagination: Pagination;
+  data: T[];
+}
+
+export interface PageQuery {
+  /** 1-based page number; giving it selects offset mode. */
+  page?: number | string;
+  /** Items per page, 1-100, default 20. */
+  size?: number | string;
+  /** Cursor from a previous page's `pagination.next` (cursor mode). */
+  start?: string;
+}
+
+const positiveInt = (max: number) =>
+  v.pipe(
+    v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number))]),
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(1, 'must be at least 1'),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+const PageSchema = v.object({
+  page: v.optional(positiveInt(Number.MAX_SAFE_INTEGER)),
+  size: v.optional(positiveInt(MAX_PAGE_SIZE)),
+  start: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'is too long'))),
+});
+
+/** Validates paging parameters: offset mode when `page` is given, else cursor mode. */
+export function parsePage(query: PageQuery): PageRequest {
+  const result = v.safeParse(PageSchema, { page: query.page, size: query.size, start: query.start });
+  if (!result.success) throw validationFromIssues(result.issues);
+  const { page, size = DEFAULT_PAGE_SIZE, start } = result.output;
+  if (page !== undefined) {
+    if (start !== undefined) throw ValidationError.field('start', 'cannot be combined with page (choose cursor or offset paging)');
+    return { mode: 'offset', size, page };
+  }
+  return start === undefined ? { mode: 'cursor', size } : { mode: 'cursor', size, start };
+}
+
+/** Shapes a store page into the response, mapping (and possibly dropping) items. */
+export function toPaginated<S, T>(request: PageRequest, result: PageResult<S>, map: (item: S) => T | null): Paginated<T> {
+  const data: T[] = [];
+  for (const item of result.items) {
+    const mapped = map(item);
+    if (mapped !== null) data.push(mapped);
+  }
+  if (result.mode === 'offset') {
+    const page = request.mode === 'offset' ? request.page : 1;
+    return {
+      pagination: {
+        total_items: result.totalItems,
+        page_number: page,
+        page_size: request.size,
+        total_pages: Math.ceil(result.totalItems / request.size),
+      },
+      data,
+    };
+  }
+  return { pagination: { page_size: request.size, next: result.next }, data };
+}
+
+/** Converts valibot issues into a ValidationError keyed by dotted paths. */
+export function validationFromIssues(issues: readonly v.BaseIssue<unknown>[], prefix = ''): ValidationError {
+  const errors: Record<string, string[]> = {};
+  for (const issue of issues) {
+    const path = issue.path?.map((p) => String(p.key)).join('.') ?? '';
+    const field = [prefix, path].filter(Boolean).join('.') || prefix || 'body';
+    (errors[field] ??= []).push(issue.message);
+  }
+  return new ValidationError(errors);
+}

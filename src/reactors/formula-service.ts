@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../audit.js';
+import { type Caller, requirePermission } from '../caller.js';
+import type { Clock } from '../clock.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { FormulaRecord, Store } from '../storage/store.js';
+import { parseFormulaInput } from './formula-input.js';
+import { type FormulaView, formulaView } from './reactor-views.js';
+
+export interface FormulaServiceDeps {
+  store: Store;
+  clock: Clock;
+  audit: AuditLog;
+  /** The sandbox, created on first need: it compiles code on save. */
+  sandbox: () => Promise<Sandbox>;
+}
+
+/**
+ * Reactor formulas: JavaScript code plus the declarations of its configuration and request
+ * parameters (spec 2.6 leaves them open; issue 3 decides). Code is compiled when it is saved, so a
+ * syntax error is a ValidationError on `code` with its line, never a runtime surprise.
+ *
+ * @example
+ * const formula = await vault.formulas.create(caller, {
+ *   name: 'echo',
+ *   code: 'module.exports = async (req) => ({ raw: req.args })',
+ *   request_parameters: [{ name: 'card', type: 'object' }],
+ * });
+ */
+export class FormulaService {
+  #store: Store;
+  #clock: Clock;
+  #audit: AuditLog;
+  #sandbox: () => Promise<Sandbox>;
+
+  constructor(deps: FormulaServiceDeps) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#audit = deps.audit;
+    this.#sandbox = deps.sandbox;
+  }
+
+  /** Creates a formula (reactor:create). */
+  async create(caller: Caller, body: unknown): Promise<FormulaView> {
+    return this.#audit.guard(caller, 'formula:create', null, async () => {
+      requirePermission(caller, 'reactor:create');
+      const input = parseFormulaInput(body);
+      (await this.#sandbox()).check(input.code);
+      const formula: FormulaRecord = {
+        id: randomUUID(),
+        tenantId: caller.tenantId,
+        ...input,
+        createdBy: caller.applicationId,
+        createdAt: this.#clock.now(),
+        modifiedBy: null,
+        modifiedAt: null,
+      };
+      await this.#store.createFormula(formula);
+      this.#record(caller, 'formula:create', formula.id);
+      return formulaView(formula);
+    });
+  }
+
+  /** Gets a formula of the caller's tenant (reactor:read). */
+  async get(caller: Caller, id: string): Promise<FormulaView> {
+    return this.#audit.guard(caller, 'formula:read', id, async () => {
+      requirePermission(caller, 'reactor:read');
+      const formula = await this.#find(caller, id);
+      this.#record(caller, 'formula:read', formula.id);
+      return formulaView(formula);
+    });
+  }
+
+  /** Lists the tenant's formulas (reactor:read), paginated. */
+  async list(caller: Caller, query: PageQuery = {}): Promise<Paginated<FormulaView>> {
+    return this.#audit.guard(caller, 'formula:list', null, async () => {
+      requirePermission(caller, 'reactor:read');
+      const page = parsePage(query ?? {});
+      const result = toPaginated(page, await this.#store.listFormulas(caller.tenantId, page), formulaView);
+      this.#record(caller, 'formula:list', null);
+      return result;
+    });
+  }
+
+  /**
+   * Replaces a formula (reactor:update, PUT: name and code required, absent declarations cleared).
+   * Reactors built on it keep their configuration; one that no longer matches the declarations is
+   * refused at invocation until it is updated.
+   */
+  async update(caller: Caller, id: string, body: unknown): Promise<FormulaView> {
+    return this.#audit.guard(caller, 'formula:update', id, async () => {
+      requirePermission(caller, 'reactor:update');
+      const current = await this.#find(caller, id);
+      const input = parseFormulaInput(body);
+      (await this.#sandbox()).check(input.code);
+      const next: FormulaRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+      if (!(await this.#store.updateFormula(next))) throw new NotFoundError('Formula', String(id));
+      this.#record(caller, 'formula:update', next.id);
+      return formulaView(next);
+    });
+  }
+
+  /** Deletes a formula (reactor:delete). ConflictError while a reactor uses it. */
+  async delete(caller: Caller, id: string): Promise<void> {
+    await this.#audit.guard(caller, 'formula:delete', id, async () => {
+      requirePermission(caller, 'reactor:delete');
+      const outcome = typeof id === 'string' ? await this.#store.deleteFormula(caller.tenantId, id) : 'not_found';
+      if (outcome === 'not_found') throw new NotFoundError('Formula', String(id));
+      if (outcome === 'in_use') throw new ConflictError(`Formula '${id}' is used by a reactor; delete its reactors first`);
+      this.#record(caller, 'formula:delete', id);
+    });
+  }
+
+  async #find(caller: Caller, id: string): Promise<FormulaRecord> {
+    const formula = typeof id === 'string' ? await this.#store.getFormula(caller.tenantId, id) : null;
+    if (!formula) throw new NotFoundError('Formula', String(id));
+    return formula;
+  }
+
+  #record(caller: Caller, operation: string, resourceId: string | null): void {
+    this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation, resourceId, outcome: 'success' });
+  }
+}

@@ -1,0 +1,75 @@
+import type { ApplicationType } from '../permissions.js';
+import type { ApplicationRecord, DeclaredType, FormulaRecord, ReactorRecord } from '../storage/store.js';
+import { formatIso } from '../tokens/expiry.js';
+
+/** A reactor formula as the API returns it. */
+export interface FormulaView {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  code: string;
+  configuration: { name: string; description: string | null; type: 'string' | 'number' | 'boolean' }[];
+  request_parameters: { name: string; description: string | null; type: DeclaredType; optional: boolean }[];
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+/** A reactor as the API returns it (spec 2.3): its formula in full, its application in brief. */
+export interface ReactorView {
+  id: string;
+  tenant_id: string;
+  name: string;
+  formula: FormulaView;
+  configuration: Record<string, unknown>;
+  application?: { id: string; name: string; type: ApplicationType };
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+/** The API view of a stored formula. */
+export function formulaView(formula: FormulaRecord): FormulaView {
+  const view: FormulaView = {
+    id: formula.id,
+    tenant_id: formula.tenantId,
+    name: formula.name,
+    description: formula.description,
+    code: formula.code,
+    configuration: formula.configuration.map((c) => ({ ...c })),
+    request_parameters: formula.requestParameters.map((p) => ({ ...p })),
+    created_at: formatIso(formula.createdAt),
+  };
+  stamp(view, formula);
+  return view;
+}
+
+/**
+ * The API view of a stored reactor, its formula in full. `application` is the reactor's application
+ * record, or null when it has none (or it was deleted since: the view then shows none).
+ */
+export function reactorView(reactor: ReactorRecord, formula: FormulaRecord, application: ApplicationRecord | null): ReactorView {
+  const view: ReactorView = {
+    id: reactor.id,
+    tenant_id: reactor.tenantId,
+    name: reactor.name,
+    formula: formulaView(formula),
+    configuration: structuredClone(reactor.configuration),
+    created_at: formatIso(reactor.createdAt),
+  };
+  if (application !== null) view.application = { id: application.id, name: application.name, type: application.type };
+  stamp(view, reactor);
+  return view;
+}
+
+function stamp(
+  view: { created_by?: string; modified_by?: string; modified_at?: string },
+  record: { createdBy: string | null; modifiedBy: string | null; modifiedAt: number | null },
+): void {
+  if (record.createdBy !== null) view.created_by = record.createdBy;
+  if (record.modifiedBy !== null) view.modified_by = record.modifiedBy;
+  if (record.modifiedAt !== null) view.modified_at = formatIso(record.modifiedAt);
+}

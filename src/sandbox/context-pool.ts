@@ -1,0 +1,69 @@
+/**
+ * Keeps a few prepared contexts (fresh runtime + context + prelude, no reactor code run yet) so a
+ * run skips the prelude compile, which is most of a cold run's cost. A context is handed out once
+ * and disposed by its run: never returned, never reused. Refills happen in `setImmediate` turns,
+ * i.e. while the event loop would otherwise wait for I/O.
+ */
+import type { QuickJSWASMModule } from 'quickjs-emscripten';
+import { isModuleFailure } from './module-failure.js';
+import { PreparedContext, type PrepareOptions } from './prepared-context.js';
+
+export interface ContextPoolOptions extends PrepareOptions {
+  /** Prepared contexts kept ready; 0 disables the pool. */
+  size: number;
+  /** Called when preparing a context failed inside the WebAssembly module. */
+  onModuleFailure: () => void;
+}
+
+export class ContextPool {
+  readonly #module: QuickJSWASMModule;
+  readonly #options: ContextPoolOptions;
+  readonly #idle: PreparedContext[] = [];
+  #refillScheduled = false;
+  #closed = false;
+
+  constructor(module: QuickJSWASMModule, options: ContextPoolOptions) {
+    this.#module = module;
+    this.#options = options;
+    this.#scheduleRefill();
+  }
+
+  /** Prepared contexts ready to be taken. */
+  get idle(): number {
+    return this.#idle.length;
+  }
+
+  /** A prepared context for one run: from the pool when one is ready, else made now. */
+  take(): PreparedContext {
+    const ready = this.#idle.pop();
+    this.#scheduleRefill();
+    return ready ?? this.#prepare();
+  }
+
+  /** Stops refilling and drops the idle contexts; used when the module is retired. */
+  close(): void {
+    this.#closed = true;
+    this.#idle.length = 0;
+  }
+
+  #prepare(): PreparedContext {
+    return PreparedContext.create(this.#module, this.#options);
+  }
+
+  #scheduleRefill(): void {
+    if (this.#refillScheduled || this.#closed || this.#idle.length >= this.#options.size) return;
+    this.#refillScheduled = true;
+    setImmediate(() => {
+      this.#refillScheduled = false;
+      if (this.#closed || this.#idle.length >= this.#options.size) return;
+      try {
+        this.#idle.push(this.#prepare());
+      } catch (error) {
+        this.close();
+        if (isModuleFailure(error)) this.#options.onModuleFailure();
+        return;
+      }
+      this.#scheduleRefill();
+    }).unref();
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * `tokenvault/sqlite`: the embedded SQLite store (better-sqlite3).
+ * @example
+ * import { createSqliteStore } from 'tokenvault/sqlite';
+ * const vault = await createVault({ store: createSqliteStore({ filename: 'vault.db' }), masterKey });
+ */
+export { createSqliteStore, SqliteStore } from './storage/sqlite/sqlite-store.js';
+export type { BetterSqlite3Database, SqliteStoreOptions } from './storage/sqlite/sqlite-options.js';

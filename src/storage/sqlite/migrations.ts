@@ -1,0 +1,199 @@
+import type { BetterSqlite3Database } from './sqlite-options.js';
+
+/**
+ * The SQLite schema as numbered migrations: entry i is version i + 1. Append only; never edit an
+ * entry that has shipped. Each runs in its own transaction and is recorded in `schema_migrations`.
+ *
+ * Index choices. Token creation is the hot path and every index is one more B-tree page written
+ * (and checkpointed) per commit, so tokens carry only what the required reads need:
+ * - tokens are keyed by an INTEGER `seq` (the rowid: creation order and the paging cursor), with
+ *   UNIQUE (tenant_id, id) for get by id;
+ * - (tenant_id, type[, seq]) lists by type in creation order without a sort;
+ * - (tenant_id, fingerprint, type) serves both the dedupe probe and the `fingerprints` filter
+ *   (which has no type);
+ * - expires_at and cvc_purge_at are partial indexes: most tokens have neither, so they cost nothing
+ *   on most writes, and the sweep only looks for rows that have one;
+ * - token_metadata and token_search hold one row per lower-cased metadata pair / blind index value,
+ *   keyed by token (for deletion) and indexed by value (for filters);
+ * - deliberately absent: (tenant_id) (an unfiltered list walks the table in seq order, which is
+ *   one page per page when the tenant owns most tokens), (tenant_id, key_version) (re-encryption
+ *   walks the table, see SqliteTokens.listBelowKeyVersion) and any audit_log index (the log is
+ *   appended by every write and read rarely).
+ * Plans are checked by test/storage/sqlite-store.test.ts with EXPLAIN QUERY PLAN.
+ */
+export const MIGRATIONS: readonly string[] = Object.freeze([
+  /* 1: initial schema */ `
+  CREATE TABLE tenants (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE wrapped_keys (
+    tenant_id TEXT NOT NULL,
+    purpose TEXT NOT NULL CHECK (purpose IN ('data', 'index')),
+    version INTEGER NOT NULL,
+    wrapped BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, purpose, version)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE tokens (
+    seq INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    ciphertext BLOB NOT NULL,
+    key_version INTEGER NOT NULL,
+    fingerprint TEXT,
+    fingerprint_expression TEXT,
+    mask TEXT,                      -- JSON; NULL when the token has no mask
+    containers TEXT NOT NULL,       -- JSON array of lower-case paths
+    metadata TEXT NOT NULL,         -- JSON object, as given (the filter uses token_metadata)
+    search_indexes TEXT NOT NULL,   -- JSON array of expressions
+    search_hashes TEXT NOT NULL,    -- JSON array of blind index values (the filter uses token_search)
+    deduplicate INTEGER NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    modified_by TEXT,
+    modified_at INTEGER,
+    expires_at INTEGER,
+    cvc_purge_at INTEGER,
+    UNIQUE (tenant_id, id)
+  );
+  -- Every index entry ends with the rowid (seq): (tenant_id, type) is (tenant_id, type, seq), in
+  -- creation order. No (tenant_id) index: see the header comment.
+  CREATE INDEX tokens_tenant_type_seq ON tokens (tenant_id, type);
+  CREATE INDEX tokens_tenant_fingerprint ON tokens (tenant_id, fingerprint, type);
+  CREATE INDEX tokens_expires_at ON tokens (expires_at) WHERE expires_at IS NOT NULL;
+  CREATE INDEX tokens_cvc_purge_at ON tokens (cvc_purge_at) WHERE cvc_purge_at IS NOT NULL;
+
+  CREATE TABLE token_metadata (
+    token_seq INTEGER NOT NULL REFERENCES tokens (seq) ON DELETE CASCADE,
+    tenant_id TEXT NOT NULL,
+    key_lower TEXT NOT NULL,
+    value_lower TEXT NOT NULL,
+    PRIMARY KEY (token_seq, key_lower, value_lower)
+  ) WITHOUT ROWID;
+  CREATE INDEX token_metadata_lookup ON token_metadata (tenant_id, key_lower, value_lower, token_seq);
+
+  CREATE TABLE token_search (
+    token_seq INTEGER NOT NULL REFERENCES tokens (seq) ON DELETE CASCADE,
+    tenant_id TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (token_seq, hash)
+  ) WITHOUT ROWID;
+  CREATE INDEX token_search_lookup ON token_search (tenant_id, hash, token_seq);
+
+  -- What stays of a deleted or expired token: its id is never reused within the tenant.
+  CREATE TABLE deleted_tokens (
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    deleted_by TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE applications (
+    seq INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    permissions TEXT NOT NULL,      -- JSON array
+    rules TEXT NOT NULL,            -- JSON array
+    key_hash TEXT NOT NULL,
+    key_lookup TEXT NOT NULL,
+    created_by TEXT,
+    created_at INTEGER NOT NULL,
+    modified_by TEXT,
+    modified_at INTEGER,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX applications_tenant_seq ON applications (tenant_id);
+  CREATE INDEX applications_key_lookup ON applications (key_lookup);
+
+  CREATE TABLE formulas (
+    seq INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    code TEXT NOT NULL,
+    configuration TEXT NOT NULL,        -- JSON array
+    request_parameters TEXT NOT NULL,   -- JSON array
+    created_by TEXT,
+    created_at INTEGER NOT NULL,
+    modified_by TEXT,
+    modified_at INTEGER,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX formulas_tenant_seq ON formulas (tenant_id);
+
+  CREATE TABLE reactors (
+    seq INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    name_lower TEXT NOT NULL,       -- lower-cased in JS (Unicode-aware) for the name filter
+    formula_id TEXT NOT NULL,
+    configuration TEXT NOT NULL,    -- JSON object
+    application_id TEXT,
+    created_by TEXT,
+    created_at INTEGER NOT NULL,
+    modified_by TEXT,
+    modified_at INTEGER,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX reactors_tenant_seq ON reactors (tenant_id);
+  CREATE INDEX reactors_tenant_formula ON reactors (tenant_id, formula_id);
+
+  CREATE TABLE idempotency_keys (
+    tenant_id TEXT NOT NULL,
+    application_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('in_flight', 'done')),
+    status INTEGER,
+    body TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, application_id, key)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE audit_log (
+    seq INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    resource_id TEXT,
+    outcome TEXT NOT NULL CHECK (outcome IN ('success', 'failure')),
+    detail TEXT,
+    at INTEGER NOT NULL
+  );
+  -- Append-only: rows are never changed or removed (a later migration may add retention).
+  CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+  CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+  `,
+]);
+
+/**
+ * Applies the migrations not yet recorded, each in its own BEGIN IMMEDIATE transaction that
+ * re-reads the applied version first, so two processes opening the same file do not both apply one.
+ */
+export function runMigrations(db: BetterSqlite3Database, migrations: readonly string[] = MIGRATIONS): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const current = db.prepare('SELECT coalesce(max(version), 0) AS version FROM schema_migrations');
+  // The migration time is SQLite's clock: it is bookkeeping, not domain time.
+  const record = db.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, CAST(unixepoch('subsec') * 1000 AS INTEGER))");
+  const apply = db.transaction((version: number, sql: string) => {
+    if ((current.get() as { version: number }).version >= version) return;
+    db.exec(sql);
+    record.run(version);
+  });
+  migrations.forEach((sql, index) => {
+    if ((current.get() as { version: number }).version < index + 1) apply.immediate(index + 1, sql);
+  });
+}

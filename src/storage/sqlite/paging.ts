@@ -1,0 +1,82 @@
+import { ValidationError } from '../../errors.js';
+import type { PageRequest, PageResult } from '../store.js';
+import type { StatementCache } from './statement-cache.js';
+
+/**
+ * A list query over rows with an INTEGER seq (creation order). `from` is `FROM ... WHERE
+ * <conditions>` with at least one condition; `params` bind its placeholders. The selected columns
+ * must include `seq`.
+ */
+export interface ListQuery {
+  columns: string;
+  from: string;
+  params: unknown[];
+  /** The seq expression to page and order by (default `t.seq`): the driving index's column. */
+  seq?: string;
+  /** True when `from` is generated (its shape varies): its statements go to the bounded cache. */
+  generated?: boolean;
+}
+
+const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
+
+/** The opaque cursor after the row with this seq: base64url of its decimal digits. */
+export function encodeCursor(seq: number): string {
+  return Buffer.from(String(seq), 'utf8').toString('base64url');
+}
+
+/** The seq a cursor stands for; ValidationError on `start` for anything this store did not issue. */
+export function decodeCursor(start: string): number {
+  const digits = typeof start === 'string' ? Buffer.from(start, 'base64url').toString('utf8') : '';
+  // Re-encoding must give the same text: rejects padding, stray characters and other spellings.
+  if (!CURSOR_PATTERN.test(digits) || encodeCursor(Number(digits)) !== start || !Number.isSafeInteger(Number(digits))) {
+    throw ValidationError.field('start', 'is not a valid cursor');
+  }
+  return Number(digits);
+}
+
+function checkPositive(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw ValidationError.field(field, 'must be a whole number of at least 1');
+  return value;
+}
+
+/** The SQL and parameters of one cursor page (one row more than `size`, to know whether there is a next page). */
+export function cursorPageSql(query: ListQuery, afterSeq: number, size: number): { sql: string; params: unknown[] } {
+  const seq = query.seq ?? 't.seq';
+  return {
+    sql: `SELECT ${query.columns} ${query.from} AND ${seq} > ? ORDER BY ${seq} LIMIT ?`,
+    params: [...query.params, afterSeq, size + 1],
+  };
+}
+
+/**
+ * Runs a list query as one page. Cursor mode orders by seq ascending and returns `next` only when
+ * another row exists; offset mode counts the matches in the same read transaction.
+ */
+export function runPage<Row extends { seq: number }, T>(
+  statements: StatementCache,
+  read: <R>(fn: () => R) => R,
+  query: ListQuery,
+  page: PageRequest,
+  map: (row: Row) => T,
+): PageResult<T> {
+  const prepare = (sql: string) => (query.generated ? statements.generated(sql) : statements.get(sql));
+  const size = checkPositive('size', page?.size);
+  if (page.mode === 'offset') {
+    const number = checkPositive('page', page.page);
+    const count = prepare(`SELECT count(*) AS n ${query.from}`);
+    const items = prepare(`SELECT ${query.columns} ${query.from} ORDER BY ${query.seq ?? 't.seq'} LIMIT ? OFFSET ?`);
+    return read(() => {
+      const totalItems = (count.get(...query.params) as { n: number }).n;
+      const offset = (number - 1) * size;
+      const rows = offset >= totalItems ? [] : (items.all(...query.params, size, offset) as Row[]);
+      return { mode: 'offset' as const, items: rows.map(map), totalItems };
+    });
+  }
+  if (page.mode !== 'cursor') throw ValidationError.field('mode', "must be 'cursor' or 'offset'");
+  const afterSeq = page.start === undefined ? 0 : decodeCursor(page.start);
+  const { sql, params } = cursorPageSql(query, afterSeq, size);
+  const rows = prepare(sql).all(...params) as Row[];
+  const more = rows.length > size;
+  if (more) rows.length = size;
+  return { mode: 'cursor', items: rows.map(map), next: more ? encodeCursor(rows[rows.length - 1]!.seq) : null };
+}

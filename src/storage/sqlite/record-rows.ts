@@ -1,0 +1,185 @@
+import type { ApplicationType, AccessRule, Permission } from '../../permissions.js';
+import type {
+  ApplicationRecord,
+  DeletedTokenRecord,
+  FormulaRecord,
+  IdempotencyRecord,
+  ReactorRecord,
+  StoredAuditEntry,
+  TenantRecord,
+  WrappedKeyRecord,
+} from '../store.js';
+
+// Rows as better-sqlite3 returns them, and their mapping to the Store's records.
+
+export interface TenantRow {
+  id: string;
+  name: string;
+  created_at: number;
+}
+export const toTenant = (row: TenantRow): TenantRecord => ({ id: row.id, name: row.name, createdAt: row.created_at });
+
+export interface WrappedKeyRow {
+  tenant_id: string;
+  purpose: 'data' | 'index';
+  version: number;
+  wrapped: Buffer;
+  created_at: number;
+}
+export const toWrappedKey = (row: WrappedKeyRow): WrappedKeyRecord => ({
+  tenantId: row.tenant_id,
+  purpose: row.purpose,
+  version: row.version,
+  wrapped: row.wrapped,
+  createdAt: row.created_at,
+});
+
+export interface DeletedTokenRow {
+  tenant_id: string;
+  id: string;
+  type: string;
+  deleted_at: number;
+  deleted_by: string;
+}
+export const toDeletedToken = (row: DeletedTokenRow): DeletedTokenRecord => ({
+  tenantId: row.tenant_id,
+  id: row.id,
+  type: row.type,
+  deletedAt: row.deleted_at,
+  deletedBy: row.deleted_by,
+});
+
+export const APPLICATION_COLUMNS =
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.key_hash, t.key_lookup, t.created_by, t.created_at, t.modified_by, t.modified_at';
+export interface ApplicationRow {
+  seq: number;
+  tenant_id: string;
+  id: string;
+  name: string;
+  type: ApplicationType;
+  permissions: string;
+  rules: string;
+  key_hash: string;
+  key_lookup: string;
+  created_by: string | null;
+  created_at: number;
+  modified_by: string | null;
+  modified_at: number | null;
+}
+export const toApplication = (row: ApplicationRow): ApplicationRecord => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  name: row.name,
+  type: row.type,
+  permissions: JSON.parse(row.permissions) as Permission[],
+  rules: JSON.parse(row.rules) as AccessRule[],
+  keyHash: row.key_hash,
+  keyLookup: row.key_lookup,
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+  modifiedBy: row.modified_by,
+  modifiedAt: row.modified_at,
+});
+
+export const FORMULA_COLUMNS =
+  't.seq, t.tenant_id, t.id, t.name, t.description, t.code, t.configuration, t.request_parameters, t.created_by, t.created_at, t.modified_by, t.modified_at';
+export interface FormulaRow {
+  seq: number;
+  tenant_id: string;
+  id: string;
+  name: string;
+  description: string | null;
+  code: string;
+  configuration: string;
+  request_parameters: string;
+  created_by: string | null;
+  created_at: number;
+  modified_by: string | null;
+  modified_at: number | null;
+}
+export const toFormula = (row: FormulaRow): FormulaRecord => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  name: row.name,
+  description: row.description,
+  code: row.code,
+  configuration: JSON.parse(row.configuration) as FormulaRecord['configuration'],
+  requestParameters: JSON.parse(row.request_parameters) as FormulaRecord['requestParameters'],
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+  modifiedBy: row.modified_by,
+  modifiedAt: row.modified_at,
+});
+
+export const REACTOR_COLUMNS =
+  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
+export interface ReactorRow {
+  seq: number;
+  tenant_id: string;
+  id: string;
+  name: string;
+  formula_id: string;
+  configuration: string;
+  application_id: string | null;
+  created_by: string | null;
+  created_at: number;
+  modified_by: string | null;
+  modified_at: number | null;
+}
+export const toReactor = (row: ReactorRow): ReactorRecord => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  name: row.name,
+  formulaId: row.formula_id,
+  configuration: JSON.parse(row.configuration) as Record<string, unknown>,
+  applicationId: row.application_id,
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+  modifiedBy: row.modified_by,
+  modifiedAt: row.modified_at,
+});
+
+export interface IdempotencyRow {
+  tenant_id: string;
+  application_id: string;
+  key: string;
+  request_hash: string;
+  state: 'in_flight' | 'done';
+  status: number | null;
+  body: string | null;
+  created_at: number;
+  expires_at: number;
+}
+export const toIdempotency = (row: IdempotencyRow): IdempotencyRecord => ({
+  tenantId: row.tenant_id,
+  applicationId: row.application_id,
+  key: row.key,
+  requestHash: row.request_hash,
+  state: row.state,
+  status: row.status,
+  body: row.body,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+});
+
+export const AUDIT_COLUMNS = 't.seq, t.tenant_id, t.actor, t.operation, t.resource_id, t.outcome, t.detail, t.at';
+export interface AuditRow {
+  seq: number;
+  tenant_id: string;
+  actor: string;
+  operation: string;
+  resource_id: string | null;
+  outcome: 'success' | 'failure';
+  detail: string | null;
+  at: number;
+}
+export const toAudit = (row: AuditRow): StoredAuditEntry => ({
+  seq: row.seq,
+  tenantId: row.tenant_id,
+  actor: row.actor,
+  operation: row.operation,
+  resourceId: row.resource_id,
+  outcome: row.outcome,
+  detail: row.detail,
+  at: row.at,
+});

@@ -1,0 +1,490 @@
+import Database from 'better-sqlite3';
+import { ConflictError } from '../../errors.js';
+import type {
+  ApplicationRecord,
+  AuditEntry,
+  AuditFilter,
+  CreateTokenResult,
+  DeletedTokenRecord,
+  FormulaRecord,
+  IdempotencyRecord,
+  PageRequest,
+  PageResult,
+  ReactorFilter,
+  ReactorRecord,
+  Store,
+  StoredAuditEntry,
+  StoredToken,
+  TenantRecord,
+  TokenFilter,
+  UpdateTokenResult,
+  WrappedKeyRecord,
+} from '../store.js';
+import { insertAudit } from './audit-sql.js';
+import { LIKE_ESCAPE, likeSubstringPattern } from './like-pattern.js';
+import { runMigrations } from './migrations.js';
+import { runPage, type ListQuery } from './paging.js';
+import {
+  APPLICATION_COLUMNS,
+  AUDIT_COLUMNS,
+  FORMULA_COLUMNS,
+  REACTOR_COLUMNS,
+  toApplication,
+  toAudit,
+  toFormula,
+  toIdempotency,
+  toReactor,
+  toTenant,
+  toWrappedKey,
+  type ApplicationRow,
+  type AuditRow,
+  type FormulaRow,
+  type IdempotencyRow,
+  type ReactorRow,
+  type TenantRow,
+  type WrappedKeyRow,
+} from './record-rows.js';
+import {
+  resolveSqliteStoreOptions,
+  type BetterSqlite3Database,
+  type SqliteStoreOptions,
+  type SqliteTransaction,
+} from './sqlite-options.js';
+import { SqliteTokens } from './sqlite-tokens.js';
+import { StatementCache } from './statement-cache.js';
+
+type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
+
+const SQL = {
+  insertTenant: 'INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+  getTenant: 'SELECT id, name, created_at FROM tenants WHERE id = ?',
+  listTenants: 'SELECT id, name, created_at FROM tenants ORDER BY seq',
+  insertWrappedKey: 'INSERT INTO wrapped_keys (tenant_id, purpose, version, wrapped, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  listWrappedKeys: 'SELECT tenant_id, purpose, version, wrapped, created_at FROM wrapped_keys WHERE tenant_id = ? AND purpose = ? ORDER BY version',
+
+  insertApplication:
+    'INSERT INTO applications (tenant_id, id, name, type, permissions, rules, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+  getApplication: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.tenant_id = ? AND t.id = ?`,
+  findApplications: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.key_lookup = ? ORDER BY t.seq`,
+  updateApplication:
+    'UPDATE applications SET name = ?, type = ?, permissions = ?, rules = ?, key_hash = ?, key_lookup = ?, modified_by = ?, modified_at = ? ' +
+    'WHERE tenant_id = ? AND id = ?',
+  deleteApplication: 'DELETE FROM applications WHERE tenant_id = ? AND id = ?',
+
+  insertFormula:
+    'INSERT INTO formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+  getFormula: `SELECT ${FORMULA_COLUMNS} FROM formulas t WHERE t.tenant_id = ? AND t.id = ?`,
+  updateFormula:
+    'UPDATE formulas SET name = ?, description = ?, code = ?, configuration = ?, request_parameters = ?, modified_by = ?, modified_at = ? ' +
+    'WHERE tenant_id = ? AND id = ?',
+  formulaExists: 'SELECT 1 AS found FROM formulas WHERE tenant_id = ? AND id = ?',
+  formulaInUse: 'SELECT 1 AS found FROM reactors WHERE tenant_id = ? AND formula_id = ? LIMIT 1',
+  deleteFormula: 'DELETE FROM formulas WHERE tenant_id = ? AND id = ?',
+
+  insertReactor:
+    'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, configuration, application_id, created_by, created_at, modified_by, modified_at) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+  getReactor: `SELECT ${REACTOR_COLUMNS} FROM reactors t WHERE t.tenant_id = ? AND t.id = ?`,
+  updateReactor:
+    'UPDATE reactors SET name = ?, name_lower = ?, formula_id = ?, configuration = ?, application_id = ?, modified_by = ?, modified_at = ? ' +
+    'WHERE tenant_id = ? AND id = ?',
+  deleteReactor: 'DELETE FROM reactors WHERE tenant_id = ? AND id = ?',
+
+  getIdempotency:
+    'SELECT tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at FROM idempotency_keys ' +
+    'WHERE tenant_id = ? AND application_id = ? AND key = ?',
+  claimIdempotency:
+    "INSERT INTO idempotency_keys (tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_flight', NULL, NULL, ?, ?) " +
+    "ON CONFLICT (tenant_id, application_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight', status = NULL, body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at",
+  completeIdempotency:
+    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ? WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight'",
+  releaseIdempotency: "DELETE FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight'",
+} as const;
+
+const ids = (values: readonly string[]) => JSON.stringify([...new Set(values.map(String))]);
+
+/**
+ * The SQLite Store (better-sqlite3). Methods answer synchronously; the Store interface allows it and
+ * callers `await` anyway. Build it with `createSqliteStore`.
+ */
+export class SqliteStore implements Store {
+  #db: BetterSqlite3Database;
+  #owned: boolean;
+  #statements: StatementCache;
+  #tokens: SqliteTokens;
+  #read: <R>(fn: () => R) => R;
+  #deleteFormulaTx: SqliteTransaction<(tenantId: string, id: string) => 'deleted' | 'not_found' | 'in_use'>;
+  #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
+  #appendAuditTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
+
+  /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
+  constructor(db: BetterSqlite3Database, owned: boolean) {
+    this.#db = db;
+    this.#owned = owned;
+    this.#statements = new StatementCache(db);
+    const readTx = db.transaction((fn: () => unknown) => fn());
+    this.#read = <R>(fn: () => R): R => readTx.deferred(fn) as R;
+    this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
+    this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
+    this.#claimTx = db.transaction(this.#claim);
+    this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => {
+      for (const entry of entries) insertAudit(this.#statements, entry);
+    });
+  }
+
+  /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
+  get database(): BetterSqlite3Database {
+    return this.#db;
+  }
+
+  migrate(): void {
+    runMigrations(this.#db);
+  }
+
+  /** Closes the database if the store opened it; a database passed in stays open. Idempotent. */
+  close(): void {
+    if (this.#owned && this.#db.open) this.#db.close();
+  }
+
+  // --- tenants and keys -------------------------------------------------------------------------
+
+  /** ConflictError when the tenant id exists. */
+  createTenant(tenant: TenantRecord): void {
+    const result = this.#statements.get(SQL.insertTenant).run(tenant.id, tenant.name, tenant.createdAt);
+    if (result.changes === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
+  }
+
+  getTenant(id: string): TenantRecord | null {
+    const row = this.#statements.get(SQL.getTenant).get(id) as TenantRow | undefined;
+    return row === undefined ? null : toTenant(row);
+  }
+
+  /** In creation order. */
+  listTenants(): TenantRecord[] {
+    return (this.#statements.get(SQL.listTenants).all() as TenantRow[]).map(toTenant);
+  }
+
+  insertWrappedKey(key: WrappedKeyRecord): boolean {
+    return this.#statements.get(SQL.insertWrappedKey).run(key.tenantId, key.purpose, key.version, key.wrapped, key.createdAt).changes === 1;
+  }
+
+  listWrappedKeys(tenantId: string, purpose: 'data' | 'index'): WrappedKeyRecord[] {
+    return (this.#statements.get(SQL.listWrappedKeys).all(tenantId, purpose) as WrappedKeyRow[]).map(toWrappedKey);
+  }
+
+  // --- tokens -----------------------------------------------------------------------------------
+
+  createToken(token: StoredToken, audit: AuditEntry, now: number): CreateTokenResult {
+    return this.#tokens.create(token, audit, now);
+  }
+
+  getToken(tenantId: string, id: string, now: number): StoredToken | null {
+    return this.#tokens.get(tenantId, id, now);
+  }
+
+  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {
+    return this.#tokens.list(tenantId, filter, page, now);
+  }
+
+  updateToken(next: StoredToken, audit: AuditEntry, now: number): UpdateTokenResult {
+    return this.#tokens.update(next, audit, now);
+  }
+
+  deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): boolean {
+    return this.#tokens.delete(tenantId, id, deletedBy, audit, now);
+  }
+
+  getDeletedToken(tenantId: string, id: string): DeletedTokenRecord | null {
+    return this.#tokens.getDeleted(tenantId, id);
+  }
+
+  /** Oldest expiry first; one transaction per call. */
+  purgeExpiredTokens(now: number, limit: number): number {
+    return this.#tokens.purgeExpired(now, limit);
+  }
+
+  /** Includes expired-but-unswept tokens: their cvc must go too. */
+  listCvcDue(now: number, limit: number): StoredToken[] {
+    return this.#tokens.listCvcDue(now, limit);
+  }
+
+  replaceCiphertext(
+    tenantId: string,
+    id: string,
+    expected: Uint8Array,
+    next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
+  ): boolean {
+    return this.#tokens.replaceCiphertext(tenantId, id, expected, next);
+  }
+
+  /** In index order (key version, then creation); re-encryption re-lists after each batch. */
+  listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): StoredToken[] {
+    return this.#tokens.listBelowKeyVersion(tenantId, version, limit);
+  }
+
+  countTokensBelowKeyVersion(tenantId: string, version: number): number {
+    return this.#tokens.countBelowKeyVersion(tenantId, version);
+  }
+
+  // --- applications ----------------------------------------------------------------------------
+
+  /** Ids are unique per tenant. */
+  createApplication(app: ApplicationRecord): void {
+    const result = this.#statements
+      .get(SQL.insertApplication)
+      .run(
+        app.tenantId,
+        app.id,
+        app.name,
+        app.type,
+        JSON.stringify(app.permissions ?? []),
+        JSON.stringify(app.rules ?? []),
+        app.keyHash,
+        app.keyLookup,
+        app.createdBy ?? null,
+        app.createdAt,
+        app.modifiedBy ?? null,
+        app.modifiedAt ?? null,
+      );
+    if (result.changes === 0) throw new ConflictError(`Application '${app.id}' already exists`);
+  }
+
+  getApplication(tenantId: string, id: string): ApplicationRecord | null {
+    const row = this.#statements.get(SQL.getApplication).get(tenantId, id) as ApplicationRow | undefined;
+    return row === undefined ? null : toApplication(row);
+  }
+
+  findApplicationsByKeyLookup(keyLookup: string): ApplicationRecord[] {
+    return (this.#statements.get(SQL.findApplications).all(keyLookup) as ApplicationRow[]).map(toApplication);
+  }
+
+  /** In creation order. */
+  listApplications(tenantId: string, page: PageRequest): PageResult<ApplicationRecord> {
+    const query: ListQuery = { columns: APPLICATION_COLUMNS, from: 'FROM applications t WHERE t.tenant_id = ?', params: [tenantId] };
+    return runPage(this.#statements, this.#read, query, page, toApplication);
+  }
+
+  /** Replaces everything but the identity (tenant, id) and the creation stamp. */
+  updateApplication(app: ApplicationRecord): boolean {
+    const result = this.#statements
+      .get(SQL.updateApplication)
+      .run(
+        app.name,
+        app.type,
+        JSON.stringify(app.permissions ?? []),
+        JSON.stringify(app.rules ?? []),
+        app.keyHash,
+        app.keyLookup,
+        app.modifiedBy ?? null,
+        app.modifiedAt ?? null,
+        app.tenantId,
+        app.id,
+      );
+    return result.changes === 1;
+  }
+
+  deleteApplication(tenantId: string, id: string): boolean {
+    return this.#statements.get(SQL.deleteApplication).run(tenantId, id).changes === 1;
+  }
+
+  // --- reactor formulas and reactors ------------------------------------------------------------
+
+  createFormula(formula: FormulaRecord): void {
+    const result = this.#statements
+      .get(SQL.insertFormula)
+      .run(
+        formula.tenantId,
+        formula.id,
+        formula.name,
+        formula.description ?? null,
+        formula.code,
+        JSON.stringify(formula.configuration ?? []),
+        JSON.stringify(formula.requestParameters ?? []),
+        formula.createdBy ?? null,
+        formula.createdAt,
+        formula.modifiedBy ?? null,
+        formula.modifiedAt ?? null,
+      );
+    if (result.changes === 0) throw new ConflictError(`Formula '${formula.id}' already exists`);
+  }
+
+  getFormula(tenantId: string, id: string): FormulaRecord | null {
+    const row = this.#statements.get(SQL.getFormula).get(tenantId, id) as FormulaRow | undefined;
+    return row === undefined ? null : toFormula(row);
+  }
+
+  listFormulas(tenantId: string, page: PageRequest): PageResult<FormulaRecord> {
+    const query: ListQuery = { columns: FORMULA_COLUMNS, from: 'FROM formulas t WHERE t.tenant_id = ?', params: [tenantId] };
+    return runPage(this.#statements, this.#read, query, page, toFormula);
+  }
+
+  updateFormula(formula: FormulaRecord): boolean {
+    const result = this.#statements
+      .get(SQL.updateFormula)
+      .run(
+        formula.name,
+        formula.description ?? null,
+        formula.code,
+        JSON.stringify(formula.configuration ?? []),
+        JSON.stringify(formula.requestParameters ?? []),
+        formula.modifiedBy ?? null,
+        formula.modifiedAt ?? null,
+        formula.tenantId,
+        formula.id,
+      );
+    return result.changes === 1;
+  }
+
+  deleteFormula(tenantId: string, id: string): 'deleted' | 'not_found' | 'in_use' {
+    return this.#deleteFormulaTx.immediate(tenantId, id);
+  }
+
+  createReactor(reactor: ReactorRecord): void {
+    const result = this.#statements
+      .get(SQL.insertReactor)
+      .run(
+        reactor.tenantId,
+        reactor.id,
+        reactor.name,
+        reactor.name.toLowerCase(),
+        reactor.formulaId,
+        JSON.stringify(reactor.configuration ?? {}),
+        reactor.applicationId ?? null,
+        reactor.createdBy ?? null,
+        reactor.createdAt,
+        reactor.modifiedBy ?? null,
+        reactor.modifiedAt ?? null,
+      );
+    if (result.changes === 0) throw new ConflictError(`Reactor '${reactor.id}' already exists`);
+  }
+
+  getReactor(tenantId: string, id: string): ReactorRecord | null {
+    const row = this.#statements.get(SQL.getReactor).get(tenantId, id) as ReactorRow | undefined;
+    return row === undefined ? null : toReactor(row);
+  }
+
+  /** In creation order; `name` is a case-insensitive substring in which `*` matches any run. */
+  listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): PageResult<ReactorRecord> {
+    const where = ['t.tenant_id = ?'];
+    const params: unknown[] = [tenantId];
+    if (filter?.ids !== undefined) {
+      where.push('t.id IN (SELECT value FROM json_each(?))');
+      params.push(ids(filter.ids));
+    }
+    if (filter?.name !== undefined && filter.name !== null) {
+      where.push(`t.name_lower LIKE ? ESCAPE '${LIKE_ESCAPE}'`);
+      params.push(likeSubstringPattern(filter.name));
+    }
+    return runPage(this.#statements, this.#read, { columns: REACTOR_COLUMNS, from: `FROM reactors t WHERE ${where.join(' AND ')}`, params }, page, toReactor);
+  }
+
+  updateReactor(reactor: ReactorRecord): boolean {
+    const result = this.#statements
+      .get(SQL.updateReactor)
+      .run(
+        reactor.name,
+        reactor.name.toLowerCase(),
+        reactor.formulaId,
+        JSON.stringify(reactor.configuration ?? {}),
+        reactor.applicationId ?? null,
+        reactor.modifiedBy ?? null,
+        reactor.modifiedAt ?? null,
+        reactor.tenantId,
+        reactor.id,
+      );
+    return result.changes === 1;
+  }
+
+  deleteReactor(tenantId: string, id: string): boolean {
+    return this.#statements.get(SQL.deleteReactor).run(tenantId, id).changes === 1;
+  }
+
+  // --- idempotency ------------------------------------------------------------------------------
+
+  claimIdempotencyKey(record: IdempotencyRecord, now: number): ClaimResult {
+    return this.#claimTx.immediate(record, now);
+  }
+
+  /** Only an in-flight record is completed: a done one keeps its first response. */
+  completeIdempotencyKey(tenantId: string, applicationId: string, key: string, status: number, body: string): void {
+    this.#statements.get(SQL.completeIdempotency).run(status, body, tenantId, applicationId, key);
+  }
+
+  /** Only an in-flight record is released: a done one keeps answering retries. */
+  releaseIdempotencyKey(tenantId: string, applicationId: string, key: string): void {
+    this.#statements.get(SQL.releaseIdempotency).run(tenantId, applicationId, key);
+  }
+
+  // --- audit ------------------------------------------------------------------------------------
+
+  /** One transaction for the batch (one fsync). */
+  appendAudit(entries: readonly AuditEntry[]): void {
+    if (entries.length > 0) this.#appendAuditTx.immediate(entries);
+  }
+
+  /**
+   * Oldest first (ascending seq), so a cursor walks the log in the order it was written and a page
+   * never shifts under entries appended meanwhile. The log has no secondary index (every token
+   * write appends to it, and each index would cost every write), so a listing walks it in seq order
+   * and a filter that matches rarely reads far.
+   */
+  listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): PageResult<StoredAuditEntry> {
+    const where = ['t.tenant_id = ?'];
+    const params: unknown[] = [tenantId];
+    if (filter?.resourceId !== undefined) {
+      where.push('t.resource_id = ?');
+      params.push(filter.resourceId);
+    }
+    if (filter?.actor !== undefined) {
+      where.push('t.actor = ?');
+      params.push(filter.actor);
+    }
+    if (filter?.operation !== undefined) {
+      where.push('t.operation = ?');
+      params.push(filter.operation);
+    }
+    return runPage(this.#statements, this.#read, { columns: AUDIT_COLUMNS, from: `FROM audit_log t WHERE ${where.join(' AND ')}`, params }, page, toAudit);
+  }
+
+  #deleteFormula = (tenantId: string, id: string): 'deleted' | 'not_found' | 'in_use' => {
+    if (this.#statements.get(SQL.formulaExists).get(tenantId, id) === undefined) return 'not_found';
+    if (this.#statements.get(SQL.formulaInUse).get(tenantId, id) !== undefined) return 'in_use';
+    this.#statements.get(SQL.deleteFormula).run(tenantId, id);
+    return 'deleted';
+  };
+
+  #claim = (record: IdempotencyRecord, now: number): ClaimResult => {
+    const row = this.#statements.get(SQL.getIdempotency).get(record.tenantId, record.applicationId, record.key) as IdempotencyRow | undefined;
+    if (row !== undefined && row.expires_at > now) return { claimed: false, existing: toIdempotency(row) };
+    this.#statements
+      .get(SQL.claimIdempotency)
+      .run(record.tenantId, record.applicationId, record.key, record.requestHash, record.createdAt, record.expiresAt);
+    return { claimed: true };
+  };
+}
+
+/**
+ * Creates the SQLite store. Options are validated once (ValidationError naming the option).
+ * Call `migrate()` before first use (`createVault` does).
+ * @example
+ * const store = createSqliteStore({ filename: 'vault.db' });           // WAL, synchronous=FULL
+ * const fast = createSqliteStore({ filename: 'vault.db', synchronous: 'normal' });
+ * const mine = createSqliteStore({ database: new Database('app.db') }); // not closed by store.close()
+ */
+export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
+  const resolved = resolveSqliteStoreOptions(options);
+  const owned = resolved.database === undefined;
+  const db = resolved.database ?? ((new Database(resolved.filename) satisfies BetterSqlite3Database));
+  try {
+    if (owned && !db.memory) db.pragma('journal_mode = WAL');
+    if (resolved.synchronous !== undefined) db.pragma(`synchronous = ${resolved.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    if (resolved.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${resolved.busyTimeoutMs}`);
+    db.pragma('foreign_keys = ON');
+  } catch (error) {
+    if (owned) db.close();
+    throw error;
+  }
+  return new SqliteStore(db, owned);
+}

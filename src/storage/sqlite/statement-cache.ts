@@ -1,0 +1,42 @@
+import type { BetterSqlite3Database, SqliteStatement } from './sqlite-options.js';
+
+/**
+ * Prepared statements keyed by their SQL text, each prepared once. Fixed statements (`get`) stay for
+ * the life of the store. Generated ones (`generated`: list filters whose SQL depends on how many
+ * metadata keys are given) are bounded: past `limit` the least recently used one is dropped, so
+ * callers choosing odd filter shapes cannot grow memory without bound.
+ */
+export class StatementCache {
+  #db: BetterSqlite3Database;
+  #fixed = new Map<string, SqliteStatement>();
+  #generated = new Map<string, SqliteStatement>();
+  #limit: number;
+
+  constructor(db: BetterSqlite3Database, limit = 200) {
+    this.#db = db;
+    this.#limit = limit;
+  }
+
+  /** The prepared statement for a constant SQL text. */
+  get(sql: string): SqliteStatement {
+    let statement = this.#fixed.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#fixed.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** The prepared statement for a generated SQL text, kept in a bounded LRU. */
+  generated(sql: string): SqliteStatement {
+    let statement = this.#generated.get(sql);
+    if (statement !== undefined) {
+      this.#generated.delete(sql);
+    } else {
+      statement = this.#db.prepare(sql);
+      if (this.#generated.size >= this.#limit) this.#generated.delete(this.#generated.keys().next().value as string);
+    }
+    this.#generated.set(sql, statement);
+    return statement;
+  }
+}

@@ -1,0 +1,145 @@
+import type { TokenFilter } from '../store.js';
+import type { ListQuery } from './paging.js';
+import { MUTABLE_TOKEN_COLUMNS, TOKEN_COLUMNS, metadataPairs } from './token-rows.js';
+
+/** "Live": not expired at `now` (bound as the parameter that follows). */
+const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
+
+/** params: tenantId, id, now. Uses the UNIQUE (tenant_id, id) index. */
+export const GET_LIVE_TOKEN = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
+
+/** params: tenantId, id, now. */
+export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
+
+/** The oldest live token of a tenant, type and fingerprint other than `seq`. params: tenantId, fingerprint, type, now, seq (0 for none). */
+export const FIND_LIVE_DUPLICATE =
+  `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.fingerprint = ? AND t.type = ? AND ${LIVE} AND t.seq <> ? ` +
+  'ORDER BY t.seq LIMIT 1';
+
+const INSERT_COLUMNS = ['tenant_id', 'id', ...MUTABLE_TOKEN_COLUMNS, 'created_by', 'created_at'];
+
+/**
+ * Inserts unless the id is taken in the tenant, by a token (any expiry: the UNIQUE conflict does
+ * nothing) or by a deleted token's reference. `changes` 0 means id conflict. params: tenantId, id,
+ * the mutable values, createdBy, createdAt, then tenantId, id again for the reference check.
+ */
+export const INSERT_TOKEN =
+  `INSERT INTO tokens (${INSERT_COLUMNS.join(', ')}) ` +
+  `SELECT ${INSERT_COLUMNS.map(() => '?').join(', ')} ` +
+  'WHERE NOT EXISTS (SELECT 1 FROM deleted_tokens d WHERE d.tenant_id = ? AND d.id = ?) ' +
+  'ON CONFLICT (tenant_id, id) DO NOTHING';
+
+/** params: the mutable values, seq. */
+export const UPDATE_TOKEN = `UPDATE tokens SET ${MUTABLE_TOKEN_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`;
+
+export const INSERT_METADATA = 'INSERT INTO token_metadata (token_seq, tenant_id, key_lower, value_lower) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
+export const INSERT_SEARCH = 'INSERT INTO token_search (token_seq, tenant_id, hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
+export const DELETE_METADATA = 'DELETE FROM token_metadata WHERE token_seq = ?';
+export const DELETE_SEARCH = 'DELETE FROM token_search WHERE token_seq = ?';
+export const DELETE_TOKEN = 'DELETE FROM tokens WHERE seq = ?';
+export const INSERT_DELETED = 'INSERT INTO deleted_tokens (tenant_id, id, type, deleted_at, deleted_by) VALUES (?, ?, ?, ?, ?)';
+export const GET_DELETED = 'SELECT tenant_id, id, type, deleted_at, deleted_by FROM deleted_tokens WHERE tenant_id = ? AND id = ?';
+
+/** params: now, limit. */
+export const LIST_EXPIRED = 'SELECT t.seq, t.tenant_id, t.id, t.type FROM tokens t WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
+/** params: now, limit. */
+export const LIST_CVC_DUE = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.cvc_purge_at <= ? ORDER BY t.cvc_purge_at, t.seq LIMIT ?`;
+/** params: ciphertext, keyVersion, cvcPurgeAt, tenantId, id, expected ciphertext. */
+export const REPLACE_CIPHERTEXT = 'UPDATE tokens SET ciphertext = ?, key_version = ?, cvc_purge_at = ? WHERE tenant_id = ? AND id = ? AND ciphertext = ?';
+/**
+ * A walk in seq order from a resume point (no key_version index: re-encryption is rare, creation is
+ * not). params: tenantId, version, fromSeq, limit.
+ */
+export const LIST_BELOW_KEY_VERSION =
+  `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE +t.tenant_id = ? AND t.key_version < ? AND t.seq >= ? ORDER BY t.seq LIMIT ?`;
+/** A table scan. params: tenantId, version. */
+export const COUNT_BELOW_KEY_VERSION = 'SELECT count(*) AS n FROM tokens t WHERE +t.tenant_id = ? AND t.key_version < ?';
+
+const unique = (values: readonly string[]) => [...new Set(values.map(String))];
+
+const METADATA_PROBE = 'EXISTS (SELECT 1 FROM token_metadata m WHERE m.token_seq = t.seq AND m.key_lower = ? AND m.value_lower = ?)';
+const SEARCH_PROBE = 'EXISTS (SELECT 1 FROM token_search s WHERE s.token_seq = t.seq AND s.hash = ?)';
+
+/**
+ * Builds the list query for a filter; every term is ANDed. The query is driven by the most
+ * selective index the filter allows, so a page costs O(log n + page) rather than a walk or a
+ * materialized match list:
+ * 1. ids or fingerprints (few rows each): a `seq IN (...)` subquery over their index (one id uses
+ *    the UNIQUE index directly); lists bind as one JSON array read with json_each, so the SQL does
+ *    not depend on how many values are given;
+ * 2. else a metadata pair, or a search hash: the join walks that pair's index entries, which are
+ *    in seq order, from the cursor on (CROSS JOIN fixes the join order);
+ * 3. else one type: (tenant_id, type, seq), in seq order;
+ * 4. else the table in seq order, testing the tenant per row (`+t.tenant_id` keeps the planner off
+ *    tenant-prefixed indexes, which would need a sort of the whole tenant). There is no
+ *    (tenant_id) index (migrations.ts): this walk reads one page per page when the tenant owns
+ *    most tokens, more when it shares the database with larger tenants.
+ * Every other metadata pair and search hash is an EXISTS probe on its table's primary key; types
+ * and containers are tested per row. An empty list matches nothing (the token service uses that for
+ * contradictory search terms); an empty metadata map or hash list constrains nothing.
+ */
+export function tokenListQuery(tenantId: string, filter: TokenFilter, now: number): ListQuery {
+  const ids = filter.ids === undefined ? undefined : unique(filter.ids);
+  const types = filter.types === undefined ? undefined : unique(filter.types);
+  const fingerprints = filter.fingerprints === undefined ? undefined : unique(filter.fingerprints);
+  const containers = filter.containers === undefined ? undefined : unique(filter.containers);
+  const pairs = metadataPairs(filter.metadata ?? {});
+  const hashes = unique(filter.searchHashes ?? []);
+
+  let from = 'FROM tokens t';
+  let seq = 't.seq';
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const byIdOrFingerprint = ids !== undefined || fingerprints !== undefined;
+  if (!byIdOrFingerprint && pairs.length > 0) {
+    const [key, value] = pairs.shift()!;
+    from = 'FROM token_metadata d CROSS JOIN tokens t ON t.seq = d.token_seq';
+    seq = 'd.token_seq';
+    where.push('d.tenant_id = ? AND d.key_lower = ? AND d.value_lower = ?');
+    params.push(tenantId, key, value);
+  } else if (!byIdOrFingerprint && hashes.length > 0) {
+    from = 'FROM token_search d CROSS JOIN tokens t ON t.seq = d.token_seq';
+    seq = 'd.token_seq';
+    where.push('d.tenant_id = ? AND d.hash = ?');
+    params.push(tenantId, hashes.shift());
+  }
+  const indexedTenant = types?.length === 1 || ids?.length === 1;
+  where.push(indexedTenant ? 't.tenant_id = ?' : '+t.tenant_id = ?', LIVE);
+  params.push(tenantId, now);
+
+  const matchNothing = [ids, types, fingerprints, containers].some((list) => list !== undefined && list.length === 0);
+  if (matchNothing) where.push('0');
+  if (ids !== undefined && ids.length === 1) {
+    where.push('t.id = ?');
+    params.push(ids[0]);
+  } else if (ids !== undefined && ids.length > 1) {
+    where.push('t.seq IN (SELECT i.seq FROM tokens i WHERE i.tenant_id = ? AND i.id IN (SELECT value FROM json_each(?)))');
+    params.push(tenantId, JSON.stringify(ids));
+  }
+  if (fingerprints !== undefined && fingerprints.length > 0) {
+    where.push('t.seq IN (SELECT i.seq FROM tokens i WHERE i.tenant_id = ? AND i.fingerprint IN (SELECT value FROM json_each(?)))');
+    params.push(tenantId, JSON.stringify(fingerprints));
+  }
+  if (types !== undefined && types.length === 1) {
+    where.push('t.type = ?');
+    params.push(types[0]);
+  } else if (types !== undefined && types.length > 1) {
+    where.push('t.type IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(types));
+  }
+  if (containers !== undefined && containers.length > 0) {
+    where.push('EXISTS (SELECT 1 FROM json_each(t.containers) c WHERE c.value IN (SELECT value FROM json_each(?)))');
+    params.push(JSON.stringify(containers));
+  }
+  for (const [key, value] of pairs) {
+    where.push(METADATA_PROBE);
+    params.push(key, value);
+  }
+  for (const hash of hashes) {
+    where.push(SEARCH_PROBE);
+    params.push(hash);
+  }
+  // The SQL varies with the number of metadata pairs and hashes: those go to the bounded cache.
+  const generated = pairs.length > 0 || hashes.length > 0;
+  return { columns: TOKEN_COLUMNS, from: `${from} WHERE ${where.join(' AND ')}`, params, seq, generated };
+}

@@ -1,0 +1,305 @@
+import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+
+/**
+ * The persistence boundary. Every method is an atomic domain operation whose guarantee is stated in
+ * its doc comment; implementations (SQLite, PostgreSQL) run the same conformance suite
+ * (`tokenvault/testing` → `runStoreConformance`). Times are epoch milliseconds. Every token query is
+ * scoped by tenant: a row of another tenant is never returned, changed or counted.
+ *
+ * Sync-or-async: methods return `T | Promise<T>` so the embedded SQLite store can answer
+ * synchronously (no microtask hops on the hot path) while network stores return promises. Callers
+ * always `await`.
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+/** A data key or index key, wrapped (encrypted) by the KeyProvider. */
+export interface WrappedKeyRecord {
+  tenantId: string;
+  /** 'data' keys encrypt token data and rotate; the single 'index' key derives HMAC keys and never rotates. */
+  purpose: 'data' | 'index';
+  /** 1, 2, 3 … per tenant and purpose. */
+  version: number;
+  wrapped: Uint8Array;
+  createdAt: number;
+}
+
+export interface StoredToken {
+  tenantId: string;
+  id: string;
+  type: string;
+  /** Envelope ciphertext of the JSON data (see crypto/key-ring.ts); AAD binds tenant and id. */
+  ciphertext: Uint8Array;
+  /** Version of the tenant data key that encrypted `ciphertext`. */
+  keyVersion: number;
+  /** Keyed HMAC of the fingerprint expression's output, or null when the expression rendered empty. */
+  fingerprint: string | null;
+  fingerprintExpression: string | null;
+  /** The mask as given or defaulted (an expression tree; not sensitive). Null: no mask. */
+  mask: unknown;
+  containers: string[];
+  metadata: Record<string, string>;
+  /** Search index expressions as given (not their values). */
+  searchIndexes: string[];
+  /** Blind index values (keyed HMACs) produced by `searchIndexes`; matched by `data:` search terms. */
+  searchHashes: string[];
+  deduplicate: boolean;
+  createdBy: string;
+  createdAt: number;
+  modifiedBy: string | null;
+  modifiedAt: number | null;
+  expiresAt: number | null;
+  /** When a card token's cvc must be removed (createdAt + 1h); null when there is no cvc left. */
+  cvcPurgeAt: number | null;
+}
+
+export interface TokenFilter {
+  ids?: string[];
+  types?: string[];
+  /** Keys and values compared case-insensitively, exactly; several keys ANDed. */
+  metadata?: Record<string, string>;
+  /** Containers matched exactly (lower-case paths). A token matches when it has any of them. */
+  containers?: string[];
+  /** Tokens of this fingerprint. */
+  fingerprints?: string[];
+  /** Each hash must be among the token's blind index values (ANDed). */
+  searchHashes?: string[];
+}
+
+/** Cursor mode (default): `start` is an opaque cursor from a previous page's `next`. */
+export interface CursorPage {
+  mode: 'cursor';
+  size: number;
+  start?: string;
+}
+/** Offset mode: 1-based `page`. */
+export interface OffsetPage {
+  mode: 'offset';
+  size: number;
+  page: number;
+}
+export type PageRequest = CursorPage | OffsetPage;
+
+export type PageResult<T> =
+  | { mode: 'cursor'; items: T[]; next: string | null }
+  | { mode: 'offset'; items: T[]; totalItems: number };
+
+export interface DeletedTokenRecord {
+  tenantId: string;
+  id: string;
+  type: string;
+  deletedAt: number;
+  /** Application id, or 'system:expiry' for the sweep. */
+  deletedBy: string;
+}
+
+export interface ApplicationRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  type: ApplicationType;
+  permissions: Permission[];
+  rules: AccessRule[];
+  /** SHA-256 of the API key (hex); compared in constant time. */
+  keyHash: string;
+  /** First 16 hex characters of keyHash; an indexed lookup column that is not enough to authenticate. */
+  keyLookup: string;
+  createdBy: string | null;
+  createdAt: number;
+  modifiedBy: string | null;
+  modifiedAt: number | null;
+}
+
+export interface AuditEntry {
+  tenantId: string;
+  /** Application id, or 'system:…'. */
+  actor: string;
+  /** e.g. 'token:create', 'token:read', 'reactor:invoke', 'application:create'. */
+  operation: string;
+  /** The token, reactor, application or formula id concerned, when there is one. */
+  resourceId: string | null;
+  outcome: 'success' | 'failure';
+  /** Error code on failure; never data. */
+  detail: string | null;
+  at: number;
+}
+
+export interface StoredAuditEntry extends AuditEntry {
+  seq: number;
+}
+
+export interface AuditFilter {
+  resourceId?: string;
+  actor?: string;
+  operation?: string;
+}
+
+export type DeclaredType = 'string' | 'number' | 'boolean' | 'object' | 'array';
+
+export interface FormulaRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  description: string | null;
+  code: string;
+  configuration: { name: string; description: string | null; type: 'string' | 'number' | 'boolean' }[];
+  requestParameters: { name: string; description: string | null; type: DeclaredType; optional: boolean }[];
+  createdBy: string | null;
+  createdAt: number;
+  modifiedBy: string | null;
+  modifiedAt: number | null;
+}
+
+export interface ReactorRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  formulaId: string;
+  configuration: Record<string, unknown>;
+  applicationId: string | null;
+  createdBy: string | null;
+  createdAt: number;
+  modifiedBy: string | null;
+  modifiedAt: number | null;
+}
+
+export interface ReactorFilter {
+  ids?: string[];
+  /** Case-insensitive substring; `*` matches any run of characters. */
+  name?: string;
+}
+
+/** A stored idempotent response, keyed by tenant, application and the client's key. */
+export interface IdempotencyRecord {
+  tenantId: string;
+  applicationId: string;
+  key: string;
+  /** SHA-256 of method, path and body: the same key with another request is rejected. */
+  requestHash: string;
+  state: 'in_flight' | 'done';
+  status: number | null;
+  /** The response body as sent (JSON text), null while in flight. */
+  body: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type CreateTokenResult =
+  | { status: 'created' }
+  | { status: 'id_conflict' }
+  /** `deduplicate` was set and a token of the same tenant, type and fingerprint exists. */
+  | { status: 'duplicate'; existing: StoredToken };
+
+export type UpdateTokenResult =
+  | { status: 'updated' }
+  | { status: 'not_found' }
+  | { status: 'duplicate'; existing: StoredToken };
+
+export interface Store {
+  /** Applies pending migrations; idempotent. Called by createVault before first use. */
+  migrate(): MaybePromise<void>;
+  close(): MaybePromise<void>;
+
+  // --- tenants and keys -------------------------------------------------------------------------
+  createTenant(tenant: TenantRecord): MaybePromise<void>;
+  getTenant(id: string): MaybePromise<TenantRecord | null>;
+  listTenants(): MaybePromise<TenantRecord[]>;
+  /** Inserts a wrapped key; ConflictError-free: returns false when (tenant, purpose, version) exists (a racing writer won). */
+  insertWrappedKey(key: WrappedKeyRecord): MaybePromise<boolean>;
+  /** All wrapped keys of a tenant and purpose, ascending by version. */
+  listWrappedKeys(tenantId: string, purpose: 'data' | 'index'): MaybePromise<WrappedKeyRecord[]>;
+
+  // --- tokens -----------------------------------------------------------------------------------
+  /**
+   * Atomically: when `token.deduplicate` and a live token with the same tenant, type and non-null
+   * fingerprint exists, returns it as a duplicate and writes nothing; else when a token (live,
+   * expired-but-unswept, or deleted-with-reference) has the same tenant and id, returns id_conflict
+   * and writes nothing; else inserts the token, its metadata and search hashes, and the audit entry.
+   */
+  createToken(token: StoredToken, audit: AuditEntry, now: number): MaybePromise<CreateTokenResult>;
+  /** The live token (not expired at `now`) of the tenant with that id, or null. */
+  getToken(tenantId: string, id: string, now: number): MaybePromise<StoredToken | null>;
+  /** Live tokens matching every given filter, in creation order. */
+  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): MaybePromise<PageResult<StoredToken>>;
+  /**
+   * Atomically replaces a live token's mutable fields with `next` (same tenant and id). When
+   * `next.deduplicate` and another live token of the same type has `next.fingerprint`, writes
+   * nothing and returns it as a duplicate. Writes the audit entry with the change.
+   */
+  updateToken(next: StoredToken, audit: AuditEntry, now: number): MaybePromise<UpdateTokenResult>;
+  /**
+   * Atomically removes a live token (its data, metadata and search hashes) and leaves a
+   * DeletedTokenRecord; false when no live token has that id. Writes the audit entry.
+   */
+  deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): MaybePromise<boolean>;
+  getDeletedToken(tenantId: string, id: string): MaybePromise<DeletedTokenRecord | null>;
+  /**
+   * Physically removes up to `limit` tokens (any tenant) whose expiresAt <= now, leaving reference
+   * records deleted by 'system:expiry' and an audit entry each. Returns how many it removed.
+   */
+  purgeExpiredTokens(now: number, limit: number): MaybePromise<number>;
+  /** Up to `limit` tokens (any tenant) with cvcPurgeAt <= now, oldest first. */
+  listCvcDue(now: number, limit: number): MaybePromise<StoredToken[]>;
+  /**
+   * Replaces the ciphertext and key version of a token only if its current ciphertext is still
+   * `expected` (compare-and-set, so a concurrent update wins), and sets cvcPurgeAt. True if written.
+   */
+  replaceCiphertext(
+    tenantId: string,
+    id: string,
+    expected: Uint8Array,
+    next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
+  ): MaybePromise<boolean>;
+  /** Up to `limit` tokens of a tenant encrypted with a key version below `version`, any expiry. */
+  listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): MaybePromise<StoredToken[]>;
+  /** Count of tokens of a tenant below a key version (progress reporting for re-encryption). */
+  countTokensBelowKeyVersion(tenantId: string, version: number): MaybePromise<number>;
+
+  // --- applications ----------------------------------------------------------------------------
+  /** Inserts; ConflictError when the id exists. */
+  createApplication(app: ApplicationRecord): MaybePromise<void>;
+  getApplication(tenantId: string, id: string): MaybePromise<ApplicationRecord | null>;
+  /** Every application whose keyLookup matches (normally one); the caller compares keyHash in constant time. */
+  findApplicationsByKeyLookup(keyLookup: string): MaybePromise<ApplicationRecord[]>;
+  listApplications(tenantId: string, page: PageRequest): MaybePromise<PageResult<ApplicationRecord>>;
+  /** Replaces the mutable fields of an existing application; false when missing. */
+  updateApplication(app: ApplicationRecord): MaybePromise<boolean>;
+  deleteApplication(tenantId: string, id: string): MaybePromise<boolean>;
+
+  // --- reactor formulas and reactors ------------------------------------------------------------
+  /** Inserts; ConflictError when the id exists. */
+  createFormula(formula: FormulaRecord): MaybePromise<void>;
+  getFormula(tenantId: string, id: string): MaybePromise<FormulaRecord | null>;
+  listFormulas(tenantId: string, page: PageRequest): MaybePromise<PageResult<FormulaRecord>>;
+  updateFormula(formula: FormulaRecord): MaybePromise<boolean>;
+  /** Atomically: 'in_use' (nothing deleted) when a reactor of the tenant references it; 'not_found'; else 'deleted'. */
+  deleteFormula(tenantId: string, id: string): MaybePromise<'deleted' | 'not_found' | 'in_use'>;
+  /** Inserts; ConflictError when the id exists. */
+  createReactor(reactor: ReactorRecord): MaybePromise<void>;
+  getReactor(tenantId: string, id: string): MaybePromise<ReactorRecord | null>;
+  listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): MaybePromise<PageResult<ReactorRecord>>;
+  updateReactor(reactor: ReactorRecord): MaybePromise<boolean>;
+  deleteReactor(tenantId: string, id: string): MaybePromise<boolean>;
+
+  // --- idempotency ------------------------------------------------------------------------------
+  /**
+   * Atomically claims (tenant, application, key): inserts an in-flight record and returns
+   * `{ claimed: true }`, or returns the existing unexpired record (`claimed: false`). An expired
+   * record is replaced.
+   */
+  claimIdempotencyKey(record: IdempotencyRecord, now: number): MaybePromise<{ claimed: true } | { claimed: false; existing: IdempotencyRecord }>;
+  /** Stores the response of a claimed key (state done). */
+  completeIdempotencyKey(tenantId: string, applicationId: string, key: string, status: number, body: string): MaybePromise<void>;
+  /** Releases a claimed key whose request failed, so it may be retried. */
+  releaseIdempotencyKey(tenantId: string, applicationId: string, key: string): MaybePromise<void>;
+
+  // --- audit ------------------------------------------------------------------------------------
+  /** Appends entries in one transaction (reads are audited in batches to keep fsyncs off the read path). */
+  appendAudit(entries: readonly AuditEntry[]): MaybePromise<void>;
+  listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): MaybePromise<PageResult<StoredAuditEntry>>;
+}

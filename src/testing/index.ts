@@ -1,0 +1,54 @@
+import { makeCaller, type Caller } from '../caller.js';
+import { ManualClock } from '../clock.js';
+import { generateMasterKey } from '../crypto/key-provider.js';
+import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+import { createSqliteStore } from '../sqlite.js';
+import { createVault, type Vault, type VaultOptions } from '../vault.js';
+
+export { runStoreConformance } from './store-conformance.js';
+export { ManualClock } from '../clock.js';
+
+export interface TestVault extends Vault {
+  readonly clock: ManualClock;
+  readonly tenantId: string;
+  /** The tenant's management application's key. */
+  readonly adminKey: string;
+  /**
+   * Creates an application with these permissions (and rules) in the test tenant and returns its
+   * Caller. The type defaults to the first type that may hold every permission.
+   */
+  caller(options?: { permissions?: Permission[]; rules?: AccessRule[]; type?: ApplicationType; name?: string }): Promise<Caller & { key: string }>;
+}
+
+/**
+ * An in-memory vault for tests: SQLite `:memory:`, a random master key, a ManualClock the test
+ * advances, no background sweep (call `vault.sweep()`), and one tenant.
+ * @example
+ * const vault = await createTestVault();
+ * const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
+ * const token = await vault.tokens.create(app, { type: 'token', data: 'secret' });
+ */
+export async function createTestVault(options: Partial<VaultOptions> & { start?: string | number | Date } = {}): Promise<TestVault> {
+  const clock = new ManualClock(options.start ?? '2030-01-01T00:00:00Z');
+  const { start: _start, ...rest } = options;
+  const vault = await createVault({
+    store: createSqliteStore({ filename: ':memory:' }),
+    masterKey: generateMasterKey(),
+    sweepIntervalMs: 0,
+    ...rest,
+    clock,
+  });
+  const { tenant, application } = await vault.createTenant({ name: 'test' });
+  const admin = await vault.authenticate(application.key);
+  return Object.freeze({
+    ...vault,
+    clock,
+    tenantId: tenant.id,
+    adminKey: application.key,
+    async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {
+      const chosen = type ?? (permissions.some((p) => p.startsWith('application:') || p === 'log:read') ? 'management' : permissions.every((p) => p === 'token:create' || p === 'token:update') ? 'public' : 'private');
+      const app = await vault.applications.create(admin, { name, type: chosen, permissions, rules });
+      return { ...makeCaller({ tenantId: tenant.id, id: app.id, type: chosen, permissions, rules: app.rules }), key: app.key! };
+    },
+  });
+}

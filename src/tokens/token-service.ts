@@ -1,0 +1,454 @@
+import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../audit.js';
+import { type Caller, requirePermission, requireTransform, transformFor } from '../caller.js';
+import type { Clock } from '../clock.js';
+import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { ExpressionEngine } from '../expressions/engine.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
+import type { Permission, Transform } from '../permissions.js';
+import type { Store, StoredToken, TokenFilter } from '../storage/store.js';
+import { parseExpiresAt } from './expiry.js';
+import { mergePatch } from './merge-patch.js';
+import { parseSearchQuery } from './search-query.js';
+import { parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
+import { getTokenType } from './token-types.js';
+import { type TokenView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
+
+/** The cvc of a card lives one hour (spec 2.2, 3). */
+export const CVC_LIFETIME_MS = 60 * 60 * 1000;
+const MAX_ID_LENGTH = 250;
+const MAX_TOKENIZE = 100;
+
+interface Prepared {
+  token: StoredToken;
+  data: unknown;
+  transform: Transform;
+  keys: TenantKeys;
+}
+/** Ids travel in URL paths and logs: no whitespace, no path/query/fragment/percent characters. */
+const ID_PATTERN = /^[^\s/?#%\\]+$/u;
+
+export interface ListTokensQuery extends PageQuery {
+  id?: string | string[];
+  type?: string | string[];
+  /** Filters by metadata: `{ key: value }`, case-insensitive exact, ANDed. */
+  metadata?: Record<string, string>;
+}
+
+export interface SearchTokensQuery extends PageQuery {
+  /** Terms `field:value` joined by AND: data, type, container, fingerprint, id, metadata.<key>. */
+  query: string;
+}
+
+export interface TokenServiceDeps {
+  store: Store;
+  keys: KeyRing;
+  expressions: ExpressionEngine;
+  clock: Clock;
+  audit: AuditLog;
+}
+
+/**
+ * Token operations (spec 4.1). Every method takes the Caller and checks its permission and access
+ * rules; responses are the snake_case objects of the spec, with data transformed (reveal, mask,
+ * redact) by the caller's rules.
+ *
+ * @example
+ * const token = await vault.tokens.create(caller, { type: 'card', data: { number: '4242424242424242' } });
+ * const masked = await vault.tokens.get(caller, token.id); // data.number: 'XXXXXXXXXXXX4242'
+ */
+export class TokenService {
+  #store: Store;
+  #keys: KeyRing;
+  #engine: ExpressionEngine;
+  #clock: Clock;
+  #audit: AuditLog;
+
+  constructor(deps: TokenServiceDeps) {
+    this.#store = deps.store;
+    this.#keys = deps.keys;
+    this.#engine = deps.expressions;
+    this.#clock = deps.clock;
+    this.#audit = deps.audit;
+  }
+
+  /** Creates a token (token:create). With `deduplicate_token`, returns the existing token of the same type and fingerprint instead. */
+  async create(caller: Caller, body: unknown): Promise<TokenView> {
+    return this.#audit.guard(caller, 'token:create', null, async () => this.#commit(caller, await this.#prepare(caller, body)));
+  }
+
+  /**
+   * Bulk tokenization (token:create): every `{ type, data, ... }` object anywhere in the body (a
+   * create body) becomes a token, and the response mirrors the body's shape with each replaced by
+   * the created token. All items are validated before any is stored, so a bad item changes nothing.
+   * At most 100 tokens per call.
+   */
+  async tokenize(caller: Caller, body: unknown): Promise<unknown> {
+    return this.#audit.guard(caller, 'token:tokenize', null, async () => {
+      requirePermission(caller, 'token:create');
+      const items: { path: string; body: unknown }[] = [];
+      collectTokenBodies(body, '', items);
+      if (items.length > MAX_TOKENIZE) throw ValidationError.field('body', `holds ${items.length} tokens; at most ${MAX_TOKENIZE} may be created per call`);
+      const prepared: Prepared[] = [];
+      const errors: Record<string, string[]> = {};
+      for (const item of items) {
+        try {
+          prepared.push(await this.#prepare(caller, item.body));
+        } catch (error) {
+          if (!(error instanceof ValidationError)) throw error;
+          for (const [field, messages] of Object.entries(error.errors)) errors[item.path ? `${item.path}.${field}` : field] = messages;
+        }
+      }
+      if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+      const views = new Map<unknown, TokenView>();
+      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#commit(caller, prepared[i]!));
+      return replaceTokenBodies(body, views);
+    });
+  }
+
+  /** Validates a create body and computes everything to store; writes nothing. */
+  async #prepare(caller: Caller, body: unknown): Promise<Prepared> {
+    requirePermission(caller, 'token:create');
+    const input = parseCreateTokenInput(body);
+    const definition = getTokenType(input.type);
+    const data = definition.validate(input.data);
+    const containers = input.containers ?? [definition.defaultContainer];
+    const transform = requireTransform(caller, 'token:create', containers);
+    const now = this.#clock.now();
+    const metadata = input.metadata ?? {};
+    const mask = input.mask === undefined ? definition.defaultMask : input.mask;
+    if (mask !== null) this.#engine.compileTree(mask, 'mask');
+    const fingerprintExpression = input.fingerprint_expression ?? definition.defaultFingerprintExpression;
+    const searchIndexes = input.search_indexes ?? [];
+    const id = this.#tokenId(input.id, data);
+    const keys = await this.#keys.keysFor(caller.tenantId);
+    const token: StoredToken = {
+      tenantId: caller.tenantId,
+      id,
+      type: definition.name,
+      ...this.#derived(keys, caller.tenantId, id, data, metadata, fingerprintExpression, searchIndexes),
+      fingerprintExpression,
+      mask,
+      containers,
+      metadata,
+      searchIndexes,
+      deduplicate: input.deduplicate_token === true,
+      createdBy: caller.applicationId,
+      createdAt: now,
+      modifiedBy: null,
+      modifiedAt: null,
+      expiresAt: input.expires_at === undefined ? null : parseExpiresAt(input.expires_at, now),
+      cvcPurgeAt: definition.hasCvc && hasCvc(data) ? now + CVC_LIFETIME_MS : null,
+    };
+    return { token, data, transform, keys };
+  }
+
+  async #commit(caller: Caller, { token, data, transform, keys }: Prepared): Promise<TokenView> {
+    const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: token.id, outcome: 'success' });
+    const result = await this.#store.createToken(token, audit, token.createdAt);
+    if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${token.id}' already exists`);
+    if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now());
+    return tokenView(token, this.#transform(transform, token, data), true);
+  }
+
+  /** Gets one token (token:read); its data follows the caller's transform. Expired and other tenants' tokens are not found. */
+  async get(caller: Caller, id: string): Promise<TokenView> {
+    return this.#audit.guard(caller, 'token:read', id, async () => {
+      requirePermission(caller, 'token:read');
+      const now = this.#clock.now();
+      const token = await this.#store.getToken(caller.tenantId, String(id), now);
+      if (!token) throw new NotFoundError('Token', String(id));
+      const transform = requireTransform(caller, 'token:read', token.containers);
+      const view = tokenView(token, this.#transform(transform, token, await this.#data(token, now)), false);
+      this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:read', resourceId: token.id, outcome: 'success' });
+      return view;
+    });
+  }
+
+  /**
+   * Lists tokens (token:read) filtered by ids, types and metadata, paginated. Tokens in containers
+   * the caller's rules do not grant token:read on are left out of the page.
+   */
+  async list(caller: Caller, query: ListTokensQuery = {}): Promise<Paginated<TokenView>> {
+    return this.#audit.guard(caller, 'token:list', null, async () => {
+      requirePermission(caller, 'token:read');
+      const filter: TokenFilter = {};
+      const ids = toArray(query.id, 'id');
+      const types = toArray(query.type, 'type');
+      if (ids) filter.ids = ids;
+      if (types) filter.types = types;
+      if (query.metadata) filter.metadata = checkMetadataFilter(query.metadata);
+      const result = await this.#page(caller, 'token:read', filter, query);
+      this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:list', resourceId: null, outcome: 'success' });
+      return result;
+    });
+  }
+
+  /** Searches tokens (token:search) with `field:value` terms joined by AND. */
+  async search(caller: Caller, query: SearchTokensQuery): Promise<Paginated<TokenView>> {
+    return this.#audit.guard(caller, 'token:search', null, async () => {
+      requirePermission(caller, 'token:search');
+      const terms = parseSearchQuery(query?.query);
+      const keys = await this.#keys.keysFor(caller.tenantId);
+      const filter: TokenFilter = {};
+      // A token may be in several containers; when a query names more than one, every one must hold.
+      let containersAll: string[] | undefined;
+      const single = (key: 'ids' | 'types' | 'fingerprints' | 'containers', value: string) => {
+        const current = filter[key];
+        // AND of two different values of a single-valued field matches nothing.
+        filter[key] = current === undefined || current.includes(value) ? [value] : [];
+      };
+      for (const term of terms) {
+        switch (term.field) {
+          case 'data':
+            (filter.searchHashes ??= []).push(this.#keys.blindIndex(keys, term.value));
+            break;
+          case 'type':
+            single('types', term.value);
+            break;
+          case 'id':
+            single('ids', term.value);
+            break;
+          case 'fingerprint':
+            single('fingerprints', term.value);
+            break;
+          case 'container': {
+            if (filter.containers && !filter.containers.includes(term.value)) {
+              (containersAll ??= [...filter.containers]).push(term.value);
+            } else filter.containers = [term.value];
+            break;
+          }
+          case 'metadata': {
+            const meta = (filter.metadata ??= {});
+            const existing = meta[term.key];
+            meta[term.key] = existing === undefined || existing.toLowerCase() === term.value.toLowerCase() ? term.value : '\u0000';
+            break;
+          }
+        }
+      }
+      const result = await this.#page(caller, 'token:search', filter, query, containersAll);
+      this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:search', resourceId: null, outcome: 'success' });
+      return result;
+    });
+  }
+
+  /**
+   * Updates a token (token:update): data, mask and metadata by merge patch (RFC 7386), the other
+   * fields replaced. When the result would duplicate another token and deduplication is on, nothing
+   * is written and the existing token is returned (redacted unless the caller may read it).
+   */
+  async update(caller: Caller, id: string, body: unknown): Promise<TokenView> {
+    return this.#audit.guard(caller, 'token:update', id, async () => {
+      requirePermission(caller, 'token:update');
+      const patch = parseUpdateTokenInput(body);
+      const now = this.#clock.now();
+      const current = await this.#store.getToken(caller.tenantId, String(id), now);
+      if (!current) throw new NotFoundError('Token', String(id));
+      requireTransform(caller, 'token:update', current.containers);
+      const definition = getTokenType(current.type);
+      const currentData = await this.#data(current, now);
+      const data = patch.data === undefined ? currentData : definition.validate(mergePatch(currentData, patch.data));
+      const containers =
+        patch.containers === undefined ? current.containers : patch.containers === null ? [definition.defaultContainer] : patch.containers;
+      const transform = requireTransform(caller, 'token:update', containers);
+      const metadata = patch.metadata === undefined ? current.metadata : parseMetadata(mergePatch(current.metadata, patch.metadata) ?? {});
+      const mask = patch.mask === undefined ? current.mask : mergePatch(current.mask, patch.mask);
+      if (mask !== null) this.#engine.compileTree(mask, 'mask');
+      const fingerprintExpression =
+        patch.fingerprint_expression === undefined ? current.fingerprintExpression : patch.fingerprint_expression ?? definition.defaultFingerprintExpression;
+      const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : patch.search_indexes ?? [];
+      const keys = await this.#keys.keysFor(caller.tenantId);
+      const next: StoredToken = {
+        ...current,
+        ...this.#derived(keys, current.tenantId, current.id, data, metadata, fingerprintExpression ?? '', searchIndexes),
+        fingerprintExpression,
+        mask,
+        containers,
+        metadata,
+        searchIndexes,
+        deduplicate: patch.deduplicate_token === undefined ? current.deduplicate : patch.deduplicate_token === true,
+        modifiedBy: caller.applicationId,
+        modifiedAt: now,
+        expiresAt: patch.expires_at === undefined ? current.expiresAt : patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, now),
+        cvcPurgeAt: !definition.hasCvc || !hasCvc(data) ? null : patchSetsCvc(patch.data) ? now + CVC_LIFETIME_MS : current.cvcPurgeAt,
+      };
+      const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
+      const result = await this.#store.updateToken(next, audit, now);
+      if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
+      if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now);
+      return tokenView(next, this.#transform(transform, next, withoutExpiredCvc(next, data, now)), true);
+    });
+  }
+
+  /** Deletes a token (token:delete): its data is removed permanently; a reference stays for audit. */
+  async delete(caller: Caller, id: string): Promise<void> {
+    await this.#audit.guard(caller, 'token:delete', id, async () => {
+      requirePermission(caller, 'token:delete');
+      const now = this.#clock.now();
+      const token = await this.#store.getToken(caller.tenantId, String(id), now);
+      if (!token) throw new NotFoundError('Token', String(id));
+      requireTransform(caller, 'token:delete', token.containers);
+      const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:delete', resourceId: token.id, outcome: 'success' });
+      if (!(await this.#store.deleteToken(caller.tenantId, token.id, caller.applicationId, audit, now))) {
+        throw new NotFoundError('Token', String(id));
+      }
+    });
+  }
+
+  /**
+   * Detokenizes for a reactor (token:use): the data of each token under the caller's token:use
+   * transform. Unknown ids throw NotFoundError naming the id; a container without a token:use grant
+   * throws AuthorizationError. Nothing is returned unless every token is allowed.
+   */
+  async use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>> {
+    return this.#audit.guard(caller, 'token:use', null, async () => {
+      requirePermission(caller, 'token:use');
+      const now = this.#clock.now();
+      const tokens: { token: StoredToken; transform: Transform }[] = [];
+      for (const id of ids) {
+        const token = await this.#store.getToken(caller.tenantId, id, now);
+        if (!token) throw new NotFoundError('Token', id);
+        tokens.push({ token, transform: requireTransform(caller, 'token:use', token.containers) });
+      }
+      const out = new Map<string, unknown>();
+      for (const { token, transform } of tokens) {
+        out.set(token.id, this.#transform(transform, token, await this.#data(token, now)) ?? null);
+        this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:use', resourceId: token.id, outcome: 'success' });
+      }
+      return out;
+    });
+  }
+
+  async #page(caller: Caller, permission: Permission, filter: TokenFilter, query: PageQuery, containersAll?: string[]): Promise<Paginated<TokenView>> {
+    const page = parsePage(query ?? {});
+    const now = this.#clock.now();
+    const result = await this.#store.listTokens(caller.tenantId, filter, page, now);
+    const keys = await this.#keys.keysFor(caller.tenantId);
+    return toPaginated(page, result, (token) => {
+      if (containersAll && !containersAll.every((c) => token.containers.includes(c))) return null;
+      const transform = transformFor(caller, permission, token.containers);
+      if (transform === null) return null;
+      return tokenView(token, this.#transform(transform, token, this.#dataSync(keys, token, now)), false);
+    });
+  }
+
+  #transform(transform: Transform, token: StoredToken, data: unknown): unknown {
+    return transformData(this.#engine, transform, token, data);
+  }
+
+  async #data(token: StoredToken, now: number): Promise<unknown> {
+    const plaintext = await this.#keys.decrypt(token.tenantId, token.id, token.ciphertext);
+    return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
+  }
+
+  #dataSync(keys: TenantKeys, token: StoredToken, now: number): unknown {
+    const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
+    if (plaintext === null) throw new Error('Token encrypted with a data key this instance has not loaded');
+    return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
+  }
+
+  /** Ciphertext, fingerprint and blind indexes: everything computed from the data with tenant keys. */
+  #derived(
+    keys: TenantKeys,
+    tenantId: string,
+    id: string,
+    data: unknown,
+    metadata: Record<string, string>,
+    fingerprintExpression: string,
+    searchIndexes: readonly string[],
+  ): Pick<StoredToken, 'ciphertext' | 'keyVersion' | 'fingerprint' | 'searchHashes'> {
+    const printed = fingerprintExpression === '' ? '' : this.#engine.render(fingerprintExpression, { data, metadata }, 'fingerprint_expression');
+    const hashes = new Set<string>();
+    searchIndexes.forEach((expression, i) => {
+      const value = this.#engine.render(expression, { data }, `search_indexes[${i}]`);
+      if (value !== '') hashes.add(this.#keys.blindIndex(keys, value));
+    });
+    const { ciphertext, keyVersion } = this.#keys.encrypt(keys, tenantId, id, Buffer.from(JSON.stringify(data), 'utf8'));
+    return {
+      ciphertext,
+      keyVersion,
+      fingerprint: printed === '' ? null : this.#keys.fingerprint(keys, printed),
+      searchHashes: [...hashes],
+    };
+  }
+
+  /** The id given (a value or an expression over the data), or a UUID. It must not carry the data. */
+  #tokenId(given: string | undefined, data: unknown): string {
+    if (given === undefined) return randomUUID();
+    const id = given.includes('{{') || given.includes('{%') ? this.#engine.render(given, { data }, 'id') : given;
+    if (id.length === 0 || id.length > MAX_ID_LENGTH) throw ValidationError.field('id', `must be 1 to ${MAX_ID_LENGTH} characters`);
+    if (!ID_PATTERN.test(id)) throw ValidationError.field('id', 'must not contain whitespace or any of / ? # % \\');
+    for (const secret of sensitiveStrings(data)) {
+      if (id.includes(secret)) throw ValidationError.field('id', 'must not contain the token data');
+    }
+    return id;
+  }
+
+  async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number): Promise<TokenView> {
+    const transform = transformFor(caller, 'token:read', existing.containers);
+    if (transform === null) return redactedDuplicateView(existing);
+    const view = tokenView(existing, this.#transform(transform, existing, this.#dataSync(keys, existing, now)), false);
+    view._extras = { deduplicated: true };
+    return view;
+  }
+}
+
+function hasCvc(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && (data as Record<string, unknown>).cvc !== undefined;
+}
+
+function patchSetsCvc(patch: unknown): boolean {
+  return typeof patch === 'object' && patch !== null && typeof (patch as Record<string, unknown>).cvc === 'string';
+}
+
+/** Every primitive leaf of the data of 4+ characters: an id must contain none of them. */
+function sensitiveStrings(data: unknown, out: string[] = []): string[] {
+  if (typeof data === 'string' || typeof data === 'number') {
+    const text = String(data);
+    if (text.length >= 4) out.push(text);
+  } else if (Array.isArray(data)) data.forEach((item) => sensitiveStrings(item, out));
+  else if (data !== null && typeof data === 'object') Object.values(data).forEach((item) => sensitiveStrings(item, out));
+  return out;
+}
+
+function toArray(value: string | string[] | undefined, field: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const values = Array.isArray(value) ? value : [value];
+  values.forEach((item, i) => {
+    if (typeof item !== 'string' || item.length === 0) throw ValidationError.field(`${field}[${i}]`, 'must be a non-empty string');
+  });
+  return values;
+}
+
+function checkMetadataFilter(metadata: Record<string, string>): Record<string, string> {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw ValidationError.field('metadata', 'must be an object of strings');
+  for (const [key, value] of Object.entries(metadata)) {
+    if (typeof value !== 'string') throw ValidationError.field(`metadata.${key}`, 'must be a string');
+  }
+  return metadata;
+}
+
+/** Finds create bodies (objects with a string `type` and a `data` key) in a tokenize body, depth first. */
+function collectTokenBodies(value: unknown, path: string, out: { path: string; body: unknown }[]): void {
+  if (Array.isArray(value)) value.forEach((item, i) => collectTokenBodies(item, `${path}[${i}]`, out));
+  else if (isTokenBody(value)) out.push({ path, body: value });
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) collectTokenBodies(item, path ? `${path}.${key}` : key, out);
+  }
+}
+
+function replaceTokenBodies(value: unknown, views: Map<unknown, TokenView>): unknown {
+  const view = views.get(value);
+  if (view) return view;
+  if (Array.isArray(value)) return value.map((item) => replaceTokenBodies(item, views));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replaceTokenBodies(item, views)]));
+  }
+  return value;
+}
+
+/** A tokenize item: an object with a string `type` and a `data` key. */
+export function isTokenBody(value: unknown): value is { type: string; data: unknown } {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as { type?: unknown }).type === 'string' && 'data' in value;
+}

@@ -1,0 +1,79 @@
+import type { ExpressionEngine } from '../expressions/engine.js';
+import type { Transform } from '../permissions.js';
+import type { StoredToken } from '../storage/store.js';
+import { formatIso } from './expiry.js';
+
+/** A token as the API returns it (snake_case, spec 2.1). Which optional fields appear depends on the operation. */
+export interface TokenView {
+  id: string;
+  type: string;
+  tenant_id: string;
+  data?: unknown;
+  mask?: unknown;
+  fingerprint?: string;
+  fingerprint_expression?: string;
+  containers: string[];
+  metadata?: Record<string, string>;
+  search_indexes?: string[];
+  created_by?: string;
+  created_at?: string;
+  modified_by?: string;
+  modified_at?: string;
+  expires_at?: string;
+  _extras?: { deduplicated: boolean };
+}
+
+/** Applies an access-control transform to decrypted data. `undefined` means the response carries no data. */
+export function transformData(
+  engine: ExpressionEngine,
+  transform: Transform,
+  token: StoredToken,
+  data: unknown,
+): unknown {
+  switch (transform) {
+    case 'reveal':
+      return data;
+    case 'mask':
+      // A token without a mask shows nothing when masked (DESIGN.md 5, type `token`).
+      return token.mask === null || token.mask === undefined ? undefined : engine.renderTree(token.mask, { data }, 'mask');
+    case 'redact':
+      return undefined;
+  }
+}
+
+/**
+ * The view of a stored token. `echo` adds what create/update responses echo (spec 2.1 rule 3):
+ * mask, search_indexes and fingerprint_expression.
+ */
+export function tokenView(token: StoredToken, data: unknown, echo: boolean): TokenView {
+  const view = { id: token.id, type: token.type, tenant_id: token.tenantId } as TokenView;
+  if (data !== undefined) view.data = data;
+  if (echo && token.mask !== null) view.mask = token.mask;
+  if (token.fingerprint !== null) view.fingerprint = token.fingerprint;
+  if (echo && token.fingerprintExpression !== null) view.fingerprint_expression = token.fingerprintExpression;
+  view.containers = token.containers;
+  view.metadata = token.metadata;
+  if (echo) view.search_indexes = token.searchIndexes;
+  view.created_by = token.createdBy;
+  view.created_at = formatIso(token.createdAt);
+  if (token.modifiedBy !== null) view.modified_by = token.modifiedBy;
+  if (token.modifiedAt !== null) view.modified_at = formatIso(token.modifiedAt);
+  if (token.expiresAt !== null) view.expires_at = formatIso(token.expiresAt);
+  return view;
+}
+
+/** The view of an existing duplicate the caller may not read: identity only (issue 2, spec 4.1). */
+export function redactedDuplicateView(token: StoredToken): TokenView {
+  const view: TokenView = { id: token.id, type: token.type, tenant_id: token.tenantId, containers: token.containers };
+  if (token.fingerprint !== null) view.fingerprint = token.fingerprint;
+  view._extras = { deduplicated: true };
+  return view;
+}
+
+/** Removes a card's cvc once its one-hour lifetime is over, even before the sweep has run. */
+export function withoutExpiredCvc(token: StoredToken, data: unknown, now: number): unknown {
+  if (token.cvcPurgeAt !== null && now < token.cvcPurgeAt) return data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data) || !('cvc' in data)) return data;
+  const { cvc: _removed, ...rest } = data as Record<string, unknown>;
+  return rest;
+}

@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import * as v from 'valibot';
+import { AuditLog } from './audit.js';
+import { AuditService } from './audit-service.js';
+import { MIN_KEY_LENGTH } from './applications/api-keys.js';
+import { ApplicationService, type ApplicationView } from './applications/application-service.js';
+import { type Clock, systemClock } from './clock.js';
+import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
+import { KeyRing } from './crypto/key-ring.js';
+import { ValidationError } from './errors.js';
+import { ExpressionEngine } from './expressions/engine.js';
+import { type SweepResult, sweep } from './jobs/sweeper.js';
+import { type Logger, silentLogger } from './logger.js';
+import { validationFromIssues } from './pagination.js';
+import { FormulaService } from './reactors/formula-service.js';
+import { ReactorService } from './reactors/reactor-service.js';
+import { createEgressFetch } from './sandbox/egress-fetch.js';
+import { resolveLimits } from './sandbox/limits.js';
+import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
+import type { Store, TenantRecord } from './storage/store.js';
+import { TokenService } from './tokens/token-service.js';
+
+export interface VaultOptions {
+  /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
+  store: Store;
+  /** 32 bytes, or their base64, used by the default LocalKeyProvider to wrap tenant keys. */
+  masterKey?: Uint8Array | string;
+  /** A custom key wrapper (e.g. a KMS); replaces masterKey. */
+  keyProvider?: KeyProvider;
+  /** Default: the system clock. Tests inject a ManualClock. */
+  clock?: Clock;
+  /** Default: silent. Never receives token data or keys. */
+  logger?: Logger;
+  /** How often the background sweep removes expired tokens and lapsed cvcs (ms, default 5 minutes, at most 10). 0 disables it (call `vault.sweep()` yourself). */
+  sweepIntervalMs?: number;
+  /** Read audit entries are batched; how long one may wait (ms, default 50). */
+  auditFlushMs?: number;
+  /** Reactor runtime options. */
+  reactors?: ReactorOptions;
+}
+
+/** Options of the reactor runtime. */
+export interface ReactorOptions {
+  /**
+   * Where reactor code may `fetch`. Deny-by-default: only hosts in `allowHosts` (exact names, or
+   * `*.example.com` for subdomains), and never loopback, private, link-local or metadata addresses
+   * unless `allowPrivateNetwork` is true.
+   */
+  egress?: { allowHosts?: string[]; allowPrivateNetwork?: boolean };
+  /** Per-run sandbox limits (memory, wall time, stack, result and log sizes); defaults in DEFAULT_SANDBOX_LIMITS. */
+  limits?: Partial<SandboxLimits>;
+  /** A sandbox to run reactor code in; default a QuickJS sandbox created on first use. */
+  sandbox?: Sandbox;
+}
+
+const OptionsSchema = v.object({
+  store: v.custom<Store>((s) => typeof s === 'object' && s !== null && typeof (s as Store).createToken === 'function', 'must be a Store (e.g. createSqliteStore())'),
+  masterKey: v.optional(v.union([v.string(), v.instance(Uint8Array)])),
+  keyProvider: v.optional(v.custom<KeyProvider>((p) => typeof p === 'object' && p !== null && typeof (p as KeyProvider).wrap === 'function', 'must implement wrap and unwrap')),
+  clock: v.optional(v.custom<Clock>((c) => typeof c === 'object' && c !== null && typeof (c as Clock).now === 'function', 'must have now()')),
+  logger: v.optional(v.custom<Logger>((l) => typeof l === 'object' && l !== null && typeof (l as Logger).info === 'function', 'must have info, warn and error')),
+  sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
+  auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
+  reactors: v.optional(
+    v.strictObject({
+      egress: v.optional(
+        v.strictObject({
+          allowHosts: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(253, 'must be a host name')))),
+          allowPrivateNetwork: v.optional(v.boolean()),
+        }),
+      ),
+      // Ranges are checked by the sandbox (resolveLimits), which owns them.
+      limits: v.optional(v.record(v.string(), v.number())),
+      sandbox: v.optional(v.custom<Sandbox>((s) => typeof s === 'object' && s !== null && typeof (s as Sandbox).run === 'function' && typeof (s as Sandbox).check === 'function', 'must implement check and run')),
+    }),
+  ),
+});
+
+export interface ReencryptProgress {
+  tenantId: string;
+  done: number;
+  total: number;
+}
+
+/** Key management: rotation and re-encryption to the newest key. */
+export interface VaultKeys {
+  /** Makes a new data key for the tenant; new writes use it and older data stays readable. Returns its version. */
+  rotate(tenantId: string): Promise<number>;
+  /** Re-encrypts the tenant's tokens under its newest data key, reporting progress after each batch. */
+  reencrypt(tenantId: string, options?: { batchSize?: number; onProgress?: (progress: ReencryptProgress) => void }): Promise<number>;
+}
+
+export interface Vault {
+  readonly tokens: TokenService;
+  /** Reactor formulas: code plus configuration and request-parameter declarations. */
+  readonly formulas: FormulaService;
+  /** Reactors: configured formulas, and their invocation. */
+  readonly reactors: ReactorService;
+  readonly applications: ApplicationService;
+  /** The audit trail (log:read). */
+  readonly logs: AuditService;
+  readonly keys: VaultKeys;
+  readonly clock: Clock;
+  readonly store: Store;
+  /** Resolves an API key to its Caller (AuthenticationError when unknown). */
+  authenticate: ApplicationService['authenticate'];
+  /** Creates a tenant and its first management application; returns the application with its key (shown once). */
+  createTenant(input: { name: string; adminKey?: string; applicationName?: string }): Promise<{ tenant: TenantRecord; application: ApplicationView & { key: string } }>;
+  listTenants(): Promise<TenantRecord[]>;
+  /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
+  sweep(): Promise<SweepResult>;
+  /** Flushes the audit queue, stops background work and closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a vault.
+ * @example
+ * import { createVault } from 'tokenvault';
+ * import { createSqliteStore } from 'tokenvault/sqlite';
+ * const vault = await createVault({ store: createSqliteStore({ filename: 'vault.db' }), masterKey: process.env.MASTER_KEY });
+ */
+export async function createVault(options: VaultOptions): Promise<Vault> {
+  const parsed = v.safeParse(OptionsSchema, options);
+  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
+  const { store } = options;
+  if (!options.keyProvider && options.masterKey === undefined) {
+    throw ValidationError.field('options.masterKey', 'is required (32 bytes or their base64) unless a keyProvider is given');
+  }
+  const provider = options.keyProvider ?? new LocalKeyProvider(options.masterKey!);
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  await store.migrate();
+  const keyRing = new KeyRing(store, provider, clock);
+  const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
+  const expressions = new ExpressionEngine();
+  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit });
+  const applications = new ApplicationService({ store, clock, audit });
+  const reactorOptions = options.reactors ?? {};
+  if (reactorOptions.limits) checkLimits(reactorOptions.limits);
+  // Created on first need: a vault that never runs reactors does not load the QuickJS module.
+  let sandboxPromise: Promise<Sandbox> | null = reactorOptions.sandbox ? Promise.resolve(reactorOptions.sandbox) : null;
+  const sandbox = () => {
+    sandboxPromise ??= import('./sandbox/quickjs-sandbox.js')
+      .then((m) => m.createQuickJsSandbox(reactorOptions.limits ? { limits: reactorOptions.limits } : {}))
+      .catch((error: unknown) => {
+        sandboxPromise = null;
+        throw error;
+      });
+    return sandboxPromise;
+  };
+  const formulas = new FormulaService({ store, clock, audit, sandbox });
+  const reactors = new ReactorService({
+    store,
+    clock,
+    audit,
+    logger,
+    tokens,
+    expressions,
+    sandbox,
+    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork: reactorOptions.egress?.allowPrivateNetwork === true }),
+    // The default sandbox has the limits built in; a given one gets them on every run.
+    ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
+  });
+
+  const runSweep = () => sweep(store, keyRing, clock, logger);
+  const interval = options.sweepIntervalMs ?? 5 * 60 * 1000;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const timer =
+    interval > 0
+      ? setInterval(() => {
+          sweeping = runSweep().catch((error: Error) => logger.error('sweep failed', { error: error.message }));
+        }, interval)
+      : null;
+  timer?.unref();
+
+  const keys: VaultKeys = {
+    rotate: (tenantId) => keyRing.rotate(tenantId),
+    async reencrypt(tenantId, { batchSize = 500, onProgress } = {}) {
+      const tenantKeys = await keyRing.keysFor(tenantId);
+      const target = tenantKeys.current;
+      const total = await store.countTokensBelowKeyVersion(tenantId, target);
+      let done = 0;
+      for (;;) {
+        const batch = await store.listTokensBelowKeyVersion(tenantId, target, batchSize);
+        if (batch.length === 0) break;
+        for (const token of batch) {
+          const plaintext = await keyRing.decrypt(tenantId, token.id, token.ciphertext);
+          const next = keyRing.encrypt(await keyRing.keysFor(tenantId), tenantId, token.id, plaintext);
+          // Compare-and-set: a token updated meanwhile is already under the newest key.
+          await store.replaceCiphertext(tenantId, token.id, token.ciphertext, { ...next, cvcPurgeAt: token.cvcPurgeAt });
+          done++;
+        }
+        onProgress?.({ tenantId, done: Math.min(done, total), total });
+      }
+      return done;
+    },
+  };
+
+  return Object.freeze({
+    tokens,
+    formulas,
+    reactors,
+    applications,
+    logs: new AuditService({ store, audit }),
+    keys,
+    clock,
+    store,
+    authenticate: (key: string | null | undefined) => applications.authenticate(key),
+    async createTenant(input: { name: string; adminKey?: string; applicationName?: string }) {
+      if (typeof input?.name !== 'string' || input.name.trim() === '' || input.name.length > 200) {
+        throw ValidationError.field('name', 'must be 1 to 200 characters');
+      }
+      if (input.adminKey !== undefined && (typeof input.adminKey !== 'string' || input.adminKey.length < MIN_KEY_LENGTH)) {
+        throw ValidationError.field('adminKey', `must be at least ${MIN_KEY_LENGTH} characters`);
+      }
+      const tenant: TenantRecord = { id: randomUUID(), name: input.name.trim(), createdAt: clock.now() };
+      await store.createTenant(tenant);
+      await keyRing.keysFor(tenant.id);
+      const application = await applications.createInitial(tenant.id, {
+        name: input.applicationName ?? 'Administrator',
+        type: 'management',
+        permissions: ['application:create', 'application:read', 'application:update', 'application:delete', 'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete', 'log:read'],
+        ...(input.adminKey === undefined ? {} : { key: input.adminKey }),
+      });
+      return { tenant, application: application as ApplicationView & { key: string } };
+    },
+    listTenants: async () => store.listTenants(),
+    sweep: runSweep,
+    async close() {
+      if (timer) clearInterval(timer);
+      await sweeping;
+      await audit.flush();
+      await store.close();
+    },
+  });
+}
+
+/** Checks sandbox limit overrides once, at construction, rather than on the first reactor run. */
+function checkLimits(limits: Partial<SandboxLimits>): void {
+  try {
+    resolveLimits(DEFAULT_SANDBOX_LIMITS, limits);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new ValidationError(Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [`options.reactors.${field}`, messages])));
+  }
+}

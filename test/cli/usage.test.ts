@@ -1,0 +1,158 @@
+import { mkdtempSync, rmSync, statSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliIo, runCli } from '../../src/cli.js';
+import { generateMasterKey } from '../../src/crypto/key-provider.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tokenvault-usage-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function run(argv: string[], env: Record<string, string> = {}, signal?: AbortSignal) {
+  let stdout = '';
+  let stderr = '';
+  let url: string | undefined;
+  const io: CliIo = {
+    env,
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    onListening: (u) => (url = u),
+    ...(signal ? { signal } : {}),
+  };
+  const code = await runCli(argv, io);
+  return { code, stdout, stderr, url };
+}
+
+/** Starts serve in-process and stops it as soon as it listens. */
+async function serveOnce(argv: string[], env: Record<string, string> = {}) {
+  const controller = new AbortController();
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['serve', '--port', '0', ...argv], {
+    env,
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    signal: controller.signal,
+    onListening: () => controller.abort(),
+  });
+  return { code, stdout, stderr };
+}
+
+describe('usage', () => {
+  it('--help on each command prints its usage and exits 0', async () => {
+    for (const argv of [['--help'], ['serve', '--help'], ['keys', 'rotate', '--help'], ['keys', '--help'], ['migrate', '-h']]) {
+      const result = await run(argv);
+      expect(result.code, argv.join(' ')).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: tokenvault/);
+    }
+    expect((await run(['serve', '--help'])).stdout).toContain('--allow-private-network');
+  });
+
+  it('bad flags and commands: exit 2 with a clear message and a pointer to --help', async () => {
+    const cases: [string[], RegExp][] = [
+      [['serve', '--bogus'], /Unknown option '--bogus'/],
+      [['serve', '--port', 'abc'], /--port must be a whole number from 0 to 65535/],
+      [['serve', '--port', '70000'], /--port must be a whole number/],
+      [['serve', '--port'], /--port/],
+      [['serve', 'extra'], /Unexpected argument 'extra'/],
+      [['serve', '--synchronous', 'sometimes'], /--synchronous must be/],
+      [['frobnicate'], /unknown command 'frobnicate'/],
+      [['keys'], /needs a subcommand: rotate/],
+      [['keys', 'spin'], /unknown subcommand 'keys spin'/],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await run(argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).toMatch(/--help' for usage/);
+    }
+    expect((await run([])).code).toBe(2);
+  });
+
+  it('--postgres: a clear message that the PostgreSQL store is not available, exit 1', async () => {
+    const result = await run(['serve', '--postgres', 'postgres://localhost/db']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/PostgreSQL store is not available in this version/);
+  });
+
+  it('a TOKENVAULT_ADMIN_KEY under 24 characters is refused', async () => {
+    const result = await run(['serve', '--db', ':memory:'], { TOKENVAULT_ADMIN_KEY: 'short' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/TOKENVAULT_ADMIN_KEY must be at least 24 characters/);
+    expect(result.stderr).not.toContain('short');
+  });
+
+  it('a malformed TOKENVAULT_MASTER_KEY is refused without printing it', async () => {
+    const result = await run(['serve', '--db', ':memory:'], { TOKENVAULT_MASTER_KEY: 'bm90LTMyLWJ5dGVz' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/TOKENVAULT_MASTER_KEY must be the base64 of 32 bytes/);
+    expect(result.stderr).not.toContain('bm90LTMyLWJ5dGVz');
+  });
+
+  it('a bad --header-prefix is refused', async () => {
+    const result = await run(['serve', '--db', ':memory:', '--header-prefix', 'no spaces'], {});
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/headerPrefix/);
+  });
+});
+
+describe('serve (in-process)', () => {
+  it('prints the real port, the generated admin key once, and never the master key', async () => {
+    const masterKey = generateMasterKey();
+    const result = await serveOnce(['--db', ':memory:'], { TOKENVAULT_MASTER_KEY: masterKey });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/listening on http:\/\/127\.0\.0\.1:[1-9]\d*/);
+    expect(result.stdout).toMatch(/admin API key \(shown once, store it now\): tv_/);
+    expect(result.stdout + result.stderr).not.toContain(masterKey);
+  });
+
+  it('with TOKENVAULT_MASTER_KEY a file database gets no key file', async () => {
+    const db = join(dir, 'env.db');
+    const result = await serveOnce(['--db', db], { TOKENVAULT_MASTER_KEY: generateMasterKey(), TOKENVAULT_ADMIN_KEY: 'x'.repeat(24) });
+    expect(result.code).toBe(0);
+    expect(existsSync(`${db}.key`)).toBe(false);
+    expect(result.stdout).not.toMatch(/admin API key/);
+  });
+
+  it('refuses to invent a key for an existing database whose key file is missing', async () => {
+    const db = join(dir, 'orphan.db');
+    const first = await serveOnce(['--db', db]);
+    expect(first.code).toBe(0);
+    rmSync(`${db}.key`);
+    const second = await serveOnce(['--db', db]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/no master key for .*orphan\.db/);
+  });
+
+  it('warns about a key file others can read, and refuses one that holds no key', async () => {
+    const db = join(dir, 'loose.db');
+    writeFileSync(`${db}.key`, `${generateMasterKey()}\n`);
+    chmodSync(`${db}.key`, 0o644);
+    const loose = await serveOnce(['--db', db]);
+    expect(loose.code).toBe(0);
+    expect(loose.stderr).toMatch(/readable by other users/);
+    const bad = join(dir, 'bad.db');
+    writeFileSync(`${bad}.key`, 'not a key\n', { mode: 0o600 });
+    const refused = await serveOnce(['--db', bad]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/does not hold a master key/);
+    expect(statSync(`${bad}.key`).size).toBeGreaterThan(0);
+  });
+
+  it('keys rotate: errors for a missing database or an unknown tenant', async () => {
+    expect((await run(['keys', 'rotate', '--db', join(dir, 'none.db')])).stderr).toMatch(/no database at/);
+    const db = join(dir, 'rot.db');
+    await serveOnce(['--db', db]);
+    const unknown = await run(['keys', 'rotate', '--db', db, '--tenant', 'nope']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no tenant with that id/);
+    const skip = await run(['keys', 'rotate', '--db', db, '--skip-reencrypt']);
+    expect(skip.code).toBe(0);
+    expect(skip.stdout).toMatch(/data key version 2\n/);
+  });
+});

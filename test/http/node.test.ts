@@ -1,0 +1,196 @@
+import { once } from 'node:events';
+import { type IncomingMessage, type Server, createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFetchHandler } from '../../src/http/index.js';
+import { toNodeListener } from '../../src/http/node.js';
+import { createTestVault, type TestVault } from '../../src/testing/index.js';
+
+let server: Server | undefined;
+let vault: TestVault | undefined;
+afterEach(async () => {
+  await vault?.close();
+  vault = undefined;
+  if (server) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+    server = undefined;
+  }
+});
+
+async function start(handler: (request: Request) => Promise<Response>): Promise<number> {
+  server = createServer(toNodeListener(handler));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+function send(port: number, options: { method?: string; path?: string; headers?: Record<string, string | string[]>; body?: string | Buffer[] }): Promise<{ status: number; headers: IncomingMessage['headers']; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path ?? '/', headers: options.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    if (Array.isArray(options.body)) for (const chunk of options.body) req.write(chunk);
+    else if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
+
+describe('toNodeListener', () => {
+  it('converts the request: method, URL with query, headers, streamed body', async () => {
+    const port = await start(async (request) => {
+      const body = await request.text();
+      return Response.json({
+        method: request.method,
+        url: request.url,
+        accept: request.headers.get('x-multi'),
+        body,
+      });
+    });
+    const sent = await send(port, { method: 'POST', path: '/a/b?x=1&x=2', headers: { 'x-multi': ['one', 'two'], 'content-type': 'text/plain' }, body: [Buffer.from('hel'), Buffer.from('lo')] });
+    expect(sent.status).toBe(200);
+    expect(JSON.parse(sent.text)).toEqual({ method: 'POST', url: `http://127.0.0.1:${port}/a/b?x=1&x=2`, accept: 'one, two', body: 'hello' });
+  });
+
+  it('a request without a body has a null body; a path starting with // stays a path', async () => {
+    const port = await start(async (request) => Response.json({ hasBody: request.body !== null, url: request.url }));
+    const sent = await send(port, { method: 'POST', path: '//evil.example/x' });
+    const body = JSON.parse(sent.text);
+    expect(body.hasBody).toBe(false);
+    expect(new URL(body.url).host).toBe(`127.0.0.1:${port}`);
+    expect(new URL(body.url).pathname).toBe('//evil.example/x');
+  });
+
+  it('streams the response body chunk by chunk, and passes status and headers (several set-cookie)', async () => {
+    const port = await start(async () => {
+      const encoder = new TextEncoder();
+      let n = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (n === 3) return controller.close();
+          controller.enqueue(encoder.encode(`chunk${n++};`));
+        },
+      });
+      const headers = new Headers({ 'x-one': '1' });
+      headers.append('set-cookie', 'a=1');
+      headers.append('set-cookie', 'b=2');
+      return new Response(body, { status: 207, headers });
+    });
+    const sent = await send(port, {});
+    expect(sent.status).toBe(207);
+    expect(sent.text).toBe('chunk0;chunk1;chunk2;');
+    expect(sent.headers['x-one']).toBe('1');
+    expect(sent.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+  });
+
+  it('aborts the request signal when the client goes away', async () => {
+    let aborted!: () => void;
+    const sawAbort = new Promise<void>((resolve) => (aborted = resolve));
+    let arrived!: () => void;
+    const inHandler = new Promise<void>((resolve) => (arrived = resolve));
+    const port = await start(
+      (request) =>
+        new Promise<Response>((resolve) => {
+          request.signal.addEventListener('abort', () => {
+            aborted();
+            resolve(new Response(null, { status: 499 }));
+          });
+          arrived();
+        }),
+    );
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await inHandler;
+    socket.destroy();
+    await sawAbort;
+  });
+
+  it('a handler that throws gets an empty 500', async () => {
+    const port = await start(async () => {
+      throw new Error('boom');
+    });
+    const sent = await send(port, {});
+    expect(sent.status).toBe(500);
+    expect(sent.text).toBe('');
+  });
+
+  it('an unparseable Host header falls back to localhost', async () => {
+    const port = await start(async (request) => new Response(new URL(request.url).host));
+    const sent = await send(port, { headers: { host: 'bad host:x' } });
+    expect(sent.text).toBe('localhost');
+  });
+
+  it('answering before reading the whole body closes the connection instead of reading on', async () => {
+    const port = await start(async () => new Response('no', { status: 413 }));
+    const sent = await send(port, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: [Buffer.alloc(64 * 1024), Buffer.alloc(64 * 1024)] });
+    expect(sent.status).toBe(413);
+    expect(sent.headers.connection).toBe('close');
+  });
+});
+
+describe('toNodeListener with createFetchHandler (its direct path)', () => {
+  async function startVault(maxBodyBytes = 1024) {
+    vault = await createTestVault();
+    const errors: unknown[] = [];
+    const key = (await vault.caller({ permissions: ['token:create', 'token:read'] })).key;
+    const port = await start(createFetchHandler(vault, { maxBodyBytes, logger: { info() {}, warn() {}, error: (m) => errors.push(m) } }));
+    return { port, key, errors };
+  }
+
+  it('serves a token round trip with content-length, keep-alive and the API headers', async () => {
+    const { port, key } = await startVault();
+    const body = JSON.stringify({ type: 'token', data: 'node-secret' });
+    const created = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'content-length': String(body.length) }, body });
+    expect(created.status).toBe(201);
+    expect(created.headers['content-length']).toBe(String(Buffer.byteLength(created.text)));
+    expect(created.headers.connection).toBe('keep-alive');
+    const id = JSON.parse(created.text).id;
+    const got = await send(port, { path: `/tokens/${encodeURIComponent(id)}?unused=1`, headers: { 'SVC-Api-Key': key } });
+    expect(got.status).toBe(200);
+    expect(got.headers['cache-control']).toBe('no-store');
+    expect(JSON.parse(got.text).id).toBe(id);
+  });
+
+  it('reads a chunked body', async () => {
+    const { port, key } = await startVault();
+    const sent = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: [Buffer.from('{"type":"tok'), Buffer.from('en","data":"chunked-value"}')] });
+    expect(sent.status).toBe(201);
+  });
+
+  it('413 for a streamed body past the limit, and the connection is closed', async () => {
+    const { port, key } = await startVault();
+    const sent = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: [Buffer.alloc(800, 32), Buffer.alloc(800, 32), Buffer.alloc(64 * 1024, 32)] });
+    expect(sent.status).toBe(413);
+    expect(sent.headers['content-type']).toBe('application/problem+json');
+    expect(sent.headers.connection).toBe('close');
+    const declared = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'content-length': '2000' }, body: ' '.repeat(2000) });
+    expect(declared.status).toBe(413);
+  });
+
+  it('a client that goes away mid-body breaks nothing: no 5xx logged, the next request is served', async () => {
+    const { port, key, errors } = await startVault(1_000_000);
+    const socket = connect(port, '127.0.0.1');
+    socket.write(`POST /tokens HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"type":`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    const next = await send(port, { path: '/tokens', headers: { 'svc-api-key': key } });
+    expect(next.status).toBe(200);
+    expect(JSON.parse(next.text).data).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('an absolute-form request target keeps only its path', async () => {
+    const { port } = await startVault();
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET http://elsewhere.example/healthz HTTP/1.1\r\nHost: elsewhere.example\r\nConnection: close\r\n\r\n');
+    let reply = '';
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString('utf8')));
+    await once(socket, 'end');
+    expect(reply).toMatch(/^HTTP\/1\.1 200/);
+    expect(reply).toContain('{"status":"ok"}');
+  });
+});

@@ -1,0 +1,558 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AuthorizationError, ConflictError, NotFoundError, ReactorError, ValidationError } from '../../src/errors.js';
+import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
+import {
+  DEFAULT_SANDBOX_LIMITS,
+  MAX_CODE_BYTES,
+  type HostFetchRequest,
+  type HostFetchResponse,
+  type SandboxHost,
+  type SandboxRunInput,
+} from '../../src/sandbox/sandbox.js';
+
+const NO_HOST: SandboxHost = { bt: null, fetch: null };
+
+let sandbox: QuickJsSandbox;
+beforeAll(async () => {
+  sandbox = await createQuickJsSandbox({ limits: { timeoutMs: 2_000 } });
+});
+
+function run(code: string, extra: Partial<SandboxRunInput> = {}) {
+  return sandbox.run({ code, req: { args: null, configuration: {} }, host: NO_HOST, ...extra });
+}
+
+async function failure(promise: Promise<unknown>): Promise<ReactorError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected the run to fail');
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ReactorError);
+  return error as ReactorError;
+}
+
+describe('QuickJsSandbox.run: results', () => {
+  it('passes args and configuration and returns the JSON result', async () => {
+    const out = await sandbox.run({
+      code: 'module.exports = async function (req) { return { raw: { args: req.args, conf: req.configuration, bt: req.bt } } }',
+      req: { args: { card: { number: '4242' }, n: [1, 2] }, configuration: { key: 'v' } },
+      host: NO_HOST,
+    });
+    expect(out).toEqual({ result: { raw: { args: { card: { number: '4242' }, n: [1, 2] }, conf: { key: 'v' }, bt: null } }, logs: [], logsTruncated: false });
+  });
+
+  it('accepts a synchronous function and exports.x style modules that replace module.exports', async () => {
+    expect((await run('module.exports = (req) => ({ raw: 1 })')).result).toEqual({ raw: 1 });
+    expect((await run('function main() { return 2 }\nmodule.exports = main')).result).toBe(2);
+  });
+
+  it('turns undefined into null and keeps JSON semantics for nested undefined', async () => {
+    expect((await run('module.exports = () => undefined')).result).toBeNull();
+    expect((await run('module.exports = () => ({ a: undefined, b: [undefined], d: new Date(0) })')).result).toEqual({
+      b: [null],
+      d: '1970-01-01T00:00:00.000Z',
+    });
+  });
+
+  it('fails with 500 when module.exports is not a function', async () => {
+    for (const code of ['module.exports = 5', '// nothing', 'exports = () => 1', 'module.exports = null']) {
+      const error = await failure(run(code));
+      expect(error.status).toBe(500);
+      expect(error.kind).toBe('ReactorRuntimeError');
+      expect(error.message).toMatch(/module\.exports to a function/);
+    }
+  });
+
+  it('reports a syntax error at run time with its line', async () => {
+    const error = await failure(run('module.exports = () => 1;\nlet x = ;'));
+    expect(error.status).toBe(500);
+    expect(error.message).toMatch(/^SyntaxError: .* \(line 2\)$/);
+  });
+
+  it('rejects results larger than maxResultBytes', async () => {
+    const code = 'module.exports = () => "x".repeat(2000)';
+    expect((await run(code, { limits: { maxResultBytes: 3000 } })).result).toHaveLength(2000);
+    const error = await failure(run(code, { limits: { maxResultBytes: 1000 } }));
+    expect(error.status).toBe(500);
+    expect(error.message).toBe('Reactor result exceeds the limit of 1000 bytes');
+  });
+
+  it('counts result bytes as UTF-8, not characters', async () => {
+    // 400 three-byte characters: 402 characters of JSON but 1202 bytes.
+    const error = await failure(run('module.exports = () => "€".repeat(400)', { limits: { maxResultBytes: 1000 } }));
+    expect(error.message).toBe('Reactor result exceeds the limit of 1000 bytes');
+  });
+
+  it('validates per-run limits', async () => {
+    await expect(run('module.exports = () => 1', { limits: { timeoutMs: -5 } })).rejects.toBeInstanceOf(ValidationError);
+    await expect(run('module.exports = () => 1', { limits: { maxStackBytes: 64 * 1024 * 1024 } })).rejects.toThrow(/limits\.maxStackBytes/);
+  });
+
+  it('rejects code over 256 KiB', async () => {
+    const error = await failure(run(`module.exports = () => 1; // ${'x'.repeat(MAX_CODE_BYTES)}`));
+    expect(error.status).toBe(500);
+    expect(error.message).toMatch(/at most 262144 bytes/);
+  });
+});
+
+describe('QuickJsSandbox.run: reactor errors', () => {
+  const classes: [string, number][] = [
+    ['AuthenticationError', 401],
+    ['AuthorizationError', 403],
+    ['BadRequestError', 400],
+    ['InvalidPaymentMethodError', 402],
+    ['RateLimitError', 429],
+    ['ReactorRuntimeError', 500],
+    ['ServiceUnavailableError', 503],
+  ];
+  it.each(classes)('%s thrown becomes a ReactorError with status %i', async (name, status) => {
+    const error = await failure(run(`module.exports = async () => { throw new ${name}('it went wrong') }`));
+    expect(error).toMatchObject({ kind: name, status, message: 'it went wrong' });
+  });
+
+  it('gives the classes their names, instanceof Error, and a status the code cannot forge', async () => {
+    const out = await run(`module.exports = () => {
+      const e = new RateLimitError('slow down');
+      return [e instanceof Error, e.name, e.status, String(e), RateLimitError.name];
+    }`);
+    expect(out.result).toEqual([true, 'RateLimitError', 429, 'RateLimitError: slow down', 'RateLimitError']);
+    const forged = await failure(run("module.exports = () => { const e = new BadRequestError('x'); e.status = 200; throw e }"));
+    expect(forged.status).toBe(400);
+  });
+
+  it('keeps a subclass of a reactor error class on its status', async () => {
+    const error = await failure(run('class Mine extends AuthorizationError {}\nmodule.exports = () => { throw new Mine("no") }'));
+    expect(error).toMatchObject({ kind: 'AuthorizationError', status: 403, message: 'no' });
+  });
+
+  it('CustomHttpResponseError carries status, headers and body', async () => {
+    const error = await failure(
+      run(`module.exports = () => { throw new CustomHttpResponseError({ status: 418, headers: { 'X-Teapot': 'yes', 'Bad Name': 'x', n: 1 }, body: { brew: false } }) }`),
+    );
+    expect(error).toMatchObject({ kind: 'CustomHttpResponseError', status: 418, body: { brew: false } });
+    expect(error.headers).toEqual({ 'x-teapot': 'yes', n: '1' });
+    expect(error.message).toBe('Custom HTTP response 418');
+  });
+
+  it('refuses a CustomHttpResponseError with an impossible status', async () => {
+    for (const status of ['"abc"', '99', '600', '404.5', 'undefined']) {
+      const error = await failure(run(`module.exports = () => { throw new CustomHttpResponseError({ status: ${status} }) }`));
+      expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500 });
+      expect(error.message).toMatch(/status must be an integer/);
+    }
+  });
+
+  it('turns any other thrown value into a 500 ReactorRuntimeError with its message', async () => {
+    const cases: [string, string][] = [
+      ['throw new TypeError("bad type")', 'bad type'],
+      ['throw new Error("plain")', 'plain'],
+      ['throw "a string"', 'a string'],
+      ['throw 42', '42'],
+      ['throw null', 'null'],
+      ['throw undefined', 'undefined'],
+      ['throw {}', '[object Object]'],
+      ['throw { message: "shaped" }', 'shaped'],
+      ['null.x', "cannot read property 'x' of null"],
+    ];
+    for (const [statement, message] of cases) {
+      const error = await failure(run(`module.exports = async () => { ${statement} }`));
+      expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message });
+    }
+  });
+
+  it('never puts a stack trace in the message', async () => {
+    const error = await failure(run('function deep() { throw new Error("boom") }\nmodule.exports = () => deep()'));
+    expect(error.message).toBe('boom');
+    expect(error.message).not.toMatch(/\bat\b|reactor\.js/);
+  });
+
+  it('treats an error thrown while the module loads like any other', async () => {
+    const error = await failure(run('throw new BadRequestError("at load")'));
+    expect(error).toMatchObject({ kind: 'BadRequestError', status: 400, message: 'at load' });
+  });
+});
+
+describe('QuickJsSandbox.run: console', () => {
+  it('captures console output in order, never on stdout', async () => {
+    const out = await run(`module.exports = () => {
+      console.log('plain', 1, { a: [1] }, null, undefined);
+      console.info('info');
+      console.warn('careful');
+      console.error(new TypeError('bad'));
+      console.debug('dbg');
+      return 1;
+    }`);
+    expect(out.logs).toEqual(['plain 1 {"a":[1]} null undefined', 'info', '[warn] careful', '[error] TypeError: bad', 'dbg']);
+    expect(out.logsTruncated).toBe(false);
+  });
+
+  it('truncates output beyond maxLogBytes and marks it', async () => {
+    const out = await run('module.exports = () => { for (let i = 0; i < 100; i++) console.log("line " + i + " " + "y".repeat(20)); return "done" }', {
+      limits: { maxLogBytes: 100 },
+    });
+    expect(out.result).toBe('done');
+    expect(out.logsTruncated).toBe(true);
+    expect(Buffer.byteLength(out.logs.join(''))).toBe(100);
+    expect(out.logs[0]).toBe(`line 0 ${'y'.repeat(20)}`);
+  });
+
+  it('formats values that JSON cannot print', async () => {
+    const out = await run('module.exports = () => { const c = {}; c.c = c; console.log(c, 10n, Symbol("s"), () => 1); return 1 }');
+    expect(out.logs).toEqual(['[object Object] 10 Symbol(s) () => 1']);
+  });
+});
+
+describe('QuickJsSandbox.run: req.bt', () => {
+  it('calls host functions with JSON args and returns their JSON results', async () => {
+    const calls: unknown[] = [];
+    const host: SandboxHost = {
+      fetch: null,
+      bt: {
+        tokens: {
+          retrieve: async (...args: unknown[]) => {
+            calls.push(['retrieve', ...args]);
+            return { id: args[0], data: { number: '4242' }, created_at: new Date(Date.UTC(2030, 0, 1)) };
+          },
+          list: async (...args: unknown[]) => {
+            calls.push(['list', ...args]);
+            return { data: [], pagination: {} };
+          },
+          delete: async () => undefined,
+        },
+        tokenize: async (body: unknown) => ({ tokenized: body }),
+      },
+    };
+    const out = await sandbox.run({
+      code: `module.exports = async (req) => {
+        const t = await req.bt.tokens.retrieve('tok_1', { expand: [1] });
+        const l = await req.bt.tokens.list();
+        const d = await req.bt.tokens.delete('x');
+        const z = await req.bt.tokenize({ a: undefined, b: 2 });
+        return { t, l, d: d === undefined, z, keys: Object.keys(req.bt).sort() };
+      }`,
+      req: { args: null, configuration: {} },
+      host,
+    });
+    expect(out.result).toEqual({
+      t: { id: 'tok_1', data: { number: '4242' }, created_at: '2030-01-01T00:00:00.000Z' },
+      l: { data: [], pagination: {} },
+      d: true,
+      z: { tokenized: { b: 2 } },
+      keys: ['tokenize', 'tokens'],
+    });
+    expect(calls).toEqual([['retrieve', 'tok_1', { expand: [1] }], ['list']]);
+  });
+
+  it('calls host functions with their parent object as this', async () => {
+    class Tokens {
+      #prefix = 'tok_';
+      async create(body: unknown) {
+        return `${this.#prefix}${JSON.stringify(body)}`;
+      }
+    }
+    const tokens = new Tokens();
+    const out = await sandbox.run({
+      code: 'module.exports = async (req) => req.bt.tokens.create(1)',
+      req: { args: null, configuration: {} },
+      host: { fetch: null, bt: { tokens: { create: (...a: unknown[]) => tokens.create(a[0]) } } },
+    });
+    expect(out.result).toBe('tok_1');
+  });
+
+  it('rejects arguments that are not JSON in the sandbox, before the host sees them', async () => {
+    let called = false;
+    const out = await sandbox.run({
+      code: 'module.exports = async (req) => { const a = {}; a.a = a; try { await req.bt.f(a) } catch (e) { return e instanceof TypeError && /JSON/.test(e.message) } }',
+      req: { args: null, configuration: {} },
+      host: { fetch: null, bt: { f: async () => (called = true) } },
+    });
+    expect(out.result).toBe(true);
+    expect(called).toBe(false);
+  });
+
+  it('lets the reactor catch host errors, with message and status', async () => {
+    const host: SandboxHost = {
+      fetch: null,
+      bt: {
+        missing: async () => {
+          throw new NotFoundError('Token', 'tok_9');
+        },
+        denied: async () => {
+          throw new AuthorizationError();
+        },
+        invalid: async () => {
+          throw new ValidationError({ 'data.number': ['is not a valid card number'] });
+        },
+        internal: async () => {
+          throw new Error('connection string postgres://user:secret@db');
+        },
+      },
+    };
+    const out = await sandbox.run({
+      code: `module.exports = async (req) => {
+        const seen = [];
+        for (const name of ['missing', 'denied', 'invalid', 'internal']) {
+          try { await req.bt[name]() } catch (e) {
+            seen.push({ name: e.name, status: e.status, message: e.message, errors: e.errors, isError: e instanceof Error,
+              cls: e instanceof AuthorizationError ? 'AuthorizationError' : e instanceof BadRequestError ? 'BadRequestError' : null });
+          }
+        }
+        return seen;
+      }`,
+      req: { args: null, configuration: {} },
+      host,
+    });
+    expect(out.result).toEqual([
+      { name: 'NotFoundError', status: 404, message: "Token 'tok_9' not found", isError: true, cls: null },
+      { name: 'AuthorizationError', status: 403, message: 'The application lacks the permission for this operation', isError: true, cls: 'AuthorizationError' },
+      { name: 'BadRequestError', status: 400, message: 'data.number: is not a valid card number'.replace(/^/, 'Validation failed: '), errors: { 'data.number': ['is not a valid card number'] }, isError: true, cls: 'BadRequestError' },
+      { name: 'ReactorRuntimeError', status: 500, message: 'Internal error in bt.internal', isError: true, cls: null },
+    ]);
+  });
+
+  it('maps uncaught host errors to the matching reactor error', async () => {
+    const cases: [Error, string, number][] = [
+      [new AuthorizationError('no access'), 'AuthorizationError', 403],
+      [new NotFoundError('Token'), 'NotFoundError', 404],
+      [new ValidationError('id', 'bad'), 'BadRequestError', 400],
+      [new ConflictError('exists'), 'ConflictError', 409],
+      [new ReactorError('RateLimitError', 429, 'nested reactor limited'), 'RateLimitError', 429],
+      [new Error('secret detail'), 'ReactorRuntimeError', 500],
+    ];
+    for (const [thrown, kind, status] of cases) {
+      const error = await failure(
+        sandbox.run({
+          code: 'module.exports = async (req) => { await req.bt.call() }',
+          req: { args: null, configuration: {} },
+          host: { fetch: null, bt: { call: async () => Promise.reject(thrown) } },
+        }),
+      );
+      expect(error).toMatchObject({ kind, status });
+      expect(error.message).not.toMatch(/secret/);
+    }
+  });
+
+  it('reports a call to a path the host does not have as a catchable error', async () => {
+    const out = await sandbox.run({
+      code: `module.exports = async (req) => {
+        req.bt.tokens.nope = req.bt.tokens.retrieve.bind(null);
+        return typeof req.bt.tokens.missing;
+      }`,
+      req: { args: null, configuration: {} },
+      host: { fetch: null, bt: { tokens: { retrieve: async () => 1 } } },
+    });
+    expect(out.result).toBe('undefined');
+  });
+
+  it('runs host calls concurrently', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const out = await sandbox.run({
+      code: 'module.exports = async (req) => Promise.all([1, 2, 3, 4].map((n) => req.bt.slow(n)))',
+      req: { args: null, configuration: {} },
+      host: {
+        fetch: null,
+        bt: {
+          slow: async (n: unknown) => {
+            inFlight++;
+            peak = Math.max(peak, inFlight);
+            await new Promise((r) => setTimeout(r, 10));
+            inFlight--;
+            return (n as number) * 2;
+          },
+        },
+      },
+    });
+    expect(out.result).toEqual([2, 4, 6, 8]);
+    expect(peak).toBe(4);
+  });
+});
+
+describe('QuickJsSandbox.run: fetch', () => {
+  it('rejects when the host gives no fetch', async () => {
+    const out = await run('module.exports = async () => { try { await fetch("https://example.com") } catch (e) { return e.message } }');
+    expect(out.result).toBe('fetch is not available to this reactor');
+  });
+
+  it('sends method, lower-cased headers and a JSON body, and exposes a Response-like object', async () => {
+    const seen: HostFetchRequest[] = [];
+    const out = await sandbox.run({
+      code: `module.exports = async () => {
+        const res = await fetch('https://api.example.com/v1', { method: 'post', headers: { 'X-Key': 'k' }, body: { a: 1 } });
+        const plain = await fetch('https://api.example.com/text', { body: 'raw', method: 'PUT', headers: { 'content-type': 'text/plain' } });
+        return { status: res.status, ok: res.ok, statusText: res.statusText, ct: res.headers.get('Content-Type'), missing: res.headers.get('nope'),
+          headerKeys: Object.keys(res.headers), json: await res.json(), text: await plain.text(), ok2: plain.ok };
+      }`,
+      req: { args: null, configuration: {} },
+      host: {
+        bt: null,
+        fetch: async (request): Promise<HostFetchResponse> => {
+          seen.push(request);
+          return request.method === 'POST'
+            ? { status: 201, statusText: 'Created', headers: { 'content-type': 'application/json' }, body: '{"id":7}' }
+            : { status: 500, statusText: 'Oops', headers: {}, body: 'plain text' };
+        },
+      },
+    });
+    expect(seen).toEqual([
+      { url: 'https://api.example.com/v1', method: 'POST', headers: { 'x-key': 'k', 'content-type': 'application/json' }, body: '{"a":1}' },
+      { url: 'https://api.example.com/text', method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'raw' },
+    ]);
+    expect(out.result).toEqual({
+      status: 201,
+      ok: true,
+      statusText: 'Created',
+      ct: 'application/json',
+      missing: null,
+      headerKeys: ['content-type'],
+      json: { id: 7 },
+      text: 'plain text',
+      ok2: false,
+    });
+  });
+
+  it('turns a host fetch failure into a catchable TypeError with the message', async () => {
+    const out = await sandbox.run({
+      code: 'module.exports = async () => { try { await fetch("https://x.test") } catch (e) { return [e instanceof TypeError, e.message] } }',
+      req: { args: null, configuration: {} },
+      host: {
+        bt: null,
+        fetch: async () => {
+          throw new Error("Host 'x.test' is not allowed: add it to reactors.egress.allowHosts");
+        },
+      },
+    });
+    expect(out.result).toEqual([true, "Host 'x.test' is not allowed: add it to reactors.egress.allowHosts"]);
+  });
+});
+
+describe('QuickJsSandbox.run: timers and isolation', () => {
+  it('provides setTimeout and clearTimeout', async () => {
+    const out = await run(`module.exports = async () => {
+      const order = [];
+      const cancelled = setTimeout(() => order.push('cancelled'), 5);
+      clearTimeout(cancelled);
+      await new Promise((resolve) => setTimeout(() => { order.push('a'); resolve() }, 10));
+      setTimeout((x) => order.push(x), 0, 'b');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return order;
+    }`);
+    expect(out.result).toEqual(['a', 'b']);
+  });
+
+  it('does not leak globals or prototype changes between runs', async () => {
+    await run('globalThis.leak = 1; Object.prototype.polluted = true; Array.prototype.push = null; module.exports = () => 1');
+    const out = await run('module.exports = () => [typeof leak, typeof ({}).polluted, typeof [].push]');
+    expect(out.result).toEqual(['undefined', 'undefined', 'function']);
+  });
+
+  it('exposes no host objects', async () => {
+    const out = await run(`module.exports = () => {
+      const g = Function('return this')();
+      return [typeof process, typeof require, typeof module.require, typeof globalThis.process, typeof Buffer, typeof setImmediate,
+        g === globalThis, typeof this.constructor.constructor('return typeof process')(), typeof std, typeof os];
+    }`);
+    expect(out.result).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', true, 'string', 'undefined', 'undefined']);
+  });
+});
+
+describe('QuickJsSandbox.check', () => {
+  it('accepts valid code without running it', () => {
+    expect(() => sandbox.check('module.exports = async function (req) { while (true) {} }')).not.toThrow();
+    expect(() => sandbox.check('throw new Error("not run")')).not.toThrow();
+  });
+
+  it('reports a syntax error with its line number', () => {
+    const attempt = () => sandbox.check('module.exports = async (req) => {\n  const x = 1;\n  return x +;\n}');
+    expect(attempt).toThrow(ValidationError);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as ValidationError).errors).toEqual({ code: ["SyntaxError: unexpected token in expression: ';' (line 3)"] });
+    }
+  });
+
+  it('refuses ES module syntax and code over 256 KiB', () => {
+    expect(() => sandbox.check('import x from "y"\nmodule.exports = x')).toThrow(ValidationError);
+    expect(() => sandbox.check('export default 1')).toThrow(ValidationError);
+    let error: unknown;
+    try {
+      sandbox.check(`// ${'x'.repeat(MAX_CODE_BYTES)}`);
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ValidationError).errors).toEqual({ code: ['must be at most 262144 bytes'] });
+  });
+});
+
+describe('QuickJsSandbox: resources', () => {
+  it('disposes every runtime: 2,000 runs leave nothing behind and memory does not grow', async () => {
+    const own = await createQuickJsSandbox({ poolSize: 0 });
+    const code = `module.exports = async (req) => {
+      console.log('run', req.args.i);
+      const t = await req.bt.tokens.retrieve(String(req.args.i));
+      return { raw: t, big: 'x'.repeat(1000) };
+    }`;
+    const host: SandboxHost = { fetch: null, bt: { tokens: { retrieve: async (id: unknown) => ({ id }) } } };
+    const batch = async (from: number, count: number) => {
+      for (let i = from; i < from + count; i++) {
+        const out = await own.run({ code, req: { args: { i }, configuration: {} }, host });
+        expect(out.result).toMatchObject({ raw: { id: String(i) } });
+      }
+    };
+    await batch(0, 200);
+    const memoryAfterWarmup = own.stats().wasmMemoryBytes;
+    await batch(200, 1800);
+    const stats = own.stats();
+    expect(stats.runs).toBe(2000);
+    expect(stats.runtimesCreated).toBe(2000);
+    expect(stats.runtimesDisposed).toBe(2000);
+    expect(stats.wasmMemoryBytes).toBe(memoryAfterWarmup);
+  });
+
+  it('disposes runtimes of failed runs too', async () => {
+    const own = await createQuickJsSandbox({ poolSize: 0, limits: { timeoutMs: 200 } });
+    const failing = [
+      'module.exports = () => { throw 1 }',
+      'module.exports = () => new Promise(() => {})',
+      'module.exports = async (req) => { await req.bt.never() }',
+      'module.exports = () => { for (;;) {} }',
+      'let x = ;',
+    ];
+    const host: SandboxHost = { fetch: null, bt: { never: () => new Promise(() => undefined) } };
+    for (const code of failing) {
+      await expect(own.run({ code, req: { args: null, configuration: {} }, host })).rejects.toBeInstanceOf(ReactorError);
+    }
+    const stats = own.stats();
+    expect(stats.runtimesCreated).toBe(failing.length);
+    expect(stats.runtimesDisposed).toBe(failing.length);
+  });
+
+  it('keeps prepared contexts in a pool and still uses each for one run only', async () => {
+    const pooled = await createQuickJsSandbox({ poolSize: 2 });
+    await new Promise((r) => setTimeout(r, 50)); // let the pool fill in idle turns
+    expect(pooled.stats().pooledContexts).toBe(2);
+    const first = await pooled.run({ code: 'globalThis.mark = 1; module.exports = () => typeof mark', req: { args: null, configuration: {} }, host: NO_HOST });
+    const second = await pooled.run({ code: 'module.exports = () => typeof mark', req: { args: null, configuration: {} }, host: NO_HOST });
+    expect([first.result, second.result]).toEqual(['number', 'undefined']);
+    await new Promise((r) => setTimeout(r, 50));
+    const stats = pooled.stats();
+    expect(stats.runtimesCreated - stats.runtimesDisposed).toBe(stats.pooledContexts);
+  });
+
+  it('rejects an invalid pool size', async () => {
+    await expect(createQuickJsSandbox({ poolSize: -1 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('documents its defaults', () => {
+    expect(DEFAULT_SANDBOX_LIMITS).toEqual({
+      memoryBytes: 64 * 1024 * 1024,
+      timeoutMs: 10_000,
+      maxStackBytes: 128 * 1024,
+      maxResultBytes: 1024 * 1024,
+      maxLogBytes: 64 * 1024,
+    });
+    expect(Object.isFrozen(DEFAULT_SANDBOX_LIMITS)).toBe(true);
+  });
+});

@@ -1,0 +1,324 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ValidationError } from '../../src/errors.js';
+import { createSqliteStore, type SqliteStore } from '../../src/sqlite.js';
+import type { StoredToken, TokenFilter } from '../../src/storage/store.js';
+import { LIKE_ESCAPE, likeSubstringPattern } from '../../src/storage/sqlite/like-pattern.js';
+import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
+import { cursorPageSql, decodeCursor, encodeCursor } from '../../src/storage/sqlite/paging.js';
+import { StatementCache } from '../../src/storage/sqlite/statement-cache.js';
+import { FIND_LIVE_DUPLICATE, GET_LIVE_TOKEN, LIST_CVC_DUE, LIST_EXPIRED, tokenListQuery } from '../../src/storage/sqlite/token-sql.js';
+import { APP_A, T0, TENANT_A, makeAudit, makeReactor, makeFormula, makeToken, runStoreConformance } from '../../src/testing/store-conformance.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tokenvault-sqlite-'));
+let files = 0;
+const tempFile = () => join(dir, `store-${++files}.db`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+runStoreConformance('sqlite :memory:', () => createSqliteStore());
+runStoreConformance('sqlite file (WAL, synchronous=normal)', () => createSqliteStore({ filename: tempFile(), synchronous: 'normal' }));
+
+const audit = (token: StoredToken) => makeAudit({ tenantId: token.tenantId, resourceId: token.id });
+
+function openMigrated(options: Parameters<typeof createSqliteStore>[0] = {}): SqliteStore {
+  const store = createSqliteStore(options);
+  store.migrate();
+  return store;
+}
+
+describe('createSqliteStore options', () => {
+  const validationOf = (fn: () => unknown): ValidationError => {
+    try {
+      fn();
+    } catch (error) {
+      if (error instanceof ValidationError) return error;
+      throw error;
+    }
+    throw new Error('expected a ValidationError');
+  };
+
+  it('rejects filename together with database, naming the option', () => {
+    const db = new Database(':memory:');
+    const error = validationOf(() => createSqliteStore({ filename: tempFile(), database: db }));
+    expect(Object.keys(error.errors)).toEqual(['database']);
+    db.close();
+  });
+
+  it('rejects bad values and unknown options, each under its own name', () => {
+    expect(validationOf(() => createSqliteStore({ synchronous: 'off' as 'full' })).errors).toHaveProperty('synchronous');
+    expect(validationOf(() => createSqliteStore({ busyTimeoutMs: -1 })).errors).toHaveProperty('busyTimeoutMs');
+    expect(validationOf(() => createSqliteStore({ busyTimeoutMs: 1.5 })).errors).toHaveProperty('busyTimeoutMs');
+    expect(validationOf(() => createSqliteStore({ filename: '' })).errors).toHaveProperty('filename');
+    expect(validationOf(() => createSqliteStore({ database: {} as never })).errors).toHaveProperty('database');
+    expect(validationOf(() => createSqliteStore({ file: 'x.db' } as never)).errors).toHaveProperty('file');
+    const closed = new Database(':memory:');
+    closed.close();
+    expect(validationOf(() => createSqliteStore({ database: closed })).errors).toHaveProperty('database');
+  });
+
+  it('defaults to a private in-memory database', () => {
+    const one = openMigrated();
+    const two = openMigrated();
+    one.createToken(makeToken({ id: 'only-in-one' }), makeAudit(), T0);
+    expect(one.database.memory).toBe(true);
+    expect(two.getToken(TENANT_A, 'only-in-one', T0)).toBeNull();
+    one.close();
+    two.close();
+  });
+});
+
+describe('SQLite pragmas', () => {
+  it('opens files in WAL mode with synchronous=FULL, foreign keys on and a busy timeout by default', () => {
+    const store = openMigrated({ filename: tempFile() });
+    const db = store.database;
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    store.close();
+  });
+
+  it('applies synchronous=normal and a custom busy timeout', () => {
+    const store = openMigrated({ filename: tempFile(), synchronous: 'normal', busyTimeoutMs: 250 });
+    expect(store.database.pragma('synchronous', { simple: true })).toBe(1);
+    expect(store.database.pragma('busy_timeout', { simple: true })).toBe(250);
+    store.close();
+  });
+
+  it('on a database passed in: turns foreign keys on, applies only the given settings, leaves the journal mode', () => {
+    const db = new Database(tempFile());
+    db.pragma('synchronous = OFF');
+    const store = openMigrated({ database: db });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('delete');
+    expect(db.pragma('synchronous', { simple: true })).toBe(0);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    const tuned = createSqliteStore({ database: db, synchronous: 'full' });
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    tuned.close();
+    store.close();
+    db.close();
+  });
+});
+
+describe('SQLite lifecycle', () => {
+  it('close() closes a database it opened, and is idempotent', () => {
+    const store = openMigrated({ filename: tempFile() });
+    store.close();
+    expect(store.database.open).toBe(false);
+    expect(() => store.close()).not.toThrow();
+  });
+
+  it('close() leaves a database passed in open', () => {
+    const db = new Database(':memory:');
+    const store = openMigrated({ database: db });
+    store.close();
+    expect(db.open).toBe(true);
+    expect(db.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('keeps data across close and reopen', () => {
+    const filename = tempFile();
+    const first = openMigrated({ filename });
+    const token = makeToken({ metadata: { Color: 'Red' } });
+    first.createToken(token, audit(token), T0);
+    first.close();
+    const second = openMigrated({ filename });
+    expect(Buffer.from(second.getToken(TENANT_A, token.id, T0)!.ciphertext).equals(Buffer.from(token.ciphertext))).toBe(true);
+    expect(second.listTokens(TENANT_A, { metadata: { color: 'red' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
+    second.close();
+  });
+
+  it('answers synchronously (plain values, not promises)', () => {
+    const store = openMigrated();
+    const token = makeToken();
+    expect(store.createToken(token, audit(token), T0)).toEqual({ status: 'created' });
+    expect(store.getToken(TENANT_A, token.id, T0)).not.toBeInstanceOf(Promise);
+    store.close();
+  });
+});
+
+describe('SQLite migrations', () => {
+  const versions = (store: SqliteStore) => (store.database.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
+
+  it('records each migration once, however often migrate() runs and however many stores open the file', () => {
+    const filename = tempFile();
+    const expected = MIGRATIONS.map((_, i) => i + 1);
+    const one = openMigrated({ filename });
+    one.migrate();
+    expect(versions(one)).toEqual(expected);
+    const two = openMigrated({ filename });
+    expect(versions(two)).toEqual(expected);
+    const token = makeToken();
+    one.createToken(token, audit(token), T0);
+    expect(two.getToken(TENANT_A, token.id, T0)).not.toBeNull();
+    one.close();
+    two.close();
+  });
+});
+
+describe('SQLite storage details', () => {
+  const count = (store: SqliteStore, sql: string, ...params: unknown[]) => (store.database.prepare(sql).get(...params) as { n: number }).n;
+
+  it('leaves no data behind when a token is deleted or purged: no row, no metadata, no search hashes', () => {
+    const store = openMigrated();
+    const deleted = makeToken({ metadata: { a: '1', b: '2' }, searchHashes: ['x', 'y'] });
+    const expiring = makeToken({ metadata: { a: '1' }, searchHashes: ['x'], expiresAt: T0 + 1 });
+    const kept = makeToken({ metadata: { a: '1' }, searchHashes: ['x'] });
+    for (const token of [deleted, expiring, kept]) store.createToken(token, audit(token), T0);
+    expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(4);
+    expect(count(store, 'SELECT count(*) AS n FROM token_search')).toBe(4);
+    expect(store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
+    expect(store.purgeExpiredTokens(T0 + 1, 10)).toBe(1);
+    expect(count(store, 'SELECT count(*) AS n FROM tokens')).toBe(1);
+    expect(count(store, 'SELECT count(*) AS n FROM tokens WHERE ciphertext IN (?, ?)', deleted.ciphertext, expiring.ciphertext)).toBe(0);
+    expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(1);
+    expect(count(store, 'SELECT count(*) AS n FROM token_search')).toBe(1);
+    expect(count(store, 'SELECT count(*) AS n FROM deleted_tokens')).toBe(2);
+    store.close();
+  });
+
+  it('keeps the audit log append-only', () => {
+    const store = openMigrated();
+    store.appendAudit([makeAudit({ resourceId: 'r' })]);
+    expect(() => store.database.exec("UPDATE audit_log SET actor = 'x'")).toThrow(/append-only/);
+    expect(() => store.database.exec('DELETE FROM audit_log')).toThrow(/append-only/);
+    expect(count(store, 'SELECT count(*) AS n FROM audit_log')).toBe(1);
+    store.close();
+  });
+
+  it('compares metadata and reactor names case-insensitively beyond ASCII', () => {
+    const store = openMigrated();
+    const token = makeToken({ metadata: { Straße: 'ÄRGER' } });
+    store.createToken(token, audit(token), T0);
+    expect(store.listTokens(TENANT_A, { metadata: { straße: 'ärger' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
+    store.createFormula(makeFormula({ id: 'f' }));
+    store.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));
+    expect(store.listReactors(TENANT_A, { name: 'école' }, { mode: 'cursor', size: 5 }).items.map((r) => r.name)).toEqual(['ÉCOLE Reactor']);
+    store.close();
+  });
+
+  it('rejects bad paging and limits with ValidationError on the field (a negative SQLite LIMIT would mean no limit)', () => {
+    const store = openMigrated();
+    const fieldOf = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (error) {
+        if (error instanceof ValidationError) return Object.keys(error.errors);
+        throw error;
+      }
+      return [];
+    };
+    expect(fieldOf(() => store.listTokens(TENANT_A, {}, { mode: 'cursor', size: 0 }, T0))).toEqual(['size']);
+    expect(fieldOf(() => store.listTokens(TENANT_A, {}, { mode: 'offset', size: 5, page: 0 }, T0))).toEqual(['page']);
+    expect(fieldOf(() => store.purgeExpiredTokens(T0, -1))).toEqual(['limit']);
+    expect(fieldOf(() => store.listCvcDue(T0, 0))).toEqual(['limit']);
+    expect(fieldOf(() => store.listTokensBelowKeyVersion(TENANT_A, 2, 1.5))).toEqual(['limit']);
+    store.close();
+  });
+});
+
+describe('SQLite cursors', () => {
+  it('encodes a seq as an opaque base64url string and decodes it back', () => {
+    expect(decodeCursor(encodeCursor(1))).toBe(1);
+    expect(decodeCursor(encodeCursor(9_007_199_254_740_991))).toBe(9_007_199_254_740_991);
+    expect(encodeCursor(42)).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it('rejects cursors it would not issue', () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64url');
+    for (const bad of ['', b64('abc'), b64('0'), b64('-5'), b64('01'), b64('1.5'), b64('99999999999999999'), `${b64('12')}==`, `${b64('12')} `]) {
+      expect(() => decodeCursor(bad), bad).toThrow(ValidationError);
+    }
+  });
+});
+
+describe('SQLite query plans', () => {
+  const store = openMigrated();
+  afterAll(() => store.close());
+  const plan = (sql: string, params: unknown[]) =>
+    (store.database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+  const listPlan = (filter: TokenFilter) => {
+    const { sql, params } = cursorPageSql(tokenListQuery(TENANT_A, filter, T0), 0, 20);
+    return plan(sql, params);
+  };
+  /** A full scan of a table, or a sort of the rows found: what an O(log n) query must not do. */
+  const linear = (details: string[]) => details.filter((d) => /^SCAN (t|d|m|s)\b/.test(d) || d.includes('TEMP B-TREE'));
+
+  it('gets a token by id through the UNIQUE (tenant_id, id) index', () => {
+    const details = plan(GET_LIVE_TOKEN, [TENANT_A, 'id', T0]);
+    expect(details).toEqual([expect.stringMatching(/^SEARCH t USING INDEX sqlite_autoindex_tokens_\d \(tenant_id=\? AND id=\?\)$/)]);
+  });
+
+  it('lists by one metadata pair by walking token_metadata_lookup in seq order, fetching tokens by rowid', () => {
+    const details = listPlan({ metadata: { customer: 'c1' } });
+    expect(details).toContainEqual(expect.stringMatching(/^SEARCH d USING COVERING INDEX token_metadata_lookup \(tenant_id=\? AND key_lower=\? AND value_lower=\? AND token_seq>\?\)$/));
+    expect(details).toContainEqual('SEARCH t USING INTEGER PRIMARY KEY (rowid=?)');
+    expect(linear(details)).toEqual([]);
+  });
+
+  it('probes further metadata pairs and search hashes by primary key', () => {
+    const details = listPlan({ metadata: { a: '1', b: '2' }, searchHashes: ['h'] });
+    expect(details).toContainEqual(expect.stringMatching(/^SEARCH m (EXISTS )?USING PRIMARY KEY \(token_seq=\? AND key_lower=\? AND value_lower=\?\)/));
+    expect(details).toContainEqual(expect.stringMatching(/^SEARCH s (EXISTS )?USING PRIMARY KEY \(token_seq=\? AND hash=\?\)/));
+    expect(linear(details)).toEqual([]);
+  });
+
+  it('lists by one type through (tenant_id, type) in seq order, without a sort', () => {
+    const details = listPlan({ types: ['card'] });
+    expect(details).toEqual(['SEARCH t USING INDEX tokens_tenant_type_seq (tenant_id=? AND type=? AND rowid>?)']);
+  });
+
+  it('lists by ids, fingerprints and search hashes through their indexes', () => {
+    for (const [filter, index] of [
+      [{ ids: ['a', 'b'] }, /sqlite_autoindex_tokens_\d \(tenant_id=\? AND id=\?\)/],
+      [{ ids: ['a'] }, /sqlite_autoindex_tokens_\d \(tenant_id=\? AND id=\?\)/],
+      [{ fingerprints: ['f'] }, /tokens_tenant_fingerprint \(tenant_id=\? AND fingerprint=\?\)/],
+      [{ searchHashes: ['h'] }, /token_search_lookup \(tenant_id=\? AND hash=\? AND token_seq>\?\)/],
+    ] as [TokenFilter, RegExp][]) {
+      const details = listPlan(filter);
+      expect(details.some((d) => index.test(d)), JSON.stringify({ filter, details })).toBe(true);
+      expect(linear(details)).toEqual([]);
+    }
+  });
+
+  it('finds duplicates, expired tokens and due cvcs through indexes, in order', () => {
+    expect(plan(FIND_LIVE_DUPLICATE, [TENANT_A, 'f', 'card', T0, 0])).toEqual([
+      'SEARCH t USING INDEX tokens_tenant_fingerprint (tenant_id=? AND fingerprint=? AND type=?)',
+    ]);
+    expect(plan(LIST_EXPIRED, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_expires_at (expires_at<?)']);
+    expect(plan(LIST_CVC_DUE, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_cvc_purge_at (cvc_purge_at<?)']);
+  });
+});
+
+describe('SQLite helpers', () => {
+  it('likeSubstringPattern escapes LIKE wildcards and maps * to %', () => {
+    expect(LIKE_ESCAPE).toBe('\\');
+    expect(likeSubstringPattern('Pay*100%')).toBe('%pay%100\\%%');
+    expect(likeSubstringPattern('a_b\\c')).toBe('%a\\_b\\\\c%');
+    expect(likeSubstringPattern('**')).toBe('%%%');
+  });
+
+  it('StatementCache prepares each SQL once and bounds generated statements', () => {
+    const db = new Database(':memory:');
+    let prepared = 0;
+    const counting = { ...db, open: true, memory: true, prepare: (sql: string) => (prepared++, db.prepare(sql)) } as unknown as ConstructorParameters<typeof StatementCache>[0];
+    const cache = new StatementCache(counting, 2);
+    const fixed = cache.get('SELECT 1');
+    expect(cache.get('SELECT 1')).toBe(fixed);
+    const a = cache.generated('SELECT 2');
+    cache.generated('SELECT 3');
+    expect(cache.generated('SELECT 2')).toBe(a);
+    cache.generated('SELECT 4'); // evicts SELECT 3, the least recently used
+    expect(prepared).toBe(4);
+    cache.generated('SELECT 2');
+    expect(prepared).toBe(4);
+    cache.generated('SELECT 3');
+    expect(prepared).toBe(5);
+    expect(cache.get('SELECT 1')).toBe(fixed);
+    db.close();
+  });
+});
