@@ -5,11 +5,13 @@
  */
 import { chmodSync, existsSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
+import { dirname, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MIN_KEY_LENGTH } from './applications/api-keys.js';
-import { decodeMasterKey, generateMasterKey } from './crypto/key-provider.js';
+import { LocalKeyProvider, decodeMasterKey, generateMasterKey } from './crypto/key-provider.js';
+import { KeyRing } from './crypto/key-ring.js';
 import { VaultError } from './errors.js';
 import { createFetchHandler } from './http/index.js';
 import { toNodeListener } from './http/node.js';
@@ -279,13 +281,44 @@ async function openVault(
   extra: Pick<VaultOptions, 'reactors'>,
   mayCreateKey: boolean,
 ): Promise<Vault> {
+  if (db !== ':memory:' && !existsSync(dirname(resolve(db)))) throw new CliError(`cannot open the database ${db}: its directory does not exist`);
   const masterKey = resolveMasterKey(db, io, mayCreateKey);
-  const store = createSqliteStore({ filename: db, synchronous });
+  let store: ReturnType<typeof createSqliteStore>;
   try {
-    return await createVault({ store, masterKey, logger, ...extra });
+    store = createSqliteStore({ filename: db, synchronous });
   } catch (error) {
-    await Promise.resolve(store.close()).catch(() => undefined);
-    throw error;
+    throw sqliteError(error, db);
+  }
+  let vault: Vault | undefined;
+  try {
+    vault = await createVault({ store, masterKey, logger, ...extra });
+    await checkMasterKey(vault, masterKey, db);
+    return vault;
+  } catch (error) {
+    if (vault) await vault.close().catch(() => undefined);
+    else await Promise.resolve(store.close()).catch(() => undefined);
+    throw sqliteError(error, db);
+  }
+}
+
+/** A database that cannot be opened, said plainly (the driver's message names only the cause). */
+function sqliteError(error: unknown, db: string): unknown {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? new CliError(`cannot open the database ${db} (${code})`) : error;
+}
+
+/**
+ * Fails at start, not on the first request, when the master key is not the one the database's
+ * tenant keys were wrapped with (a wrong TOKENVAULT_MASTER_KEY, or another database's key file).
+ */
+async function checkMasterKey(vault: Vault, masterKey: string, db: string): Promise<void> {
+  const ring = new KeyRing(vault.store, new LocalKeyProvider(masterKey), vault.clock);
+  for (const tenant of await vault.listTenants()) {
+    try {
+      await ring.keysFor(tenant.id);
+    } catch {
+      throw new CliError(`the master key does not match the one ${db} was created with (check TOKENVAULT_MASTER_KEY or ${db}.key)`);
+    }
   }
 }
 

@@ -65,9 +65,12 @@ export class AuthorizationError extends VaultError {
 /** 404: missing, expired, or belonging to another tenant (never distinguished). */
 export class NotFoundError extends VaultError {
   readonly code = 'not_found' as const;
+  /** The id that was looked up, when there was one. */
+  readonly id: string | undefined;
   constructor(what = 'Resource', id?: string) {
     super(id === undefined ? `${what} not found` : `${what} '${id}' not found`);
     this.name = 'NotFoundError';
+    this.id = id;
   }
 }
 

@@ -6,7 +6,6 @@
  */
 export { createFetchHandler } from './fetch-handler.js';
 export type { FetchHandler, FetchHandlerOptions } from './fetch-handler.js';
-export { buildOpenApiDocument } from './openapi.js';
 export { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
 export type { ProblemDetails } from './problem.js';
 export { IDEMPOTENCY_TTL_MS } from './idempotency.js';

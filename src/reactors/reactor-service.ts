@@ -230,12 +230,9 @@ export class ReactorService {
       data = await this.#tokens.use(caller, [...plan.ids.keys()]);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      // use() names the missing id in its message; report it on the arg that holds it.
-      for (const [tokenId, field] of plan.ids) {
-        if (error.message === new NotFoundError('Token', tokenId).message) {
-          throw ValidationError.field(field, `names the token '${tokenId}', which does not exist`);
-        }
-      }
+      // Report the missing id on the arg that holds it.
+      const field = error.id === undefined ? undefined : plan.ids.get(error.id);
+      if (field !== undefined) throw ValidationError.field(field, `names the token '${error.id}', which does not exist`);
       throw ValidationError.field('args', 'names a token that does not exist');
     }
     return applyDetokenize(plan, data, this.#engine);

@@ -40,13 +40,15 @@ interface Completion {
 /**
  * Runs `input` in `prepared`, which it owns from now on: the context is disposed when the run ends
  * (unless the module failed under it; then it is abandoned with the module).
- * @throws ReactorError for every failure of the reactor; SandboxCrash when the module failed.
+ * @throws ReactorError for every failure of the reactor; SandboxCrash when the module failed during
+ *   the run. A module failure while disposing keeps the run's outcome and calls `onModuleFailure`.
  */
 export async function runInContext(
   prepared: PreparedContext,
   input: SandboxRunInput,
   limits: SandboxLimits,
   tuner: InterruptTuner | null,
+  onModuleFailure: () => void,
 ): Promise<SandboxRunOutput> {
   const deadline = performance.now() + limits.timeoutMs;
   let interrupted = false;
@@ -79,8 +81,15 @@ export async function runInContext(
     throw error;
   } finally {
     if (!crashed) {
-      session.dispose();
-      prepared.dispose();
+      try {
+        session.dispose();
+        prepared.dispose();
+      } catch (error) {
+        // QuickJS asserts on objects still alive when a runtime is freed (seen after interrupting a
+        // promise-job flood); the abort kills the module, but the run's outcome stands.
+        if (!isModuleFailure(error)) throw error;
+        onModuleFailure();
+      }
     }
   }
 }

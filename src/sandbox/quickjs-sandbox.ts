@@ -7,12 +7,13 @@
  * deep nesting, or an abort), the module is retired: runs already in it finish or fail on their own,
  * new runs wait for a fresh module.
  */
-import { newQuickJSWASMModule, RELEASE_SYNC, type QuickJSHandle, type QuickJSWASMModule } from 'quickjs-emscripten';
+import type { QuickJSContext, QuickJSHandle, QuickJSWASMModule } from 'quickjs-emscripten';
 import { ReactorError, ValidationError } from '../errors.js';
 import { resolveLimits } from './limits.js';
 import { wrapReactorSource } from './prelude.js';
 import { ContextPool } from './context-pool.js';
 import { InterruptTuner } from './interrupt-tuner.js';
+import { loadQuickJsModule } from './quickjs-module.js';
 import { isModuleFailure, SandboxCrash } from './module-failure.js';
 import type { RuntimeCounters } from './prepared-context.js';
 import { runInContext } from './quickjs-run.js';
@@ -137,7 +138,10 @@ export class QuickJsSandbox implements Sandbox {
     const slot = await this.#healthySlot();
     this.#runs++;
     try {
-      return await runInContext(slot.pool.take(), input, limits, slot.tuner);
+      return await runInContext(slot.pool.take(), input, limits, slot.tuner, () => {
+        this.#abandoned++;
+        this.#retire(slot);
+      });
     } catch (error) {
       if (error instanceof SandboxCrash) {
         this.#abandoned++;
@@ -195,7 +199,7 @@ export class QuickJsSandbox implements Sandbox {
   }
 
   #replace(): Promise<ModuleSlot> {
-    this.#replacement ??= newQuickJSWASMModule(RELEASE_SYNC).then(
+    this.#replacement ??= loadQuickJsModule().then(
       (module) => {
         this.#slot = this.#newSlot(module);
         this.#replacement = null;
@@ -216,7 +220,7 @@ function assertCodeSize(code: unknown, fail: (message: string) => Error): assert
 }
 
 /** `SyntaxError: <message> (line N)` from a compile error, without its stack. */
-function syntaxMessage(context: import('quickjs-emscripten').QuickJSContext, error: QuickJSHandle): string {
+function syntaxMessage(context: QuickJSContext, error: QuickJSHandle): string {
   const read = (name: string): unknown => {
     const h = context.getProp(error, name);
     try {
@@ -236,8 +240,7 @@ function syntaxMessage(context: import('quickjs-emscripten').QuickJSContext, err
 }
 
 /**
- * Creates a sandbox on its own QuickJS WebAssembly module (not the process-wide `getQuickJS()` one,
- * so a failure here is never shared with other users of the library).
+ * Creates a sandbox on its own QuickJS WebAssembly module.
  * @example const sandbox = await createQuickJsSandbox({ limits: { timeoutMs: 5_000 } });
  */
 export async function createQuickJsSandbox(options?: QuickJsSandboxOptions): Promise<QuickJsSandbox> {
@@ -246,6 +249,6 @@ export async function createQuickJsSandbox(options?: QuickJsSandboxOptions): Pro
   if (!Number.isInteger(poolSize) || poolSize < 0 || poolSize > 64) {
     throw new ValidationError({ poolSize: ['must be an integer from 0 to 64'] });
   }
-  const module = await newQuickJSWASMModule(RELEASE_SYNC);
+  const module = await loadQuickJsModule();
   return new QuickJsSandbox(module, limits, poolSize);
 }

@@ -2,8 +2,13 @@
 // database) against a bare node:http JSON server, both measured in the same run with autocannon.
 //   GET /tokens/{id}  (a card token, masked by the caller's default rules)   target ≥ 40% of bare
 //   POST /tokens      (a card, deduplicate_token false, the same body each time) target ≥ 25% of bare
-// Each server runs in its own child process (one core each at most); autocannon runs here.
-// Run after a build: `npm run bench` (or `node test/bench/http.mjs`). BENCH_HTTP_SECONDS overrides 8.
+// A third server, "direct", calls the same vault services from a hand-written node:http listener
+// (no routing, parsing or problem mapping): the gap between it and tokenvault is the HTTP layer's
+// own cost; the gap between bare and direct is the vault core's.
+// Each server runs in its own child process; autocannon runs here. The runs are interleaved in
+// short slices (bare, direct, tokenvault, bare, …) so that a busy machine slows all three alike.
+// Run after a build: `npm run bench` (or `node test/bench/http.mjs`). BENCH_HTTP_SECONDS (default 8)
+// is the measuring time per server and endpoint.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 8);
+const SLICES = 4;
 const CONNECTIONS = 50;
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 const CREATE_BODY = JSON.stringify({ type: 'card', data: CARD, deduplicate_token: false });
@@ -42,21 +48,53 @@ async function serveBare() {
   process.stdout.write(`${JSON.stringify({ port: server.address().port, path: '/tokens/b1c2', key: 'none' })}\n`);
 }
 
-/** The tokenvault server on a temp SQLite file (WAL; synchronous from BENCH_SYNCHRONOUS, default normal). */
-async function serveVault() {
+/** A vault on a temp SQLite file (WAL; synchronous from BENCH_SYNCHRONOUS, default normal), one card token. */
+async function openVault() {
   const { createVault, generateMasterKey } = await import('../../dist/index.js');
   const { createSqliteStore } = await import('../../dist/sqlite.js');
-  const { createFetchHandler } = await import('../../dist/http.js');
-  const { toNodeListener } = await import('../../dist/node.js');
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-http-bench-'));
   const synchronous = process.env.BENCH_SYNCHRONOUS ?? 'normal';
   const vault = await createVault({ store: createSqliteStore({ filename: join(dir, 'bench.db'), synchronous }), masterKey: generateMasterKey(), sweepIntervalMs: 0 });
   const { application } = await vault.createTenant({ name: 'bench' });
   const admin = await vault.authenticate(application.key);
+  // A default private application: token reads are masked by its implicit rules.
   const app = await vault.applications.create(admin, { name: 'bench', type: 'private', permissions: ['token:create', 'token:read'] });
   const caller = await vault.authenticate(app.key);
   const token = await vault.tokens.create(caller, { type: 'card', data: CARD });
-  const server = createServer(toNodeListener(createFetchHandler(vault)));
+  return { vault, dir, app, token };
+}
+
+/** The same service calls as tokenvault's routes, from a bare listener: the core's cost without the HTTP layer. */
+async function serveDirect() {
+  const { vault, dir, app, token } = await openVault();
+  const reply = (res, status, value) => {
+    const text = JSON.stringify(value);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const server = createServer(async (req, res) => {
+    try {
+      const caller = await vault.authenticate(req.headers['svc-api-key']);
+      if (req.method === 'GET') return reply(res, 200, await vault.tokens.get(caller, decodeURIComponent(req.url.slice('/tokens/'.length))));
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      reply(res, 201, await vault.tokens.create(caller, JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+    } catch {
+      reply(res, 500, { error: 'failed' });
+    }
+  });
+  await listenAndAnnounce(server, vault, dir, app, token);
+}
+
+/** The tokenvault server: createFetchHandler + toNodeListener. */
+async function serveVault() {
+  const { createFetchHandler } = await import('../../dist/http.js');
+  const { toNodeListener } = await import('../../dist/node.js');
+  const { vault, dir, app, token } = await openVault();
+  await listenAndAnnounce(createServer(toNodeListener(createFetchHandler(vault))), vault, dir, app, token);
+}
+
+async function listenAndAnnounce(server, vault, dir, app, token) {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   process.stdout.write(`${JSON.stringify({ port: server.address().port, path: `/tokens/${token.id}`, key: app.key })}\n`);
@@ -85,52 +123,65 @@ async function stopChild(child) {
   await once(child, 'exit');
 }
 
-async function measure(target, method) {
+/** One autocannon run of `seconds` against a server. */
+async function slice(target, method, seconds) {
   const { default: autocannon } = await import('autocannon');
   const headers = { 'SVC-API-KEY': target.key };
-  const options = { url: `http://127.0.0.1:${target.port}${method === 'GET' ? target.path : '/tokens'}`, connections: CONNECTIONS, duration: SECONDS, method, headers };
+  const options = { url: `http://127.0.0.1:${target.port}${method === 'GET' ? target.path : '/tokens'}`, connections: CONNECTIONS, duration: seconds, method, headers };
   if (method === 'POST') {
     headers['content-type'] = 'application/json';
     options.body = CREATE_BODY;
   }
   const result = await autocannon(options);
-  const bad = result.non2xx + result.errors + result.timeouts;
-  return { rps: result.requests.average, p99: result.latency.p99, bad };
+  return { requests: result.requests.total, seconds: result.duration, p99: result.latency.p99, bad: result.non2xx + result.errors + result.timeouts };
 }
 
-function line(name, ours, bare, target) {
+/** Interleaved slices against every target; req/s over all slices, p99 the median of the slices'. */
+async function measureAll(targets, method) {
+  const runs = targets.map(() => []);
+  for (let round = 0; round < SLICES; round++) {
+    for (let i = 0; i < targets.length; i++) runs[i].push(await slice(targets[i], method, SECONDS / SLICES));
+  }
+  return runs.map((slices) => {
+    const p99s = slices.map((s) => s.p99).sort((a, b) => a - b);
+    return {
+      rps: slices.reduce((sum, s) => sum + s.requests, 0) / slices.reduce((sum, s) => sum + s.seconds, 0),
+      p99: p99s[Math.floor(p99s.length / 2)],
+      bad: slices.reduce((sum, s) => sum + s.bad, 0),
+    };
+  });
+}
+
+function line(name, [bare, direct, ours], target) {
   const ratio = ours.rps / bare.rps;
   const verdict = ratio >= target ? 'ok' : 'BELOW TARGET';
-  console.log(
-    `${name.padEnd(22)} tokenvault ${ours.rps.toFixed(0).padStart(6)} req/s p99 ${String(ours.p99).padStart(4)} ms` +
-      ` | bare ${bare.rps.toFixed(0).padStart(6)} req/s p99 ${String(bare.p99).padStart(4)} ms` +
-      ` | ratio ${(ratio * 100).toFixed(0).padStart(3)}% (target ≥ ${target * 100}%) ${verdict}` +
-      (ours.bad + bare.bad > 0 ? ` | non-2xx/errors: ${ours.bad}/${bare.bad}` : ''),
-  );
-  return { name, ours, bare, ratio, target };
+  const fmt = (label, r) => `${label} ${r.rps.toFixed(0).padStart(6)} req/s p99 ${String(r.p99).padStart(4)} ms`;
+  console.log(`${name}: tokenvault ${(ratio * 100).toFixed(0)}% of bare (target ≥ ${target * 100}%) ${verdict}`);
+  console.log(`  ${fmt('bare node:http      ', bare)}`);
+  console.log(`  ${fmt('direct service calls', direct)}   (${((direct.rps / bare.rps) * 100).toFixed(0)}% of bare: the core's cost)`);
+  console.log(`  ${fmt('tokenvault          ', ours)}   (${((ours.rps / direct.rps) * 100).toFixed(0)}% of direct: the HTTP layer's cost)`);
+  const bad = [bare, direct, ours].map((r) => r.bad);
+  if (bad.some((n) => n > 0)) console.log(`  non-2xx/errors/timeouts: bare ${bad[0]}, direct ${bad[1]}, tokenvault ${bad[2]}`);
+  return { name, bare, direct, tokenvault: ours, ratio, target };
 }
 
-/** Runs the HTTP benchmark and prints one line per endpoint. */
+/** Runs the HTTP benchmark and prints the figures per endpoint. */
 export async function run() {
-  console.log(`\n== http: autocannon, ${CONNECTIONS} connections, ${SECONDS} s per run, servers in child processes ==`);
-  const bare = await startChild('bare');
-  const vault = await startChild('vault');
+  console.log(`\n== http: autocannon, ${CONNECTIONS} connections, ${SECONDS} s per server and endpoint (${SLICES} interleaved slices) ==`);
+  const targets = [await startChild('bare'), await startChild('direct'), await startChild('vault')];
   try {
-    const bareGet = await measure(bare, 'GET');
-    const vaultGet = await measure(vault, 'GET');
-    const barePost = await measure(bare, 'POST');
-    const vaultPost = await measure(vault, 'POST');
-    const results = [line('GET /tokens/{id}', vaultGet, bareGet, 0.4), line('POST /tokens (card)', vaultPost, barePost, 0.25)];
-    console.log(`  (SQLite synchronous=${process.env.BENCH_SYNCHRONOUS ?? 'normal'}; set BENCH_SYNCHRONOUS=full for per-commit fsync)`);
-    return results;
+    const get = line('GET /tokens/{id}', await measureAll(targets, 'GET'), 0.4);
+    const post = line('POST /tokens (card)', await measureAll(targets, 'POST'), 0.25);
+    console.log(`  (SQLite synchronous=${process.env.BENCH_SYNCHRONOUS ?? 'normal'}, WAL; BENCH_SYNCHRONOUS=full for an fsync per commit)`);
+    return [get, post];
   } finally {
-    await stopChild(bare.child);
-    await stopChild(vault.child);
+    for (const target of targets) await stopChild(target.child);
   }
 }
 
 if (process.argv[2] === '--serve') {
-  await (process.argv[3] === 'bare' ? serveBare() : serveVault());
+  const kind = process.argv[3];
+  await (kind === 'bare' ? serveBare() : kind === 'direct' ? serveDirect() : serveVault());
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   await run();
 }

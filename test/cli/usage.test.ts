@@ -144,6 +144,21 @@ describe('serve (in-process)', () => {
     expect(statSync(`${bad}.key`).size).toBeGreaterThan(0);
   });
 
+  it('fails at start when the master key does not match the database, or the database cannot be opened', async () => {
+    const db = join(dir, 'mismatch.db');
+    expect((await serveOnce(['--db', db], { TOKENVAULT_MASTER_KEY: generateMasterKey() })).code).toBe(0);
+    const wrong = await serveOnce(['--db', db], { TOKENVAULT_MASTER_KEY: generateMasterKey() });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/master key does not match/);
+    expect(wrong.stdout).not.toMatch(/listening/);
+    const missingDir = await serveOnce(['--db', join(dir, 'no', 'such', 'dir', 'x.db')], { TOKENVAULT_MASTER_KEY: generateMasterKey() });
+    expect(missingDir.code).toBe(1);
+    expect(missingDir.stderr).toMatch(/cannot open the database .*x\.db: its directory does not exist/);
+    const isDirectory = await serveOnce(['--db', dir], { TOKENVAULT_MASTER_KEY: generateMasterKey() });
+    expect(isDirectory.code).toBe(1);
+    expect(isDirectory.stderr).toMatch(/cannot open the database/);
+  });
+
   it('keys rotate: errors for a missing database or an unknown tenant', async () => {
     expect((await run(['keys', 'rotate', '--db', join(dir, 'none.db')])).stderr).toMatch(/no database at/);
     const db = join(dir, 'rot.db');

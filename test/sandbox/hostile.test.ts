@@ -107,15 +107,27 @@ describe('hostile reactors: CPU and time', () => {
 describe('hostile reactors: memory and stack', () => {
   it.each([
     ['string doubling with repeat', 'module.exports = () => { let s = "x"; for (;;) s = s.repeat(2) }'],
-    ['string doubling with +', 'module.exports = () => { let s = "xxxxxxxx"; const keep = []; for (;;) { s = s + s; keep.push(s) } }'],
     ['a huge array', 'module.exports = () => new Array(2 ** 28).fill(0)'],
-    ['many arrays', 'module.exports = () => { const a = []; for (;;) a.push(new Array(100000).fill(1)) }'],
-    ['many objects', 'module.exports = () => { const a = []; for (let i = 0; ; i++) a.push({ i, s: "v" + i }) }'],
+    ['many dense arrays', 'module.exports = () => { const a = []; for (;;) a.push(Array.from({ length: 10000 }, (_, i) => i)) }'],
+    ['many strings', 'module.exports = () => { const a = []; for (let i = 0; ; i++) a.push("x".repeat(100000) + i) }'],
+    ['a bomb caught and retried', 'module.exports = () => { const keep = []; for (;;) { try { keep.push("y".repeat(1 << 20) + keep.length) } catch (e) {} } }'],
   ])('stops %s at the memory limit', async (_name, code) => {
     const error = await failure(code);
+    expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: MEMORY_MESSAGE });
+    await expectHealthy();
+  });
+
+  it('stops a loop of small allocations by memory or time, whichever comes first', async () => {
+    const error = await failure('module.exports = () => { const a = []; for (let i = 0; ; i++) a.push({ i, s: "v" + i }) }');
     expect(error.status).toBe(500);
     expect([MEMORY_MESSAGE, TIMEOUT_MESSAGE]).toContain(error.message);
-    if (_name !== 'many objects') expect(error.message).toBe(MEMORY_MESSAGE);
+    await expectHealthy();
+  });
+
+  it('reports the engine limit on string length as a runtime error', async () => {
+    // Concatenation builds ropes, so doubling reaches QuickJS's 2^30 length cap before the memory limit.
+    const error = await failure('module.exports = () => { let s = "xxxxxxxx"; for (;;) s = s + s }');
+    expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: 'string too long' });
     await expectHealthy();
   });
 
@@ -164,17 +176,18 @@ describe('hostile reactors: memory and stack', () => {
 
 describe('hostile reactors: escapes', () => {
   it('finds no host objects by any route', async () => {
-    const out = await run(`module.exports = () => {
+    const out = await run(`module.exports = async function () {
       const probes = {};
       probes.process = typeof process;
       probes.require = typeof require;
       probes.globalProcess = typeof globalThis.process;
       probes.functionThis = Function('return this')() === globalThis;
       probes.ctorCtor = (() => { try { return typeof this.constructor.constructor('return process')() } catch (e) { return 'threw ' + e.name } })();
-      probes.asyncCtor = typeof (async function () {}).constructor('return process')();
+      probes.ctorThis = this.constructor.constructor('return this')() === globalThis;
+      probes.asyncCtor = await (async function () {}).constructor('return typeof process')();
       probes.evalProcess = typeof eval('typeof process === "undefined" ? undefined : process');
       probes.hostBridge = [typeof hostCall, typeof hostFetch, typeof hostLog, typeof hostSleep].join();
-      probes.globals = Object.getOwnPropertyNames(globalThis).filter((n) => /process|require|module|host|std|os|Buffer|global$/.test(n)).join();
+      probes.globals = Object.getOwnPropertyNames(globalThis).filter((n) => /^(process|require|module|exports|std|os|Buffer|global|setImmediate|queueMicrotask)$|^host/.test(n)).join();
       return probes;
     }`);
     expect(out.result).toEqual({
@@ -182,7 +195,8 @@ describe('hostile reactors: escapes', () => {
       require: 'undefined',
       globalProcess: 'undefined',
       functionThis: true,
-      ctorCtor: 'undefined',
+      ctorCtor: 'threw ReferenceError',
+      ctorThis: true,
       asyncCtor: 'undefined',
       evalProcess: 'undefined',
       hostBridge: 'undefined,undefined,undefined,undefined',

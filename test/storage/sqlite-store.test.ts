@@ -78,6 +78,7 @@ describe('SQLite pragmas', () => {
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
     store.close();
   });
 

@@ -1,6 +1,7 @@
 import { applicationRoutes } from './applications.js';
 import { logRoutes } from './logs.js';
-import { formulaRoutes, reactorRoutes } from './reactors.js';
+import { formulaRoutes } from './formulas.js';
+import { reactorRoutes } from './reactors.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
 import { tokenRoutes } from './tokens.js';

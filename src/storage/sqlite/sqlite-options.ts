@@ -52,8 +52,8 @@ export interface SqliteStoreOptions {
    * - `'full'`: every commit is fsynced, so an acknowledged write survives a power loss or OS crash.
    * - `'normal'`: in WAL mode the WAL is fsynced only at checkpoints, so commits are several times
    *   faster (about 21,000 vs 7,000 inserts/s on a 2-core machine, DESIGN.md 5); a killed process
-   *   loses nothing, but a power loss or OS crash may lose the last transactions acknowledged
-   *   before it (the database itself stays consistent).
+   *   loses nothing, but a power loss or OS crash may lose the transactions acknowledged since the
+   *   last checkpoint (the store checkpoints every ~40 MB of WAL); the database stays consistent.
    */
   synchronous?: 'full' | 'normal';
   /** How long a writer waits for another connection's lock before SQLITE_BUSY. Default 5000 ms. */
