@@ -1,3 +1,4 @@
+import { isValid, parse, parseISO } from 'date-fns';
 import { ValidationError } from '../errors.js';
 
 const FIELD = 'expires_at';
@@ -36,11 +37,8 @@ interface Parts {
 export function parseExpiresAt(value: unknown, now: number): number {
   if (typeof value !== 'string') throw ValidationError.field(FIELD, 'must be a string; ' + FORMATS);
   const text = value.trim();
-  const parts = parseIso(text) ?? parseUs(text);
-  if (parts === null) throw ValidationError.field(FIELD, FORMATS);
-  const problem = rangeProblem(parts);
-  if (problem !== null) throw ValidationError.field(FIELD, problem);
-  const ms = toEpochMs(parts);
+  const ms = parseIsoText(text) ?? parseUsText(text);
+  if (ms === null) throw ValidationError.field(FIELD, FORMATS);
   if (ms <= now) throw ValidationError.field(FIELD, 'must be in the future');
   return ms;
 }
@@ -54,73 +52,60 @@ export function formatIso(ms: number): string {
   return new Date(ms).toISOString().replace(/Z$/, '+00:00');
 }
 
-function parseIso(text: string): Parts | null {
+/**
+ * The regular expressions only decide which shape the text has (and keep 2-digit years and stray
+ * text out); date-fns does the parsing and the calendar checks. Every string is given an explicit
+ * offset before it reaches date-fns (a missing zone means UTC), so the result never depends on the
+ * machine's time zone.
+ */
+function parseIsoText(text: string): number | null {
   const m = ISO.exec(text);
   if (m === null) return null;
-  const [, y, mo, d, h, mi, s, frac, z, sign, oh, om] = m;
-  // 'Z' and a missing zone both mean UTC.
-  const offset = z === undefined && sign !== undefined ? offsetMinutes(sign, oh!, om ?? '00') : 0;
-  return {
-    year: Number(y),
-    month: Number(mo),
-    day: Number(d),
-    hour: Number(h ?? 0),
-    minute: Number(mi ?? 0),
-    second: Number(s ?? 0),
-    // Sub-millisecond digits are truncated: epoch milliseconds is the stored precision.
-    millisecond: frac === undefined ? 0 : Number(frac.slice(0, 3).padEnd(3, '0')),
-    offset,
-  };
+  const [, , , , hour, minute, second, fraction, z, sign, offsetHours, offsetMinutes] = m;
+  checkTime(Number(hour ?? 0) <= 23 && Number(minute ?? 0) <= 59 && Number(second ?? 0) <= 59);
+  if (sign !== undefined && !validOffset(offsetHours!, offsetMinutes ?? '00')) throw ValidationError.field(FIELD, BAD_OFFSET);
+  // Sub-millisecond digits are truncated: epoch milliseconds is the stored precision.
+  const base = text
+    .toUpperCase()
+    .replace(/[.,]\d+/, fraction === undefined ? '' : `.${fraction.slice(0, 3).padEnd(3, '0')}`)
+    .replace(' ', 'T');
+  const zoned = hour === undefined ? `${base}T00:00:00Z` : z === undefined && sign === undefined ? `${base}Z` : base;
+  const date = parseISO(zoned);
+  if (!isValid(date) || !sameCalendarDate(text, date, zoned)) throw ValidationError.field(FIELD, 'is not a valid calendar date');
+  return date.getTime();
 }
 
-function parseUs(text: string): Parts | null {
+function parseUsText(text: string): number | null {
   const m = US.exec(text);
   if (m === null) return null;
-  const [, mo, d, y, h, mi, s, ampm, sign, oh, om] = m;
-  let hour = 0;
-  if (h !== undefined) {
-    const h12 = Number(h);
-    // 12-hour clock: 1..12 only; 12 AM is midnight, 12 PM is noon.
-    if (h12 < 1 || h12 > 12) hour = Number.NaN;
-    else hour = (h12 % 12) + (ampm!.toUpperCase() === 'PM' ? 12 : 0);
-  }
-  return {
-    year: Number(y),
-    month: Number(mo),
-    day: Number(d),
-    hour,
-    minute: Number(mi ?? 0),
-    second: Number(s ?? 0),
-    millisecond: 0,
-    offset: sign === undefined ? 0 : offsetMinutes(sign, oh!, om!),
-  };
+  const [, month, day, year, hour, minute, second, meridiem, sign, offsetHours, offsetMinutes] = m;
+  if (hour !== undefined) checkTime(Number(hour) >= 1 && Number(hour) <= 12 && Number(minute) <= 59 && Number(second) <= 59);
+  if (sign !== undefined && !validOffset(offsetHours!, offsetMinutes!)) throw ValidationError.field(FIELD, BAD_OFFSET);
+  const time = hour === undefined ? '12:00:00 AM' : `${hour}:${minute}:${second} ${meridiem!.toUpperCase()}`;
+  const offset = sign === undefined ? '+00:00' : `${sign}${offsetHours}:${offsetMinutes}`;
+  const date = parse(`${month}/${day}/${year} ${time} ${offset}`, 'M/d/yyyy h:mm:ss a xxx', new Date(0));
+  if (!isValid(date)) throw ValidationError.field(FIELD, 'is not a valid calendar date');
+  return date.getTime();
 }
 
-/** An offset's minutes east of UTC; NaN when its hours or minutes are out of range. */
-function offsetMinutes(sign: string, hours: string, minutes: string): number {
-  const hh = Number(hours);
-  const mm = Number(minutes);
-  if (hh > 23 || mm > 59) return Number.NaN;
-  return (sign === '-' ? -1 : 1) * (hh * 60 + mm);
+function checkTime(valid: boolean): void {
+  if (!valid) throw ValidationError.field(FIELD, 'is not a valid time of day');
 }
 
-function rangeProblem(p: Parts): string | null {
-  if (p.month < 1 || p.month > 12 || p.day < 1 || p.day > daysInMonth(p.year, p.month)) return 'is not a valid calendar date';
-  if (!(p.hour >= 0 && p.hour <= 23) || p.minute > 59 || p.second > 59) return 'is not a valid time of day';
-  if (Number.isNaN(p.offset)) return 'has an invalid UTC offset; expected ±hh:mm with hh at most 23 and mm at most 59';
-  return null;
+const BAD_OFFSET = 'has an invalid UTC offset; expected ±hh:mm with hh at most 23 and mm at most 59';
+
+function validOffset(hours: string, minutes: string): boolean {
+  return Number(hours) <= 23 && Number(minutes) <= 59;
 }
 
-/** Days in a month of the proleptic Gregorian calendar (February follows the leap-year rule). */
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
-function toEpochMs(p: Parts): number {
-  const date = new Date(0);
-  // setUTCFullYear, unlike Date.UTC, does not map years 0-99 to 1900-1999.
-  date.setUTCFullYear(p.year, p.month - 1, p.day);
-  date.setUTCHours(p.hour, p.minute, p.second, p.millisecond);
-  return date.getTime() - p.offset * 60_000;
+/**
+ * parseISO rolls impossible dates over (2030-02-30 becomes March 2); reject those by checking the
+ * calendar date it produced, in the text's own offset, against the one written.
+ */
+function sameCalendarDate(text: string, date: Date, zoned: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const offsetMatch = /([+-])(\d{2}):?(\d{2})?$/.exec(zoned.slice(19));
+  const offset = offsetMatch ? (offsetMatch[1] === '-' ? -1 : 1) * (Number(offsetMatch[2]) * 60 + Number(offsetMatch[3] ?? 0)) : 0;
+  const local = new Date(date.getTime() + offset * 60_000);
+  return local.getUTCFullYear() === year && local.getUTCMonth() + 1 === month && local.getUTCDate() === day;
 }
