@@ -15,5 +15,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
+  // Error classes keep their names in stack traces and `constructor.name`.
+  keepNames: true,
   external: ['better-sqlite3', 'pg', 'quickjs-emscripten', 'vitest'],
 });

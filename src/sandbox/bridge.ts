@@ -79,7 +79,8 @@ export class LogBuffer {
       this.#remaining -= bytes;
       return true;
     }
-    this.lines.push(cutUtf8(line, this.#remaining));
+    const cut = cutUtf8(line, this.#remaining);
+    if (cut !== '') this.lines.push(cut);
     this.#remaining = 0;
     this.#truncated = true;
     return false;

@@ -40,10 +40,13 @@ export class ContextPool {
     return ready ?? this.#prepare();
   }
 
-  /** Stops refilling and drops the idle contexts; used when the module is retired. */
-  close(): void {
+  /**
+   * Stops refilling and drops the idle contexts without freeing them (their module is being
+   * retired and may no longer be safe to call); returns how many were dropped.
+   */
+  close(): number {
     this.#closed = true;
-    this.#idle.length = 0;
+    return this.#idle.splice(0).length;
   }
 
   #prepare(): PreparedContext {
@@ -59,8 +62,8 @@ export class ContextPool {
       try {
         this.#idle.push(this.#prepare());
       } catch (error) {
-        this.close();
-        if (isModuleFailure(error)) this.#options.onModuleFailure();
+        if (isModuleFailure(error)) this.#options.onModuleFailure(); // retires the module, closing this pool
+        else this.#closed = true;
         return;
       }
       this.#scheduleRefill();

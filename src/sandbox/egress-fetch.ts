@@ -95,7 +95,8 @@ function positiveInteger(value: number, field: string): number {
   return value;
 }
 
-function isAllowedHost(host: string, allowHosts: string[]): boolean {
+/** Whether `host` (lower-case, no brackets) matches an entry: exact, or `*.domain` for any subdomain of it. */
+export function isAllowedHost(host: string, allowHosts: readonly string[]): boolean {
   return allowHosts.some((pattern) =>
     pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1 : host === pattern,
   );

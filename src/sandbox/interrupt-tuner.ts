@@ -10,7 +10,7 @@
  * WebAssembly memory: at most MAX_TICKS_BETWEEN_CHECKS, down to 1 as soon as ticks turn slow. The
  * deadline can then be overrun by at most that many ticks, i.e. a few built-in calls, each bounded
  * by the memory limit (the slowest measured: a default `sort()` of a million numbers, about 5 s).
- * Only a separate thread that can be terminated gives a hard bound; see the sandbox README notes.
+ * Only running the sandbox in a worker thread that can be terminated would give a hard bound.
  * Cost: a pure arithmetic loop runs about 1.3x slower; typical reactor code is dominated by start-up.
  *
  * The counter's offset inside the C `JSContext` struct is found at start-up by calibration: the one

@@ -54,8 +54,9 @@ export async function runInContext(
   let interrupted = false;
   let crashed = false;
   const { runtime } = prepared;
-  const session = new RunSession(prepared, input, limits, deadline);
+  let session: RunSession | undefined;
   try {
+    session = new RunSession(prepared, input, limits, deadline);
     runtime.setMemoryLimit(limits.memoryBytes);
     runtime.setMaxStackSize(limits.maxStackBytes);
     const onInterrupt = (): void => {
@@ -82,7 +83,7 @@ export async function runInContext(
   } finally {
     if (!crashed) {
       try {
-        session.dispose();
+        session?.dispose();
         prepared.dispose();
       } catch (error) {
         // QuickJS asserts on objects still alive when a runtime is freed (seen after interrupting a

@@ -7,15 +7,15 @@
  * deep nesting, or an abort), the module is retired: runs already in it finish or fail on their own,
  * new runs wait for a fresh module.
  */
-import type { QuickJSContext, QuickJSHandle, QuickJSWASMModule } from 'quickjs-emscripten';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
 import { ReactorError, ValidationError } from '../errors.js';
-import { resolveLimits } from './limits.js';
-import { wrapReactorSource } from './prelude.js';
 import { ContextPool } from './context-pool.js';
 import { InterruptTuner } from './interrupt-tuner.js';
-import { loadQuickJsModule } from './quickjs-module.js';
+import { resolveLimits } from './limits.js';
 import { isModuleFailure, SandboxCrash } from './module-failure.js';
+import { wrapReactorSource } from './prelude.js';
 import type { RuntimeCounters } from './prepared-context.js';
+import { loadQuickJsModule } from './quickjs-module.js';
 import { runInContext } from './quickjs-run.js';
 import { runtimeError, stackError } from './reactor-outcome.js';
 import {
@@ -30,6 +30,7 @@ import {
 /** Compiling never runs code, but a pathological source still gets a bound. */
 const CHECK_TIMEOUT_MS = 5_000;
 const DEFAULT_POOL_SIZE = 2;
+const MAX_FAILURES_BEFORE_REFUSING = 4;
 
 /** Counters for tests and monitoring. */
 export interface QuickJsSandboxStats {
@@ -47,7 +48,7 @@ export interface QuickJsSandboxStats {
   retiredModules: number;
   /** Size of the current module's WebAssembly memory; it grows to the peak use and never shrinks. */
   wasmMemoryBytes: number;
-  /** Whether deadline checks are tuned to about one per millisecond (see interrupt-tuner.ts). */
+  /** Whether deadline checks come every few interpreter ticks instead of every 10,000 (interrupt-tuner.ts). */
   tunedInterrupts: boolean;
 }
 
@@ -64,6 +65,8 @@ export interface QuickJsSandboxOptions {
 
 class ModuleSlot {
   retired = false;
+  /** Failures seen in this module; each may have left its C stack pointer lower (quickjs-run.ts). */
+  failures = 0;
   readonly pool: ContextPool;
   readonly tuner: InterruptTuner | null;
   constructor(
@@ -95,47 +98,59 @@ export class QuickJsSandbox implements Sandbox {
   check(code: string): void {
     assertCodeSize(code, (message) => new ValidationError({ code: [message] }));
     const slot = this.#slot;
-    const runtime = slot.module.newRuntime();
-    this.#counters.created++;
+    // Until its replacement is ready, a retired module still compiles for check(), which cannot
+    // wait; but only for a few failures, so leaked C stack never adds up to the 5 MiB reserved.
+    if (slot.retired && slot.failures >= MAX_FAILURES_BEFORE_REFUSING) {
+      throw new ReactorError('ServiceUnavailableError', 503, 'The reactor sandbox is restarting; try again');
+    }
+    let runtime: QuickJSRuntime | undefined;
+    let context: QuickJSContext | undefined;
+    let syntaxError: string | undefined;
     let crashed = false;
     try {
+      runtime = slot.module.newRuntime();
+      this.#counters.created++;
       runtime.setMemoryLimit(this.limits.memoryBytes);
       runtime.setMaxStackSize(this.limits.maxStackBytes);
       const deadline = performance.now() + CHECK_TIMEOUT_MS;
       runtime.setInterruptHandler(() => performance.now() > deadline);
-      const context = runtime.newContext();
-      try {
-        const compiled = context.evalCode(wrapReactorSource(code), 'reactor.js', { type: 'global', compileOnly: true });
-        if (compiled.error) {
-          const message = syntaxMessage(context, compiled.error);
-          compiled.error.dispose();
-          throw new ValidationError({ code: [message] });
-        }
+      context = runtime.newContext();
+      const compiled = context.evalCode(wrapReactorSource(code), 'reactor.js', { type: 'global', compileOnly: true });
+      if (compiled.error) {
+        syntaxError = syntaxMessage(context, compiled.error);
+        compiled.error.dispose();
+      } else {
         compiled.value.dispose();
-      } finally {
-        context.dispose();
       }
     } catch (error) {
-      if (isModuleFailure(error)) {
-        crashed = true;
-        this.#abandoned++;
-        this.#retire(slot);
-        throw new ValidationError({ code: ['is nested too deeply to compile'] });
-      }
-      throw error;
+      if (!isModuleFailure(error)) throw error;
+      crashed = true;
+      if (runtime !== undefined) this.#abandoned++;
+      this.#retire(slot);
+      // Node's stack ran out in the parser: the code nests too deeply. Anything else is the module
+      // failing, not the code.
+      if (error instanceof RangeError) throw new ValidationError({ code: ['is nested too deeply to compile'] });
+      throw new ReactorError('ServiceUnavailableError', 503, 'The reactor sandbox is restarting; try again');
     } finally {
+      // A runtime whose module failed is abandoned with it: freeing it could abort again.
       if (!crashed) {
-        runtime.dispose();
-        this.#counters.disposed++;
+        context?.dispose();
+        if (runtime !== undefined) {
+          runtime.dispose();
+          this.#counters.disposed++;
+        }
       }
     }
+    if (syntaxError !== undefined) throw new ValidationError({ code: [syntaxError] });
   }
 
   async run(input: SandboxRunInput): Promise<SandboxRunOutput> {
     assertCodeSize(input.code, (message) => runtimeError(`Reactor code ${message}`));
     const limits = resolveLimits(this.limits, input.limits);
     // Awaiting first also means QuickJS is entered from a microtask, on a shallow host stack.
-    const slot = await this.#healthySlot();
+    const slot = await this.#healthySlot().catch(() => {
+      throw new ReactorError('ServiceUnavailableError', 503, 'The reactor sandbox could not be restarted; try again');
+    });
     this.#runs++;
     try {
       return await runInContext(slot.pool.take(), input, limits, slot.tuner, () => {
@@ -149,6 +164,8 @@ export class QuickJsSandbox implements Sandbox {
         throw error.reason === 'stack' ? stackError() : runtimeError('Reactor crashed the sandbox');
       }
       if (isModuleFailure(error)) {
+        // Preparing the context failed: its runtime is abandoned with the module.
+        this.#abandoned++;
         this.#retire(slot);
         throw runtimeError('Reactor crashed the sandbox');
       }
@@ -179,7 +196,10 @@ export class QuickJsSandbox implements Sandbox {
           memoryBytes: this.limits.memoryBytes,
           maxStackBytes: this.limits.maxStackBytes,
           counters: this.#counters,
-          onModuleFailure: () => this.#retire(slot),
+          onModuleFailure: () => {
+            this.#abandoned++;
+            this.#retire(slot);
+          },
         }),
     );
   }
@@ -190,9 +210,10 @@ export class QuickJsSandbox implements Sandbox {
   }
 
   #retire(slot: ModuleSlot): void {
+    slot.failures++;
     if (slot.retired) return;
     slot.retired = true;
-    slot.pool.close();
+    this.#abandoned += slot.pool.close();
     this.#retired++;
     // Start the replacement now so check(), which cannot wait, finds it ready soon.
     void this.#replace().catch(() => undefined);

@@ -5,7 +5,17 @@ import type { AccessRule, ApplicationType, Permission } from '../permissions.js'
 import { createSqliteStore } from '../sqlite.js';
 import { createVault, type Vault, type VaultOptions } from '../vault.js';
 
-export { runStoreConformance } from './store-conformance.js';
+import type { Store } from '../storage/store.js';
+
+/**
+ * Registers the store conformance suite (vitest `describe`/`it`) for a Store implementation:
+ * `await runStoreConformance('my store', () => createMyStore())` at the top of a test file.
+ * It loads vitest only when called, so `createTestVault` users do not need vitest.
+ */
+export async function runStoreConformance(name: string, factory: () => Store | Promise<Store>, cleanup?: (store: Store) => void | Promise<void>): Promise<void> {
+  const suite = await import('./store-conformance.js');
+  suite.runStoreConformance(name, factory, cleanup);
+}
 export { ManualClock } from '../clock.js';
 
 export interface TestVault extends Vault {

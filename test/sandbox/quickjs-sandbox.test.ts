@@ -473,6 +473,38 @@ describe('QuickJsSandbox.check', () => {
     }
   });
 
+  it('refuses code nested too deeply to compile, then keeps working', async () => {
+    for (const depth of [3_000, 50_000]) {
+      let error: unknown;
+      try {
+        sandbox.check(`module.exports = () => ${'['.repeat(depth)}${']'.repeat(depth)}`);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).errors).toEqual({ code: ['is nested too deeply to compile'] });
+    }
+    expect(() => sandbox.check('module.exports = () => [[[1]]]')).not.toThrow();
+    expect((await run('module.exports = () => [[[1]]]')).result).toEqual([[[1]]]);
+  });
+
+  it('answers 503 rather than compile again on a module that keeps failing, until it is replaced', async () => {
+    const own = await createQuickJsSandbox({ poolSize: 0 });
+    const deep = `module.exports = ${'['.repeat(50_000)}${']'.repeat(50_000)}`;
+    const outcomes: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      try {
+        own.check(deep);
+      } catch (e) {
+        outcomes.push(e instanceof ValidationError ? 'invalid' : `${(e as ReactorError).status}`);
+      }
+    }
+    expect(outcomes).toEqual(['invalid', 'invalid', 'invalid', 'invalid', '503', '503']);
+    await own.run({ code: 'module.exports = () => 1', req: { args: null, configuration: {} }, host: NO_HOST }); // waits for the new module
+    expect(() => own.check('module.exports = () => 1')).not.toThrow();
+    expect(own.stats().retiredModules).toBe(1);
+  });
+
   it('refuses ES module syntax and code over 256 KiB', () => {
     expect(() => sandbox.check('import x from "y"\nmodule.exports = x')).toThrow(ValidationError);
     expect(() => sandbox.check('export default 1')).toThrow(ValidationError);

@@ -11,15 +11,17 @@ import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
 import { cursorPageSql, decodeCursor, encodeCursor } from '../../src/storage/sqlite/paging.js';
 import { StatementCache } from '../../src/storage/sqlite/statement-cache.js';
 import { FIND_LIVE_DUPLICATE, GET_LIVE_TOKEN, LIST_CVC_DUE, LIST_EXPIRED, tokenListQuery } from '../../src/storage/sqlite/token-sql.js';
-import { APP_A, T0, TENANT_A, makeAudit, makeReactor, makeFormula, makeToken, runStoreConformance } from '../../src/testing/store-conformance.js';
+import { runStoreConformance } from '../../src/testing/index.js';
+import { APP_A, T0, TENANT_A, makeAudit, makeReactor, makeFormula, makeToken } from '../../src/testing/store-conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenvault-sqlite-'));
 let files = 0;
 const tempFile = () => join(dir, `store-${++files}.db`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-runStoreConformance('sqlite :memory:', () => createSqliteStore());
-runStoreConformance('sqlite file (WAL, synchronous=normal)', () => createSqliteStore({ filename: tempFile(), synchronous: 'normal' }));
+// Through the public entry, as a store author would call it.
+await runStoreConformance('sqlite :memory:', () => createSqliteStore());
+await runStoreConformance('sqlite file (WAL, synchronous=normal)', () => createSqliteStore({ filename: tempFile(), synchronous: 'normal' }));
 
 const audit = (token: StoredToken) => makeAudit({ tenantId: token.tenantId, resourceId: token.id });
 

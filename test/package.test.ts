@@ -1,0 +1,33 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { DIST, ROOT, ensureBuilt } from './support/ensure-built.js';
+
+beforeAll(() => ensureBuilt(), 180_000);
+
+/** Imports the built package by name, as a user's app does (Node resolves the package's own name through its exports). */
+const SCRIPT = `
+import { createVault, ValidationError } from 'tokenvault';
+import { createSqliteStore } from 'tokenvault/sqlite';
+import { createTestVault } from 'tokenvault/testing';
+import { createFetchHandler } from 'tokenvault/http';
+import { toNodeListener } from 'tokenvault/node';
+const vault = await createTestVault();
+const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
+const token = await vault.tokens.create(app, { type: 'card_number', data: '4242424242424242' });
+const handler = createFetchHandler(vault);
+const health = await handler(new Request('http://x/healthz'));
+console.log(JSON.stringify({
+  exports: [typeof createVault, typeof createSqliteStore, typeof toNodeListener, ValidationError.name],
+  masked: (await vault.tokens.get(app, token.id)).data,
+  health: health.status,
+}));
+await vault.close();
+`;
+
+it('is usable by name from the build, with type declarations for every entry', () => {
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', SCRIPT], { cwd: ROOT, encoding: 'utf8' });
+  expect(JSON.parse(out)).toEqual({ exports: ['function', 'function', 'function', 'ValidationError'], masked: 'XXXXXXXXXXXX4242', health: 200 });
+  for (const entry of ['index', 'sqlite', 'testing', 'http', 'node']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
+});
