@@ -1,0 +1,93 @@
+// Reactor invocation beside raw quickjs-emscripten in the same process:
+//   invoke, trivial formula, 1 detokenized card   vs  new QuickJS context + eval of the same function
+//   invoke with 100 detokenized tokens            vs  the 1-token invoke
+//   RSS growth across 10,000 invocations (target < 20 MB)
+import { getQuickJS } from 'quickjs-emscripten';
+import { createTestVault } from '../../dist/testing.js';
+
+const CODE = `module.exports = async function (req) {
+  const cards = req.args.cards || [req.args.card];
+  return { raw: { count: cards.length, last4: cards[0].number.slice(-4) } };
+};`;
+
+async function p50(n, fn) {
+  for (let i = 0; i < Math.min(50, n); i++) await fn(i);
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const start = process.hrtime.bigint();
+    await fn(i);
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)];
+}
+
+export async function run() {
+  console.log('\n== reactors: invoke vs raw QuickJS new context + eval ==');
+  const QuickJS = await getQuickJS();
+  const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
+  // The raw baseline runs the same function on the same argument: new context, eval, read the result, dispose.
+  const rawSource = `const module = { exports: {} };\n${CODE}\nmodule.exports({ args: { card: ${JSON.stringify(card)} }, configuration: {} });`;
+  const raw = () => {
+    const vm = QuickJS.newContext();
+    try {
+      const handle = vm.unwrapResult(vm.evalCode(rawSource));
+      const promise = vm.resolvePromise(handle);
+      handle.dispose();
+      vm.runtime.executePendingJobs();
+      return promise.then((result) => {
+        const value = vm.unwrapResult(result);
+        JSON.stringify(vm.dump(value));
+        value.dispose();
+      });
+    } finally {
+      // Disposal waits for the promise above to settle (it settles in executePendingJobs).
+      queueMicrotask(() => vm.dispose());
+    }
+  };
+
+  const vault = await createTestVault();
+  const admin = await vault.authenticate(vault.adminKey);
+  const app = await vault.caller({ permissions: ['token:create', 'token:use'] });
+  const formula = await vault.formulas.create(admin, { name: 'trivial', code: CODE, configuration: [], request_parameters: [] });
+  const reactor = await vault.reactors.create(admin, { name: 'bench', formula: { id: formula.id }, configuration: {} });
+  const one = await vault.tokens.create(app, { type: 'card', data: card });
+  const hundred = [];
+  for (let i = 0; i < 100; i++) hundred.push((await vault.tokens.create(app, { type: 'card', data: card })).id);
+  const invokeOne = () => vault.reactors.react(app, reactor.id, { args: { card: `{{ ${one.id} }}` } });
+  const invokeHundred = () => vault.reactors.react(app, reactor.id, { args: { cards: hundred.map((id) => `{{ ${id} }}`) } });
+  const check = await invokeHundred();
+  if (check.raw.count !== 100) throw new Error('the 100-token invoke did not see 100 tokens');
+
+  // Interleave rounds so noise hits both alike.
+  let rawMs = 0;
+  let oneMs = 0;
+  let hundredMs = 0;
+  for (let round = 0; round < 3; round++) {
+    rawMs += await p50(300, raw);
+    oneMs += await p50(300, invokeOne);
+    hundredMs += await p50(100, invokeHundred);
+  }
+  rawMs /= 3;
+  oneMs /= 3;
+  hundredMs /= 3;
+  console.log(`  raw new context + eval p50     ${rawMs.toFixed(3)} ms`);
+  console.log(`  invoke, 1 card token p50       ${oneMs.toFixed(3)} ms  = ${(oneMs / rawMs).toFixed(2)}x raw (target ≤ 2.5x)`);
+  console.log(`  invoke, 100 tokens p50         ${hundredMs.toFixed(3)} ms  = ${(hundredMs / oneMs).toFixed(2)}x the 1-token p50 (target < 10x)`);
+
+  const gc = globalThis.gc ?? (() => {});
+  gc();
+  const before = process.memoryUsage().rss;
+  for (let i = 0; i < 10_000; i++) await invokeOne();
+  gc();
+  const growth = (process.memoryUsage().rss - before) / 1024 / 1024;
+  console.log(`  RSS growth over 10,000 invocations: ${growth.toFixed(1)} MB (target < 20 MB)${globalThis.gc ? '' : ' (run with --expose-gc for a tighter figure)'}`);
+  await vault.close();
+  return [
+    { name: 'invoke 1 token / raw', ratio: oneMs / rawMs, target: 2.5 },
+    { name: 'invoke 100 / 1 token', ratio: hundredMs / oneMs, target: 10 },
+    { name: 'RSS growth MB', ratio: growth, target: 20 },
+  ];
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
