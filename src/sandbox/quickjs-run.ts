@@ -231,7 +231,7 @@ class RunSession implements HostPort {
       .then(work)
       .then(
         (payload) => this.#complete({ id, ok: true, payload }),
-        (error: unknown) => this.#complete({ id, ok: false, payload: safeStringify(describe(error)) }),
+        (error: unknown) => this.#complete({ id, ok: false, payload: safeDescribe(describe, error) }),
       );
     // Returned to QuickJS, which takes its own reference; the resolvers stay ours until settled.
     return deferred.handle;
@@ -365,9 +365,10 @@ async function fetchThrough(fetchImpl: HostFetch | null, requestJson: string): P
   });
 }
 
-function safeStringify(value: object): string {
+/** A host error's description as JSON; a description that itself fails becomes a generic one. */
+function safeDescribe(describe: (error: unknown) => object, error: unknown): string {
   try {
-    return JSON.stringify(value);
+    return JSON.stringify(describe(error));
   } catch {
     return '{"name":"Error","status":500,"message":"Host call failed"}';
   }

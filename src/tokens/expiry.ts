@@ -49,7 +49,7 @@ export function parseExpiresAt(value: unknown, now: number): number {
  * @example formatIso(Date.UTC(2030, 0, 1)) // '2030-01-01T00:00:00.000+00:00'
  */
 export function formatIso(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, '+00:00');
+  return `${new Date(ms).toISOString().slice(0, -1)}+00:00`;
 }
 
 /**

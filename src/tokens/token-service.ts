@@ -118,7 +118,8 @@ export class TokenService {
     const now = this.#clock.now();
     const metadata = input.metadata ?? {};
     const mask = input.mask === undefined ? definition.defaultMask : input.mask;
-    if (mask !== null) this.#engine.compileTree(mask, 'mask');
+    // The type's own mask is known to compile; only a given one needs checking.
+    if (input.mask !== undefined && mask !== null) this.#engine.compileTree(mask, 'mask');
     const fingerprintExpression = input.fingerprint_expression ?? definition.defaultFingerprintExpression;
     const searchIndexes = input.search_indexes ?? [];
     const id = this.#tokenId(input.id, data);
@@ -338,7 +339,9 @@ export class TokenService {
   }
 
   async #data(token: StoredToken, now: number): Promise<unknown> {
-    const plaintext = await this.#keys.decrypt(token.tenantId, token.id, token.ciphertext);
+    const keys = await this.#keys.keysFor(token.tenantId);
+    // Synchronous when the key version is loaded (the common case); else reload keys once.
+    const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext) ?? (await this.#keys.decrypt(token.tenantId, token.id, token.ciphertext));
     return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
   }
 
