@@ -39,7 +39,16 @@ export class AuditLog {
 
   /** An entry stamped with the clock, for a store call that writes it atomically with its change. */
   entry(input: AuditRecordInput): AuditEntry {
-    return { ...input, detail: input.detail ?? null, at: this.#clock.now() };
+    // Spelled out rather than spread: this runs on every token operation.
+    return {
+      tenantId: input.tenantId,
+      actor: input.actor,
+      operation: input.operation,
+      resourceId: input.resourceId,
+      outcome: input.outcome,
+      detail: input.detail ?? null,
+      at: this.#clock.now(),
+    };
   }
 
   /** Queues an entry for the next batch. */

@@ -35,6 +35,11 @@ export interface VaultOptions {
   sweepIntervalMs?: number;
   /** Read audit entries are batched; how long one may wait (ms, default 50). */
   auditFlushMs?: number;
+  /**
+   * How long a resolved API key is remembered (ms, default 1000; 0 disables). Changes through this
+   * vault take effect at once; changes by another process sharing the database within this time.
+   */
+  authCacheMs?: number;
   /** Reactor runtime options. */
   reactors?: ReactorOptions;
 }
@@ -61,6 +66,7 @@ const OptionsSchema = v.object({
   logger: v.optional(v.custom<Logger>((l) => typeof l === 'object' && l !== null && typeof (l as Logger).info === 'function', 'must have info, warn and error')),
   sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
+  authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
   reactors: v.optional(
     v.strictObject({
       egress: v.optional(
@@ -135,7 +141,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
   const expressions = new ExpressionEngine();
   const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit });
-  const applications = new ApplicationService({ store, clock, audit });
+  const applications = new ApplicationService({ store, clock, audit, authCacheMs: options.authCacheMs ?? 1000 });
   const reactorOptions = options.reactors ?? {};
   if (reactorOptions.limits) checkLimits(reactorOptions.limits);
   // Created on first need: a vault that never runs reactors does not load the QuickJS module.

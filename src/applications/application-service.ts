@@ -10,6 +10,9 @@ import { formatIso } from '../tokens/expiry.js';
 import { MIN_KEY_LENGTH, generateApiKey, hashApiKey, hashesEqual } from './api-keys.js';
 import { type ApplicationInput, parseCreateApplication, parseUpdateApplication } from './application-input.js';
 
+/** Past this many remembered keys the cache starts over (a bound, not an expected size). */
+const MAX_CACHED_KEYS = 10_000;
+
 /** An application as the API returns it. `key` appears only on create and regenerate. */
 export interface ApplicationView {
   id: string;
@@ -33,23 +36,40 @@ export class ApplicationService {
   #store: Store;
   #clock: Clock;
   #audit: AuditLog;
+  /** Key hash → Caller, for `authCacheMs`. Only valid keys are cached, so unknown keys cannot fill it. */
+  #callers = new Map<string, { caller: Caller; until: number }>();
+  #cacheMs: number;
 
-  constructor(deps: { store: Store; clock: Clock; audit: AuditLog }) {
+  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCacheMs?: number }) {
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
+    this.#cacheMs = deps.authCacheMs ?? 0;
   }
 
-  /** Resolves an API key to its Caller; AuthenticationError for a missing or unknown key. */
+  /**
+   * Resolves an API key to its Caller; AuthenticationError for a missing or unknown key.
+   * A resolved key is remembered for `authCacheMs` (vault option, default 1 s): changes made
+   * through this vault (update, regenerate, delete) forget every remembered key at once; a change
+   * made by another process sharing the database takes effect within that time.
+   */
   async authenticate(key: string | null | undefined): Promise<Caller> {
     if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
     const { keyHash, keyLookup } = hashApiKey(key);
+    const now = this.#clock.now();
+    const cached = this.#callers.get(keyHash);
+    if (cached !== undefined && now < cached.until) return cached.caller;
     const candidates = await this.#store.findApplicationsByKeyLookup(keyLookup);
     // Compare against every candidate so the time does not depend on which one matched.
     let match: ApplicationRecord | undefined;
     for (const app of candidates) if (hashesEqual(app.keyHash, keyHash)) match = app;
     if (!match) throw new AuthenticationError('The API key is not valid');
-    return makeCaller(match);
+    const caller = makeCaller(match);
+    if (this.#cacheMs > 0) {
+      if (this.#callers.size >= MAX_CACHED_KEYS) this.#callers.clear();
+      this.#callers.set(keyHash, { caller, until: now + this.#cacheMs });
+    }
+    return caller;
   }
 
   /** Creates an application (application:create) and returns it with its key, shown this once. */
@@ -96,6 +116,7 @@ export class ApplicationService {
       const input = parseUpdateApplication(body, current.type);
       const next: ApplicationRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
+      this.#callers.clear();
       this.#record(caller, 'application:update', id);
       return view(next);
     });
@@ -109,6 +130,7 @@ export class ApplicationService {
       const key = generateApiKey();
       const next: ApplicationRecord = { ...current, ...hashApiKey(key), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
+      this.#callers.clear();
       this.#record(caller, 'application:regenerate', id);
       return { ...view(next), key };
     });
@@ -118,6 +140,7 @@ export class ApplicationService {
     await this.#audit.guard(caller, 'application:delete', id, async () => {
       requirePermission(caller, 'application:delete');
       if (!(await this.#store.deleteApplication(caller.tenantId, String(id)))) throw new NotFoundError('Application', String(id));
+      this.#callers.clear();
       this.#record(caller, 'application:delete', id);
     });
   }

@@ -1117,6 +1117,16 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(new Set(seqs).size).toBe(3);
       });
 
+      it('appends a large batch completely and in order', async () => {
+        // 75 = two full chunks of a multi-row insert and a remainder, for stores that chunk.
+        const entries = Array.from({ length: 75 }, (_, i) =>
+          makeAudit({ resourceId: i % 3 === 0 ? null : `r${i}`, detail: i % 2 ? 'not_found' : null, outcome: i % 2 ? 'failure' : 'success', at: T0 + i }),
+        );
+        await store.appendAudit(entries);
+        const listed = await store.listAudit(TENANT_A, {}, { mode: 'offset', size: 100, page: 1 });
+        expect(listed.items.map(({ seq: _seq, ...rest }) => rest)).toEqual(entries);
+      });
+
       it('filters by resource, actor and operation, within the tenant', async () => {
         await store.appendAudit([makeAudit({ resourceId: 'r1', operation: 'token:read' })]);
         await store.appendAudit([makeAudit({ resourceId: 'r1', operation: 'token:update', actor: APP_B })]);

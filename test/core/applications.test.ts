@@ -79,6 +79,21 @@ describe('applications', () => {
     await expect(vault.authenticate(regenerated.key!)).rejects.toThrow(AuthenticationError);
   });
 
+  it('remembered keys are forgotten at once on changes through the vault, and after authCacheMs otherwise', async () => {
+    const app = await vault.applications.create(admin, { name: 'a', type: 'private', permissions: ['token:read'] });
+    expect((await vault.authenticate(app.key!)).permissions.has('token:use')).toBe(false);
+    await vault.applications.update(admin, app.id, { name: 'a', permissions: ['token:read', 'token:use'] });
+    expect((await vault.authenticate(app.key!)).permissions.has('token:use')).toBe(true);
+    const regenerated = await vault.applications.regenerateKey(admin, app.id);
+    await expect(vault.authenticate(app.key!)).rejects.toThrow(AuthenticationError);
+    await vault.authenticate(regenerated.key!);
+    // Another process sharing the database deletes the application: this vault notices within 1 s.
+    await vault.store.deleteApplication(vault.tenantId, app.id);
+    await vault.authenticate(regenerated.key!);
+    vault.clock.advance(1000);
+    await expect(vault.authenticate(regenerated.key!)).rejects.toThrow(AuthenticationError);
+  });
+
   it('each operation requires its permission', async () => {
     const other = await vault.caller({ permissions: ['token:read'] });
     await expect(vault.applications.create(other, { name: 'x', type: 'private' })).rejects.toThrow(/application:create/);

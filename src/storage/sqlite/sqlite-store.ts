@@ -20,7 +20,7 @@ import type {
   UpdateTokenResult,
   WrappedKeyRecord,
 } from '../store.js';
-import { insertAudit } from './audit-sql.js';
+import { insertAuditBatch } from './audit-sql.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from './like-pattern.js';
 import { runMigrations } from './migrations.js';
 import { runPage, type ListQuery } from './paging.js';
@@ -129,9 +129,7 @@ export class SqliteStore implements Store {
     this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
     this.#claimTx = db.transaction(this.#claim);
-    this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => {
-      for (const entry of entries) insertAudit(this.#statements, entry);
-    });
+    this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
