@@ -62,23 +62,28 @@ export class AuditLog {
   }
 
   /**
-   * Runs an operation and records its failure (with the error code, never the message, which might
-   * quote input). Success entries are the operation's own business: inside its transaction or queued.
+   * Runs an operation and records its failure. Success entries are the operation's own business:
+   * inside its transaction or queued.
    */
   async guard<T>(actor: { tenantId: string; applicationId: string }, operation: string, resourceId: unknown, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {
-      this.record({
-        tenantId: actor.tenantId,
-        actor: actor.applicationId,
-        operation,
-        resourceId: typeof resourceId === 'string' ? resourceId.slice(0, 250) : null,
-        outcome: 'failure',
-        detail: error instanceof VaultError ? error.code : 'internal_error',
-      });
+      this.recordFailure(actor, operation, resourceId, error);
       throw error;
     }
+  }
+
+  /** Queues the failure entry of an operation: its error code, never the message (which might quote input). */
+  recordFailure(actor: { tenantId: string; applicationId: string }, operation: string, resourceId: unknown, error: unknown): void {
+    this.record({
+      tenantId: actor.tenantId,
+      actor: actor.applicationId,
+      operation,
+      resourceId: typeof resourceId === 'string' ? resourceId.slice(0, 250) : null,
+      outcome: 'failure',
+      detail: error instanceof VaultError ? error.code : 'internal_error',
+    });
   }
 
   /** Writes every queued entry. Resolves when they are stored. */

@@ -65,6 +65,11 @@ export class KeyRing {
     return decryptWith(keys, tenantId, tokenId, ciphertext);
   }
 
+  /** The tenant's keys when already loaded (hot path: no promise). */
+  loaded(tenantId: string): TenantKeys | undefined {
+    return this.#tenants.get(tenantId);
+  }
+
   /** Synchronous decrypt when the keys are already loaded (hot path). */
   decryptSync(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer | null {
     if (!keys.data.has(versionOf(ciphertext))) return null;
@@ -169,11 +174,16 @@ function aad(tenantId: string, tokenId: string): Buffer {
 
 export function versionOf(ciphertext: Uint8Array): number {
   if (ciphertext.byteLength < HEADER || ciphertext[0] !== FORMAT) throw new Error('Unrecognized ciphertext format');
-  return Buffer.from(ciphertext.buffer, ciphertext.byteOffset, ciphertext.byteLength).readUInt32BE(1);
+  return asBuffer(ciphertext).readUInt32BE(1);
+}
+
+/** Stores hand back Buffers already; other Uint8Arrays get a Buffer view (no copy). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function decryptWith(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer {
-  const buf = Buffer.from(ciphertext.buffer, ciphertext.byteOffset, ciphertext.byteLength);
+  const buf = asBuffer(ciphertext);
   const key = keys.data.get(buf.readUInt32BE(1));
   if (!key) throw new Error('Unknown data key version');
   const decipher = createDecipheriv('aes-256-gcm', key, buf.subarray(5, 17));

@@ -155,16 +155,23 @@ export class TokenService {
 
   /** Gets one token (token:read); its data follows the caller's transform. Expired and other tenants' tokens are not found. */
   async get(caller: Caller, id: string): Promise<TokenView> {
-    return this.#audit.guard(caller, 'token:read', id, async () => {
+    // The hottest read: written without the guard closure and with a synchronous decrypt when
+    // the tenant's keys are loaded (each avoided promise is measurable at this rate).
+    try {
       requirePermission(caller, 'token:read');
       const now = this.#clock.now();
       const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
       const transform = requireTransform(caller, 'token:read', token.containers);
-      const view = tokenView(token, this.#transform(transform, token, await this.#data(token, now)), false);
+      const keys = this.#keys.loaded(caller.tenantId);
+      const data = (keys && this.#dataSync(keys, token, now, false)) ?? (await this.#data(token, now));
+      const view = tokenView(token, this.#transform(transform, token, data), false);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:read', resourceId: token.id, outcome: 'success' });
       return view;
-    });
+    } catch (error) {
+      this.#audit.recordFailure(caller, 'token:read', id, error);
+      throw error;
+    }
   }
 
   /**
@@ -345,9 +352,13 @@ export class TokenService {
     return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
   }
 
-  #dataSync(keys: TenantKeys, token: StoredToken, now: number): unknown {
+  /** Decrypts with loaded keys; undefined (or, when `required`, an error) if the key version is not loaded. */
+  #dataSync(keys: TenantKeys, token: StoredToken, now: number, required = true): unknown {
     const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
-    if (plaintext === null) throw new Error('Token encrypted with a data key this instance has not loaded');
+    if (plaintext === null) {
+      if (!required) return undefined;
+      throw new Error('Token encrypted with a data key this instance has not loaded');
+    }
     return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
   }
 
