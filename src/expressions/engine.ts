@@ -14,7 +14,7 @@
 import { Context, Liquid, Output, TypeGuards, toValueSync } from 'liquidjs';
 import type { FS, FilterImplOptions, Template } from 'liquidjs';
 import { ValidationError } from '../errors.js';
-import { ExpressionFilterError, vaultFilters } from './filters.js';
+import { ExpressionFilterError, type FilterThis, type VaultFilter, vaultFilters } from './filters.js';
 
 /** Options of {@link ExpressionEngine}. */
 export interface ExpressionEngineOptions {
@@ -60,6 +60,8 @@ const NO_FILES: FS = {
 interface Compiled {
   templates: Template[];
   single: { output: Output; path: string[] } | undefined;
+  /** `{{ data.a | vault_filter: 'literal', 4 | … }}`: evaluated without liquid when it yields text. */
+  pipeline: { path: string[]; filters: { fn: VaultFilter; args: unknown[] }[] } | undefined;
 }
 
 /** Returned by the fast lookup when liquid's own semantics are needed. */
@@ -128,6 +130,12 @@ export class ExpressionEngine {
         if (value === undefined || value === null) return '';
         if (typeof value === 'number' || typeof value === 'boolean') return String(value);
       }
+    }
+    if (compiled.pipeline !== undefined) {
+      // Masks like `{{ data.number | reveal_last: 4 }}`: the vault filters called directly, as liquid
+      // would call them. Only a text result is taken; anything else is rendered by liquid below.
+      const text = runPipeline(compiled.pipeline, vars, field);
+      if (text !== FALLBACK) return text;
     }
     try {
       // A shallow copy: `{% increment data %}` writes to the top-level scope, which must not be the caller's object.
@@ -217,7 +225,8 @@ export class ExpressionEngine {
     } catch (error) {
       throw parseError(error, field);
     }
-    const compiled: Compiled = { templates, single: singleVariable(templates) };
+    const single = singleVariable(templates);
+    const compiled: Compiled = { templates, single, pipeline: single === undefined ? vaultPipeline(templates) : undefined };
     if (this.#cacheSize > 0) {
       if (this.#cache.size >= this.#cacheSize) {
         const oldest = this.#cache.keys().next();
@@ -244,6 +253,55 @@ function singleVariable(templates: Template[]): Compiled['single'] {
     else return { output: only, path: [] };
   }
   return { output: only, path };
+}
+
+/** Recognizes one output of a variable path through vault filters whose arguments are all literals. */
+function vaultPipeline(templates: Template[]): Compiled['pipeline'] {
+  const [only] = templates;
+  if (templates.length !== 1 || !(only instanceof Output) || only.value.filters.length === 0) return undefined;
+  const tokens = only.value.initial.postfix;
+  const [token] = tokens;
+  if (tokens.length !== 1 || !TypeGuards.isPropertyAccessToken(token) || token.variable !== undefined) return undefined;
+  const path: string[] = [];
+  for (const prop of token.props) {
+    if (!TypeGuards.isWordToken(prop) && !TypeGuards.isQuotedToken(prop)) return undefined;
+    path.push(prop.content);
+  }
+  const filters: { fn: VaultFilter; args: unknown[] }[] = [];
+  for (const filter of only.value.filters) {
+    const fn = Object.hasOwn(vaultFilters, filter.name) ? vaultFilters[filter.name] : undefined;
+    if (fn === undefined) return undefined;
+    const args: unknown[] = [];
+    for (const arg of filter.args) {
+      if (Array.isArray(arg)) return undefined;
+      if (TypeGuards.isNumberToken(arg) || TypeGuards.isQuotedToken(arg)) args.push(arg.content);
+      else return undefined;
+    }
+    filters.push({ fn, args });
+  }
+  return { path, filters };
+}
+
+/** Runs a pipeline; FALLBACK when liquid must decide (special lookups, or a result that is not text). */
+function runPipeline(pipeline: NonNullable<Compiled['pipeline']>, vars: Record<string, unknown>, field: string): string | typeof FALLBACK {
+  let value = lookup(vars, pipeline.path);
+  if (value === FALLBACK) return FALLBACK;
+  const self: FilterThis = { context: { memoryLimit: new MemoryBudget() } };
+  try {
+    for (const { fn, args } of pipeline.filters) value = fn.call(self, value, ...args);
+  } catch (error) {
+    throw renderError(error, field);
+  }
+  return typeof value === 'string' ? value : FALLBACK;
+}
+
+/** The memory accounting liquid gives filters (same limit and message), for filters run without liquid. */
+class MemoryBudget {
+  #used = 0;
+  use(count: number): void {
+    this.#used += count;
+    if (this.#used > MEMORY_LIMIT) throw new Error('memory alloc limit exceeded, line:1, col:1');
+  }
 }
 
 function isPlainObject(value: object): value is Record<string, unknown> {

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { Liquid } from 'liquidjs';
 import { ValidationError } from '../../src/errors.js';
 import { ExpressionEngine, MAX_TEMPLATE_LENGTH, RENDER_LIMIT_MS } from '../../src/expressions/engine.js';
+import { vaultFilters } from '../../src/expressions/filters.js';
 
 /** Runs fn, expecting a ValidationError; returns its errors map. */
 function errorsOf(fn: () => unknown): Record<string, string[]> {
@@ -64,6 +65,43 @@ describe('render', () => {
       const expected = liquid.parseAndRenderSync(template, { data }) as string;
       expect(engine.render(template, { data }, 'f'), `${template} with ${JSON.stringify(data)}`).toBe(expected);
     }
+  });
+});
+
+describe('vault filter pipelines rendered without liquid', () => {
+  it('render exactly as liquid with the same filters does, and fall back when the result is not text', () => {
+    const liquid = new Liquid({ strictFilters: true });
+    for (const [name, filter] of Object.entries(vaultFilters)) liquid.registerFilter(name, filter as never);
+    const engine = new ExpressionEngine();
+    const card = { number: '4242424242424242', expiration_month: 3, expiration_year: 2031 };
+    const cases: Array<[string, unknown]> = [
+      ['{{ data.number | reveal_last: 4 }}', card],
+      ['{{ data.number | reveal_last: 4, "#" }}', card],
+      ["{{ data | reveal: 0, 4, 'X', '-' }}", '123-45-6789'],
+      ['{{ data.number | last4 }}', card],
+      ['{{ data.number | card_mask }}', card],
+      ['{{ data.number | card_bin }}', card],
+      ["{{ data | card_exp: 'MM/YY' }}", card],
+      ["{{ data.number | pad_left: 20, '0' }}", card],
+      ['{{ data.missing | reveal_last: 4 }}', card],
+      ['{{ data.number | reveal_last: 20 }}', card],
+      ["{{ data | hmac: 'sha-256', 'k' | to_base64 }}", 'value'],
+      ["{{ data | hmac: 'sha-256', 'k' }}", 'value'],
+      ['{{ data | to_number }}', '42'],
+      ['{{ data | stringify }}', { a: [1, 'x'] }],
+      ['{{ data.list.size | to_string }}', { list: [1, 2, 3] }],
+    ];
+    for (const [template, data] of cases) {
+      const expected = liquid.parseAndRenderSync(template, { data }) as string;
+      expect(engine.render(template, { data }, 'f'), `${template} with ${JSON.stringify(data)}`).toBe(expected);
+    }
+  });
+
+  it('map filter errors to a validation error naming the field, without the data', () => {
+    const engine = new ExpressionEngine();
+    const errors = errorsOf(() => engine.render("{{ data | card_exp: 'MM/YY' }}", { data: 'SECRET-123' }, 'mask.exp'));
+    expect(Object.keys(errors)).toEqual(['mask.exp']);
+    expect(JSON.stringify(errors)).not.toContain('SECRET-123');
   });
 });
 
