@@ -219,9 +219,10 @@ export interface Store {
    * Atomically: when `token.deduplicate` and a live token with the same tenant, type and non-null
    * fingerprint exists, returns it as a duplicate and writes nothing; else when a token (live,
    * expired-but-unswept, or deleted-with-reference) has the same tenant and id, returns id_conflict
-   * and writes nothing; else inserts the token, its metadata and search hashes, and the audit entry.
+   * and writes nothing; else inserts the token, its metadata and search hashes, and the audit entry
+   * when one is given (null: the caller records it another way).
    */
-  createToken(token: StoredToken, audit: AuditEntry, now: number): MaybePromise<CreateTokenResult>;
+  createToken(token: StoredToken, audit: AuditEntry | null, now: number): MaybePromise<CreateTokenResult>;
   /** The live token (not expired at `now`) of the tenant with that id, or null. */
   getToken(tenantId: string, id: string, now: number): MaybePromise<StoredToken | null>;
   /** Live tokens matching every given filter, in creation order. */

@@ -318,6 +318,13 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(entries).toHaveLength(1);
         expect(entries[0]).toMatchObject({ tenantId: TENANT_A, actor: APP_A, operation: 'token:create', resourceId: token.id, outcome: 'success', detail: null, at: T0 });
       });
+
+      it('writes no audit entry when none is given', async () => {
+        const token = makeToken({ id: 'unaudited' });
+        expect(await store.createToken(token, null, T0)).toEqual({ status: 'created' });
+        expect(await store.getToken(TENANT_A, 'unaudited', T0)).not.toBeNull();
+        expect(await auditOf(TENANT_A, 'unaudited')).toEqual([]);
+      });
     });
 
     describe('tokens: create conflicts and deduplication', () => {

@@ -145,10 +145,19 @@ export class TokenService {
     return { token, data, transform, keys };
   }
 
+  /**
+   * Stores a prepared token. Its audit entry goes through the batched queue rather than the insert's
+   * transaction: the token row itself durably records who created it and when, and keeping the
+   * audit page out of the commit is measurable on the create path (at synchronous=FULL, about 60%
+   * → 70% of the raw insert baseline). A process killed within the flush window can lose the entry,
+   * not the record of the creation.
+   */
   async #commit(caller: Caller, { token, data, transform, keys }: Prepared): Promise<TokenView> {
-    const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: token.id, outcome: 'success' });
-    const result = await this.#store.createToken(token, audit, token.createdAt);
+    const result = await this.#store.createToken(token, null, token.createdAt);
     if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${token.id}' already exists`);
+    const id = result.status === 'duplicate' ? result.existing.id : token.id;
+    const detail = result.status === 'duplicate' ? 'deduplicated' : null;
+    this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
     if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now());
     return tokenView(token, this.#transform(transform, token, data), true);
   }

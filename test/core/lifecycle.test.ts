@@ -97,6 +97,7 @@ describe('audit log', () => {
     await vault.tokens.update(revealer, token.id, { metadata: { a: 'b' } });
     await expect(vault.tokens.get(revealer, 'missing')).rejects.toThrow();
     await expect(vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number, cvc: '1' } })).rejects.toThrow();
+    const again = await vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number }, deduplicate_token: true });
     await vault.tokens.delete(revealer, token.id);
     const admin = await vault.authenticate(vault.adminKey);
     const logs = await vault.logs.list(admin, { size: 100 });
@@ -108,6 +109,7 @@ describe('audit log', () => {
         ['token:update', token.id, 'success', null],
         ['token:read', 'missing', 'failure', 'not_found'],
         ['token:create', null, 'failure', 'validation_error'],
+        ['token:create', again.id, 'success', 'deduplicated'],
         ['token:delete', token.id, 'success', null],
       ]),
     );

@@ -174,7 +174,7 @@ export class SqliteStore implements Store {
 
   // --- tokens -----------------------------------------------------------------------------------
 
-  createToken(token: StoredToken, audit: AuditEntry, now: number): CreateTokenResult {
+  createToken(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult {
     return this.#tokens.create(token, audit, now);
   }
 

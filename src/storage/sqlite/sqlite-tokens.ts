@@ -60,7 +60,7 @@ function checkLimit(limit: number): number {
 export class SqliteTokens {
   #statements: StatementCache;
   #read: <R>(fn: () => R) => R;
-  #createTx: SqliteTransaction<(token: StoredToken, audit: AuditEntry, now: number) => CreateTokenResult>;
+  #createTx: SqliteTransaction<(token: StoredToken, audit: AuditEntry | null, now: number) => CreateTokenResult>;
   #updateTx: SqliteTransaction<(next: StoredToken, audit: AuditEntry, now: number) => UpdateTokenResult>;
   #deleteTx: SqliteTransaction<(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number) => boolean>;
   #purgeTx: SqliteTransaction<(now: number, limit: number) => number>;
@@ -76,7 +76,7 @@ export class SqliteTokens {
     this.#purgeTx = db.transaction(this.#purge);
   }
 
-  create(token: StoredToken, audit: AuditEntry, now: number): CreateTokenResult {
+  create(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult {
     return this.#createTx.immediate(token, audit, now);
   }
 
@@ -141,7 +141,7 @@ export class SqliteTokens {
     return (this.#statements.get(COUNT_BELOW_KEY_VERSION).get(tenantId, version) as { n: number }).n;
   }
 
-  #create = (token: StoredToken, audit: AuditEntry, now: number): CreateTokenResult => {
+  #create = (token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult => {
     const statements = this.#statements;
     if (token.deduplicate && token.fingerprint != null) {
       const row = statements.get(FIND_LIVE_DUPLICATE).get(token.tenantId, token.fingerprint, token.type, now, 0) as TokenRow | undefined;
@@ -153,7 +153,7 @@ export class SqliteTokens {
     // Nothing inserted: the id is held by a token (live or expired-but-unswept) or a deleted token's reference.
     if (inserted.changes === 0) return ID_CONFLICT;
     this.#insertIndexRows(Number(inserted.lastInsertRowid), token);
-    insertAudit(statements, audit);
+    if (audit !== null) insertAudit(statements, audit);
     return CREATED;
   };
 
