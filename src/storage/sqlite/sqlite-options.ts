@@ -6,6 +6,8 @@ export interface SqliteStatement {
   run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
+  /** Rows as arrays of column values instead of objects. */
+  raw(toggle?: boolean): SqliteStatement;
 }
 
 // Spelled like better-sqlite3's own typings so that its Database is assignable to the shape.

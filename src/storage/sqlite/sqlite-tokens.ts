@@ -14,7 +14,7 @@ import { runPage } from './paging.js';
 import { toDeletedToken, type DeletedTokenRow } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
-import { metadataPairs, mutableTokenValues, toStoredToken, type TokenRow } from './token-rows.js';
+import { metadataPairs, mutableTokenValues, toStoredToken, tokenFromValues, type TokenRow } from './token-rows.js';
 import {
   COUNT_BELOW_KEY_VERSION,
   DELETE_METADATA,
@@ -81,8 +81,8 @@ export class SqliteTokens {
   }
 
   get(tenantId: string, id: string, now: number): StoredToken | null {
-    const row = this.#statements.get(GET_LIVE_TOKEN).get(tenantId, id, now) as TokenRow | undefined;
-    return row === undefined ? null : toStoredToken(row);
+    const values = this.#statements.values(GET_LIVE_TOKEN).get(tenantId, id, now) as unknown[] | undefined;
+    return values === undefined ? null : tokenFromValues(values);
   }
 
   list(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {

@@ -9,6 +9,7 @@ import type { BetterSqlite3Database, SqliteStatement } from './sqlite-options.js
 export class StatementCache {
   #db: BetterSqlite3Database;
   #fixed = new Map<string, SqliteStatement>();
+  #values = new Map<string, SqliteStatement>();
   #generated = new Map<string, SqliteStatement>();
   #limit: number;
 
@@ -23,6 +24,16 @@ export class StatementCache {
     if (statement === undefined) {
       statement = this.#db.prepare(sql);
       this.#fixed.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** The prepared statement for a constant SQL text, returning rows as arrays of column values. */
+  values(sql: string): SqliteStatement {
+    let statement = this.#values.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql).raw(true);
+      this.#values.set(sql, statement);
     }
     return statement;
   }
