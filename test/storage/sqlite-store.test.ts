@@ -81,11 +81,13 @@ describe('SQLite pragmas', () => {
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(db.pragma('cache_size', { simple: true })).toBe(-64 * 1024);
     store.close();
   });
 
   it('applies synchronous=normal and a custom busy timeout', () => {
-    const store = openMigrated({ filename: tempFile(), synchronous: 'normal', busyTimeoutMs: 250 });
+    const store = openMigrated({ filename: tempFile(), synchronous: 'normal', busyTimeoutMs: 250, cacheSizeMiB: 8 });
+    expect(store.database.pragma('cache_size', { simple: true })).toBe(-8 * 1024);
     expect(store.database.pragma('synchronous', { simple: true })).toBe(1);
     expect(store.database.pragma('busy_timeout', { simple: true })).toBe(250);
     // NORMAL fsyncs only at checkpoints: the store makes them rarer (sqlite-store.ts).
@@ -100,6 +102,7 @@ describe('SQLite pragmas', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('delete');
     expect(db.pragma('synchronous', { simple: true })).toBe(0);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('cache_size', { simple: true })).toBe(-16000); // better-sqlite3's own default
     const tuned = createSqliteStore({ database: db, synchronous: 'full' });
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     tuned.close();

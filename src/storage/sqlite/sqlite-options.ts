@@ -60,6 +60,12 @@ export interface SqliteStoreOptions {
   synchronous?: 'full' | 'normal';
   /** How long a writer waits for another connection's lock before SQLITE_BUSY. Default 5000 ms. */
   busyTimeoutMs?: number;
+  /**
+   * SQLite's page cache for a database the store opens, in MiB (default 64; better-sqlite3's own
+   * default is 16). A larger cache keeps more of the token indexes of a large vault in memory, so
+   * fewer lookups read pages back through the OS.
+   */
+  cacheSizeMiB?: number;
 }
 
 /** Options after validation: frozen, defaults applied. */
@@ -68,9 +74,11 @@ export interface ResolvedSqliteStoreOptions {
   readonly database: BetterSqlite3Database | undefined;
   readonly synchronous: 'full' | 'normal' | undefined;
   readonly busyTimeoutMs: number | undefined;
+  readonly cacheSizeMiB: number | undefined;
 }
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+export const DEFAULT_CACHE_SIZE_MIB = 64;
 
 function isDatabase(value: unknown): value is BetterSqlite3Database {
   if (typeof value !== 'object' || value === null) return false;
@@ -85,6 +93,9 @@ const OptionsSchema = v.pipe(
     synchronous: v.optional(v.picklist(['full', 'normal'], "must be 'full' or 'normal'")),
     busyTimeoutMs: v.optional(
       v.pipe(v.number('must be a number'), v.integer('must be a whole number of milliseconds'), v.minValue(0, 'must not be negative')),
+    ),
+    cacheSizeMiB: v.optional(
+      v.pipe(v.number('must be a number'), v.integer('must be a whole number of MiB'), v.minValue(1, 'must be at least 1'), v.maxValue(65_536, 'must be at most 65536')),
     ),
   }, 'must be an object'),
   v.forward(
@@ -108,7 +119,7 @@ export function resolveSqliteStoreOptions(options: SqliteStoreOptions | undefine
     }
     throw new ValidationError(errors);
   }
-  const { filename, database, synchronous, busyTimeoutMs } = result.output;
+  const { filename, database, synchronous, busyTimeoutMs, cacheSizeMiB } = result.output;
   if (database !== undefined && !database.open) throw ValidationError.field('database', 'must be an open better-sqlite3 Database');
   return Object.freeze({
     filename: filename ?? ':memory:',
@@ -116,5 +127,6 @@ export function resolveSqliteStoreOptions(options: SqliteStoreOptions | undefine
     // For a database we open, the defaults apply; a caller's database keeps its own settings.
     synchronous: synchronous ?? (database === undefined ? 'full' : undefined),
     busyTimeoutMs: busyTimeoutMs ?? (database === undefined ? DEFAULT_BUSY_TIMEOUT_MS : undefined),
+    cacheSizeMiB: cacheSizeMiB ?? (database === undefined ? DEFAULT_CACHE_SIZE_MIB : undefined),
   });
 }

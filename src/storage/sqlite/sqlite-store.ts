@@ -495,6 +495,8 @@ export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore
     }
     if (resolved.synchronous !== undefined) db.pragma(`synchronous = ${resolved.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     if (resolved.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${resolved.busyTimeoutMs}`);
+    // Negative: a size in KiB rather than in pages.
+    if (resolved.cacheSizeMiB !== undefined) db.pragma(`cache_size = ${-resolved.cacheSizeMiB * 1024}`);
     db.pragma('foreign_keys = ON');
   } catch (error) {
     if (owned) db.close();
