@@ -189,5 +189,8 @@ function decryptWith(keys: TenantKeys, tenantId: string, tokenId: string, cipher
   const decipher = createDecipheriv('aes-256-gcm', key, buf.subarray(5, 17));
   decipher.setAAD(aad(tenantId, tokenId));
   decipher.setAuthTag(buf.subarray(17, HEADER));
-  return Buffer.concat([decipher.update(buf.subarray(HEADER)), decipher.final()]);
+  const plaintext = decipher.update(buf.subarray(HEADER));
+  // GCM emits everything in update(); final() only verifies the tag (and throws if it is wrong).
+  decipher.final();
+  return plaintext;
 }
