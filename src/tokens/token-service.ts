@@ -172,8 +172,8 @@ export class TokenService {
       const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
       const transform = requireTransform(caller, 'token:read', token.containers);
-      const keys = this.#keys.loaded(caller.tenantId);
-      const data = (keys && this.#dataSync(keys, token, now, false)) ?? (await this.#data(token, now));
+      const pending = this.#data(token, now);
+      const data = pending instanceof Promise ? await pending : pending;
       const view = tokenView(token, this.#transform(transform, token, data), false);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:read', resourceId: token.id, outcome: 'success' });
       return view;
@@ -354,20 +354,25 @@ export class TokenService {
     return transformData(this.#engine, transform, token, data);
   }
 
-  async #data(token: StoredToken, now: number): Promise<unknown> {
-    const keys = await this.#keys.keysFor(token.tenantId);
-    // Synchronous when the key version is loaded (the common case); else reload keys once.
-    const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext) ?? (await this.#keys.decrypt(token.tenantId, token.id, token.ciphertext));
-    return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
+  /**
+   * The token's data: synchronously when its key version is loaded (the common case, so hot paths
+   * skip a promise), else a promise that loads the tenant's keys once and decrypts.
+   */
+  #data(token: StoredToken, now: number): unknown {
+    const keys = this.#keys.loaded(token.tenantId);
+    const plaintext = keys === undefined ? null : this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
+    if (plaintext !== null) return this.#decode(token, plaintext, now);
+    return this.#keys.decrypt(token.tenantId, token.id, token.ciphertext).then((loaded) => this.#decode(token, loaded, now));
   }
 
-  /** Decrypts with loaded keys; undefined (or, when `required`, an error) if the key version is not loaded. */
-  #dataSync(keys: TenantKeys, token: StoredToken, now: number, required = true): unknown {
+  /** Decrypts with keys the caller has loaded (list pages, duplicates). */
+  #dataSync(keys: TenantKeys, token: StoredToken, now: number): unknown {
     const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
-    if (plaintext === null) {
-      if (!required) return undefined;
-      throw new Error('Token encrypted with a data key this instance has not loaded');
-    }
+    if (plaintext === null) throw new Error('Token encrypted with a data key this instance has not loaded');
+    return this.#decode(token, plaintext, now);
+  }
+
+  #decode(token: StoredToken, plaintext: Buffer, now: number): unknown {
     return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
   }
 

@@ -79,7 +79,7 @@ export class SqliteTokens {
   create(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult {
     // A single INSERT is atomic by itself: when it is all there is to write (no dedupe probe, index
     // rows or audit entry), skip BEGIN/COMMIT, which cost about as much CPU as the insert.
-    const alone = audit === null && !(token.deduplicate && token.fingerprint != null) && isEmpty(token.metadata) && !token.searchHashes?.length;
+    const alone = audit === null && !probesDuplicate(token) && isEmpty(token.metadata) && !token.searchHashes?.length;
     if (alone) return this.#insert(token) === null ? ID_CONFLICT : CREATED;
     return this.#createTx.immediate(token, audit, now);
   }
@@ -147,7 +147,7 @@ export class SqliteTokens {
 
   #create = (token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult => {
     const statements = this.#statements;
-    if (token.deduplicate && token.fingerprint != null) {
+    if (probesDuplicate(token)) {
       const row = statements.get(FIND_LIVE_DUPLICATE).get(token.tenantId, token.fingerprint, token.type, now, 0) as TokenRow | undefined;
       if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row) };
     }
@@ -171,7 +171,7 @@ export class SqliteTokens {
     const statements = this.#statements;
     const current = statements.get(GET_LIVE_TOKEN_REF).get(next.tenantId, next.id, now) as { seq: number } | undefined;
     if (current === undefined) return NOT_FOUND;
-    if (next.deduplicate && next.fingerprint != null) {
+    if (probesDuplicate(next)) {
       const row = statements.get(FIND_LIVE_DUPLICATE).get(next.tenantId, next.fingerprint, next.type, now, current.seq) as TokenRow | undefined;
       if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row) };
     }
@@ -233,6 +233,11 @@ export class SqliteTokens {
       for (const hash of hashes) insert.run(seq, token.tenantId, hash);
     }
   }
+}
+
+/** A write with deduplication looks for another live token of the same type and fingerprint first. */
+function probesDuplicate(token: StoredToken): boolean {
+  return token.deduplicate && token.fingerprint != null;
 }
 
 function isEmpty(record: Record<string, string> | null | undefined): boolean {
