@@ -5,6 +5,7 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
 import { isModuleFailure } from './module-failure.js';
+import { PartLoader } from './part-loader.js';
 import { PRELUDE_SOURCE } from './prelude.js';
 
 /** What the sandbox's bridge functions call on the host; implemented by the run that owns the context. */
@@ -33,15 +34,17 @@ export interface PrepareOptions {
 export class PreparedContext {
   readonly runtime: QuickJSRuntime;
   readonly context: QuickJSContext;
-  /** The prelude's `run(factory, reqJson, setupJson)`. */
+  /** The prelude's `run(factory, reqJson, btPathsJson, maxResultBytes)`. */
   readonly run: QuickJSHandle;
   port: HostPort | null = null;
+  readonly #parts: PartLoader;
   readonly #counters: RuntimeCounters;
 
-  private constructor(runtime: QuickJSRuntime, context: QuickJSContext, run: QuickJSHandle, counters: RuntimeCounters) {
+  private constructor(runtime: QuickJSRuntime, context: QuickJSContext, run: QuickJSHandle, parts: PartLoader, counters: RuntimeCounters) {
     this.runtime = runtime;
     this.context = context;
     this.run = run;
+    this.#parts = parts;
     this.#counters = counters;
   }
 
@@ -57,27 +60,21 @@ export class PreparedContext {
       runtime.setMaxStackSize(maxStackBytes);
       const ctx = (context = runtime.newContext());
       let prepared: PreparedContext | null = null;
-      const port = (): HostPort | null => prepared?.port ?? null;
-      const bridge = [
-        ctx.newFunction('hostCall', (path, args) =>
-          port()?.call(ctx.getString(path), ctx.getString(args)) ?? ctx.undefined,
-        ),
-        ctx.newFunction('hostFetch', (request) => port()?.fetch(ctx.getString(request)) ?? ctx.undefined),
-        ctx.newFunction('hostLog', (level, text) =>
-          port()?.log(ctx.getString(level), ctx.getString(text)) ? ctx.true : ctx.false,
-        ),
-        ctx.newFunction('hostSleep', (ms) => port()?.sleep(ctx.getNumber(ms)) ?? ctx.undefined),
-      ];
-      owned.push(...bridge);
+      const parts = new PartLoader(ctx, () => prepared?.port ?? null);
+      owned.push(parts.load);
       const prelude = ctx.evalCode(PRELUDE_SOURCE, 'tokenvault:prelude', { type: 'global', strict: true });
-      owned.push(prelude.error ?? prelude.value);
-      if (prelude.error) throw new Error('The sandbox prelude failed to compile');
-      const run = ctx.callFunction(prelude.value, ctx.undefined, ...bridge);
+      if (prelude.error) {
+        owned.push(prelude.error);
+        throw new Error('The sandbox prelude failed to compile');
+      }
+      const run = ctx.callFunction(prelude.value, ctx.undefined, parts.load);
+      prelude.value.dispose();
       if (run.error) {
         owned.push(run.error);
         throw new Error('The sandbox prelude failed to install');
       }
-      prepared = new PreparedContext(runtime, ctx, run.value, counters);
+      owned.length = 0;
+      prepared = new PreparedContext(runtime, ctx, run.value, parts, counters);
       return prepared;
     } catch (error) {
       if (isModuleFailure(error)) {
@@ -89,9 +86,6 @@ export class PreparedContext {
       runtime.dispose();
       counters.disposed++;
       throw error;
-    } finally {
-      // The prelude keeps its own references to the bridge functions; the host's are not needed.
-      for (const handle of owned) handle.dispose();
     }
   }
 
@@ -99,8 +93,10 @@ export class PreparedContext {
   dispose(): void {
     this.port = null;
     if (this.run.alive) this.run.dispose();
+    this.#parts.dispose();
     this.context.dispose();
     this.runtime.dispose();
     this.#counters.disposed++;
   }
 }
+

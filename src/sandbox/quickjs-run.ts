@@ -166,16 +166,9 @@ class RunSession implements HostPort {
     const reqJson = this.#own(
       ctx.newString(JSON.stringify({ args: input.req.args ?? null, configuration: input.req.configuration ?? {} })),
     );
-    const setupJson = this.#own(
-      ctx.newString(
-        JSON.stringify({
-          btPaths: this.#api === null ? null : [...this.#api.keys()],
-          fetch: input.host.fetch !== null,
-          maxResultBytes: this.#limits.maxResultBytes,
-        }),
-      ),
-    );
-    const promise = ctx.callFunction(this.#prepared.run, ctx.undefined, factory.value, reqJson, setupJson);
+    const btPaths = this.#api === null ? ctx.null : this.#own(ctx.newString(JSON.stringify([...this.#api.keys()])));
+    const maxResultBytes = this.#own(ctx.newNumber(this.#limits.maxResultBytes));
+    const promise = ctx.callFunction(this.#prepared.run, ctx.undefined, factory.value, reqJson, btPaths, maxResultBytes);
     if (promise.error) throw this.#failureOf(this.#own(promise.error), false);
     return this.#own(promise.value);
   }

@@ -6,7 +6,7 @@
 import { ReactorError } from '../errors.js';
 import type { SandboxLimits } from './sandbox.js';
 
-/** The error description produced by the prelude's `describeError`. */
+/** The error description produced by the prelude's errors part (prelude-parts.ts). */
 export interface SandboxErrorDescription {
   kind?: unknown;
   status?: unknown;

@@ -82,7 +82,7 @@ export async function run() {
   hundredMs /= 3;
   console.log(`  raw new context + eval p50          ${rawMs.toFixed(3)} ms`);
   console.log(`  invoke, 1 card token p50            ${oneMs.toFixed(3)} ms  = ${(oneMs / rawMs).toFixed(2)}x raw (target ≤ 2.5x)`);
-  console.log(`  invoke, 1 card token, back-to-back  ${oneBackToBackMs.toFixed(3)} ms  = ${(oneBackToBackMs / rawMs).toFixed(2)}x raw (no idle turn: every run compiles the sandbox prelude)`);
+  console.log(`  invoke, 1 card token, back-to-back  ${oneBackToBackMs.toFixed(3)} ms  = ${(oneBackToBackMs / rawMs).toFixed(2)}x raw (target ≤ 2.5x; no idle turn: every run creates its context and compiles the prelude)`);
   console.log(`  invoke, 100 tokens p50              ${hundredMs.toFixed(3)} ms  = ${(hundredMs / oneMs).toFixed(2)}x the 1-token p50 (target < 10x)`);
 
   const gc = globalThis.gc ?? (() => {});
@@ -95,6 +95,7 @@ export async function run() {
   await vault.close();
   return [
     { name: 'invoke 1 token / raw', ratio: oneMs / rawMs, target: 2.5 },
+    { name: 'invoke 1 token back-to-back / raw', ratio: oneBackToBackMs / rawMs, target: 2.5 },
     { name: 'invoke 100 / 1 token', ratio: hundredMs / oneMs, target: 10 },
     { name: 'RSS growth MB', ratio: growth, target: 20 },
   ];

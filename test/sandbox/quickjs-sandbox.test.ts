@@ -457,6 +457,50 @@ describe('QuickJsSandbox.run: timers and isolation', () => {
   });
 });
 
+// The prelude installs these globals lazily (prelude.ts): each must behave like a plain global.
+describe('QuickJsSandbox.run: globals the prelude provides', () => {
+  const GLOBALS = [
+    'AuthenticationError', 'AuthorizationError', 'BadRequestError', 'InvalidPaymentMethodError', 'RateLimitError',
+    'ReactorRuntimeError', 'ServiceUnavailableError', 'CustomHttpResponseError', 'console', 'setTimeout', 'clearTimeout', 'fetch',
+  ];
+
+  it('are defined, not enumerable, and the same value on every read', async () => {
+    const out = await run(`module.exports = () => ${JSON.stringify(GLOBALS)}.map((name) => [
+      name, typeof globalThis[name], globalThis[name] === globalThis[name], Object.keys(globalThis).includes(name),
+    ])`);
+    expect(out.result).toEqual(GLOBALS.map((name) => [name, name === 'console' ? 'object' : 'function', true, false]));
+  });
+
+  it('can be replaced and deleted by reactor code, like any global', async () => {
+    const out = await run(`module.exports = async () => {
+      globalThis.fetch = () => 'mine';
+      console = { log: () => 'replaced' };
+      delete globalThis.setTimeout;
+      return [fetch(), console.log(), typeof setTimeout, typeof clearTimeout];
+    }`);
+    expect(out.result).toEqual(['mine', 'replaced', 'undefined', 'function']);
+  });
+
+  it('keep working when reactor code freezes the global object first', async () => {
+    const error = await failure(
+      run(`module.exports = () => {
+        Object.freeze(globalThis);
+        console.log('still logging');
+        throw new BadRequestError('frozen');
+      }`),
+    );
+    expect(error).toMatchObject({ kind: 'BadRequestError', status: 400, message: 'frozen' });
+  });
+
+  it('give reactor code no way to the loader or the host bridge', async () => {
+    const out = await run(`module.exports = () => {
+      const getter = Object.getOwnPropertyDescriptor(globalThis, 'BadRequestError').get;
+      return [typeof load, typeof hostCall, typeof hostFetch, typeof hostLog, typeof hostSleep, getter === undefined || getter() === BadRequestError];
+    }`);
+    expect(out.result).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined', true]);
+  });
+});
+
 describe('QuickJsSandbox.check', () => {
   it('accepts valid code without running it', () => {
     expect(() => sandbox.check('module.exports = async function (req) { while (true) {} }')).not.toThrow();
