@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     sqlite: 'src/sqlite.ts',
+    postgres: 'src/postgres.ts',
     testing: 'src/testing/index.ts',
     http: 'src/http/index.ts',
     node: 'src/http/node.ts',

@@ -10,6 +10,7 @@ beforeAll(() => ensureBuilt(), 180_000);
 const SCRIPT = `
 import { createVault, ValidationError } from 'tokenvault';
 import { createSqliteStore } from 'tokenvault/sqlite';
+import { createPostgresStore } from 'tokenvault/postgres';
 import { createTestVault } from 'tokenvault/testing';
 import { createFetchHandler } from 'tokenvault/http';
 import { toNodeListener } from 'tokenvault/node';
@@ -18,8 +19,12 @@ const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
 const token = await vault.tokens.create(app, { type: 'card_number', data: '4242424242424242' });
 const handler = createFetchHandler(vault);
 const health = await handler(new Request('http://x/healthz'));
+// Options are validated without connecting, with the error class the main entry exports.
+let postgresOptions = 'accepted';
+try { createPostgresStore({}); } catch (error) { postgresOptions = error instanceof ValidationError ? Object.keys(error.errors).join() : String(error); }
 console.log(JSON.stringify({
-  exports: [typeof createVault, typeof createSqliteStore, typeof toNodeListener, ValidationError.name],
+  exports: [typeof createVault, typeof createSqliteStore, typeof createPostgresStore, typeof toNodeListener, ValidationError.name],
+  postgresOptions,
   masked: (await vault.tokens.get(app, token.id)).data,
   health: health.status,
 }));
@@ -28,6 +33,11 @@ await vault.close();
 
 it('is usable by name from the build, with type declarations for every entry', () => {
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', SCRIPT], { cwd: ROOT, encoding: 'utf8' });
-  expect(JSON.parse(out)).toEqual({ exports: ['function', 'function', 'function', 'ValidationError'], masked: 'XXXXXXXXXXXX4242', health: 200 });
-  for (const entry of ['index', 'sqlite', 'testing', 'http', 'node']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
+  expect(JSON.parse(out)).toEqual({
+    exports: ['function', 'function', 'function', 'function', 'ValidationError'],
+    postgresOptions: 'connectionString',
+    masked: 'XXXXXXXXXXXX4242',
+    health: 200,
+  });
+  for (const entry of ['index', 'sqlite', 'postgres', 'testing', 'http', 'node']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
 });

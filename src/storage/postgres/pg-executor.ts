@@ -1,0 +1,105 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PgPool, PgPoolClient, PgQueryResult } from './postgres-options.js';
+import { isRetryable, translateError } from './pg-errors.js';
+import { TYPE_PARSERS } from './type-parsers.js';
+
+/** Runs one statement: the pool (autocommit) or a transaction's connection. */
+export interface Queryable {
+  query(text: string, values?: readonly unknown[]): Promise<PgQueryResult>;
+}
+
+/** Attempts per operation before a retryable failure is reported (the first try included). */
+export const MAX_ATTEMPTS = 6;
+
+/** Full-jitter exponential backoff: a random wait up to 4, 8, 16… ms, at most 250 ms. */
+function backoffMs(attempt: number): number {
+  return Math.random() * Math.min(250, 2 ** (attempt + 1));
+}
+
+/**
+ * Runs `fn` again after a serialization failure or deadlock (the database rolled it back, so it
+ * is safe to repeat), and translates the error that ends it (pg-errors.ts).
+ */
+export async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!isRetryable(error) || attempt >= MAX_ATTEMPTS) throw translateError(error);
+      await sleep(backoffMs(attempt));
+    }
+  }
+}
+
+const ignore = () => undefined;
+
+/**
+ * The store's access to PostgreSQL: every query goes with the store's column parsers, and is
+ * retried and translated in one place.
+ *
+ * No named (server-side prepared) statements: they live per connection and break behind a pooler
+ * in transaction mode (PgBouncer), and the statements are short enough that parsing is not the cost.
+ */
+export class PgExecutor implements Queryable {
+  readonly #pool: PgPool;
+
+  constructor(pool: PgPool) {
+    this.#pool = pool;
+  }
+
+  /** One statement on its own (autocommit): atomic by itself. */
+  query(text: string, values: readonly unknown[] = []): Promise<PgQueryResult> {
+    return retrying(() => this.#pool.query({ text, values: [...values], types: TYPE_PARSERS }));
+  }
+
+  /**
+   * Runs `fn` in a READ COMMITTED transaction on one connection, committing when it returns and
+   * rolling back when it throws. The whole transaction is retried, so `fn` must only touch the
+   * database (no side effects outside it that a second run would repeat).
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return retrying(() =>
+      this.#withClient(async (tx, discard) => {
+        // Explicitly READ COMMITTED, whatever the database's default: the store's transactions take
+        // a lock and then rely on their next statement seeing what the lock's previous holder
+        // committed, which a transaction-wide snapshot (REPEATABLE READ, SERIALIZABLE) would hide.
+        await tx.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+        try {
+          const result = await fn(tx);
+          await tx.query('COMMIT');
+          return result;
+        } catch (error) {
+          // A connection that cannot roll back (it died) must not return to the pool mid-transaction.
+          await tx.query('ROLLBACK').catch(discard);
+          throw error;
+        }
+      }),
+    );
+  }
+
+  /**
+   * Runs `fn` on one dedicated connection outside a transaction, for session-level advisory locks.
+   * `discard` closes the connection instead of returning it to the pool (which also releases every
+   * session lock it holds): for when an unlock fails.
+   */
+  session<T>(fn: (session: Queryable, discard: () => void) => Promise<T>): Promise<T> {
+    return this.#withClient(fn);
+  }
+
+  async #withClient<T>(fn: (client: Queryable, discard: () => void) => Promise<T>): Promise<T> {
+    const client: PgPoolClient = await this.#pool.connect();
+    // While checked out, pg leaves a connection's 'error' event without a listener: a connection
+    // lost between two statements would crash the process. The failing query reports it instead.
+    client.on?.('error', ignore);
+    let discarded = false;
+    try {
+      const queryable: Queryable = { query: (text, values = []) => client.query({ text, values: [...values], types: TYPE_PARSERS }) };
+      return await fn(queryable, () => {
+        discarded = true;
+      });
+    } finally {
+      client.removeListener?.('error', ignore);
+      client.release(discarded ? true : undefined);
+    }
+  }
+}

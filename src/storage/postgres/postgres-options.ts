@@ -1,0 +1,166 @@
+import * as v from 'valibot';
+import { ValidationError } from '../../errors.js';
+
+/** Parsers for the result columns of one query: pg's per-query `types` option. */
+export interface PgTypeParsers {
+  getTypeParser(oid: number, format?: string): (value: string) => unknown;
+}
+
+/** The query form the store sends: text, positional values, and its own column parsers. */
+export interface PgQueryConfig {
+  text: string;
+  values?: unknown[];
+  types?: PgTypeParsers;
+}
+
+export interface PgQueryResult {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+
+/** The slice of a pg `PoolClient` the store calls (DESIGN.md 4.3: depend by shape). */
+export interface PgPoolClient {
+  query(config: PgQueryConfig): Promise<PgQueryResult>;
+  /** Returns the client to its pool; `true` or an error destroys the connection instead. */
+  release(destroy?: boolean | Error): void;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * The slice of a pg `Pool` the store calls. Any pg (v8) Pool fits; the store uses `query` for
+ * single statements, `connect` for transactions, and `end` only on a pool it created.
+ */
+export interface PgPool {
+  query(config: PgQueryConfig): Promise<PgQueryResult>;
+  connect(): Promise<PgPoolClient>;
+  end(): Promise<void>;
+}
+
+/**
+ * Options of `createPostgresStore`. Give `connectionString` or an existing `pool`, not both.
+ */
+export interface PostgresStoreOptions {
+  /**
+   * `postgres://user@host:5432/db` (or `postgresql://`). The store creates a pg Pool and ends it on
+   * `close()`. A password is better left out of the URL and set in `PGPASSWORD`, which pg reads.
+   */
+  connectionString?: string;
+  /** A pg Pool (or anything of its shape) to use instead. The store never ends it. */
+  pool?: PgPool;
+  /**
+   * The schema holding the store's tables (default `'public'`), created by `migrate()` when missing.
+   * Every statement names it explicitly, so the connection's `search_path` does not matter and
+   * several vaults (or test runs) can share a database in separate schemas. Lower-case letters,
+   * digits and `_`, at most 63 characters, not starting with `pg_`.
+   */
+  schema?: string;
+  /**
+   * Size of the pool the store creates (default 10; at least 2, since `withLock` holds one
+   * connection while its callback queries through another). Not allowed with `pool`: size yours.
+   */
+  max?: number;
+}
+
+/** Options after validation: frozen, defaults applied. */
+export interface ResolvedPostgresStoreOptions {
+  readonly connectionString: string | undefined;
+  readonly pool: PgPool | undefined;
+  readonly schema: string;
+  readonly max: number;
+}
+
+export const DEFAULT_SCHEMA = 'public';
+export const DEFAULT_POOL_SIZE = 10;
+
+const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function isPool(value: unknown): value is PgPool {
+  if (typeof value !== 'object' || value === null) return false;
+  const pool = value as Record<string, unknown>;
+  return ['query', 'connect', 'end'].every((name) => typeof pool[name] === 'function');
+}
+
+// Parsed rather than pattern-matched so that what pg will parse is what is accepted; the message
+// never repeats the value, which may hold a password.
+function isConnectionUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'postgres:' || url.protocol === 'postgresql:';
+  } catch {
+    return false;
+  }
+}
+
+const OptionsSchema = v.pipe(
+  v.strictObject(
+    {
+      connectionString: v.optional(
+        v.pipe(v.string('must be a string'), v.check(isConnectionUrl, 'must be a postgres:// or postgresql:// URL')),
+      ),
+      pool: v.optional(v.custom<PgPool>(isPool, 'must be a pg Pool (with query, connect and end)')),
+      schema: v.optional(
+        v.pipe(
+          v.string('must be a string'),
+          v.regex(SCHEMA_PATTERN, 'must be a lower-case identifier: letters, digits and _, at most 63 characters'),
+          v.check((name) => !name.startsWith('pg_'), 'must not start with pg_ (reserved for system schemas)'),
+        ),
+      ),
+      max: v.optional(
+        v.pipe(
+          v.number('must be a number'),
+          v.integer('must be a whole number of connections'),
+          // withLock holds one connection while its callback queries through another.
+          v.minValue(2, 'must be at least 2'),
+          v.maxValue(1000, 'must be at most 1000'),
+        ),
+      ),
+    },
+    'must be an object',
+  ),
+  v.forward(
+    v.partialCheck(
+      [['connectionString'], ['pool']],
+      (input) => input.connectionString !== undefined || input.pool !== undefined,
+      'give connectionString or pool',
+    ),
+    ['connectionString'],
+  ),
+  v.forward(
+    v.partialCheck(
+      [['connectionString'], ['pool']],
+      (input) => input.connectionString === undefined || input.pool === undefined,
+      'give either connectionString or pool, not both',
+    ),
+    ['pool'],
+  ),
+  v.forward(
+    v.partialCheck([['pool'], ['max']], (input) => input.pool === undefined || input.max === undefined, 'applies only to a pool the store creates'),
+    ['max'],
+  ),
+);
+
+/** Validates the options once, at construction; throws ValidationError keyed by option name. */
+export function resolvePostgresStoreOptions(options: PostgresStoreOptions | undefined): ResolvedPostgresStoreOptions {
+  const result = v.safeParse(OptionsSchema, options ?? {});
+  if (!result.success) {
+    const errors: Record<string, string[]> = {};
+    for (const issue of result.issues) {
+      const field = issue.path?.map((p) => String(p.key)).join('.') || 'options';
+      (errors[field] ??= []).push(issue.message);
+    }
+    throw new ValidationError(errors);
+  }
+  const { connectionString, pool, schema, max } = result.output;
+  return Object.freeze({
+    connectionString,
+    pool,
+    schema: schema ?? DEFAULT_SCHEMA,
+    max: max ?? DEFAULT_POOL_SIZE,
+  });
+}
+
+/** The schema as a quoted identifier, for SQL text (safe: the name was validated). */
+export function quoteSchema(schema: string): string {
+  return `"${schema}"`;
+}

@@ -1,0 +1,457 @@
+import pg from 'pg';
+import { ConflictError } from '../../errors.js';
+import { LIKE_ESCAPE, likeSubstringPattern } from '../sqlite/like-pattern.js';
+import type {
+  ApplicationRecord,
+  AuditEntry,
+  AuditFilter,
+  CreateTokenResult,
+  DeletedTokenRecord,
+  FormulaRecord,
+  IdempotencyRecord,
+  PageRequest,
+  PageResult,
+  ReactorFilter,
+  ReactorRecord,
+  Store,
+  StoredAuditEntry,
+  StoredToken,
+  TenantRecord,
+  TokenFilter,
+  UpdateTokenResult,
+  WrappedKeyRecord,
+} from '../store.js';
+import { runMigrations } from './migrations.js';
+import { SqlParams, runPage } from './paging.js';
+import { PgExecutor } from './pg-executor.js';
+import { quoteSchema, resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
+import { PostgresTokens } from './postgres-tokens.js';
+import {
+  APPLICATION_COLUMNS,
+  AUDIT_COLUMNS,
+  FORMULA_COLUMNS,
+  REACTOR_COLUMNS,
+  toApplication,
+  toAudit,
+  toFormula,
+  toIdempotency,
+  toReactor,
+  toTenant,
+  toWrappedKey,
+} from './record-rows.js';
+import { recordStatements, type RecordStatements } from './record-sql.js';
+import { distinct } from './token-rows.js';
+
+type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
+
+/** Advisory lock class of `withLock`; the second key hashes the schema and the lock's name. */
+export const NAMED_LOCK_CLASS = 0x74760003;
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/**
+ * The PostgreSQL Store (pg). Stateless apart from its pool: any number of instances, in any number
+ * of processes, may share one database; every guarantee of the Store interface holds across them.
+ * Build it with `createPostgresStore`.
+ */
+export class PostgresStore implements Store {
+  readonly #pool: PgPool;
+  readonly #owned: boolean;
+  readonly #db: PgExecutor;
+  readonly #schema: string;
+  readonly #s: string;
+  readonly #sql: RecordStatements;
+  readonly #tokens: PostgresTokens;
+  #closed: Promise<void> | undefined;
+
+  /** Prefer `createPostgresStore`. `owned`: whether `close()` ends the pool. */
+  constructor(pool: PgPool, schema: string, owned: boolean) {
+    this.#pool = pool;
+    this.#owned = owned;
+    this.#db = new PgExecutor(pool);
+    this.#schema = schema;
+    this.#s = quoteSchema(schema);
+    this.#sql = recordStatements(this.#s);
+    this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
+  }
+
+  /** The pool, for diagnostics and backups. Do not write to the store's tables. */
+  get pool(): PgPool {
+    return this.#pool;
+  }
+
+  /** The schema holding the store's tables. */
+  get schema(): string {
+    return this.#schema;
+  }
+
+  /** Creates the schema when missing and applies pending migrations (migrations.ts); idempotent and safe to race. */
+  migrate(): Promise<void> {
+    return runMigrations(this.#db, this.#schema);
+  }
+
+  /** Ends the pool if the store created it (once, however often it is called); a pool passed in stays open. */
+  close(): Promise<void> {
+    if (!this.#owned) return Promise.resolve();
+    this.#closed ??= this.#pool.end();
+    return this.#closed;
+  }
+
+  /**
+   * Runs `fn` while holding a session advisory lock named `name` in this store's schema: across
+   * every instance sharing the database, one `fn` per name runs at a time. For one-time setup
+   * (the CLI creates the first tenant under it). Holds one pool connection for the duration.
+   * @example await store.withLock('bootstrap', async () => { if ((await vault.listTenants()).length === 0) await vault.createTenant(...) });
+   */
+  async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    return this.#db.session(async (session, discard) => {
+      const key = JSON.stringify([this.#schema, name]);
+      await session.query('SELECT pg_advisory_lock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]);
+      try {
+        return await fn();
+      } finally {
+        // A connection that cannot unlock is closed instead, which releases the lock too.
+        await session.query('SELECT pg_advisory_unlock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]).catch(discard);
+      }
+    });
+  }
+
+  // --- tenants and keys -------------------------------------------------------------------------
+
+  /** ConflictError when the tenant id exists. */
+  async createTenant(tenant: TenantRecord): Promise<void> {
+    const result = await this.#db.query(this.#sql.insertTenant, [tenant.id, tenant.name, tenant.createdAt]);
+    if (result.rowCount === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
+  }
+
+  async getTenant(id: string): Promise<TenantRecord | null> {
+    const { rows } = await this.#db.query(this.#sql.getTenant, [id]);
+    return rows.length === 0 ? null : toTenant(rows[0]!);
+  }
+
+  /** In creation order. */
+  async listTenants(): Promise<TenantRecord[]> {
+    return (await this.#db.query(this.#sql.listTenants)).rows.map(toTenant);
+  }
+
+  async insertWrappedKey(key: WrappedKeyRecord): Promise<boolean> {
+    const result = await this.#db.query(this.#sql.insertWrappedKey, [key.tenantId, key.purpose, key.version, key.wrapped, key.createdAt]);
+    return result.rowCount === 1;
+  }
+
+  async listWrappedKeys(tenantId: string, purpose: 'data' | 'index'): Promise<WrappedKeyRecord[]> {
+    return (await this.#db.query(this.#sql.listWrappedKeys, [tenantId, purpose])).rows.map(toWrappedKey);
+  }
+
+  // --- tokens -----------------------------------------------------------------------------------
+
+  createToken(token: StoredToken, audit: AuditEntry | null, now: number): Promise<CreateTokenResult> {
+    return this.#tokens.create(token, audit, now);
+  }
+
+  getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
+    return this.#tokens.get(tenantId, id, now);
+  }
+
+  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>> {
+    return this.#tokens.list(tenantId, filter, page, now);
+  }
+
+  updateToken(next: StoredToken, audit: AuditEntry, now: number): Promise<UpdateTokenResult> {
+    return this.#tokens.update(next, audit, now);
+  }
+
+  deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): Promise<boolean> {
+    return this.#tokens.delete(tenantId, id, deletedBy, audit, now);
+  }
+
+  getDeletedToken(tenantId: string, id: string): Promise<DeletedTokenRecord | null> {
+    return this.#tokens.getDeleted(tenantId, id);
+  }
+
+  /** Oldest expiry first; one statement per call, taking only rows no other transaction holds. */
+  purgeExpiredTokens(now: number, limit: number): Promise<number> {
+    return this.#tokens.purgeExpired(now, limit);
+  }
+
+  /**
+   * Includes expired-but-unswept tokens: their cvc must go too. A plain read, not a claim: the
+   * sweep's compare-and-set (replaceCiphertext) is what makes concurrent sweeps safe, and row locks
+   * taken here would end with the statement anyway.
+   */
+  listCvcDue(now: number, limit: number): Promise<StoredToken[]> {
+    return this.#tokens.listCvcDue(now, limit);
+  }
+
+  replaceCiphertext(
+    tenantId: string,
+    id: string,
+    expected: Uint8Array,
+    next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
+  ): Promise<boolean> {
+    return this.#tokens.replaceCiphertext(tenantId, id, expected, next);
+  }
+
+  listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): Promise<StoredToken[]> {
+    return this.#tokens.listBelowKeyVersion(tenantId, version, limit);
+  }
+
+  countTokensBelowKeyVersion(tenantId: string, version: number): Promise<number> {
+    return this.#tokens.countBelowKeyVersion(tenantId, version);
+  }
+
+  // --- applications ----------------------------------------------------------------------------
+
+  async createApplication(app: ApplicationRecord): Promise<void> {
+    const result = await this.#db.query(this.#sql.insertApplication, [
+      app.tenantId,
+      app.id,
+      app.name,
+      app.type,
+      json(app.permissions ?? []),
+      json(app.rules ?? []),
+      app.keyHash,
+      app.keyLookup,
+      app.createdBy ?? null,
+      app.createdAt,
+      app.modifiedBy ?? null,
+      app.modifiedAt ?? null,
+    ]);
+    if (result.rowCount === 0) throw new ConflictError(`Application '${app.id}' already exists`);
+  }
+
+  async getApplication(tenantId: string, id: string): Promise<ApplicationRecord | null> {
+    const { rows } = await this.#db.query(this.#sql.getApplication, [tenantId, id]);
+    return rows.length === 0 ? null : toApplication(rows[0]!);
+  }
+
+  async findApplicationsByKeyLookup(keyLookup: string): Promise<ApplicationRecord[]> {
+    return (await this.#db.query(this.#sql.findApplications, [keyLookup])).rows.map(toApplication);
+  }
+
+  /** In creation order. */
+  listApplications(tenantId: string, page: PageRequest): Promise<PageResult<ApplicationRecord>> {
+    return runPage(this.#db, this.#tenantList(APPLICATION_COLUMNS, 'applications', tenantId), page, toApplication);
+  }
+
+  async updateApplication(app: ApplicationRecord): Promise<boolean> {
+    const result = await this.#db.query(this.#sql.updateApplication, [
+      app.name,
+      app.type,
+      json(app.permissions ?? []),
+      json(app.rules ?? []),
+      app.keyHash,
+      app.keyLookup,
+      app.modifiedBy ?? null,
+      app.modifiedAt ?? null,
+      app.tenantId,
+      app.id,
+    ]);
+    return result.rowCount === 1;
+  }
+
+  async deleteApplication(tenantId: string, id: string): Promise<boolean> {
+    return (await this.#db.query(this.#sql.deleteApplication, [tenantId, id])).rowCount === 1;
+  }
+
+  // --- reactor formulas and reactors ------------------------------------------------------------
+
+  async createFormula(formula: FormulaRecord): Promise<void> {
+    const result = await this.#db.query(this.#sql.insertFormula, [
+      formula.tenantId,
+      formula.id,
+      formula.name,
+      formula.description ?? null,
+      formula.code,
+      json(formula.configuration ?? []),
+      json(formula.requestParameters ?? []),
+      formula.createdBy ?? null,
+      formula.createdAt,
+      formula.modifiedBy ?? null,
+      formula.modifiedAt ?? null,
+    ]);
+    if (result.rowCount === 0) throw new ConflictError(`Formula '${formula.id}' already exists`);
+  }
+
+  async getFormula(tenantId: string, id: string): Promise<FormulaRecord | null> {
+    const { rows } = await this.#db.query(this.#sql.getFormula, [tenantId, id]);
+    return rows.length === 0 ? null : toFormula(rows[0]!);
+  }
+
+  listFormulas(tenantId: string, page: PageRequest): Promise<PageResult<FormulaRecord>> {
+    return runPage(this.#db, this.#tenantList(FORMULA_COLUMNS, 'formulas', tenantId), page, toFormula);
+  }
+
+  async updateFormula(formula: FormulaRecord): Promise<boolean> {
+    const result = await this.#db.query(this.#sql.updateFormula, [
+      formula.name,
+      formula.description ?? null,
+      formula.code,
+      json(formula.configuration ?? []),
+      json(formula.requestParameters ?? []),
+      formula.modifiedBy ?? null,
+      formula.modifiedAt ?? null,
+      formula.tenantId,
+      formula.id,
+    ]);
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Locks the formula's row, then looks for a reactor: a reactor write holds a share lock on its
+   * formula until it commits (createReactor, updateReactor), so the look sees every reactor that
+   * will reference the formula, committed or about to be.
+   */
+  deleteFormula(tenantId: string, id: string): Promise<'deleted' | 'not_found' | 'in_use'> {
+    return this.#db.transaction(async (tx) => {
+      if ((await tx.query(this.#sql.lockFormula, [tenantId, id])).rows.length === 0) return 'not_found';
+      if ((await tx.query(this.#sql.formulaInUse, [tenantId, id])).rows.length > 0) return 'in_use';
+      await tx.query(this.#sql.deleteFormula, [tenantId, id]);
+      return 'deleted';
+    });
+  }
+
+  async createReactor(reactor: ReactorRecord): Promise<void> {
+    const inserted = await this.#db.transaction(async (tx) => {
+      await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
+      const result = await tx.query(this.#sql.insertReactor, [
+        reactor.tenantId,
+        reactor.id,
+        reactor.name,
+        reactor.name.toLowerCase(),
+        reactor.formulaId,
+        json(reactor.configuration ?? {}),
+        reactor.applicationId ?? null,
+        reactor.createdBy ?? null,
+        reactor.createdAt,
+        reactor.modifiedBy ?? null,
+        reactor.modifiedAt ?? null,
+      ]);
+      return result.rowCount === 1;
+    });
+    if (!inserted) throw new ConflictError(`Reactor '${reactor.id}' already exists`);
+  }
+
+  async getReactor(tenantId: string, id: string): Promise<ReactorRecord | null> {
+    const { rows } = await this.#db.query(this.#sql.getReactor, [tenantId, id]);
+    return rows.length === 0 ? null : toReactor(rows[0]!);
+  }
+
+  /** In creation order; `name` is a case-insensitive substring in which `*` matches any run. */
+  listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): Promise<PageResult<ReactorRecord>> {
+    const query = this.#tenantList(REACTOR_COLUMNS, 'reactors', tenantId);
+    if (filter?.ids !== undefined) query.where.push(`t.id = ANY(${query.params.add(distinct(filter.ids), 'text[]')})`);
+    if (filter?.name !== undefined && filter.name !== null) {
+      // Lower-cased in JS like name_lower, so the match does not depend on the database's locale.
+      // The escape character is bound too: a backslash literal would depend on standard_conforming_strings.
+      const pattern = query.params.add(likeSubstringPattern(filter.name), 'text');
+      query.where.push(`t.name_lower LIKE ${pattern} ESCAPE ${query.params.add(LIKE_ESCAPE, 'text')}`);
+    }
+    return runPage(this.#db, query, page, toReactor);
+  }
+
+  async updateReactor(reactor: ReactorRecord): Promise<boolean> {
+    return this.#db.transaction(async (tx) => {
+      await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
+      const result = await tx.query(this.#sql.updateReactor, [
+        reactor.name,
+        reactor.name.toLowerCase(),
+        reactor.formulaId,
+        json(reactor.configuration ?? {}),
+        reactor.applicationId ?? null,
+        reactor.modifiedBy ?? null,
+        reactor.modifiedAt ?? null,
+        reactor.tenantId,
+        reactor.id,
+      ]);
+      return result.rowCount === 1;
+    });
+  }
+
+  async deleteReactor(tenantId: string, id: string): Promise<boolean> {
+    return (await this.#db.query(this.#sql.deleteReactor, [tenantId, id])).rowCount === 1;
+  }
+
+  // --- idempotency ------------------------------------------------------------------------------
+
+  claimIdempotencyKey(record: IdempotencyRecord, now: number): Promise<ClaimResult> {
+    return this.#db.transaction(async (tx): Promise<ClaimResult> => {
+      const claim = await tx.query(this.#sql.claimIdempotency, [
+        record.tenantId,
+        record.applicationId,
+        record.key,
+        record.requestHash,
+        record.createdAt,
+        record.expiresAt,
+        now,
+      ]);
+      if (claim.rowCount === 1) return { claimed: true };
+      // Not claimed: an unexpired record exists, and the claim locked it (record-sql.ts).
+      const { rows } = await tx.query(this.#sql.getIdempotency, [record.tenantId, record.applicationId, record.key]);
+      return { claimed: false, existing: toIdempotency(rows[0]!) };
+    });
+  }
+
+  /** Only an in-flight record is completed: a done one keeps its first response. */
+  async completeIdempotencyKey(tenantId: string, applicationId: string, key: string, status: number, body: string): Promise<void> {
+    await this.#db.query(this.#sql.completeIdempotency, [status, body, tenantId, applicationId, key]);
+  }
+
+  /** Only an in-flight record is released: a done one keeps answering retries. */
+  async releaseIdempotencyKey(tenantId: string, applicationId: string, key: string): Promise<void> {
+    await this.#db.query(this.#sql.releaseIdempotency, [tenantId, applicationId, key]);
+  }
+
+  // --- audit ------------------------------------------------------------------------------------
+
+  /** One statement for the whole batch, whatever its size (the entries bind as seven arrays). */
+  async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.#db.query(this.#sql.appendAudit, [
+      entries.map((e) => e.tenantId),
+      entries.map((e) => e.actor),
+      entries.map((e) => e.operation),
+      entries.map((e) => e.resourceId ?? null),
+      entries.map((e) => e.outcome),
+      entries.map((e) => e.detail ?? null),
+      entries.map((e) => e.at),
+    ]);
+  }
+
+  /**
+   * Oldest first (ascending seq), through the (tenant_id, seq) index. Entries are numbered when
+   * inserted, not when committed, so an entry committed late by a concurrent writer may carry a
+   * seq below a cursor already handed out; a reader paging at that moment does not see it.
+   */
+  listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): Promise<PageResult<StoredAuditEntry>> {
+    const query = this.#tenantList(AUDIT_COLUMNS, 'audit_log', tenantId);
+    if (filter?.resourceId !== undefined) query.where.push(`t.resource_id = ${query.params.add(filter.resourceId, 'text')}`);
+    if (filter?.actor !== undefined) query.where.push(`t.actor = ${query.params.add(filter.actor, 'text')}`);
+    if (filter?.operation !== undefined) query.where.push(`t.operation = ${query.params.add(filter.operation, 'text')}`);
+    return runPage(this.#db, query, page, toAudit);
+  }
+
+  #tenantList(columns: string, table: string, tenantId: string) {
+    const params = new SqlParams();
+    return { columns, from: `FROM ${this.#s}.${table} t`, where: [`t.tenant_id = ${params.add(tenantId, 'text')}`], params };
+  }
+}
+
+/**
+ * Creates the PostgreSQL store. Options are validated once (ValidationError naming the option);
+ * nothing connects until the first query. Call `migrate()` before first use (`createVault` does).
+ * @example
+ * const store = createPostgresStore({ connectionString: process.env.DATABASE_URL });
+ * const isolated = createPostgresStore({ connectionString: process.env.DATABASE_URL, schema: 'vault' });
+ * const shared = createPostgresStore({ pool: myPgPool }); // not ended by store.close()
+ */
+export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  const resolved = resolvePostgresStoreOptions(options);
+  if (resolved.pool !== undefined) return new PostgresStore(resolved.pool, resolved.schema, false);
+  const pool = new pg.Pool({ connectionString: resolved.connectionString, max: resolved.max, application_name: 'tokenvault' });
+  // An idle connection that breaks (a server restart, a network cut) is reported on the pool; with
+  // no listener, Node would end the process. The pool drops the connection and opens another on
+  // the next query, which reports any lasting failure.
+  pool.on('error', () => undefined);
+  return new PostgresStore(pool satisfies PgPool, resolved.schema, true);
+}

@@ -1,0 +1,202 @@
+import { ValidationError } from '../../errors.js';
+import type {
+  AuditEntry,
+  CreateTokenResult,
+  DeletedTokenRecord,
+  PageRequest,
+  PageResult,
+  StoredToken,
+  TokenFilter,
+  UpdateTokenResult,
+} from '../store.js';
+import { runPage } from './paging.js';
+import type { PgExecutor, Queryable } from './pg-executor.js';
+import { distinct, metadataDigests, mutableTokenValues, toStoredToken } from './token-rows.js';
+import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
+
+/** Actor of the expiry sweep, on its reference records and audit entries (as in the SQLite store). */
+export const EXPIRY_ACTOR = 'system:expiry';
+/** Operation of the expiry sweep's audit entries: a deletion, attributed to EXPIRY_ACTOR. */
+export const EXPIRY_OPERATION = 'token:delete';
+
+/**
+ * Advisory lock class of deduplicating writes; the second key hashes (schema, tenant, type,
+ * fingerprint). Two writers of the same fingerprint serialize on it, so the second one's probe
+ * runs after the first one's commit and finds its token. A hash collision only makes two unrelated
+ * writers wait for each other.
+ */
+export const DEDUPE_LOCK_CLASS = 0x74760002;
+
+const CREATED: CreateTokenResult = Object.freeze({ status: 'created' });
+const ID_CONFLICT: CreateTokenResult = Object.freeze({ status: 'id_conflict' });
+const UPDATED: UpdateTokenResult = Object.freeze({ status: 'updated' });
+const NOT_FOUND: UpdateTokenResult = Object.freeze({ status: 'not_found' });
+
+function checkLimit(limit: number): number {
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) throw ValidationError.field('limit', 'must be a whole number of at least 1');
+  return limit;
+}
+
+const auditValues = (entry: AuditEntry) => [
+  entry.tenantId,
+  entry.actor,
+  entry.operation,
+  entry.resourceId ?? null,
+  entry.outcome,
+  entry.detail ?? null,
+  entry.at,
+];
+
+/** A write with deduplication looks for another live token of the same type and fingerprint first. */
+const probesDuplicate = (token: StoredToken) => token.deduplicate === true && token.fingerprint != null;
+
+/**
+ * The token operations of the PostgreSQL store. Concurrency, per operation:
+ * - create without deduplication is one statement: the id claim in token_ids decides conflicts;
+ * - a deduplicating create or update takes the fingerprint's advisory lock, then probes and writes;
+ * - update locks the token's row (FOR UPDATE) before replacing its index rows in a later statement,
+ *   whose snapshot then includes whatever a concurrent writer of the same token committed;
+ * - delete and purge are one statement each (purge claims rows with SKIP LOCKED);
+ * - replaceCiphertext is a compare-and-set UPDATE: a concurrent writer's row fails its test.
+ */
+export class PostgresTokens {
+  readonly #db: PgExecutor;
+  readonly #schema: string;
+  readonly #quoted: string;
+  readonly #sql: TokenStatements;
+  /** (tenant, version) → the lowest seq that may still be below that version (see listBelowKeyVersion). */
+  readonly #keyScanHints = new Map<string, number>();
+
+  constructor(db: PgExecutor, schema: string, quotedSchema: string) {
+    this.#db = db;
+    this.#schema = schema;
+    this.#quoted = quotedSchema;
+    this.#sql = tokenStatements(quotedSchema);
+  }
+
+  async create(token: StoredToken, audit: AuditEntry | null, now: number): Promise<CreateTokenResult> {
+    if (!probesDuplicate(token)) return (await this.#insert(this.#db, token, audit)) ? CREATED : ID_CONFLICT;
+    return this.#db.transaction(async (tx) => {
+      await this.#lockFingerprint(tx, token);
+      const duplicate = await this.#findDuplicate(tx, token, now, null);
+      if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
+      return (await this.#insert(tx, token, audit)) ? CREATED : ID_CONFLICT;
+    });
+  }
+
+  async get(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
+    const { rows } = await this.#db.query(this.#sql.getLive, [tenantId, id, now]);
+    return rows.length === 0 ? null : toStoredToken(rows[0]!);
+  }
+
+  list(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>> {
+    return runPage(this.#db, tokenListQuery(this.#quoted, tenantId, filter ?? {}, now), page, toStoredToken);
+  }
+
+  update(next: StoredToken, audit: AuditEntry, now: number): Promise<UpdateTokenResult> {
+    return this.#db.transaction(async (tx) => {
+      // The same lock order as create (fingerprint, then row), so two writers cannot deadlock.
+      if (probesDuplicate(next)) await this.#lockFingerprint(tx, next);
+      const current = await tx.query(this.#sql.lockLive, [next.tenantId, next.id, now]);
+      if (current.rows.length === 0) return NOT_FOUND;
+      if (probesDuplicate(next)) {
+        const duplicate = await this.#findDuplicate(tx, next, now, next.id);
+        if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
+      }
+      await tx.query(this.#sql.replace, [
+        current.rows[0]!['seq'],
+        ...mutableTokenValues(next),
+        metadataDigests(next.metadata),
+        distinct(next.searchHashes),
+        ...auditValues(audit),
+      ]);
+      return UPDATED;
+    });
+  }
+
+  async delete(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): Promise<boolean> {
+    const { rows } = await this.#db.query(this.#sql.delete, [tenantId, id, now, deletedBy, ...auditValues(audit)]);
+    return rows[0]?.['removed'] === 1;
+  }
+
+  async getDeleted(tenantId: string, id: string): Promise<DeletedTokenRecord | null> {
+    const { rows } = await this.#db.query(this.#sql.getDeleted, [tenantId, id]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    return {
+      tenantId: row['tenant_id'] as string,
+      id: row['id'] as string,
+      type: row['type'] as string,
+      deletedAt: row['deleted_at'] as number,
+      deletedBy: row['deleted_by'] as string,
+    };
+  }
+
+  async purgeExpired(now: number, limit: number): Promise<number> {
+    const { rows } = await this.#db.query(this.#sql.purgeExpired, [now, checkLimit(limit), EXPIRY_ACTOR, EXPIRY_OPERATION]);
+    return rows[0]?.['removed'] as number;
+  }
+
+  async listCvcDue(now: number, limit: number): Promise<StoredToken[]> {
+    const { rows } = await this.#db.query(this.#sql.listCvcDue, [now, checkLimit(limit)]);
+    return rows.map(toStoredToken);
+  }
+
+  async replaceCiphertext(
+    tenantId: string,
+    id: string,
+    expected: Uint8Array,
+    next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
+  ): Promise<boolean> {
+    const result = await this.#db.query(this.#sql.replaceCiphertext, [next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenantId, id, expected]);
+    return result.rowCount === 1;
+  }
+
+  /**
+   * In seq order. Re-encryption lists a batch, rewrites it and lists again; to keep a pass linear
+   * rather than quadratic it resumes where this instance's previous call for the same tenant and
+   * version found its first token. Key versions normally only go up, but a write by an instance
+   * that has not yet seen a rotation can put a token below the resume point: so a resumed walk
+   * that finds nothing walks once more from the start before answering that nothing is left.
+   */
+  async listBelowKeyVersion(tenantId: string, version: number, limit: number): Promise<StoredToken[]> {
+    checkLimit(limit);
+    const hintKey = JSON.stringify([tenantId, version]);
+    const from = this.#keyScanHints.get(hintKey) ?? 0;
+    let { rows } = await this.#db.query(this.#sql.listBelowKeyVersion, [tenantId, version, from, limit]);
+    if (rows.length === 0 && from > 0) ({ rows } = await this.#db.query(this.#sql.listBelowKeyVersion, [tenantId, version, 0, limit]));
+    if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!['seq'] as number);
+    else this.#keyScanHints.delete(hintKey);
+    return rows.map(toStoredToken);
+  }
+
+  async countBelowKeyVersion(tenantId: string, version: number): Promise<number> {
+    const { rows } = await this.#db.query(this.#sql.countBelowKeyVersion, [tenantId, version]);
+    return rows[0]?.['n'] as number;
+  }
+
+  /** Inserts the token, its index rows and the audit entry; false when the id is taken. */
+  async #insert(db: Queryable, token: StoredToken, audit: AuditEntry | null): Promise<boolean> {
+    const values = [
+      token.tenantId,
+      token.id,
+      ...mutableTokenValues(token),
+      token.createdBy,
+      token.createdAt,
+      metadataDigests(token.metadata),
+      distinct(token.searchHashes),
+    ];
+    const { rows } = audit === null ? await db.query(this.#sql.create, values) : await db.query(this.#sql.createAudited, [...values, ...auditValues(audit)]);
+    return rows.length === 1;
+  }
+
+  async #lockFingerprint(tx: Queryable, token: StoredToken): Promise<void> {
+    const key = JSON.stringify([this.#schema, token.tenantId, token.type, token.fingerprint]);
+    await tx.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [DEDUPE_LOCK_CLASS, key]);
+  }
+
+  async #findDuplicate(tx: Queryable, token: StoredToken, now: number, exceptId: string | null): Promise<StoredToken | null> {
+    const { rows } = await tx.query(this.#sql.findLiveDuplicate, [token.tenantId, token.fingerprint, token.type, now, exceptId]);
+    return rows.length === 0 ? null : toStoredToken(rows[0]!);
+  }
+}

@@ -1,0 +1,98 @@
+import type { AccessRule, ApplicationType, Permission } from '../../permissions.js';
+import type {
+  ApplicationRecord,
+  FormulaRecord,
+  IdempotencyRecord,
+  ReactorRecord,
+  StoredAuditEntry,
+  TenantRecord,
+  WrappedKeyRecord,
+} from '../store.js';
+
+// Rows of the non-token tables as the store's type parsers return them (json parsed, bigint as
+// number, bytea as Buffer), and their mapping to the Store's records.
+
+type Row = Record<string, unknown>;
+
+export const toTenant = (row: Row): TenantRecord => ({ id: row['id'] as string, name: row['name'] as string, createdAt: row['created_at'] as number });
+
+export const toWrappedKey = (row: Row): WrappedKeyRecord => ({
+  tenantId: row['tenant_id'] as string,
+  purpose: row['purpose'] as 'data' | 'index',
+  version: row['version'] as number,
+  wrapped: row['wrapped'] as Buffer,
+  createdAt: row['created_at'] as number,
+});
+
+export const APPLICATION_COLUMNS =
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.key_hash, t.key_lookup, t.created_by, t.created_at, t.modified_by, t.modified_at';
+export const toApplication = (row: Row): ApplicationRecord => ({
+  id: row['id'] as string,
+  tenantId: row['tenant_id'] as string,
+  name: row['name'] as string,
+  type: row['type'] as ApplicationType,
+  permissions: row['permissions'] as Permission[],
+  rules: row['rules'] as AccessRule[],
+  keyHash: row['key_hash'] as string,
+  keyLookup: row['key_lookup'] as string,
+  createdBy: row['created_by'] as string | null,
+  createdAt: row['created_at'] as number,
+  modifiedBy: row['modified_by'] as string | null,
+  modifiedAt: row['modified_at'] as number | null,
+});
+
+export const FORMULA_COLUMNS =
+  't.seq, t.tenant_id, t.id, t.name, t.description, t.code, t.configuration, t.request_parameters, t.created_by, t.created_at, t.modified_by, t.modified_at';
+export const toFormula = (row: Row): FormulaRecord => ({
+  id: row['id'] as string,
+  tenantId: row['tenant_id'] as string,
+  name: row['name'] as string,
+  description: row['description'] as string | null,
+  code: row['code'] as string,
+  configuration: row['configuration'] as FormulaRecord['configuration'],
+  requestParameters: row['request_parameters'] as FormulaRecord['requestParameters'],
+  createdBy: row['created_by'] as string | null,
+  createdAt: row['created_at'] as number,
+  modifiedBy: row['modified_by'] as string | null,
+  modifiedAt: row['modified_at'] as number | null,
+});
+
+export const REACTOR_COLUMNS =
+  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
+export const toReactor = (row: Row): ReactorRecord => ({
+  id: row['id'] as string,
+  tenantId: row['tenant_id'] as string,
+  name: row['name'] as string,
+  formulaId: row['formula_id'] as string,
+  configuration: row['configuration'] as Record<string, unknown>,
+  applicationId: row['application_id'] as string | null,
+  createdBy: row['created_by'] as string | null,
+  createdAt: row['created_at'] as number,
+  modifiedBy: row['modified_by'] as string | null,
+  modifiedAt: row['modified_at'] as number | null,
+});
+
+export const IDEMPOTENCY_COLUMNS = 'tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at';
+export const toIdempotency = (row: Row): IdempotencyRecord => ({
+  tenantId: row['tenant_id'] as string,
+  applicationId: row['application_id'] as string,
+  key: row['key'] as string,
+  requestHash: row['request_hash'] as string,
+  state: row['state'] as 'in_flight' | 'done',
+  status: row['status'] as number | null,
+  body: row['body'] as string | null,
+  createdAt: row['created_at'] as number,
+  expiresAt: row['expires_at'] as number,
+});
+
+export const AUDIT_COLUMNS = 't.seq, t.tenant_id, t.actor, t.operation, t.resource_id, t.outcome, t.detail, t.at';
+export const toAudit = (row: Row): StoredAuditEntry => ({
+  seq: row['seq'] as number,
+  tenantId: row['tenant_id'] as string,
+  actor: row['actor'] as string,
+  operation: row['operation'] as string,
+  resourceId: row['resource_id'] as string | null,
+  outcome: row['outcome'] as 'success' | 'failure',
+  detail: row['detail'] as string | null,
+  at: row['at'] as number,
+});

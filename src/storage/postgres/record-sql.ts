@@ -1,0 +1,71 @@
+import { APPLICATION_COLUMNS, FORMULA_COLUMNS, IDEMPOTENCY_COLUMNS, REACTOR_COLUMNS } from './record-rows.js';
+
+/**
+ * The statements of the non-token tables in a schema (`s`: the quoted schema name), built once per
+ * store. Inserts use ON CONFLICT DO NOTHING and report "exists" from the row count, so a racing
+ * duplicate is a ConflictError without an aborted statement.
+ */
+export function recordStatements(s: string) {
+  return Object.freeze({
+    insertTenant: `INSERT INTO ${s}.tenants (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    getTenant: `SELECT id, name, created_at FROM ${s}.tenants WHERE id = $1`,
+    listTenants: `SELECT id, name, created_at FROM ${s}.tenants ORDER BY seq`,
+    insertWrappedKey: `INSERT INTO ${s}.wrapped_keys (tenant_id, purpose, version, wrapped, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+    listWrappedKeys: `SELECT tenant_id, purpose, version, wrapped, created_at FROM ${s}.wrapped_keys WHERE tenant_id = $1 AND purpose = $2 ORDER BY version`,
+
+    insertApplication:
+      `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
+    getApplication: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.tenant_id = $1 AND t.id = $2`,
+    findApplications: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.key_lookup = $1 ORDER BY t.seq`,
+    updateApplication:
+      `UPDATE ${s}.applications SET name = $1, type = $2, permissions = $3, rules = $4, key_hash = $5, key_lookup = $6, modified_by = $7, modified_at = $8 ` +
+      'WHERE tenant_id = $9 AND id = $10',
+    deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
+
+    insertFormula:
+      `INSERT INTO ${s}.formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, id) DO NOTHING',
+    getFormula: `SELECT ${FORMULA_COLUMNS} FROM ${s}.formulas t WHERE t.tenant_id = $1 AND t.id = $2`,
+    updateFormula:
+      `UPDATE ${s}.formulas SET name = $1, description = $2, code = $3, configuration = $4, request_parameters = $5, modified_by = $6, modified_at = $7 ` +
+      'WHERE tenant_id = $8 AND id = $9',
+    /** tenant, formula id. Held until commit: a reactor cannot be pointed at a formula being deleted. */
+    shareFormula: `SELECT 1 FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE`,
+    lockFormula: `SELECT 1 FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+    formulaInUse: `SELECT 1 FROM ${s}.reactors WHERE tenant_id = $1 AND formula_id = $2 LIMIT 1`,
+    deleteFormula: `DELETE FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2`,
+
+    insertReactor:
+      `INSERT INTO ${s}.reactors (tenant_id, id, name, name_lower, formula_id, configuration, application_id, created_by, created_at, modified_by, modified_at) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, id) DO NOTHING',
+    getReactor: `SELECT ${REACTOR_COLUMNS} FROM ${s}.reactors t WHERE t.tenant_id = $1 AND t.id = $2`,
+    updateReactor:
+      `UPDATE ${s}.reactors SET name = $1, name_lower = $2, formula_id = $3, configuration = $4, application_id = $5, modified_by = $6, modified_at = $7 ` +
+      'WHERE tenant_id = $8 AND id = $9',
+    deleteReactor: `DELETE FROM ${s}.reactors WHERE tenant_id = $1 AND id = $2`,
+
+    /**
+     * Inserts an in-flight record, or replaces an expired one ($10: now). ON CONFLICT DO UPDATE
+     * locks the existing row even when its WHERE is false, so the caller can then read the live
+     * record knowing no one changes it before the transaction ends.
+     */
+    claimIdempotency:
+      `INSERT INTO ${s}.idempotency_keys AS k (${IDEMPOTENCY_COLUMNS}) VALUES ($1, $2, $3, $4, 'in_flight', NULL, NULL, $5, $6) ` +
+      "ON CONFLICT (tenant_id, application_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight', status = NULL, body = NULL, " +
+      'created_at = excluded.created_at, expires_at = excluded.expires_at WHERE k.expires_at <= $7 RETURNING 1',
+    getIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3`,
+    completeIdempotency:
+      `UPDATE ${s}.idempotency_keys SET state = 'done', status = $1, body = $2 WHERE tenant_id = $3 AND application_id = $4 AND key = $5 AND state = 'in_flight'`,
+    releaseIdempotency: `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight'`,
+
+    /** Seven arrays (one per column); rows are inserted, and numbered, in array order. */
+    appendAudit:
+      `INSERT INTO ${s}.audit_log (tenant_id, actor, operation, resource_id, outcome, detail, at) ` +
+      'SELECT e.tenant_id, e.actor, e.operation, e.resource_id, e.outcome, e.detail, e.at ' +
+      'FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[]) WITH ORDINALITY ' +
+      'AS e (tenant_id, actor, operation, resource_id, outcome, detail, at, n) ORDER BY e.n',
+  });
+}
+
+export type RecordStatements = ReturnType<typeof recordStatements>;

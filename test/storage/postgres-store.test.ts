@@ -1,0 +1,515 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConflictError, ValidationError } from '../../src/errors.js';
+import { createPostgresStore, redactConnectionString, type PgPool, type PostgresStore } from '../../src/postgres.js';
+import { MIGRATIONS } from '../../src/storage/postgres/migrations.js';
+import { decodeCursor, encodeCursor } from '../../src/storage/postgres/paging.js';
+import { MAX_ATTEMPTS, PgExecutor } from '../../src/storage/postgres/pg-executor.js';
+import { parseBytea } from '../../src/storage/postgres/type-parsers.js';
+import type { StoredToken } from '../../src/storage/store.js';
+import { runStoreConformance } from '../../src/testing/index.js';
+import { APP_A, T0, TENANT_A, makeAudit, makeFormula, makeReactor, makeToken } from '../../src/testing/store-conformance.js';
+import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+
+const audit = (token: StoredToken) => makeAudit({ tenantId: token.tenantId, resourceId: token.id });
+
+function validationOf(fn: () => unknown): ValidationError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ValidationError) return error;
+    throw error;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+/** A pool of the right shape whose query answers from a script (no server). */
+function scriptedPool(answer: (text: string, attempt: number) => unknown): PgPool & { texts: string[] } {
+  const texts: string[] = [];
+  let calls = 0;
+  const query = async ({ text }: { text: string }) => {
+    texts.push(text);
+    const result = answer(text, ++calls);
+    if (result instanceof Error) throw result;
+    return { rows: [], rowCount: 0, ...(result as object) };
+  };
+  return {
+    texts,
+    query,
+    connect: async () => ({ query, release: () => undefined }),
+    end: async () => undefined,
+  };
+}
+const pgError = (code: string) => Object.assign(new Error(`pg error ${code}`), { code, severity: 'ERROR' });
+
+describe('createPostgresStore options', () => {
+  const url = 'postgres://vault:s3cret-pw@127.0.0.1:5432/vault';
+  const pool = scriptedPool(() => ({}));
+
+  it('needs exactly one of connectionString and pool, naming the option', () => {
+    expect(Object.keys(validationOf(() => createPostgresStore({})).errors)).toEqual(['connectionString']);
+    expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, pool })).errors)).toEqual(['pool']);
+    expect(Object.keys(validationOf(() => createPostgresStore(undefined as never)).errors)).toEqual(['connectionString']);
+  });
+
+  it('rejects bad values and unknown options, each under its own name, never echoing the connection string', () => {
+    const bad = validationOf(() => createPostgresStore({ connectionString: 'mysql://vault:s3cret-pw@db/vault' }));
+    expect(Object.keys(bad.errors)).toEqual(['connectionString']);
+    expect(bad.message).not.toContain('s3cret-pw');
+    expect(validationOf(() => createPostgresStore({ connectionString: 'not a url' })).errors).toHaveProperty('connectionString');
+    expect(validationOf(() => createPostgresStore({ connectionString: 42 as never })).errors).toHaveProperty('connectionString');
+    expect(validationOf(() => createPostgresStore({ pool: {} as never })).errors).toHaveProperty('pool');
+    for (const schema of ['', 'Public', 'has-dash', 'a b', '1abc', 'pg_mine', 'x'.repeat(64), '"quoted"']) {
+      expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, schema })).errors), schema).toEqual(['schema']);
+    }
+    for (const max of [0, 1, 1.5, 1001, '10']) {
+      expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, max: max as number })).errors), String(max)).toEqual(['max']);
+    }
+    expect(Object.keys(validationOf(() => createPostgresStore({ pool, max: 5 })).errors)).toEqual(['max']);
+    expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, database: 'x' } as never)).errors)).toEqual(['database']);
+  });
+
+  it('accepts valid options without connecting; the schema defaults to public', async () => {
+    const store = createPostgresStore({ connectionString: url, schema: 'vault_2', max: 2 });
+    expect(store.schema).toBe('vault_2');
+    await store.close();
+    await store.close();
+    const shared = createPostgresStore({ pool });
+    expect(shared.schema).toBe('public');
+    expect(shared.pool).toBe(pool);
+  });
+});
+
+describe('PostgreSQL store helpers (no server)', () => {
+  it('redacts the password of a connection string', () => {
+    expect(redactConnectionString('postgres://app:s3cret@db:5432/vault')).toBe('postgres://app:***@db:5432/vault');
+    expect(redactConnectionString('postgresql://app@db/vault?sslmode=require')).toBe('postgresql://app@db/vault?sslmode=require');
+    expect(redactConnectionString('postgres://db/vault?password=s3cret&sslpassword=k')).not.toMatch(/s3cret|=k\b/);
+    expect(redactConnectionString('host=db password=s3cret')).toBe('<connection string>');
+  });
+
+  it('encodes cursors opaquely and rejects cursors it would not issue', () => {
+    expect(decodeCursor(encodeCursor(1))).toBe(1);
+    expect(decodeCursor(encodeCursor(9_007_199_254_740_991))).toBe(9_007_199_254_740_991);
+    const b64 = (text: string) => Buffer.from(text).toString('base64url');
+    for (const bad of ['', b64('0'), b64('-5'), b64('01'), b64('1.5'), b64('99999999999999999'), `${b64('12')}==`, '%%%']) {
+      expect(() => decodeCursor(bad), bad).toThrow(ValidationError);
+    }
+  });
+
+  it('parses bytea in hex and escape output formats', () => {
+    expect(parseBytea('\\x00ff10')).toEqual(Buffer.from([0, 255, 16]));
+    expect(parseBytea('a\\\\b\\000\\377')).toEqual(Buffer.from([0x61, 0x5c, 0x62, 0, 255]));
+  });
+
+  it('retries serialization failures and deadlocks, then succeeds', async () => {
+    const pool = scriptedPool((_text, attempt) => (attempt === 1 ? pgError('40001') : attempt === 2 ? pgError('40P01') : { rows: [{ ok: 1 }], rowCount: 1 }));
+    expect((await new PgExecutor(pool).query('SELECT 1')).rows).toEqual([{ ok: 1 }]);
+    expect(pool.texts).toHaveLength(3);
+  });
+
+  it('gives up after MAX_ATTEMPTS, and does not retry other errors', async () => {
+    const always = scriptedPool(() => pgError('40001'));
+    await expect(new PgExecutor(always).query('SELECT 1')).rejects.toMatchObject({ code: '40001' });
+    expect(always.texts).toHaveLength(MAX_ATTEMPTS);
+    const other = scriptedPool(() => pgError('42P01'));
+    await expect(new PgExecutor(other).query('SELECT 1')).rejects.toMatchObject({ code: '42P01' });
+    expect(other.texts).toHaveLength(1);
+  });
+
+  it('translates a unique violation into ConflictError without the driver detail', async () => {
+    const pool = scriptedPool(() => Object.assign(pgError('23505'), { detail: 'Key (id)=(secret-id) already exists.' }));
+    const error = await new PgExecutor(pool).query('INSERT').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(String((error as Error).message)).not.toContain('secret-id');
+  });
+
+  it('reports text PostgreSQL cannot store (NUL) as a ValidationError', async () => {
+    for (const code of ['22021', '22P05']) {
+      await expect(new PgExecutor(scriptedPool(() => pgError(code))).query('INSERT')).rejects.toBeInstanceOf(ValidationError);
+    }
+  });
+
+  it('retries a whole transaction, rolling back the failed attempt', async () => {
+    const pool = scriptedPool((text, attempt) => (text === 'COMMIT' && attempt < 5 ? pgError('40001') : {}));
+    let runs = 0;
+    const result = await new PgExecutor(pool).transaction(async (tx) => {
+      runs++;
+      await tx.query('UPDATE x');
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(runs).toBe(2);
+    const begin = 'BEGIN ISOLATION LEVEL READ COMMITTED';
+    expect(pool.texts).toEqual([begin, 'UPDATE x', 'COMMIT', 'ROLLBACK', begin, 'UPDATE x', 'COMMIT']);
+  });
+
+  it('has one migration per shipped schema version', () => {
+    expect(MIGRATIONS.length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+if (PG_URL === undefined) {
+  describe.skip(`PostgreSQL store (${PG_SKIP_REASON})`, () => {
+    it('runs the store conformance suite and the PostgreSQL-specific tests against a server', () => undefined);
+  });
+} else {
+  const url = PG_URL;
+  afterAll(endAdmin);
+
+  const open = (options: { schema?: string; connectionString?: string; max?: number } = {}) =>
+    createPostgresStore({ connectionString: options.connectionString ?? url, schema: options.schema ?? freshSchema(), max: options.max ?? 4 });
+  const discard = async (...stores: PostgresStore[]) => {
+    for (const store of stores) await store.close();
+    for (const schema of new Set(stores.map((s) => s.schema))) await dropSchema(schema);
+  };
+  /** The URL with server options (`-c name=value`) for every connection. */
+  const withServerOptions = (options: string) => `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(options)}`;
+
+  await runStoreConformance('postgres (a fresh schema per test)', () => open(), (store) => discard(store as PostgresStore));
+
+  describe('PostgreSQL migrations', () => {
+    it('instances racing migrate() on a new schema apply each migration once', async () => {
+      const schema = freshSchema('race');
+      const stores = Array.from({ length: 4 }, () => open({ schema }));
+      try {
+        await Promise.all(stores.map((store) => store.migrate()));
+        await Promise.all(stores.map((store) => store.migrate()));
+        const { rows } = await adminPool().query(`SELECT version FROM "${schema}".tokenvault_migrations ORDER BY version`);
+        expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+        const token = makeToken();
+        expect(await stores[0]!.createToken(token, audit(token), T0)).toEqual({ status: 'created' });
+        expect(await stores[3]!.getToken(TENANT_A, token.id, T0)).not.toBeNull();
+      } finally {
+        await discard(...stores);
+      }
+    });
+
+    it('on an up-to-date schema, migrate() only reads (it runs on a read-only connection)', async () => {
+      const schema = freshSchema('ro');
+      const writer = open({ schema });
+      const reader = open({ schema, connectionString: withServerOptions('-c default_transaction_read_only=on') });
+      try {
+        await writer.migrate();
+        await reader.migrate();
+        await expect(reader.createTenant({ id: 't', name: 't', createdAt: T0 })).rejects.toMatchObject({ code: '25006' });
+      } finally {
+        await discard(writer, reader);
+      }
+    });
+  });
+
+  describe('PostgreSQL concurrency across pools', () => {
+    const pair = async () => {
+      const schema = freshSchema('pair');
+      const one = open({ schema, max: 8 });
+      const two = open({ schema, max: 8 });
+      await one.migrate();
+      await two.migrate();
+      return [one, two] as const;
+    };
+
+    it('creates with one id from two pools: exactly one created', async () => {
+      const [one, two] = await pair();
+      try {
+        for (let round = 0; round < 5; round++) {
+          const tokens = Array.from({ length: 16 }, (_, i) => makeToken({ id: `contested-${round}`, ciphertext: new Uint8Array([i]) }));
+          const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, audit(token), T0)));
+          expect(results.filter((r) => r.status === 'created')).toHaveLength(1);
+          expect(results.filter((r) => r.status === 'id_conflict')).toHaveLength(15);
+          expect((await one.listAudit(TENANT_A, { resourceId: `contested-${round}` }, { mode: 'cursor', size: 50 })).items).toHaveLength(1);
+        }
+      } finally {
+        await discard(one, two);
+      }
+    });
+
+    it('deduplicating creates with one fingerprint from two pools: exactly one created, the rest its duplicates', async () => {
+      const [one, two] = await pair();
+      try {
+        for (let round = 0; round < 5; round++) {
+          const tokens = Array.from({ length: 16 }, () => makeToken({ type: 'card', fingerprint: `fp-${round}`, deduplicate: true }));
+          const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, audit(token), T0)));
+          const created = tokens.filter((_, i) => results[i]!.status === 'created');
+          expect(created).toHaveLength(1);
+          for (const result of results) if (result.status === 'duplicate') expect(result.existing.id).toBe(created[0]!.id);
+          const listed = await one.listTokens(TENANT_A, { fingerprints: [`fp-${round}`] }, { mode: 'cursor', size: 50 }, T0);
+          expect(listed.items.map((t) => t.id)).toEqual([created[0]!.id]);
+        }
+      } finally {
+        await discard(one, two);
+      }
+    });
+
+    it('a create racing the deletion of the same id never reuses it', async () => {
+      const [one, two] = await pair();
+      try {
+        for (let i = 0; i < 30; i++) {
+          const token = makeToken({ id: `doomed-${i}` });
+          await one.createToken(token, audit(token), T0);
+          const [deleted, created] = await Promise.all([
+            one.deleteToken(TENANT_A, token.id, APP_A, audit(token), T0),
+            two.createToken(makeToken({ id: token.id }), audit(token), T0),
+          ]);
+          expect(deleted).toBe(true);
+          expect(created).toEqual({ status: 'id_conflict' });
+          expect(await two.getToken(TENANT_A, token.id, T0)).toBeNull();
+        }
+      } finally {
+        await discard(one, two);
+      }
+    });
+
+    it('concurrent updates keep the metadata index equal to the last committed metadata', async () => {
+      const [one, two] = await pair();
+      try {
+        const token = makeToken({ metadata: { v: 'start' } });
+        await one.createToken(token, audit(token), T0);
+        const colors = Array.from({ length: 12 }, (_, i) => `c${i}`);
+        await Promise.all(colors.map((v, i) => (i % 2 ? one : two).updateToken({ ...token, metadata: { v } }, audit(token), T0)));
+        const final = (await one.getToken(TENANT_A, token.id, T0))!.metadata.v!;
+        const matching = [];
+        for (const v of ['start', ...colors]) {
+          if ((await two.listTokens(TENANT_A, { metadata: { v } }, { mode: 'cursor', size: 5 }, T0)).items.length > 0) matching.push(v);
+        }
+        expect(matching).toEqual([final]);
+      } finally {
+        await discard(one, two);
+      }
+    });
+
+    it('keeps every guarantee when the database runs transactions SERIALIZABLE (retrying serialization failures)', async () => {
+      const schema = freshSchema('ser');
+      const serializable = withServerOptions('-c default_transaction_isolation=serializable');
+      const one = open({ schema, connectionString: serializable, max: 8 });
+      const two = open({ schema, connectionString: serializable, max: 8 });
+      try {
+        await Promise.all([one.migrate(), two.migrate()]);
+        const tokens = Array.from({ length: 12 }, () => makeToken({ type: 'card', fingerprint: 'fp-ser', deduplicate: true }));
+        const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, audit(token), T0)));
+        expect(results.filter((r) => r.status === 'created')).toHaveLength(1);
+        const claims = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            (i % 2 ? one : two).claimIdempotencyKey({ tenantId: TENANT_A, applicationId: APP_A, key: 'k', requestHash: `h${i}`, state: 'in_flight', status: null, body: null, createdAt: T0, expiresAt: T0 + 1000 }, T0),
+          ),
+        );
+        expect(claims.filter((c) => c.claimed)).toHaveLength(1);
+      } finally {
+        await discard(one, two);
+      }
+    });
+
+    it('withLock runs one callback per name at a time across instances', async () => {
+      const [one, two] = await pair();
+      try {
+        let inside = 0;
+        let most = 0;
+        const work = (store: PostgresStore) =>
+          store.withLock('setup', async () => {
+            most = Math.max(most, ++inside);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            inside--;
+          });
+        await Promise.all([work(one), work(two), work(one), work(two)]);
+        expect(most).toBe(1);
+        await expect(one.withLock('setup', async () => 'again')).resolves.toBe('again');
+      } finally {
+        await discard(one, two);
+      }
+    });
+  });
+
+  describe('PostgreSQL lifecycle', () => {
+    it('close() ends a pool it created; a pool passed in stays open', async () => {
+      const owned = open();
+      await owned.migrate();
+      await owned.close();
+      await expect(owned.getTenant('x')).rejects.toThrow();
+      await dropSchema(owned.schema);
+
+      const pool = new pg.Pool({ connectionString: url, max: 2 });
+      const shared = createPostgresStore({ pool, schema: freshSchema('shared') });
+      try {
+        await shared.migrate();
+        await shared.createTenant({ id: 't', name: 'T', createdAt: T0 });
+        await shared.close();
+        expect((await pool.query(`SELECT count(*)::int AS n FROM "${shared.schema}".tenants`)).rows[0].n).toBe(1);
+      } finally {
+        await pool.end();
+        await dropSchema(shared.schema);
+      }
+    });
+
+    it("leaves pg's process-wide type parsers alone (bigint still parses as a string elsewhere)", async () => {
+      const store = open();
+      try {
+        await store.migrate();
+        await store.createTenant({ id: 't', name: 'T', createdAt: T0 });
+        expect((await store.getTenant('t'))?.createdAt).toBe(T0);
+        const { rows } = await adminPool().query(`SELECT created_at FROM "${store.schema}".tenants`);
+        expect(rows[0].created_at).toBe(String(T0));
+      } finally {
+        await discard(store);
+      }
+    });
+  });
+
+  describe('PostgreSQL storage details', () => {
+    const count = async (store: PostgresStore, table: string) =>
+      Number((await adminPool().query(`SELECT count(*) AS n FROM "${store.schema}".${table}`)).rows[0].n);
+
+    it('leaves no data behind when a token is deleted or purged: no row, no metadata, no search hashes', async () => {
+      const store = open();
+      try {
+        await store.migrate();
+        const deleted = makeToken({ metadata: { a: '1', b: '2' }, searchHashes: ['x', 'y'] });
+        const expiring = makeToken({ metadata: { a: '1' }, searchHashes: ['x'], expiresAt: T0 + 1 });
+        const kept = makeToken({ metadata: { a: '1' }, searchHashes: ['x'] });
+        for (const token of [deleted, expiring, kept]) await store.createToken(token, audit(token), T0);
+        expect([await count(store, 'token_metadata'), await count(store, 'token_search')]).toEqual([4, 4]);
+        expect(await store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
+        expect(await store.purgeExpiredTokens(T0 + 1, 10)).toBe(1);
+        expect([await count(store, 'tokens'), await count(store, 'token_metadata'), await count(store, 'token_search')]).toEqual([1, 1, 1]);
+        const refs = await adminPool().query(`SELECT id, deleted_by FROM "${store.schema}".token_ids WHERE deleted_at IS NOT NULL ORDER BY id`);
+        expect(refs.rows).toEqual(
+          [
+            { id: deleted.id, deleted_by: APP_A },
+            { id: expiring.id, deleted_by: 'system:expiry' },
+          ].sort((x, y) => x.id.localeCompare(y.id)),
+        );
+      } finally {
+        await discard(store);
+      }
+    });
+
+    it('keeps the audit log append-only', async () => {
+      const store = open();
+      try {
+        await store.migrate();
+        await store.appendAudit([makeAudit({ resourceId: 'r' })]);
+        for (const sql of ["UPDATE %s.audit_log SET actor = 'x'", 'DELETE FROM %s.audit_log', 'TRUNCATE %s.audit_log']) {
+          await expect(adminPool().query(sql.replace('%s', `"${store.schema}"`))).rejects.toThrow(/append-only/);
+        }
+        expect(await count(store, 'audit_log')).toBe(1);
+      } finally {
+        await discard(store);
+      }
+    });
+
+    it('compares metadata and reactor names case-insensitively beyond ASCII, and indexes long non-ASCII values', async () => {
+      const store = open();
+      try {
+        await store.migrate();
+        const token = makeToken({ metadata: { Straße: 'ÄRGER', long: '€'.repeat(1024) } });
+        expect(await store.createToken(token, audit(token), T0)).toEqual({ status: 'created' });
+        const ids = async (metadata: Record<string, string>) => (await store.listTokens(TENANT_A, { metadata }, { mode: 'cursor', size: 5 }, T0)).items.map((t) => t.id);
+        expect(await ids({ straße: 'ärger' })).toEqual([token.id]);
+        expect(await ids({ LONG: '€'.repeat(1024) })).toEqual([token.id]);
+        await store.createFormula(makeFormula({ id: 'f' }));
+        await store.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));
+        expect((await store.listReactors(TENANT_A, { name: 'école' }, { mode: 'cursor', size: 5 })).items.map((r) => r.name)).toEqual(['ÉCOLE Reactor']);
+      } finally {
+        await discard(store);
+      }
+    });
+
+    it('rejects a NUL character (which PostgreSQL text cannot hold) with ValidationError, writing nothing', async () => {
+      const store = open();
+      try {
+        await store.migrate();
+        const token = makeToken({ id: 'nul\u0000id' });
+        await expect(store.createToken(token, audit(token), T0)).rejects.toBeInstanceOf(ValidationError);
+        await expect(store.createTenant({ id: 't\u0000', name: 'x', createdAt: T0 })).rejects.toBeInstanceOf(ValidationError);
+        expect(await count(store, 'token_ids')).toBe(0);
+      } finally {
+        await discard(store);
+      }
+    });
+
+    it('rejects bad paging and limits with ValidationError on the field', async () => {
+      const store = open();
+      try {
+        await store.migrate();
+        const fieldOf = async (promise: Promise<unknown>) => {
+          const error = await promise.then(() => null, (e: unknown) => e);
+          return error instanceof ValidationError ? Object.keys(error.errors) : error;
+        };
+        expect(await fieldOf(store.listTokens(TENANT_A, {}, { mode: 'cursor', size: 0 }, T0))).toEqual(['size']);
+        expect(await fieldOf(store.listTokens(TENANT_A, {}, { mode: 'offset', size: 5, page: 0 }, T0))).toEqual(['page']);
+        expect(await fieldOf(store.listAudit(TENANT_A, {}, { mode: 'cursor', size: 5, start: 'bm9wZQ' }))).toEqual(['start']);
+        expect(await fieldOf(store.purgeExpiredTokens(T0, -1))).toEqual(['limit']);
+        expect(await fieldOf(store.listCvcDue(T0, 0))).toEqual(['limit']);
+        expect(await fieldOf(store.listTokensBelowKeyVersion(TENANT_A, 2, 1.5))).toEqual(['limit']);
+      } finally {
+        await discard(store);
+      }
+    });
+
+    it('re-encryption finds a token pushed below the version behind its resume point', async () => {
+      const store = open();
+      try {
+        await store.migrate();
+        const tokens = Array.from({ length: 4 }, () => makeToken({ keyVersion: 1 }));
+        for (const token of tokens) await store.createToken(token, null, T0);
+        for (let batch = 0; batch < 2; batch++) {
+          for (const token of await store.listTokensBelowKeyVersion(TENANT_A, 2, 2)) {
+            await store.replaceCiphertext(TENANT_A, token.id, token.ciphertext, { ciphertext: new Uint8Array([2]), keyVersion: 2, cvcPurgeAt: null });
+          }
+        }
+        // An instance that has not seen the rotation writes the first token under version 1 again.
+        await store.updateToken({ ...tokens[0]!, keyVersion: 1 }, audit(tokens[0]!), T0);
+        expect((await store.listTokensBelowKeyVersion(TENANT_A, 2, 2)).map((t) => t.id)).toEqual([tokens[0]!.id]);
+      } finally {
+        await discard(store);
+      }
+    });
+  });
+
+  describe('PostgreSQL query plans (20,000 tokens in 20 tenants, analyzed)', () => {
+    const store = open();
+    afterAll(() => discard(store));
+    const planOf = async (sql: string, params: unknown[]) => {
+      const { rows } = await adminPool().query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+      return JSON.stringify(rows[0]['QUERY PLAN']);
+    };
+    const indexesOf = (plan: string) => [...plan.matchAll(/"Index Name":"([^"]+)"/g)].map((m) => m[1]);
+
+    it('reaches tokens through their indexes, without scanning a table', async () => {
+      await store.migrate();
+      const s = `"${store.schema}"`;
+      await adminPool().query(
+        `INSERT INTO ${s}.token_ids (tenant_id, id) SELECT 'tenant-' || (i % 20), 'id-' || i FROM generate_series(1, 20000) AS i; ` +
+          `INSERT INTO ${s}.tokens (tenant_id, id, type, ciphertext, key_version, fingerprint, containers, metadata, search_indexes, search_hashes, ` +
+          'deduplicate, created_by, created_at, expires_at, cvc_purge_at) ' +
+          "SELECT 'tenant-' || (i % 20), 'id-' || i, 'type-' || (i % 7), '\\x00', 1, 'fp-' || i, '[]', '{}', '[]', '[]', false, 'x', i, " +
+          'CASE WHEN i % 500 = 0 THEN i END, CASE WHEN i % 500 = 1 THEN i END FROM generate_series(1, 20000) AS i; ' +
+          `ANALYZE ${s}.tokens; ANALYZE ${s}.token_ids`,
+      );
+      const { tokenStatements, tokenListQuery } = await import('../../src/storage/postgres/token-sql.js');
+      const { cursorPageSql } = await import('../../src/storage/postgres/paging.js');
+      const sql = tokenStatements(s);
+      const list = async (filter: object) => {
+        const query = tokenListQuery(s, 'tenant-3', filter, 0);
+        return planOf(cursorPageSql(query, 0, 20), query.params.values);
+      };
+      const cases: [string, () => Promise<string>, string][] = [
+        ['get by id', () => planOf(sql.getLive, ['tenant-3', 'id-3', 0]), 'tokens_tenant_id_id_key'],
+        ['dedupe probe', () => planOf(sql.findLiveDuplicate, ['tenant-3', 'fp-3', 'type-3', 0, null]), 'tokens_tenant_fingerprint'],
+        ['cvc due', () => planOf(sql.listCvcDue, [1000, 5]), 'tokens_cvc_purge_at'],
+        ['expired', () => planOf(sql.purgeExpired, [1000, 5, 'system:expiry', 'token:delete']), 'tokens_expires_at'],
+        ['reference', () => planOf(sql.getDeleted, ['tenant-3', 'id-3']), 'token_ids_pkey'],
+        ['list by type', () => list({ types: ['type-3'] }), 'tokens_tenant_type_seq'],
+      ];
+      for (const [name, plan, index] of cases) {
+        const text = await plan();
+        expect(indexesOf(text), name).toContain(index);
+        expect(text, name).not.toContain('Seq Scan');
+      }
+      // A page of a tenant walks an index in seq order (the planner picks (tenant_id, seq) or the
+      // primary key by how much of the table the tenant holds): never a scan and sort of the table.
+      const page = await list({});
+      expect(page).not.toContain('Seq Scan');
+      expect(page).not.toContain('"Node Type":"Sort"');
+    });
+  });
+}

@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * The PostgreSQL server the PostgreSQL tests run against (`postgres://postgres@127.0.0.1:5432/test`
+ * locally; CI sets it when the server answers). Unset: those tests are skipped, with this reason.
+ */
+export const PG_URL: string | undefined = process.env.TOKENVAULT_TEST_PG_URL || undefined;
+export const PG_SKIP_REASON = 'skipped: set TOKENVAULT_TEST_PG_URL to run';
+
+/** A schema name no other test (or concurrent test run) uses; the store creates it on migrate(). */
+export function freshSchema(label = 'test'): string {
+  return `tv_${label}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+let admin: pg.Pool | undefined;
+
+/** A small pool for the tests' own SQL (inspection, cleanup), ended by `endAdmin`. */
+export function adminPool(): pg.Pool {
+  if (PG_URL === undefined) throw new Error('TOKENVAULT_TEST_PG_URL is not set');
+  admin ??= new pg.Pool({ connectionString: PG_URL, max: 3 });
+  return admin;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  await adminPool().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+export async function endAdmin(): Promise<void> {
+  const pool = admin;
+  admin = undefined;
+  await pool?.end();
+}
