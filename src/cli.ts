@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The `tokenvault` command: `serve` runs the HTTP API on embedded SQLite; `keys rotate` and
- * `migrate` maintain a database. This is the only module that reads environment variables.
+ * The `tokenvault` command: `serve` runs the HTTP API on embedded SQLite or on PostgreSQL; `keys
+ * rotate` and `migrate` maintain a database. This is the only module that reads environment
+ * variables (the pg driver also reads the standard PG* ones, e.g. PGPASSWORD).
  */
 import { chmodSync, existsSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
@@ -16,7 +17,10 @@ import { VaultError } from './errors.js';
 import { createFetchHandler } from './http/index.js';
 import { toNodeListener } from './http/node.js';
 import { type Logger, consoleLogger } from './logger.js';
+import { createPostgresStore, redactConnectionString } from './postgres.js';
 import { createSqliteStore } from './sqlite.js';
+import { PostgresStore } from './storage/postgres/postgres-store.js';
+import type { Store } from './storage/store.js';
 import { type Vault, type VaultOptions, createVault } from './vault.js';
 
 /** Where the CLI reads and writes: injectable so it can be run in-process by tests. */
@@ -38,7 +42,7 @@ class CliError extends Error {}
 const MAIN_HELP = `Usage: tokenvault <command> [options]
 
 Commands:
-  serve          Run the HTTP API on an embedded SQLite database
+  serve          Run the HTTP API on an embedded SQLite database or on PostgreSQL
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
   migrate        Apply pending database migrations
 
@@ -52,7 +56,9 @@ Options:
   --host <addr>              Address to bind (default 127.0.0.1)
   --db <file | :memory:>     SQLite database file (default ./tokenvault.db)
   --synchronous <full|normal> SQLite durability of each commit (default full)
-  --postgres <url>           PostgreSQL store (not available in this version)
+  --postgres <url>           Use PostgreSQL instead of SQLite: postgres://user@host:5432/db
+                             (instances sharing the database may run side by side)
+  --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
   --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <prefix>-IDEMPOTENCY-KEY (default SVC)
   --max-body-bytes <n>       Largest request body accepted (default 1048576)
   --allow-private-network    Let reactor fetch reach loopback and private addresses (development)
@@ -62,8 +68,12 @@ Options:
 Environment:
   TOKENVAULT_MASTER_KEY      Base64 of 32 bytes. Without it, :memory: uses an ephemeral key and a
                              file database uses (or creates, mode 0600) <db>.key beside it.
+                             Required with --postgres. Generate one with
+                             node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"
   TOKENVAULT_ADMIN_KEY       API key (at least ${MIN_KEY_LENGTH} characters) of the management application
                              created on a database with no tenant; generated and printed when unset.
+  PGPASSWORD                 The PostgreSQL password, when the URL has none (a URL on the command
+                             line is visible to other users in the process list).
 `;
 
 const KEYS_HELP = `Usage: tokenvault keys rotate [options]
@@ -73,12 +83,15 @@ are re-encrypted under it unless --skip-reencrypt is given.
 
 Options:
   --db <file>                SQLite database file (default ./tokenvault.db)
+  --postgres <url>           A PostgreSQL database instead (postgres://user@host:5432/db)
+  --postgres-schema <name>   Schema of the tokenvault tables (default public)
   --tenant <id>              Only this tenant
   --skip-reencrypt           Rotate only; older tokens stay readable under their key
   -h, --help                 Show this help
 
 Environment:
-  TOKENVAULT_MASTER_KEY      Base64 of 32 bytes (else the key file <db>.key is used)
+  TOKENVAULT_MASTER_KEY      Base64 of 32 bytes (else, for SQLite, the key file <db>.key is used)
+  PGPASSWORD                 The PostgreSQL password, when the URL has none
 `;
 
 const MIGRATE_HELP = `Usage: tokenvault migrate [options]
@@ -87,7 +100,13 @@ Applies pending migrations to the database (serve does this too, on start).
 
 Options:
   --db <file>                SQLite database file (default ./tokenvault.db)
+  --postgres <url>           A PostgreSQL database instead (postgres://user@host:5432/db); instances
+                             migrating at once are serialized by an advisory lock
+  --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
   -h, --help                 Show this help
+
+Environment:
+  PGPASSWORD                 The PostgreSQL password, when the URL has none
 `;
 
 /**
@@ -145,9 +164,8 @@ async function serve(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(() => parseArgs({ args: [...args], strict: true, allowPositionals: false, options: {
     port: { type: 'string', default: '8080' },
     host: { type: 'string', default: '127.0.0.1' },
-    db: { type: 'string', default: './tokenvault.db' },
-    synchronous: { type: 'string', default: 'full' },
-    postgres: { type: 'string' },
+    ...STORE_OPTIONS,
+    synchronous: { type: 'string' },
     'header-prefix': { type: 'string', default: 'SVC' },
     'max-body-bytes': { type: 'string', default: '1048576' },
     'allow-private-network': { type: 'boolean', default: false },
@@ -158,13 +176,9 @@ async function serve(args: readonly string[], io: CliIo): Promise<number> {
     io.stdout(SERVE_HELP);
     return 0;
   }
-  if (values.postgres !== undefined) {
-    throw new CliError('the PostgreSQL store is not available in this version; use --db <file> (embedded SQLite)');
-  }
+  const target = storeTarget(values);
   const port = integerFlag('port', values.port, 0, 65535);
   const maxBodyBytes = integerFlag('max-body-bytes', values['max-body-bytes'], 1, 1024 ** 3);
-  const synchronous = values.synchronous;
-  if (synchronous !== 'full' && synchronous !== 'normal') throw new UsageError("--synchronous must be 'full' or 'normal'");
   const adminKey = io.env['TOKENVAULT_ADMIN_KEY'];
   if (adminKey !== undefined && adminKey.length < MIN_KEY_LENGTH) {
     throw new CliError(`TOKENVAULT_ADMIN_KEY must be at least ${MIN_KEY_LENGTH} characters`);
@@ -174,11 +188,13 @@ async function serve(args: readonly string[], io: CliIo): Promise<number> {
   if (values['allow-private-network']) egress.allowPrivateNetwork = true;
   if (values['allow-host'] && values['allow-host'].length > 0) egress.allowHosts = values['allow-host'];
 
-  const vault = await openVault(values.db, synchronous, io, logger, { reactors: { egress } }, true);
+  const vault = await openVault(target, io, logger, { reactors: { egress } }, true);
   let server: Server | undefined;
   try {
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger });
-    await bootstrap(vault, adminKey, io);
+    // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
+    if (vault.store instanceof PostgresStore) await vault.store.withLock('bootstrap', () => bootstrap(vault, adminKey, io));
+    else await bootstrap(vault, adminKey, io);
     server = createServer(toNodeListener(handler));
     const address = await listen(server, port, values.host);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -221,7 +237,7 @@ async function keys(args: readonly string[], io: CliIo): Promise<number> {
   }
   if (sub !== 'rotate') throw new UsageError(sub === undefined ? "'keys' needs a subcommand: rotate" : `unknown subcommand 'keys ${sub}'`);
   const { values } = parse(() => parseArgs({ args: [...rest], strict: true, allowPositionals: false, options: {
-    db: { type: 'string', default: './tokenvault.db' },
+    ...STORE_OPTIONS,
     tenant: { type: 'string' },
     'skip-reencrypt': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -230,8 +246,9 @@ async function keys(args: readonly string[], io: CliIo): Promise<number> {
     io.stdout(KEYS_HELP);
     return 0;
   }
-  if (values.db !== ':memory:' && !existsSync(values.db)) throw new CliError(`no database at ${values.db}`);
-  const vault = await openVault(values.db, 'full', io, consoleLogger, {}, false);
+  const target = storeTarget(values);
+  if (target.kind === 'sqlite' && target.db !== ':memory:' && !existsSync(target.db)) throw new CliError(`no database at ${target.db}`);
+  const vault = await openVault(target, io, consoleLogger, {}, false);
   try {
     const tenants = await vault.listTenants();
     const chosen = values.tenant === undefined ? tenants : tenants.filter((t) => t.id === values.tenant);
@@ -255,69 +272,121 @@ async function keys(args: readonly string[], io: CliIo): Promise<number> {
 
 async function migrate(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(() => parseArgs({ args: [...args], strict: true, allowPositionals: false, options: {
-    db: { type: 'string', default: './tokenvault.db' },
+    ...STORE_OPTIONS,
     help: { type: 'boolean', short: 'h', default: false },
   } }));
   if (values.help) {
     io.stdout(MIGRATE_HELP);
     return 0;
   }
+  const target = storeTarget(values);
   // Migrations need no master key: they touch the schema, not the data.
-  const store = createSqliteStore({ filename: values.db });
+  const store = openStore(target);
   try {
     await store.migrate();
+  } catch (error) {
+    throw storeError(error, target);
   } finally {
-    await store.close();
+    await Promise.resolve(store.close()).catch(() => undefined);
   }
-  io.stdout(`${values.db}: migrations applied; the schema is up to date\n`);
+  io.stdout(`${describeTarget(target)}: migrations applied; the schema is up to date\n`);
   return 0;
 }
 
+/** Where the vault's data lives: an SQLite file (or :memory:), or a PostgreSQL database and schema. */
+type StoreTarget =
+  | { kind: 'sqlite'; db: string; synchronous: 'full' | 'normal' }
+  | { kind: 'postgres'; url: string; schema: string | undefined };
+
+/** The store flags every command takes. Defaults are applied by storeTarget, which must see what was given. */
+const STORE_OPTIONS = {
+  db: { type: 'string' },
+  postgres: { type: 'string' },
+  'postgres-schema': { type: 'string' },
+} as const;
+
+function storeTarget(values: { db?: string; postgres?: string; 'postgres-schema'?: string; synchronous?: string }): StoreTarget {
+  if (values.postgres !== undefined) {
+    if (values.db !== undefined) throw new UsageError('--db and --postgres cannot be combined: choose SQLite (--db) or PostgreSQL (--postgres)');
+    if (values.synchronous !== undefined) throw new UsageError('--synchronous applies to SQLite (--db) only');
+    return { kind: 'postgres', url: values.postgres, schema: values['postgres-schema'] };
+  }
+  if (values['postgres-schema'] !== undefined) throw new UsageError('--postgres-schema needs --postgres');
+  const synchronous = values.synchronous ?? 'full';
+  if (synchronous !== 'full' && synchronous !== 'normal') throw new UsageError("--synchronous must be 'full' or 'normal'");
+  return { kind: 'sqlite', db: values.db ?? './tokenvault.db', synchronous };
+}
+
+/** For messages: the file, or the PostgreSQL URL without its password. */
+function describeTarget(target: StoreTarget): string {
+  if (target.kind === 'sqlite') return target.db;
+  return `${redactConnectionString(target.url)}${target.schema === undefined ? '' : ` (schema ${target.schema})`}`;
+}
+
+function openStore(target: StoreTarget): Store {
+  try {
+    if (target.kind === 'sqlite') return createSqliteStore({ filename: target.db, synchronous: target.synchronous });
+    return createPostgresStore({ connectionString: target.url, ...(target.schema === undefined ? {} : { schema: target.schema }) });
+  } catch (error) {
+    throw storeError(error, target);
+  }
+}
+
+/** A database that cannot be opened, said plainly, and never with a password. */
+function storeError(error: unknown, target: StoreTarget): unknown {
+  if (error instanceof VaultError || error instanceof CliError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (target.kind === 'sqlite') {
+    return typeof code === 'string' && code.startsWith('SQLITE_') ? new CliError(`cannot open the database ${target.db} (${code})`) : error;
+  }
+  // PostgreSQL's own errors (they carry a severity) name the cause without quoting secrets; for
+  // anything else (a refused or reset connection) only the code is shown.
+  const fromServer = typeof (error as { severity?: unknown }).severity === 'string';
+  const cause = fromServer ? `${(error as Error).message} (${String(code)})` : typeof code === 'string' ? code : (error as Error)?.name ?? 'error';
+  return new CliError(`cannot use the PostgreSQL database ${describeTarget(target)}: ${cause}`);
+}
+
 async function openVault(
-  db: string,
-  synchronous: 'full' | 'normal',
+  target: StoreTarget,
   io: CliIo,
   logger: Logger,
   extra: Pick<VaultOptions, 'reactors'>,
   mayCreateKey: boolean,
 ): Promise<Vault> {
-  if (db !== ':memory:' && !existsSync(dirname(resolve(db)))) throw new CliError(`cannot open the database ${db}: its directory does not exist`);
-  const masterKey = resolveMasterKey(db, io, mayCreateKey);
-  let store: ReturnType<typeof createSqliteStore>;
-  try {
-    store = createSqliteStore({ filename: db, synchronous });
-  } catch (error) {
-    throw sqliteError(error, db);
+  let masterKey: string;
+  if (target.kind === 'sqlite') {
+    const { db } = target;
+    if (db !== ':memory:' && !existsSync(dirname(resolve(db)))) throw new CliError(`cannot open the database ${db}: its directory does not exist`);
+    masterKey = resolveMasterKey(db, io, mayCreateKey);
+  } else {
+    masterKey = requiredMasterKey(io);
   }
+  const store = openStore(target);
   let vault: Vault | undefined;
   try {
     vault = await createVault({ store, masterKey, logger, ...extra });
-    await checkMasterKey(vault, masterKey, db);
+    await checkMasterKey(vault, masterKey, target);
     return vault;
   } catch (error) {
     if (vault) await vault.close().catch(() => undefined);
     else await Promise.resolve(store.close()).catch(() => undefined);
-    throw sqliteError(error, db);
+    throw storeError(error, target);
   }
-}
-
-/** A database that cannot be opened, said plainly (the driver's message names only the cause). */
-function sqliteError(error: unknown, db: string): unknown {
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_') ? new CliError(`cannot open the database ${db} (${code})`) : error;
 }
 
 /**
  * Fails at start, not on the first request, when the master key is not the one the database's
  * tenant keys were wrapped with (a wrong TOKENVAULT_MASTER_KEY, or another database's key file).
  */
-async function checkMasterKey(vault: Vault, masterKey: string, db: string): Promise<void> {
+async function checkMasterKey(vault: Vault, masterKey: string, target: StoreTarget): Promise<void> {
   const ring = new KeyRing(vault.store, new LocalKeyProvider(masterKey), vault.clock);
   for (const tenant of await vault.listTenants()) {
     try {
       await ring.keysFor(tenant.id);
     } catch {
-      throw new CliError(`the master key does not match the one ${db} was created with (check TOKENVAULT_MASTER_KEY or ${db}.key)`);
+      const where = describeTarget(target);
+      const check = target.kind === 'sqlite' ? `TOKENVAULT_MASTER_KEY or ${target.db}.key` : 'TOKENVAULT_MASTER_KEY';
+      throw new CliError(`the master key does not match the one ${where} was created with (check ${check})`);
     }
   }
 }
@@ -327,15 +396,8 @@ async function checkMasterKey(vault: Vault, masterKey: string, db: string): Prom
  * beside the database, created (mode 0600) when neither it nor the database exists yet.
  */
 function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean): string {
-  const fromEnv = io.env['TOKENVAULT_MASTER_KEY'];
-  if (fromEnv !== undefined && fromEnv !== '') {
-    try {
-      decodeMasterKey(fromEnv);
-    } catch {
-      throw new CliError('TOKENVAULT_MASTER_KEY must be the base64 of 32 bytes (e.g. `openssl rand -base64 32`)');
-    }
-    return fromEnv;
-  }
+  const fromEnv = masterKeyFromEnv(io);
+  if (fromEnv !== undefined) return fromEnv;
   if (db === ':memory:') return generateMasterKey();
   const keyFile = `${db}.key`;
   if (existsSync(keyFile)) {
@@ -360,6 +422,32 @@ function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean): string {
       '  Back it up: without it the database cannot be read. In production, set TOKENVAULT_MASTER_KEY.\n',
   );
   return key;
+}
+
+/** TOKENVAULT_MASTER_KEY when set (checked to be a key, never printed), else undefined. */
+function masterKeyFromEnv(io: CliIo): string | undefined {
+  const fromEnv = io.env['TOKENVAULT_MASTER_KEY'];
+  if (fromEnv === undefined || fromEnv === '') return undefined;
+  try {
+    decodeMasterKey(fromEnv);
+  } catch {
+    throw new CliError('TOKENVAULT_MASTER_KEY must be the base64 of 32 bytes (e.g. `openssl rand -base64 32`)');
+  }
+  return fromEnv;
+}
+
+/**
+ * With PostgreSQL the key must come from the environment: there is no database file to keep a
+ * generated key beside, and a key kept only on one host would lock every other instance out.
+ */
+function requiredMasterKey(io: CliIo): string {
+  const key = masterKeyFromEnv(io);
+  if (key !== undefined) return key;
+  throw new CliError(
+    'TOKENVAULT_MASTER_KEY is required with --postgres (there is no database file to keep a generated key beside).\n' +
+      `  Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"\n` +
+      '  and keep it safe: without it nothing in the database can be decrypted.',
+  );
 }
 
 function integerFlag(name: string, value: string | undefined, min: number, max: number): number {

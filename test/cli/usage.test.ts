@@ -74,10 +74,49 @@ describe('usage', () => {
     expect((await run([])).code).toBe(2);
   });
 
-  it('--postgres: a clear message that the PostgreSQL store is not available, exit 1', async () => {
-    const result = await run(['serve', '--postgres', 'postgres://localhost/db']);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/PostgreSQL store is not available in this version/);
+  it('--postgres: combined with SQLite flags, or --postgres-schema alone, is a usage error', async () => {
+    const cases: [string[], RegExp][] = [
+      [['serve', '--db', 'x.db', '--postgres', 'postgres://localhost/db'], /--db and --postgres cannot be combined/],
+      [['serve', '--postgres', 'postgres://localhost/db', '--synchronous', 'normal'], /--synchronous applies to SQLite \(--db\) only/],
+      [['serve', '--postgres-schema', 'vault'], /--postgres-schema needs --postgres/],
+      [['migrate', '--db', 'x.db', '--postgres', 'postgres://localhost/db'], /--db and --postgres cannot be combined/],
+      [['keys', 'rotate', '--postgres-schema', 'vault'], /--postgres-schema needs --postgres/],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await run(argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(message);
+    }
+    expect((await run(['serve', '--help'])).stdout).toContain('--postgres-schema');
+    expect((await run(['migrate', '--help'])).stdout).toContain('--postgres');
+  });
+
+  it('--postgres needs TOKENVAULT_MASTER_KEY, and says how to generate one', async () => {
+    for (const argv of [['serve'], ['keys', 'rotate']]) {
+      const result = await run([...argv, '--postgres', 'postgres://vault:pw-secret@127.0.0.1:1/vault']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/TOKENVAULT_MASTER_KEY is required with --postgres/);
+      expect(result.stderr).toContain(`node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`);
+      expect(result.stderr).not.toContain('pw-secret');
+    }
+  });
+
+  it('--postgres: bad options and unreachable servers are reported without the password', async () => {
+    const env = { TOKENVAULT_MASTER_KEY: generateMasterKey() };
+    const unreachable = 'postgres://vault:pw-secret@127.0.0.1:1/vault';
+    for (const argv of [['serve', '--port', '0', '--postgres', unreachable], ['migrate', '--postgres', unreachable], ['keys', 'rotate', '--postgres', unreachable]]) {
+      const result = await run(argv, env);
+      expect(result.code, argv[0]).toBe(1);
+      expect(result.stderr).toMatch(/cannot use the PostgreSQL database postgres:\/\/vault:\*\*\*@127\.0\.0\.1:1\/vault: ECONNREFUSED/);
+      expect(result.stderr + result.stdout).not.toContain('pw-secret');
+    }
+    const notPostgres = await run(['serve', '--postgres', 'mysql://vault:pw-secret@db/vault'], env);
+    expect(notPostgres.code).toBe(1);
+    expect(notPostgres.stderr).toMatch(/connectionString: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(notPostgres.stderr).not.toContain('pw-secret');
+    const badSchema = await run(['serve', '--postgres', unreachable, '--postgres-schema', 'Bad-Name'], env);
+    expect(badSchema.code).toBe(1);
+    expect(badSchema.stderr).toMatch(/schema: must be a lower-case identifier/);
   });
 
   it('a TOKENVAULT_ADMIN_KEY under 24 characters is refused', async () => {
