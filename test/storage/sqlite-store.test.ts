@@ -171,12 +171,12 @@ describe('SQLite migrations', () => {
 describe('SQLite storage details', () => {
   const count = (store: SqliteStore, sql: string, ...params: unknown[]) => (store.database.prepare(sql).get(...params) as { n: number }).n;
 
-  it('leaves no data behind when a token is deleted or purged: no row, no metadata, no search hashes', () => {
+  it('leaves no data behind when a token is deleted or purged: no row, no metadata, no search hashes', async () => {
     const store = openMigrated();
     const deleted = makeToken({ metadata: { a: '1', b: '2' }, searchHashes: ['x', 'y'] });
     const expiring = makeToken({ metadata: { a: '1' }, searchHashes: ['x'], expiresAt: T0 + 1 });
     const kept = makeToken({ metadata: { a: '1' }, searchHashes: ['x'] });
-    for (const token of [deleted, expiring, kept]) store.createToken(token, audit(token), T0);
+    for (const token of [deleted, expiring, kept]) await store.createToken(token, audit(token), T0);
     expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(4);
     expect(count(store, 'SELECT count(*) AS n FROM token_search')).toBe(4);
     expect(store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);

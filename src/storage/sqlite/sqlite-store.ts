@@ -143,6 +143,7 @@ export class SqliteStore implements Store {
 
   /** Closes the database if the store opened it; a database passed in stays open. Idempotent. */
   close(): void {
+    if (this.#db.open) this.#tokens.flush();
     if (this.#owned && this.#db.open) this.#db.close();
   }
 
@@ -174,7 +175,7 @@ export class SqliteStore implements Store {
 
   // --- tokens -----------------------------------------------------------------------------------
 
-  createToken(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult {
+  createToken(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult | Promise<CreateTokenResult> {
     return this.#tokens.create(token, audit, now);
   }
 

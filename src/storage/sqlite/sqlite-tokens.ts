@@ -13,6 +13,7 @@ import { insertAudit } from './audit-sql.js';
 import { runPage } from './paging.js';
 import { toDeletedToken, type DeletedTokenRow } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
+import { GroupCommit } from './group-commit.js';
 import type { StatementCache } from './statement-cache.js';
 import { metadataPairs, mutableTokenValues, toStoredToken, tokenFromValues, type TokenRow } from './token-rows.js';
 import {
@@ -61,6 +62,8 @@ export class SqliteTokens {
   #statements: StatementCache;
   #read: <R>(fn: () => R) => R;
   #createTx: SqliteTransaction<(token: StoredToken, audit: AuditEntry | null, now: number) => CreateTokenResult>;
+  #createManyTx: SqliteTransaction<(items: CreateItem[]) => CreateTokenResult[]>;
+  #creates: GroupCommit<CreateItem, CreateTokenResult>;
   #updateTx: SqliteTransaction<(next: StoredToken, audit: AuditEntry, now: number) => UpdateTokenResult>;
   #deleteTx: SqliteTransaction<(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number) => boolean>;
   #purgeTx: SqliteTransaction<(now: number, limit: number) => number>;
@@ -71,12 +74,27 @@ export class SqliteTokens {
     this.#statements = statements;
     this.#read = read;
     this.#createTx = db.transaction(this.#create);
+    this.#createManyTx = db.transaction((items: CreateItem[]) => items.map((item) => this.#create(item.token, item.audit, item.now)));
+    this.#creates = new GroupCommit(
+      (item) => this.#createOne(item),
+      (items) => this.#createManyTx.immediate(items),
+    );
     this.#updateTx = db.transaction(this.#update);
     this.#deleteTx = db.transaction(this.#delete);
     this.#purgeTx = db.transaction(this.#purge);
   }
 
-  create(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult {
+  /** Group-committed (group-commit.ts): synchronous when it is the turn's first write, else a promise. */
+  create(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult | Promise<CreateTokenResult> {
+    return this.#creates.submit({ token, audit, now });
+  }
+
+  /** Writes creations still waiting for the end of the turn. */
+  flush(): void {
+    this.#creates.flush();
+  }
+
+  #createOne({ token, audit, now }: CreateItem): CreateTokenResult {
     // A single INSERT is atomic by itself: when it is all there is to write (no dedupe probe, index
     // rows or audit entry), skip BEGIN/COMMIT, which cost about as much CPU as the insert.
     const alone = audit === null && !probesDuplicate(token) && isEmpty(token.metadata) && !token.searchHashes?.length;
@@ -233,6 +251,12 @@ export class SqliteTokens {
       for (const hash of hashes) insert.run(seq, token.tenantId, hash);
     }
   }
+}
+
+interface CreateItem {
+  token: StoredToken;
+  audit: AuditEntry | null;
+  now: number;
 }
 
 /** A write with deduplication looks for another live token of the same type and fingerprint first. */

@@ -1,0 +1,122 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore, type SqliteStore } from '../../src/sqlite.js';
+import { GroupCommit } from '../../src/storage/sqlite/group-commit.js';
+import type { StoredToken } from '../../src/storage/store.js';
+import { T0, TENANT_A, makeToken } from '../../src/testing/store-conformance.js';
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+function openStore(): SqliteStore {
+  const store = createSqliteStore();
+  store.migrate();
+  return store;
+}
+
+const tokenCount = (store: SqliteStore) => (store.database.prepare('SELECT count(*) AS n FROM tokens').get() as { n: number }).n;
+
+describe('SQLite group commit of token creations', () => {
+  it('writes the first creation of a turn at once and the others together at the end of the turn', async () => {
+    const store = openStore();
+    const tokens = [makeToken(), makeToken(), makeToken()];
+    const [first, ...later] = tokens.map((token) => store.createToken(token, null, T0));
+    expect(first).toEqual({ status: 'created' });
+    for (const result of later) expect(result).toBeInstanceOf(Promise);
+    // Not acknowledged and not visible before the batch commits.
+    expect(tokenCount(store)).toBe(1);
+    expect(await Promise.all(later)).toEqual([{ status: 'created' }, { status: 'created' }]);
+    expect(tokenCount(store)).toBe(3);
+    for (const token of tokens) expect(store.getToken(TENANT_A, token.id, T0)?.id).toBe(token.id);
+    store.close();
+  });
+
+  it('keeps each creation’s guarantees inside a batch: id conflicts and deduplication', async () => {
+    const store = openStore();
+    store.createToken(makeToken(), null, T0); // opens the turn: the next ones are batched
+    const a = makeToken({ id: 'same-id' });
+    const b = makeToken({ id: 'same-id' });
+    const c = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
+    const d = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
+    const results = await Promise.all([a, b, c, d].map((token) => store.createToken(token, null, T0)));
+    expect(results.map((r) => r.status)).toEqual(['created', 'id_conflict', 'created', 'duplicate']);
+    expect((results[3] as { existing: StoredToken }).existing.id).toBe(c.id);
+    store.close();
+  });
+
+  it('fails only the bad write when one write of a batch fails', async () => {
+    const store = openStore();
+    store.createToken(makeToken(), null, T0);
+    const good = makeToken();
+    const bad = makeToken({ ciphertext: { not: 'bytes' } as unknown as Uint8Array });
+    const other = makeToken();
+    const settled = await Promise.allSettled([good, bad, other].map((token) => store.createToken(token, null, T0)));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(store.getToken(TENANT_A, bad.id, T0)).toBeNull();
+    expect(tokenCount(store)).toBe(3);
+    store.close();
+  });
+
+  it('writes queued creations before the store closes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenvault-group-commit-'));
+    try {
+      const filename = join(dir, 'vault.db');
+      const store = createSqliteStore({ filename });
+      store.migrate();
+      store.createToken(makeToken(), null, T0);
+      const queued = store.createToken(makeToken(), null, T0);
+      store.close();
+      expect(await queued).toEqual({ status: 'created' });
+      const reopened = createSqliteStore({ filename });
+      expect(tokenCount(reopened)).toBe(2);
+      reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('goes back to writing at once after a turn ends', async () => {
+    const store = openStore();
+    expect(store.createToken(makeToken(), null, T0)).toEqual({ status: 'created' });
+    await nextTurn();
+    expect(store.createToken(makeToken(), null, T0)).toEqual({ status: 'created' });
+    store.close();
+  });
+});
+
+describe('GroupCommit', () => {
+  it('retries each item alone when the batch fails, in order', async () => {
+    const calls: string[] = [];
+    const group = new GroupCommit<number, number>(
+      (item) => {
+        calls.push(`one ${item}`);
+        if (item === 2) throw new Error('two fails');
+        return item * 10;
+      },
+      (items) => {
+        calls.push(`many ${items.join(',')}`);
+        throw new Error('batch fails');
+      },
+    );
+    expect(group.submit(0)).toBe(0);
+    const settled = await Promise.allSettled([1, 2, 3].map((item) => group.submit(item)));
+    expect(settled).toEqual([
+      { status: 'fulfilled', value: 10 },
+      { status: 'rejected', reason: new Error('two fails') },
+      { status: 'fulfilled', value: 30 },
+    ]);
+    expect(calls).toEqual(['one 0', 'many 1,2,3', 'one 1', 'one 2', 'one 3']);
+  });
+
+  it('writes a lone queued item with the single-item writer', async () => {
+    const calls: string[] = [];
+    const group = new GroupCommit<number, number>(
+      (item) => (calls.push(`one ${item}`), item),
+      (items) => (calls.push(`many ${items.join(',')}`), items),
+    );
+    group.submit(1);
+    expect(await group.submit(2)).toBe(2);
+    expect(calls).toEqual(['one 1', 'one 2']);
+  });
+});
