@@ -56,6 +56,8 @@ Options:
   --host <addr>              Address to bind (default 127.0.0.1)
   --db <file | :memory:>     SQLite database file (default ./tokenvault.db)
   --synchronous <full|normal> SQLite durability of each commit (default full)
+  --shared-db                Let other processes open the SQLite file while serving (by default
+                             the server holds it exclusively: faster reads, see README)
   --postgres <url>           Use PostgreSQL instead of SQLite: postgres://user@host:5432/db
                              (instances sharing the database may run side by side)
   --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
@@ -166,6 +168,7 @@ async function serve(args: readonly string[], io: CliIo): Promise<number> {
     host: { type: 'string', default: '127.0.0.1' },
     ...STORE_OPTIONS,
     synchronous: { type: 'string' },
+    'shared-db': { type: 'boolean', default: false },
     'header-prefix': { type: 'string', default: 'SVC' },
     'max-body-bytes': { type: 'string', default: '1048576' },
     'allow-private-network': { type: 'boolean', default: false },
@@ -177,6 +180,8 @@ async function serve(args: readonly string[], io: CliIo): Promise<number> {
     return 0;
   }
   const target = storeTarget(values);
+  if (target.kind === 'sqlite') target.exclusive = !values['shared-db'];
+  else if (values['shared-db']) throw new UsageError('--shared-db applies to SQLite (--db) only');
   const port = integerFlag('port', values.port, 0, 65535);
   const maxBodyBytes = integerFlag('max-body-bytes', values['max-body-bytes'], 1, 1024 ** 3);
   const adminKey = io.env['TOKENVAULT_ADMIN_KEY'];
@@ -295,7 +300,8 @@ async function migrate(args: readonly string[], io: CliIo): Promise<number> {
 
 /** Where the vault's data lives: an SQLite file (or :memory:), or a PostgreSQL database and schema. */
 type StoreTarget =
-  | { kind: 'sqlite'; db: string; synchronous: 'full' | 'normal' }
+  /** exclusive: the process holds the file alone while it runs (serve, unless --shared-db). */
+  | { kind: 'sqlite'; db: string; synchronous: 'full' | 'normal'; exclusive: boolean }
   | { kind: 'postgres'; url: string; schema: string | undefined };
 
 /** The store flags every command takes. Defaults are applied by storeTarget, which must see what was given. */
@@ -314,7 +320,7 @@ function storeTarget(values: { db?: string; postgres?: string; 'postgres-schema'
   if (values['postgres-schema'] !== undefined) throw new UsageError('--postgres-schema needs --postgres');
   const synchronous = values.synchronous ?? 'full';
   if (synchronous !== 'full' && synchronous !== 'normal') throw new UsageError("--synchronous must be 'full' or 'normal'");
-  return { kind: 'sqlite', db: values.db ?? './tokenvault.db', synchronous };
+  return { kind: 'sqlite', db: values.db ?? './tokenvault.db', synchronous, exclusive: false };
 }
 
 /** For messages: the file, or the PostgreSQL URL without its password. */
@@ -325,7 +331,7 @@ function describeTarget(target: StoreTarget): string {
 
 function openStore(target: StoreTarget): Store {
   try {
-    if (target.kind === 'sqlite') return createSqliteStore({ filename: target.db, synchronous: target.synchronous });
+    if (target.kind === 'sqlite') return createSqliteStore({ filename: target.db, synchronous: target.synchronous, exclusive: target.exclusive });
     return createPostgresStore({ connectionString: target.url, ...(target.schema === undefined ? {} : { schema: target.schema }) });
   } catch (error) {
     throw storeError(error, target);
@@ -337,6 +343,11 @@ function storeError(error: unknown, target: StoreTarget): unknown {
   if (error instanceof VaultError || error instanceof CliError) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (target.kind === 'sqlite') {
+    if (code === 'SQLITE_BUSY') {
+      return new CliError(
+        `cannot open the database ${target.db}: another process holds it (a running 'tokenvault serve' keeps its database to itself unless started with --shared-db)`,
+      );
+    }
     return typeof code === 'string' && code.startsWith('SQLITE_') ? new CliError(`cannot open the database ${target.db} (${code})`) : error;
   }
   // PostgreSQL's own errors (they carry a severity) name the cause without quoting secrets; for

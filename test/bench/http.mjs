@@ -1,5 +1,5 @@
-// HTTP benchmark: the tokenvault server (createFetchHandler + toNodeListener on a file-backed SQLite
-// database) against a bare node:http JSON server, both measured in the same run with autocannon.
+// HTTP benchmark: the real tokenvault server (`tokenvault serve`, the built CLI, on a file-backed
+// SQLite database) against a bare node:http JSON server, both measured in the same run with autocannon.
 //   GET /tokens/{id}  (a card token, masked by the caller's default rules)   target ≥ 40% of bare
 //   POST /tokens      (a card, deduplicate_token false, the same body each time) target ≥ 25% of bare
 // A third server, "direct", calls the same vault services from a hand-written node:http listener
@@ -10,6 +10,7 @@
 // Run after a build: `npm run bench` (or `node test/bench/http.mjs`). BENCH_HTTP_SECONDS (default 8)
 // is the measuring time per server and endpoint.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -48,13 +49,15 @@ async function serveBare() {
   process.stdout.write(`${JSON.stringify({ port: server.address().port, path: '/tokens/b1c2', key: 'none' })}\n`);
 }
 
-/** A vault on a temp SQLite file (WAL; synchronous from BENCH_SYNCHRONOUS, default normal), one card token. */
+const SYNCHRONOUS = process.env.BENCH_SYNCHRONOUS ?? 'normal';
+
+/** A vault on a temp SQLite file configured as `tokenvault serve` opens it (WAL, exclusive), one card token. */
 async function openVault() {
   const { createVault, generateMasterKey } = await import('../../dist/index.js');
   const { createSqliteStore } = await import('../../dist/sqlite.js');
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-http-bench-'));
-  const synchronous = process.env.BENCH_SYNCHRONOUS ?? 'normal';
-  const vault = await createVault({ store: createSqliteStore({ filename: join(dir, 'bench.db'), synchronous }), masterKey: generateMasterKey(), sweepIntervalMs: 0 });
+  const store = createSqliteStore({ filename: join(dir, 'bench.db'), synchronous: SYNCHRONOUS, exclusive: true });
+  const vault = await createVault({ store, masterKey: generateMasterKey(), sweepIntervalMs: 0 });
   const { application } = await vault.createTenant({ name: 'bench' });
   const admin = await vault.authenticate(application.key);
   // A default private application: token reads are masked by its implicit rules.
@@ -86,12 +89,34 @@ async function serveDirect() {
   await listenAndAnnounce(server, vault, dir, app, token);
 }
 
-/** The tokenvault server: createFetchHandler + toNodeListener. */
-async function serveVault() {
-  const { createFetchHandler } = await import('../../dist/http.js');
-  const { toNodeListener } = await import('../../dist/node.js');
-  const { vault, dir, app, token } = await openVault();
-  await listenAndAnnounce(createServer(toNodeListener(createFetchHandler(vault))), vault, dir, app, token);
+/** The real server: `tokenvault serve` from dist/, bootstrapped over HTTP with an application and a card token. */
+async function startCliServer() {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenvault-http-bench-'));
+  const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
+  const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--synchronous', SYNCHRONOUS], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64') },
+  });
+  let out = '';
+  let url;
+  for await (const chunk of child.stdout) {
+    out += chunk;
+    url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+    if (url) break;
+  }
+  if (!url) throw new Error(`tokenvault serve did not start:\n${out}`);
+  child.stdout.resume();
+  const call = async (key, path, body) => {
+    const response = await fetch(url + path, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  // A default private application: token reads are masked by its implicit rules.
+  const app = await call(adminKey, '/applications', { name: 'bench', type: 'private', permissions: ['token:create', 'token:read'] });
+  const token = await call(app.key, '/tokens', { type: 'card', data: CARD });
+  child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return { child, port: Number(new URL(url).port), path: `/tokens/${token.id}`, key: app.key };
 }
 
 async function listenAndAnnounce(server, vault, dir, app, token) {
@@ -109,6 +134,7 @@ async function listenAndAnnounce(server, vault, dir, app, token) {
 // --- the driver --------------------------------------------------------------------------------
 
 async function startChild(kind, env = {}) {
+  if (kind === 'vault') return startCliServer();
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let out = '';
   for await (const chunk of child.stdout) {
@@ -159,7 +185,7 @@ function line(name, [bare, direct, ours], target) {
   console.log(`${name}: tokenvault ${(ratio * 100).toFixed(0)}% of bare (target ≥ ${target * 100}%) ${verdict}`);
   console.log(`  ${fmt('bare node:http      ', bare)}`);
   console.log(`  ${fmt('direct service calls', direct)}   (${((direct.rps / bare.rps) * 100).toFixed(0)}% of bare: the core's cost)`);
-  console.log(`  ${fmt('tokenvault          ', ours)}   (${((ours.rps / direct.rps) * 100).toFixed(0)}% of direct: the HTTP layer's cost)`);
+  console.log(`  ${fmt('tokenvault serve    ', ours)}   (${((ours.rps / direct.rps) * 100).toFixed(0)}% of direct: the HTTP layer's cost)`);
   const bad = [bare, direct, ours].map((r) => r.bad);
   if (bad.some((n) => n > 0)) console.log(`  non-2xx/errors/timeouts: bare ${bad[0]}, direct ${bad[1]}, tokenvault ${bad[2]}`);
   return { name, bare, direct, tokenvault: ours, ratio, target };
@@ -172,7 +198,7 @@ export async function run() {
   try {
     const get = line('GET /tokens/{id}', await measureAll(targets, 'GET'), 0.4);
     const post = line('POST /tokens (card)', await measureAll(targets, 'POST'), 0.25);
-    console.log(`  (SQLite synchronous=${process.env.BENCH_SYNCHRONOUS ?? 'normal'}, WAL; BENCH_SYNCHRONOUS=full for an fsync per commit)`);
+    console.log(`  (SQLite synchronous=${SYNCHRONOUS}, WAL, held exclusively as serve does; BENCH_SYNCHRONOUS=full for an fsync per commit)`);
     return [get, post];
   } finally {
     for (const target of targets) await stopChild(target.child);
@@ -181,7 +207,7 @@ export async function run() {
 
 if (process.argv[2] === '--serve') {
   const kind = process.argv[3];
-  await (kind === 'bare' ? serveBare() : kind === 'direct' ? serveDirect() : serveVault());
+  await (kind === 'bare' ? serveBare() : serveDirect());
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   await run();
 }

@@ -131,6 +131,31 @@ describe('tokenvault serve (the built CLI as a child process)', () => {
     }
   });
 
+  it('holds its SQLite file exclusively: another command gets a clear error; --shared-db lets it in', async () => {
+    const db = join(dir, 'exclusive.db');
+    const env = { TOKENVAULT_ADMIN_KEY: ADMIN_KEY };
+    const exclusive = await startCli(['serve', '--port', '0', '--db', db], env);
+    try {
+      const refused = await runCliProcess(['migrate', '--db', db]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/another process holds it .*--shared-db/);
+      // The server itself keeps working.
+      expect((await api(exclusive.url, ADMIN_KEY, 'GET', '/applications')).status).toBe(200);
+    } finally {
+      exclusive.child.kill('SIGTERM');
+      await exclusive.exited;
+    }
+    const shared = await startCli(['serve', '--port', '0', '--db', db, '--shared-db'], env);
+    try {
+      const migrated = await runCliProcess(['migrate', '--db', db]);
+      expect(migrated.code).toBe(0);
+      expect((await api(shared.url, ADMIN_KEY, 'GET', '/applications')).status).toBe(200);
+    } finally {
+      shared.child.kill('SIGTERM');
+      await shared.exited;
+    }
+  }, 30_000);
+
   it('--header-prefix BT: keys come in BT-API-KEY', async () => {
     const cli = await startCli(['serve', '--port', '0', '--db', ':memory:', '--header-prefix', 'BT'], { TOKENVAULT_ADMIN_KEY: ADMIN_KEY });
     try {

@@ -52,6 +52,14 @@ describe('create', () => {
     expect(listed.data[0]).toEqual(got);
   });
 
+  it('assigns time-ordered version 7 UUIDs: each later than the one before', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await vault.tokens.create(revealer, { type: 'token', data: `value ${i}` })).id);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('uses a given id, rejects a duplicate id with a conflict, and never reuses a deleted id', async () => {
     await vault.tokens.create(revealer, { id: 'my-token', type: 'token', data: 'hello world' });
     await expect(vault.tokens.create(revealer, { id: 'my-token', type: 'token', data: 'other' })).rejects.toThrow(ConflictError);

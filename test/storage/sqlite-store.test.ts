@@ -53,12 +53,41 @@ describe('createSqliteStore options', () => {
     expect(validationOf(() => createSqliteStore({ synchronous: 'off' as 'full' })).errors).toHaveProperty('synchronous');
     expect(validationOf(() => createSqliteStore({ busyTimeoutMs: -1 })).errors).toHaveProperty('busyTimeoutMs');
     expect(validationOf(() => createSqliteStore({ busyTimeoutMs: 1.5 })).errors).toHaveProperty('busyTimeoutMs');
+    expect(validationOf(() => createSqliteStore({ exclusive: 'yes' as unknown as boolean })).errors).toHaveProperty('exclusive');
     expect(validationOf(() => createSqliteStore({ filename: '' })).errors).toHaveProperty('filename');
     expect(validationOf(() => createSqliteStore({ database: {} as never })).errors).toHaveProperty('database');
     expect(validationOf(() => createSqliteStore({ file: 'x.db' } as never)).errors).toHaveProperty('file');
     const closed = new Database(':memory:');
     closed.close();
     expect(validationOf(() => createSqliteStore({ database: closed })).errors).toHaveProperty('database');
+  });
+
+  it('exclusive: no other connection can read the file until the store closes', () => {
+    const filename = tempFile();
+    const store = openMigrated({ filename, exclusive: true });
+    store.createToken(makeToken({ id: 'held' }), makeAudit(), T0);
+    const other = new Database(filename, { timeout: 0 });
+    try {
+      expect(() => other.prepare('SELECT count(*) FROM tokens').get()).toThrow(/locked/);
+      expect(store.getToken(TENANT_A, 'held', T0)?.id).toBe('held');
+      store.close();
+      expect(other.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 1 });
+    } finally {
+      other.close();
+    }
+  });
+
+  it('shared (the default): other connections read the file while the store is open', () => {
+    const filename = tempFile();
+    const store = openMigrated({ filename });
+    store.createToken(makeToken({ id: 'visible' }), makeAudit(), T0);
+    const other = new Database(filename, { timeout: 0 });
+    try {
+      expect(other.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 1 });
+    } finally {
+      other.close();
+      store.close();
+    }
   });
 
   it('defaults to a private in-memory database', () => {

@@ -491,6 +491,8 @@ export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore
   const db = resolved.database ?? ((new Database(resolved.filename) satisfies BetterSqlite3Database));
   try {
     if (owned && !db.memory) {
+      // Before WAL is first used, so the WAL index is kept in heap memory rather than shared memory.
+      if (resolved.exclusive) db.pragma('locking_mode = EXCLUSIVE');
       db.pragma('journal_mode = WAL');
       if (resolved.synchronous === 'normal') db.pragma(`wal_autocheckpoint = ${NORMAL_WAL_AUTOCHECKPOINT_PAGES}`);
     }
