@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** The prefix makes a leaked key recognizable to secret scanners. */
@@ -15,7 +16,7 @@ export function generateApiKey(): string {
  * is nothing to brute-force); operator-chosen keys must be at least 24 characters.
  */
 export function hashApiKey(key: string): { keyHash: string; keyLookup: string } {
-  const keyHash = createHash('sha256').update(key, 'utf8').digest('hex');
+  const keyHash = sha256Hex(key);
   return { keyHash, keyLookup: keyHash.slice(0, 16) };
 }
 
@@ -25,3 +26,10 @@ export function hashesEqual(a: string, b: string): boolean {
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/**
+ * Every authenticated request hashes its key: the one-shot `crypto.hash` (Node 20.12+) costs a third
+ * of a Hash object's creation, update and digest; older Node 20 releases use the latter.
+ */
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'hex') : (text) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -191,14 +191,11 @@ export class ExpressionEngine {
     if (Array.isArray(tree)) return tree.map((item, i) => this.#walk(item, `${field}[${i}]`, depth + 1, leaf));
     if (tree !== null && typeof tree === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(tree)) {
-        // defineProperty: a `__proto__` key stays a plain key instead of replacing the prototype.
-        Object.defineProperty(out, key, {
-          value: this.#walk(value, `${field}.${key}`, depth + 1, leaf),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+      for (const key of Object.keys(tree)) {
+        const value = this.#walk((tree as Record<string, unknown>)[key], `${field}.${key}`, depth + 1, leaf);
+        // defineProperty for `__proto__`, so it stays a plain key instead of replacing the prototype.
+        if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+        else out[key] = value;
       }
       return out;
     }
