@@ -10,8 +10,10 @@ export type BodyReader = (maxBytes: number) => Promise<Uint8Array>;
 /** A request as the handler core sees it. */
 export interface ExchangeRequest {
   method: string;
-  /** The absolute request URL. */
-  url: URL;
+  /** The path, still percent-encoded, normalized as the WHATWG URL parser would (`/tokens/abc`). */
+  pathname: string;
+  /** The query with its `?` (or ''), as the WHATWG URL parser would give it. */
+  search: string;
   /** A header's value by lower-case name (repeated headers joined with ", "), or null. */
   header(name: string): string | null;
   /** False when the request certainly has no body (no Content-Length > 0, no Transfer-Encoding). */

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
 import { concat } from './body.js';
+import { splitTarget } from './request-target.js';
 import { type BodyReader, EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type WithExchange } from './exchange.js';
 
 /** A Node http request listener. */
@@ -56,10 +57,11 @@ async function serveExchange(core: ExchangeHandler, req: IncomingMessage, res: S
 
 function toExchangeRequest(req: IncomingMessage): ExchangeRequest {
   const method = req.method ?? 'GET';
+  const { pathname, search } = splitTarget(relativeTarget(req));
   return {
     method,
-    // Routing needs only the path and query: a fixed origin saves parsing the Host header.
-    url: new URL(`http://localhost${relativeTarget(req)}`),
+    pathname,
+    search,
     header(name) {
       const value = req.headers[name];
       return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;

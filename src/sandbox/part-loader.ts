@@ -1,7 +1,7 @@
 /**
- * Host side of the prelude's `load(key, builtins)` (prelude.ts): evaluates a part of prelude-parts.ts in one
- * context the first time it is needed, keeps its exports for the context's life, and answers a
- * global's name with that global's value. The bridge functions the parts call (bt calls, fetch,
+ * Host side of the prelude's `load(key, builtins)` (prelude.ts): evaluates a part of
+ * prelude-parts.ts in one context the first time it is needed, keeps its exports for the context's
+ * life, and answers a global's name with that global's value. The bridge functions the parts call (bt calls, fetch,
  * console, timers) are created with the first part, so a run that needs none never makes them.
  */
 import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';

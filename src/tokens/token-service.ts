@@ -169,7 +169,8 @@ export class TokenService {
     try {
       requirePermission(caller, 'token:read');
       const now = this.#clock.now();
-      const token = await this.#store.getToken(caller.tenantId, String(id), now);
+      const found = this.#store.getToken(caller.tenantId, String(id), now);
+      const token = found instanceof Promise ? await found : found;
       if (!token) throw new NotFoundError('Token', String(id));
       const transform = requireTransform(caller, 'token:read', token.containers);
       const pending = this.#data(token, now);
@@ -303,7 +304,8 @@ export class TokenService {
     await this.#audit.guard(caller, 'token:delete', id, async () => {
       requirePermission(caller, 'token:delete');
       const now = this.#clock.now();
-      const token = await this.#store.getToken(caller.tenantId, String(id), now);
+      const found = this.#store.getToken(caller.tenantId, String(id), now);
+      const token = found instanceof Promise ? await found : found;
       if (!token) throw new NotFoundError('Token', String(id));
       requireTransform(caller, 'token:delete', token.containers);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:delete', resourceId: token.id, outcome: 'success' });

@@ -2,9 +2,11 @@ import { once } from 'node:events';
 import { type IncomingMessage, type Server, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
 import { toNodeListener } from '../../src/http/node.js';
+import { splitTarget } from '../../src/http/request-target.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 
 let server: Server | undefined;
@@ -192,5 +194,32 @@ describe('toNodeListener with createFetchHandler (its direct path)', () => {
     await once(socket, 'end');
     expect(reply).toMatch(/^HTTP\/1\.1 200/);
     expect(reply).toContain('{"status":"ok"}');
+  });
+});
+
+describe('splitTarget (the direct path skips the URL parser for plain targets)', () => {
+  const viaUrl = (target: string) => {
+    const url = new URL(`http://localhost${target}`);
+    return { pathname: url.pathname, search: url.search };
+  };
+
+  it('gives what new URL gives, for hand-picked targets', () => {
+    const targets = [
+      '/tokens/abc', '/tokens?id=a&id=b', '/tokens?', '/a?b?c', '/tokens/a%2Fb', '/tokens/%zz', '/tokens/./x', '/tokens/../applications',
+      '/tokens/%2e%2E/x', '/tokens/.', '/tokens/..?x=1', '/t/a..b', "/t/it's?q='x'", '/t/a b', '/t/"x"', '/t/<x>', '/t/é', '/t#frag',
+      '/t/a\\b', '/t/{x}', '/t/`x`', '/t?a=b c', '/t?a=%20&b=+', '//double', '/t/|x|', '/t/[x]', '/t?x=^',
+    ];
+    for (const target of targets) expect(splitTarget(target), target).toEqual(viaUrl(target));
+  });
+
+  it('gives what new URL gives, for generated targets', () => {
+    const alphabet = [...'abcXYZ019-._~!$&\'()*+,;=:@%/?#. "<>`{}|\\^[]é2eE'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 24 }), (chars) => {
+        const target = `/${chars.join('')}`;
+        expect(splitTarget(target)).toEqual(viaUrl(target));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
