@@ -202,10 +202,10 @@ export class ReactorService {
         req: { args, configuration },
         host: { bt, fetch: this.#fetch },
         ...(this.#limits ? { limits: this.#limits } : {}),
+        // Also for a failed run: its output is what its author needs to see why.
+        onLogs: (lines, truncated) =>
+          this.#logger.info('reactor console output', { tenantId: caller.tenantId, reactorId: reactor.id, lines: [...lines], truncated }),
       });
-      if (run.logs.length > 0) {
-        this.#logger.info('reactor console output', { tenantId: caller.tenantId, reactorId: reactor.id, lines: run.logs, truncated: run.logsTruncated });
-      }
 
       const output = readReactorOutput(run.result);
       const response: ReactorResponse = {};

@@ -73,8 +73,10 @@ export async function runInContext(
     );
     prepared.port = session;
     const result = await session.drive(() => interrupted);
+    reportLogs(input, session.logs);
     return { result, logs: session.logs.lines, logsTruncated: session.logs.truncated };
   } catch (error) {
+    if (session !== undefined) reportLogs(input, session.logs);
     if (isModuleFailure(error)) {
       crashed = true;
       throw crashOf(error);
@@ -334,6 +336,16 @@ class RunSession implements HostPort {
     this.#ops.clear();
     for (const handle of this.#handles.reverse()) if (handle.alive) handle.dispose();
     this.#handles.length = 0;
+  }
+}
+
+/** Hands the run's console output to the caller's `onLogs`; a throwing sink never changes the run's outcome. */
+function reportLogs(input: SandboxRunInput, logs: LogBuffer): void {
+  if (input.onLogs === undefined || logs.lines.length === 0) return;
+  try {
+    input.onLogs(logs.lines, logs.truncated);
+  } catch {
+    // The sink is the caller's logger: its failure is not the reactor's.
   }
 }
 

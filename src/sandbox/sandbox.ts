@@ -67,6 +67,11 @@ export interface SandboxRunInput {
   host: SandboxHost;
   /** Per-run overrides of the sandbox's limits. */
   limits?: Partial<SandboxLimits>;
+  /**
+   * Receives the captured console output once the run ends, whether it succeeded or failed (the
+   * output of a failed run is what its author needs most). Not called when nothing was printed.
+   */
+  onLogs?: (lines: readonly string[], truncated: boolean) => void;
 }
 
 export interface SandboxRunOutput {

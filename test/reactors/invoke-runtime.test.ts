@@ -232,6 +232,21 @@ describe('console output', () => {
     expect((line?.fields?.lines as string[]).join('\n')).toMatch(/hello[\s\S]*oops/);
   });
 
+  it('is kept when the run fails: what the reactor printed before throwing or timing out reaches the logger', async () => {
+    const thrower = await f.reactor("module.exports = () => { console.log('about to fail'); throw new BadRequestError('nope'); }");
+    const error = await f.vault.reactors.react(f.user, thrower, {}).catch((e: unknown) => e);
+    expect(statusOf(error)).toBe(400);
+    expect(f.logs.find((l) => l.message === 'reactor console output')?.fields).toMatchObject({ reactorId: thrower, lines: ['about to fail'] });
+    const g = await fixture({ reactors: { limits: { timeoutMs: 200 } } });
+    try {
+      const slow = await g.reactor("module.exports = () => { console.log('spinning'); for (;;) {} }");
+      expect(statusOf(await g.vault.reactors.react(g.user, slow, {}).catch((e: unknown) => e))).toBe(500);
+      expect(g.logs.find((l) => l.message === 'reactor console output')?.fields).toMatchObject({ reactorId: slow, lines: ['spinning'] });
+    } finally {
+      await g.vault.close();
+    }
+  });
+
   it('is bounded by the maxLogBytes limit', async () => {
     const g = await fixture({ reactors: { limits: { maxLogBytes: 64 } } });
     try {
