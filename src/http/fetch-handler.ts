@@ -5,7 +5,14 @@ import { validationFromIssues } from '../pagination.js';
 import type { Vault } from '../vault.js';
 import { type JsonBody, readJsonBody, webBodyReader } from './body.js';
 import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type ExchangeResponse, type WithExchange } from './exchange.js';
-import { type SerializedResponse, checkIdempotencyKey, requestHash, runIdempotent } from './idempotency.js';
+import {
+  DEFAULT_IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  type SerializedResponse,
+  checkIdempotencyKey,
+  requestHash,
+  runIdempotent,
+} from './idempotency.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { RouteError, errorResponse } from './problem.js';
 import { Router } from './router.js';
@@ -24,6 +31,12 @@ export interface FetchHandlerOptions {
   maxBodyBytes?: number;
   /** Receives unexpected errors (by name only). Default: silent. */
   logger?: Logger;
+  /**
+   * How long an idempotency key stays claimed by a request in flight (default 5 minutes): after
+   * that, should the process have died, the key may be used again. Keep it above your longest
+   * request (a reactor run's time limit): a retry after the lease runs the request again.
+   */
+  idempotencyLeaseMs?: number;
 }
 
 const OptionsSchema = v.object({
@@ -35,6 +48,10 @@ const OptionsSchema = v.object({
   logger: v.optional(
     v.custom<Logger>((l) => typeof l === 'object' && l !== null && typeof (l as Logger).error === 'function', 'must have info, warn and error'),
     silentLogger,
+  ),
+  idempotencyLeaseMs: v.optional(
+    v.pipe(v.number(), v.integer('must be a whole number of milliseconds'), v.minValue(1000, 'must be at least 1000'), v.maxValue(IDEMPOTENCY_TTL_MS, 'must be at most 24 hours')),
+    DEFAULT_IDEMPOTENCY_LEASE_MS,
   ),
 });
 
@@ -64,7 +81,7 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
 function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): ExchangeHandler {
   const parsed = v.safeParse(OptionsSchema, options ?? {});
   if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
-  const { headerPrefix, maxBodyBytes, logger } = Object.freeze(parsed.output);
+  const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs } = Object.freeze(parsed.output);
   const apiKeyHeader = `${headerPrefix}-API-KEY`.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
   const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
@@ -73,7 +90,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
   for (const route of ROUTES) router.add(route);
   let openapi: Record<string, unknown> | undefined;
   const openapiDocument = () => (openapi ??= buildOpenApiDocument(router.routes(), { headerPrefix, maxBodyBytes }));
-  const idempotencyDeps = { store: vault.store, clock: vault.clock, logger };
+  const idempotencyDeps = { store: vault.store, clock: vault.clock, logger, leaseMs: idempotencyLeaseMs };
 
   // One async function from routing to the response: each layer of async functions costs a
   // promise and a microtask turn per request, measurable at the HTTP benchmark's rate.

@@ -3,10 +3,12 @@ import type { Caller } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../storage/store.js';
+import type { IdempotencyClaim, Store } from '../storage/store.js';
 
 /** How long a stored response is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Default lease of an in-flight claim (createFetchHandler option `idempotencyLeaseMs`). */
+export const DEFAULT_IDEMPOTENCY_LEASE_MS = 5 * 60 * 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** A finished response as the handler serializes it: the status and the exact JSON text (null: no body). */
@@ -35,16 +37,21 @@ export function checkIdempotencyKey(value: string, headerName: string): string {
  * in the store; the first successful (2xx) response is stored and replayed for 24 hours (by the vault
  * clock). The same key with a different request is a 422; while the first request is still running
  * it is a 409. An error response releases the key, so the client may retry with it.
+ *
+ * A claim is a lease (`leaseMs`): if the process running the request dies, the key becomes usable
+ * again when the lease runs out instead of answering 409 for a day. The claim's time names it in
+ * complete and release, so a request that outlived its lease cannot overwrite or drop a newer claim.
  */
 export async function runIdempotent(
-  deps: { store: Store; clock: Clock; logger: Logger },
+  deps: { store: Store; clock: Clock; logger: Logger; leaseMs: number },
   caller: Caller,
   key: string,
   hash: string,
   run: () => Promise<SerializedResponse>,
 ): Promise<SerializedResponse> {
-  const { store, clock, logger } = deps;
+  const { store, clock, logger, leaseMs } = deps;
   const now = clock.now();
+  const claimed: IdempotencyClaim = { tenantId: caller.tenantId, applicationId: caller.applicationId, key, claimedAt: now };
   const claim = await store.claimIdempotencyKey(
     {
       tenantId: caller.tenantId,
@@ -55,7 +62,7 @@ export async function runIdempotent(
       status: null,
       body: null,
       createdAt: now,
-      expiresAt: now + IDEMPOTENCY_TTL_MS,
+      expiresAt: now + leaseMs,
     },
     now,
   );
@@ -71,25 +78,25 @@ export async function runIdempotent(
   try {
     response = await run();
   } catch (error) {
-    await release(store, caller, key, logger);
+    await release(store, claimed, logger);
     throw error;
   }
   if (response.status >= 200 && response.status < 300) {
     try {
-      await store.completeIdempotencyKey(caller.tenantId, caller.applicationId, key, response.status, response.text ?? '');
+      await store.completeIdempotencyKey(claimed, { status: response.status, body: response.text ?? '', expiresAt: clock.now() + IDEMPOTENCY_TTL_MS });
     } catch (error) {
       logger.error('could not store an idempotent response', { error: (error as Error).name });
-      await release(store, caller, key, logger);
+      await release(store, claimed, logger);
     }
   } else {
-    await release(store, caller, key, logger);
+    await release(store, claimed, logger);
   }
   return response;
 }
 
-async function release(store: Store, caller: Caller, key: string, logger: Logger): Promise<void> {
+async function release(store: Store, claim: IdempotencyClaim, logger: Logger): Promise<void> {
   try {
-    await store.releaseIdempotencyKey(caller.tenantId, caller.applicationId, key);
+    await store.releaseIdempotencyKey(claim);
   } catch (error) {
     // The key then stays claimed until it expires; the original error is what the client needs.
     logger.error('could not release an idempotency key', { error: (error as Error).name });

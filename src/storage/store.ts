@@ -185,8 +185,18 @@ export interface IdempotencyRecord {
   status: number | null;
   /** The response body as sent (JSON text), null while in flight. */
   body: string | null;
+  /** When it was claimed; names the claim in complete and release. */
   createdAt: number;
+  /** In flight: when the claim's lease runs out (the key may then be claimed again). Done: when the stored response is dropped. */
   expiresAt: number;
+}
+
+/** One claim of an idempotency key: the key and the `createdAt` of the record that claimed it. */
+export interface IdempotencyClaim {
+  tenantId: string;
+  applicationId: string;
+  key: string;
+  claimedAt: number;
 }
 
 export type CreateTokenResult =
@@ -294,10 +304,13 @@ export interface Store {
    * record is replaced.
    */
   claimIdempotencyKey(record: IdempotencyRecord, now: number): MaybePromise<{ claimed: true } | { claimed: false; existing: IdempotencyRecord }>;
-  /** Stores the response of a claimed key (state done). */
-  completeIdempotencyKey(tenantId: string, applicationId: string, key: string, status: number, body: string): MaybePromise<void>;
-  /** Releases a claimed key whose request failed, so it may be retried. */
-  releaseIdempotencyKey(tenantId: string, applicationId: string, key: string): MaybePromise<void>;
+  /**
+   * Stores the response of a claim (state done, kept until `response.expiresAt`) if the key's record
+   * is still that claim in flight: a claim whose lease ran out and was replaced changes nothing.
+   */
+  completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): MaybePromise<void>;
+  /** Releases a claim whose request failed, so the key may be retried; only that claim, only in flight. */
+  releaseIdempotencyKey(claim: IdempotencyClaim): MaybePromise<void>;
 
   // --- audit ------------------------------------------------------------------------------------
   /** Appends entries in one transaction (reads are audited in batches to keep fsyncs off the read path). */

@@ -1068,40 +1068,60 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(again).toEqual({ claimed: false, existing: { ...record, state: 'in_flight', status: null, body: null } });
       });
 
-      it('stores the response on completion; later claims return it', async () => {
-        const record = makeIdempotency({ key: 'k2' });
+      const claimOf = (record: IdempotencyRecord) => ({ tenantId: record.tenantId, applicationId: record.applicationId, key: record.key, claimedAt: record.createdAt });
+      const response = (status: number, body: string, expiresAt = T0 + 24 * HOUR) => ({ status, body, expiresAt });
+
+      it('stores the response on completion, kept until the expiry given then; later claims return it', async () => {
+        const record = makeIdempotency({ key: 'k2', expiresAt: T0 + 5 * 60_000 });
         await store.claimIdempotencyKey(record, T0);
-        await store.completeIdempotencyKey(TENANT_A, APP_A, 'k2', 201, '{"id":"tok"}');
-        expect(await store.claimIdempotencyKey(record, T0 + 1)).toEqual({ claimed: false, existing: { ...record, state: 'done', status: 201, body: '{"id":"tok"}' } });
+        await store.completeIdempotencyKey(claimOf(record), response(201, '{"id":"tok"}', T0 + 24 * HOUR));
+        const done = { ...record, state: 'done', status: 201, body: '{"id":"tok"}', expiresAt: T0 + 24 * HOUR };
+        // Past the in-flight lease, the stored response still answers.
+        expect(await store.claimIdempotencyKey(record, T0 + HOUR)).toEqual({ claimed: false, existing: done });
       });
 
       it('a released key can be claimed again; a completed one is not released', async () => {
         const record = makeIdempotency({ key: 'k3' });
         await store.claimIdempotencyKey(record, T0);
-        await store.releaseIdempotencyKey(TENANT_A, APP_A, 'k3');
-        expect(await store.claimIdempotencyKey({ ...record, requestHash: 'hash-2' }, T0)).toEqual({ claimed: true });
-        await store.completeIdempotencyKey(TENANT_A, APP_A, 'k3', 200, '{}');
-        await store.releaseIdempotencyKey(TENANT_A, APP_A, 'k3');
-        expect(await store.claimIdempotencyKey(record, T0)).toMatchObject({ claimed: false, existing: { state: 'done', requestHash: 'hash-2' } });
+        await store.releaseIdempotencyKey(claimOf(record));
+        const second = { ...record, requestHash: 'hash-2', createdAt: T0 + 1 };
+        expect(await store.claimIdempotencyKey(second, T0 + 1)).toEqual({ claimed: true });
+        await store.completeIdempotencyKey(claimOf(second), response(200, '{}'));
+        await store.releaseIdempotencyKey(claimOf(second));
+        expect(await store.claimIdempotencyKey(record, T0 + 2)).toMatchObject({ claimed: false, existing: { state: 'done', requestHash: 'hash-2' } });
       });
 
       it('replaces an expired record', async () => {
         const record = makeIdempotency({ key: 'k4', expiresAt: T0 + HOUR });
         await store.claimIdempotencyKey(record, T0);
-        await store.completeIdempotencyKey(TENANT_A, APP_A, 'k4', 200, '{}');
+        await store.completeIdempotencyKey(claimOf(record), response(200, '{}', T0 + HOUR));
         expect(await store.claimIdempotencyKey({ ...record, requestHash: 'hash-2' }, T0 + HOUR - 1)).toMatchObject({ claimed: false });
         const fresh = { ...record, requestHash: 'hash-3', createdAt: T0 + HOUR, expiresAt: T0 + 2 * HOUR };
         expect(await store.claimIdempotencyKey(fresh, T0 + HOUR)).toEqual({ claimed: true });
         expect(await store.claimIdempotencyKey(record, T0 + HOUR + 1)).toEqual({ claimed: false, existing: fresh });
       });
 
+      it('an in-flight claim whose lease ran out can be claimed again, and the old claim can then neither complete nor release it', async () => {
+        const stale = makeIdempotency({ key: 'k6', expiresAt: T0 + 60_000 });
+        await store.claimIdempotencyKey(stale, T0);
+        expect(await store.claimIdempotencyKey({ ...stale, createdAt: T0 + 1 }, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'in_flight' } });
+        const fresh = { ...stale, createdAt: T0 + 60_000, expiresAt: T0 + 120_000 };
+        expect(await store.claimIdempotencyKey(fresh, T0 + 60_000)).toEqual({ claimed: true });
+        await store.completeIdempotencyKey(claimOf(stale), response(201, '"stale"'));
+        await store.releaseIdempotencyKey(claimOf(stale));
+        expect(await store.claimIdempotencyKey({ ...stale, createdAt: T0 + 60_001 }, T0 + 60_001)).toEqual({ claimed: false, existing: fresh });
+        await store.completeIdempotencyKey(claimOf(fresh), response(201, '"fresh"'));
+        expect(await store.claimIdempotencyKey(stale, T0 + 60_002)).toMatchObject({ claimed: false, existing: { state: 'done', body: '"fresh"' } });
+      });
+
       it('keys are scoped by tenant and application', async () => {
-        expect(await store.claimIdempotencyKey(makeIdempotency({ key: 'k5' }), T0)).toEqual({ claimed: true });
+        const mine = makeIdempotency({ key: 'k5' });
+        expect(await store.claimIdempotencyKey(mine, T0)).toEqual({ claimed: true });
         expect(await store.claimIdempotencyKey(makeIdempotency({ key: 'k5', applicationId: APP_B }), T0)).toEqual({ claimed: true });
         expect(await store.claimIdempotencyKey(makeIdempotency({ key: 'k5', tenantId: TENANT_B }), T0)).toEqual({ claimed: true });
-        await store.completeIdempotencyKey(TENANT_B, APP_A, 'k5', 500, 'b');
-        await store.releaseIdempotencyKey(TENANT_A, APP_B, 'k5');
-        expect(await store.claimIdempotencyKey(makeIdempotency({ key: 'k5' }), T0)).toMatchObject({ claimed: false, existing: { state: 'in_flight' } });
+        await store.completeIdempotencyKey({ ...claimOf(mine), tenantId: TENANT_B }, response(500, 'b'));
+        await store.releaseIdempotencyKey({ ...claimOf(mine), applicationId: APP_B });
+        expect(await store.claimIdempotencyKey(mine, T0)).toMatchObject({ claimed: false, existing: { state: 'in_flight' } });
       });
 
       it('exactly one of many concurrent claims wins', async () => {

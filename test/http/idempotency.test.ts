@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
-import { IDEMPOTENCY_TTL_MS, requestHash } from '../../src/http/idempotency.js';
+import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, requestHash } from '../../src/http/idempotency.js';
 import type { Vault } from '../../src/vault.js';
 import { type Harness, expectProblem, harness, read } from './helpers.js';
 
@@ -101,6 +101,42 @@ describe('idempotency keys', () => {
     );
     const sent = await h.call('POST', '/tokens', { key: h.userKey, body, headers: { [KEY]: 'k-5' } });
     expectProblem(sent, 409);
+  });
+
+  it('a claim left by a process that died expires with its lease: the key then runs the request', async () => {
+    const caller = await h.vault.authenticate(h.userKey);
+    const now = h.vault.clock.now();
+    const body = JSON.stringify({ type: 'token', data: 'orphaned-value' });
+    // As a request would have claimed it, before its process died: a lease, not a day.
+    await h.vault.store.claimIdempotencyKey(
+      {
+        tenantId: caller.tenantId,
+        applicationId: caller.applicationId,
+        key: 'k-lease',
+        requestHash: requestHash('POST', '/tokens', body),
+        state: 'in_flight',
+        status: null,
+        body: null,
+        createdAt: now,
+        expiresAt: now + DEFAULT_IDEMPOTENCY_LEASE_MS,
+      },
+      now,
+    );
+    expectProblem(await h.call('POST', '/tokens', { key: h.userKey, body, headers: { [KEY]: 'k-lease' } }), 409);
+    h.vault.clock.advance(DEFAULT_IDEMPOTENCY_LEASE_MS);
+    const retried = await h.call('POST', '/tokens', { key: h.userKey, body, headers: { [KEY]: 'k-lease' } });
+    expect(retried.status).toBe(201);
+    // Its response is then kept for 24 hours, not for the lease.
+    h.vault.clock.advance(DEFAULT_IDEMPOTENCY_LEASE_MS * 2);
+    const replay = await h.call('POST', '/tokens', { key: h.userKey, body, headers: { [KEY]: 'k-lease' } });
+    expect(replay.headers.get('svc-idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(retried.text);
+    expect(await tokenCount()).toBe(1);
+  });
+
+  it('the lease is an option, validated', async () => {
+    expect(() => createFetchHandler(h.vault, { idempotencyLeaseMs: 10 })).toThrow(/idempotencyLeaseMs/);
+    expect(() => createFetchHandler(h.vault, { idempotencyLeaseMs: 1.5 as number })).toThrow(/idempotencyLeaseMs/);
   });
 
   it('an error response releases the key, so it may be retried', async () => {

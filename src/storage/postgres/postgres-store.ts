@@ -8,6 +8,7 @@ import type {
   CreateTokenResult,
   DeletedTokenRecord,
   FormulaRecord,
+  IdempotencyClaim,
   IdempotencyRecord,
   PageRequest,
   PageResult,
@@ -392,14 +393,22 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Only an in-flight record is completed: a done one keeps its first response. */
-  async completeIdempotencyKey(tenantId: string, applicationId: string, key: string, status: number, body: string): Promise<void> {
-    await this.#db.query(this.#sql.completeIdempotency, [status, body, tenantId, applicationId, key]);
+  /** Only the claim's in-flight record is completed: a done one keeps its first response. */
+  async completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): Promise<void> {
+    await this.#db.query(this.#sql.completeIdempotency, [
+      response.status,
+      response.body,
+      response.expiresAt,
+      claim.tenantId,
+      claim.applicationId,
+      claim.key,
+      claim.claimedAt,
+    ]);
   }
 
-  /** Only an in-flight record is released: a done one keeps answering retries. */
-  async releaseIdempotencyKey(tenantId: string, applicationId: string, key: string): Promise<void> {
-    await this.#db.query(this.#sql.releaseIdempotency, [tenantId, applicationId, key]);
+  /** Only the claim's in-flight record is released: a done one keeps answering retries. */
+  async releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
+    await this.#db.query(this.#sql.releaseIdempotency, [claim.tenantId, claim.applicationId, claim.key, claim.claimedAt]);
   }
 
   // --- audit ------------------------------------------------------------------------------------

@@ -56,8 +56,10 @@ export function recordStatements(s: string) {
       'created_at = excluded.created_at, expires_at = excluded.expires_at WHERE k.expires_at <= $7 RETURNING 1',
     getIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3`,
     completeIdempotency:
-      `UPDATE ${s}.idempotency_keys SET state = 'done', status = $1, body = $2 WHERE tenant_id = $3 AND application_id = $4 AND key = $5 AND state = 'in_flight'`,
-    releaseIdempotency: `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight'`,
+      `UPDATE ${s}.idempotency_keys SET state = 'done', status = $1, body = $2, expires_at = $3 ` +
+      `WHERE tenant_id = $4 AND application_id = $5 AND key = $6 AND state = 'in_flight' AND created_at = $7`,
+    releaseIdempotency:
+      `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4`,
 
     /** Seven arrays (one per column); rows are inserted, and numbered, in array order. */
     appendAudit:

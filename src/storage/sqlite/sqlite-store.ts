@@ -7,6 +7,7 @@ import type {
   CreateTokenResult,
   DeletedTokenRecord,
   FormulaRecord,
+  IdempotencyClaim,
   IdempotencyRecord,
   PageRequest,
   PageResult,
@@ -99,8 +100,8 @@ const SQL = {
     "INSERT INTO idempotency_keys (tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_flight', NULL, NULL, ?, ?) " +
     "ON CONFLICT (tenant_id, application_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight', status = NULL, body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at",
   completeIdempotency:
-    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ? WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight'",
-  releaseIdempotency: "DELETE FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight'",
+    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?, expires_at = ? WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
+  releaseIdempotency: "DELETE FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
 } as const;
 
 const ids = (values: readonly string[]) => JSON.stringify([...new Set(values.map(String))]);
@@ -406,14 +407,16 @@ export class SqliteStore implements Store {
     return this.#claimTx.immediate(record, now);
   }
 
-  /** Only an in-flight record is completed: a done one keeps its first response. */
-  completeIdempotencyKey(tenantId: string, applicationId: string, key: string, status: number, body: string): void {
-    this.#statements.get(SQL.completeIdempotency).run(status, body, tenantId, applicationId, key);
+  /** Only the claim's in-flight record is completed: a done one keeps its first response. */
+  completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): void {
+    this.#statements
+      .get(SQL.completeIdempotency)
+      .run(response.status, response.body, response.expiresAt, claim.tenantId, claim.applicationId, claim.key, claim.claimedAt);
   }
 
-  /** Only an in-flight record is released: a done one keeps answering retries. */
-  releaseIdempotencyKey(tenantId: string, applicationId: string, key: string): void {
-    this.#statements.get(SQL.releaseIdempotency).run(tenantId, applicationId, key);
+  /** Only the claim's in-flight record is released: a done one keeps answering retries. */
+  releaseIdempotencyKey(claim: IdempotencyClaim): void {
+    this.#statements.get(SQL.releaseIdempotency).run(claim.tenantId, claim.applicationId, claim.key, claim.claimedAt);
   }
 
   // --- audit ------------------------------------------------------------------------------------
