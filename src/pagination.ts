@@ -74,11 +74,11 @@ export function toPaginated<S, T>(request: PageRequest, result: PageResult<S>, m
 }
 
 /** Converts valibot issues into a ValidationError keyed by dotted paths. */
-export function validationFromIssues(issues: readonly v.BaseIssue<unknown>[], prefix = ''): ValidationError {
+export function validationFromIssues(issues: readonly v.BaseIssue<unknown>[], prefix = '', root = prefix || 'body'): ValidationError {
   const errors: Record<string, string[]> = {};
   for (const issue of issues) {
     const path = issue.path?.map((p) => String(p.key)).join('.') ?? '';
-    const field = [prefix, path].filter(Boolean).join('.') || prefix || 'body';
+    const field = [prefix, path].filter(Boolean).join('.') || root;
     (errors[field] ??= []).push(issue.message);
   }
   return new ValidationError(errors);

@@ -16,6 +16,14 @@ const KEY = 'SVC-IDEMPOTENCY-KEY';
 const create = (key: string, data = 'secret-value') =>
   h.call('POST', '/tokens', { key: h.userKey, body: { type: 'token', data }, headers: { [KEY]: key } });
 
+/** Claims a key for POST /tokens with `body` directly in the store, as a request in flight holds it. */
+async function claimInStore(key: string, body: string, heldForMs: number): Promise<void> {
+  const caller = await h.vault.authenticate(h.userKey);
+  const now = h.vault.clock.now();
+  const record = { tenantId: caller.tenantId, applicationId: caller.applicationId, key, requestHash: requestHash('POST', '/tokens', body) };
+  await h.vault.store.claimIdempotencyKey({ ...record, state: 'in_flight', status: null, body: null, createdAt: now, expiresAt: now + heldForMs }, now);
+}
+
 async function tokenCount(): Promise<number> {
   return (await h.call('GET', '/tokens', { key: h.userKey })).body.data.length;
 }
@@ -82,46 +90,16 @@ describe('idempotency keys', () => {
   });
 
   it('409 for an in-flight claim made directly in the store', async () => {
-    const caller = await h.vault.authenticate(h.userKey);
-    const now = h.vault.clock.now();
     const body = JSON.stringify({ type: 'token', data: 'claimed-value' });
-    await h.vault.store.claimIdempotencyKey(
-      {
-        tenantId: caller.tenantId,
-        applicationId: caller.applicationId,
-        key: 'k-5',
-        requestHash: requestHash('POST', '/tokens', body),
-        state: 'in_flight',
-        status: null,
-        body: null,
-        createdAt: now,
-        expiresAt: now + IDEMPOTENCY_TTL_MS,
-      },
-      now,
-    );
+    await claimInStore('k-5', body, IDEMPOTENCY_TTL_MS);
     const sent = await h.call('POST', '/tokens', { key: h.userKey, body, headers: { [KEY]: 'k-5' } });
     expectProblem(sent, 409);
   });
 
   it('a claim left by a process that died expires with its lease: the key then runs the request', async () => {
-    const caller = await h.vault.authenticate(h.userKey);
-    const now = h.vault.clock.now();
     const body = JSON.stringify({ type: 'token', data: 'orphaned-value' });
     // As a request would have claimed it, before its process died: a lease, not a day.
-    await h.vault.store.claimIdempotencyKey(
-      {
-        tenantId: caller.tenantId,
-        applicationId: caller.applicationId,
-        key: 'k-lease',
-        requestHash: requestHash('POST', '/tokens', body),
-        state: 'in_flight',
-        status: null,
-        body: null,
-        createdAt: now,
-        expiresAt: now + DEFAULT_IDEMPOTENCY_LEASE_MS,
-      },
-      now,
-    );
+    await claimInStore('k-lease', body, DEFAULT_IDEMPOTENCY_LEASE_MS);
     expectProblem(await h.call('POST', '/tokens', { key: h.userKey, body, headers: { [KEY]: 'k-lease' } }), 409);
     h.vault.clock.advance(DEFAULT_IDEMPOTENCY_LEASE_MS);
     const retried = await h.call('POST', '/tokens', { key: h.userKey, body, headers: { [KEY]: 'k-lease' } });

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../../errors.js';
+import { validationFromIssues } from '../../pagination.js';
 
 /** Parsers for the result columns of one query: pg's per-query `types` option. */
 export interface PgTypeParsers {
@@ -143,14 +144,8 @@ const OptionsSchema = v.pipe(
 /** Validates the options once, at construction; throws ValidationError keyed by option name. */
 export function resolvePostgresStoreOptions(options: PostgresStoreOptions | undefined): ResolvedPostgresStoreOptions {
   const result = v.safeParse(OptionsSchema, options ?? {});
-  if (!result.success) {
-    const errors: Record<string, string[]> = {};
-    for (const issue of result.issues) {
-      const field = issue.path?.map((p) => String(p.key)).join('.') || 'options';
-      (errors[field] ??= []).push(issue.message);
-    }
-    throw new ValidationError(errors);
-  }
+  // Keyed by option name; an issue with the options as a whole under 'options'.
+  if (!result.success) throw validationFromIssues(result.issues, '', 'options');
   const { connectionString, pool, schema, max } = result.output;
   return Object.freeze({
     connectionString,

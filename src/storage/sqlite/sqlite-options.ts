@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../../errors.js';
+import { validationFromIssues } from '../../pagination.js';
 
 /** The slice of a better-sqlite3 statement the store calls (DESIGN.md 4.3: depend by shape). */
 export interface SqliteStatement {
@@ -123,14 +124,8 @@ const OptionsSchema = v.pipe(
 /** Validates the options once, at construction; throws ValidationError keyed by option name. */
 export function resolveSqliteStoreOptions(options: SqliteStoreOptions | undefined): ResolvedSqliteStoreOptions {
   const result = v.safeParse(OptionsSchema, options ?? {});
-  if (!result.success) {
-    const errors: Record<string, string[]> = {};
-    for (const issue of result.issues) {
-      const field = issue.path?.map((p) => String(p.key)).join('.') || 'options';
-      (errors[field] ??= []).push(issue.message);
-    }
-    throw new ValidationError(errors);
-  }
+  // Keyed by option name; an issue with the options as a whole under 'options'.
+  if (!result.success) throw validationFromIssues(result.issues, '', 'options');
   const { filename, database, synchronous, busyTimeoutMs, cacheSizeMiB, exclusive } = result.output;
   if (database !== undefined && !database.open) throw ValidationError.field('database', 'must be an open better-sqlite3 Database');
   return Object.freeze({
