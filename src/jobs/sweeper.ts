@@ -8,14 +8,17 @@ export interface SweepResult {
   expired: number;
   /** Card tokens whose cvc was removed from the stored data. */
   cvcRemoved: number;
+  /** Idempotency records past their expiry (stored responses after 24 hours, abandoned claims after their lease). */
+  idempotencyKeysRemoved: number;
 }
 
 const BATCH = 500;
 
 /**
- * Removes expired tokens and cvc values past their one-hour lifetime. Reads already hide both from
- * the moment they lapse; the sweep makes the removal physical. Safe to run from several instances:
- * removal is idempotent and cvc removal is compare-and-set on the ciphertext.
+ * Removes expired tokens, cvc values past their one-hour lifetime and expired idempotency records.
+ * Reads already ignore all three from the moment they lapse; the sweep makes the removal physical
+ * (and keeps the idempotency table from growing with every request). Safe to run from several
+ * instances: removal is idempotent and cvc removal is compare-and-set on the ciphertext.
  */
 export async function sweep(store: Store, keys: KeyRing, clock: Clock, logger: Logger): Promise<SweepResult> {
   const now = clock.now();
@@ -37,6 +40,12 @@ export async function sweep(store: Store, keys: KeyRing, clock: Clock, logger: L
     }
     if (due.length < BATCH) break;
   }
-  if (expired > 0 || cvcRemoved > 0) logger.info('sweep', { expired, cvcRemoved });
-  return { expired, cvcRemoved };
+  let idempotencyKeysRemoved = 0;
+  for (;;) {
+    const removed = await store.purgeExpiredIdempotencyKeys(now, BATCH);
+    idempotencyKeysRemoved += removed;
+    if (removed < BATCH) break;
+  }
+  if (expired > 0 || cvcRemoved > 0 || idempotencyKeysRemoved > 0) logger.info('sweep', { expired, cvcRemoved, idempotencyKeysRemoved });
+  return { expired, cvcRemoved, idempotencyKeysRemoved };
 }

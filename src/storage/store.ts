@@ -311,6 +311,11 @@ export interface Store {
   completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): MaybePromise<void>;
   /** Releases a claim whose request failed, so the key may be retried; only that claim, only in flight. */
   releaseIdempotencyKey(claim: IdempotencyClaim): MaybePromise<void>;
+  /**
+   * Removes up to `limit` idempotency records (any tenant, in flight or done) whose expiresAt <= now:
+   * an expired record answers nothing any more. Returns how many it removed.
+   */
+  purgeExpiredIdempotencyKeys(now: number, limit: number): MaybePromise<number>;
 
   // --- audit ------------------------------------------------------------------------------------
   /** Appends entries in one transaction (reads are audited in batches to keep fsyncs off the read path). */

@@ -1124,6 +1124,21 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await store.claimIdempotencyKey(mine, T0)).toMatchObject({ claimed: false, existing: { state: 'in_flight' } });
       });
 
+      it('purges expired records of any tenant, in flight or done, up to the limit, and keeps the rest', async () => {
+        const doneExpired = makeIdempotency({ key: 'p1', expiresAt: T0 + HOUR });
+        const leaseLapsed = makeIdempotency({ key: 'p2', tenantId: TENANT_B, expiresAt: T0 + HOUR - 1 });
+        const live = makeIdempotency({ key: 'p3', expiresAt: T0 + HOUR + 1 });
+        for (const record of [doneExpired, leaseLapsed, live]) await store.claimIdempotencyKey(record, T0);
+        await store.completeIdempotencyKey(claimOf(doneExpired), response(200, '{}', T0 + HOUR));
+        expect(await store.purgeExpiredIdempotencyKeys(T0 + HOUR, 1)).toBe(1);
+        expect(await store.purgeExpiredIdempotencyKeys(T0 + HOUR, 10)).toBe(1);
+        expect(await store.purgeExpiredIdempotencyKeys(T0 + HOUR, 10)).toBe(0);
+        // The live record still answers; the purged keys can be claimed afresh.
+        expect(await store.claimIdempotencyKey({ ...live, createdAt: T0 + HOUR }, T0 + HOUR)).toMatchObject({ claimed: false, existing: { key: 'p3' } });
+        expect(await store.claimIdempotencyKey({ ...doneExpired, createdAt: T0 + HOUR, expiresAt: T0 + 2 * HOUR }, T0 + HOUR)).toEqual({ claimed: true });
+        await expect(Promise.resolve().then(() => store.purgeExpiredIdempotencyKeys(T0, 0))).rejects.toBeInstanceOf(ValidationError);
+      });
+
       it('exactly one of many concurrent claims wins', async () => {
         const results = await Promise.all(
           Array.from({ length: 12 }, (_, i) => Promise.resolve().then(() => store.claimIdempotencyKey(makeIdempotency({ key: 'race', requestHash: `h${i}` }), T0))),

@@ -46,7 +46,7 @@ describe('expiration', () => {
     await expect(vault.tokens.get(revealer, token.id)).rejects.toThrow(NotFoundError);
     expect((await vault.tokens.list(revealer)).data).toEqual([]);
     await expect(vault.tokens.update(revealer, token.id, { metadata: { a: 'b' } })).rejects.toThrow(NotFoundError);
-    expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 0, idempotencyKeysRemoved: 0 });
     const reference = await vault.store.getDeletedToken(vault.tenantId, token.id);
     expect(reference?.deletedBy).toBe('system:expiry');
     // The id is still not reusable.
@@ -71,12 +71,12 @@ describe('card cvc', () => {
     const { cvc: _cvc, ...withoutCvc } = CARD;
     expect((await vault.tokens.get(revealer, token.id)).data).toEqual(withoutCvc);
     const before = await vault.store.getToken(vault.tenantId, token.id, vault.clock.now());
-    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 1 });
+    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 1, idempotencyKeysRemoved: 0 });
     const after = await vault.store.getToken(vault.tenantId, token.id, vault.clock.now());
     expect(after!.cvcPurgeAt).toBeNull();
     expect(Buffer.from(after!.ciphertext).equals(Buffer.from(before!.ciphertext))).toBe(false);
     expect((await vault.tokens.get(revealer, token.id)).data).toEqual(withoutCvc);
-    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 0, idempotencyKeysRemoved: 0 });
   });
 
   it('a cvc written by an update lives one hour from that update', async () => {
@@ -135,5 +135,19 @@ describe('key rotation', () => {
     expect(progress).toEqual([3, 6, 7]);
     expect(await vault.store.countTokensBelowKeyVersion(vault.tenantId, 2)).toBe(0);
     for (let i = 0; i < 7; i++) expect((await vault.tokens.get(revealer, ids[i]!)).data).toBe(`value-${i}`);
+  });
+});
+
+describe('idempotency record retention', () => {
+  it('the sweep removes idempotency records once they expire, and only then', async () => {
+    const now = vault.clock.now();
+    const base = { tenantId: vault.tenantId, applicationId: 'app', requestHash: 'h', state: 'in_flight' as const, status: null, body: null, createdAt: now };
+    await vault.store.claimIdempotencyKey({ ...base, key: 'stored-response', expiresAt: now + 24 * HOUR }, now);
+    await vault.store.claimIdempotencyKey({ ...base, key: 'abandoned-claim', expiresAt: now + 5 * 60 * 1000 }, now);
+    expect((await vault.sweep()).idempotencyKeysRemoved).toBe(0);
+    vault.clock.advance(5 * 60 * 1000);
+    expect((await vault.sweep()).idempotencyKeysRemoved).toBe(1);
+    vault.clock.advance(24 * HOUR);
+    expect((await vault.sweep()).idempotencyKeysRemoved).toBe(1);
   });
 });

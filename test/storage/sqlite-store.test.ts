@@ -304,6 +304,14 @@ describe('SQLite query plans', () => {
     expect(linear(details)).toEqual([]);
   });
 
+  it('finds expired idempotency records through their expiry index, without a table scan', () => {
+    const details = plan(
+      'SELECT tenant_id, application_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
+      [T0, 10],
+    );
+    expect(details).toEqual([expect.stringMatching(/^SEARCH idempotency_keys USING (COVERING )?INDEX idempotency_keys_expires_at \(expires_at<\?\)$/)]);
+  });
+
   it('lists by one type through (tenant_id, type) in seq order, without a sort', () => {
     const details = listPlan({ types: ['card'] });
     expect(details).toEqual(['SEARCH t USING INDEX tokens_tenant_type_seq (tenant_id=? AND type=? AND rowid>?)']);

@@ -182,6 +182,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE TRIGGER audit_log_no_update BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
   CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
   `,
+  /* 2: the sweep removes expired idempotency records */ `
+  CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -42,6 +42,7 @@ import {
 } from './record-rows.js';
 import { recordStatements, type RecordStatements } from './record-sql.js';
 import { distinct } from './token-rows.js';
+import { checkLimit } from '../limit.js';
 
 type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
@@ -409,6 +410,10 @@ export class PostgresStore implements Store {
   /** Only the claim's in-flight record is released: a done one keeps answering retries. */
   async releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
     await this.#db.query(this.#sql.releaseIdempotency, [claim.tenantId, claim.applicationId, claim.key, claim.claimedAt]);
+  }
+
+  async purgeExpiredIdempotencyKeys(now: number, limit: number): Promise<number> {
+    return (await this.#db.query(this.#sql.purgeExpiredIdempotency, [now, checkLimit(limit)])).rowCount ?? 0;
   }
 
   // --- audit ------------------------------------------------------------------------------------

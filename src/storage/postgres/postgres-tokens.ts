@@ -1,4 +1,3 @@
-import { ValidationError } from '../../errors.js';
 import type {
   AuditEntry,
   CreateTokenResult,
@@ -13,6 +12,7 @@ import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
 import { distinct, metadataDigests, mutableTokenValues, toStoredToken } from './token-rows.js';
 import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
+import { checkLimit } from '../limit.js';
 
 /** Actor of the expiry sweep, on its reference records and audit entries (as in the SQLite store). */
 export const EXPIRY_ACTOR = 'system:expiry';
@@ -32,10 +32,6 @@ const ID_CONFLICT: CreateTokenResult = Object.freeze({ status: 'id_conflict' });
 const UPDATED: UpdateTokenResult = Object.freeze({ status: 'updated' });
 const NOT_FOUND: UpdateTokenResult = Object.freeze({ status: 'not_found' });
 
-function checkLimit(limit: number): number {
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) throw ValidationError.field('limit', 'must be a whole number of at least 1');
-  return limit;
-}
 
 const auditValues = (entry: AuditEntry) => [
   entry.tenantId,

@@ -60,6 +60,10 @@ export function recordStatements(s: string) {
       `WHERE tenant_id = $4 AND application_id = $5 AND key = $6 AND state = 'in_flight' AND created_at = $7`,
     releaseIdempotency:
       `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4`,
+    /** Rows another instance is deleting (or claiming) are skipped, not waited for. */
+    purgeExpiredIdempotency:
+      `DELETE FROM ${s}.idempotency_keys WHERE ctid IN ` +
+      `(SELECT ctid FROM ${s}.idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 
     /** Seven arrays (one per column); rows are inserted, and numbered, in array order. */
     appendAudit:

@@ -177,6 +177,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
   CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
   `,
+  /* 2: the sweep removes expired idempotency records */ `
+  CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
+  `,
 ]);
 
 /**

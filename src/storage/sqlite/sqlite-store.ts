@@ -53,6 +53,7 @@ import {
 } from './sqlite-options.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { StatementCache } from './statement-cache.js';
+import { checkLimit } from '../limit.js';
 
 type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
@@ -102,6 +103,9 @@ const SQL = {
   completeIdempotency:
     "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?, expires_at = ? WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
   releaseIdempotency: "DELETE FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
+  purgeExpiredIdempotency:
+    'DELETE FROM idempotency_keys WHERE (tenant_id, application_id, key) IN ' +
+    '(SELECT tenant_id, application_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
 } as const;
 
 const ids = (values: readonly string[]) => JSON.stringify([...new Set(values.map(String))]);
@@ -417,6 +421,10 @@ export class SqliteStore implements Store {
   /** Only the claim's in-flight record is released: a done one keeps answering retries. */
   releaseIdempotencyKey(claim: IdempotencyClaim): void {
     this.#statements.get(SQL.releaseIdempotency).run(claim.tenantId, claim.applicationId, claim.key, claim.claimedAt);
+  }
+
+  purgeExpiredIdempotencyKeys(now: number, limit: number): number {
+    return this.#statements.get(SQL.purgeExpiredIdempotency).run(now, checkLimit(limit)).changes;
   }
 
   // --- audit ------------------------------------------------------------------------------------

@@ -1,4 +1,3 @@
-import { ValidationError } from '../../errors.js';
 import type {
   AuditEntry,
   CreateTokenResult,
@@ -36,6 +35,7 @@ import {
   UPDATE_TOKEN,
   tokenListQuery,
 } from './token-sql.js';
+import { checkLimit } from '../limit.js';
 
 /** Actor of the expiry sweep, on its reference records and audit entries. */
 export const EXPIRY_ACTOR = 'system:expiry';
@@ -47,11 +47,6 @@ const ID_CONFLICT: CreateTokenResult = Object.freeze({ status: 'id_conflict' });
 const UPDATED: UpdateTokenResult = Object.freeze({ status: 'updated' });
 const NOT_FOUND: UpdateTokenResult = Object.freeze({ status: 'not_found' });
 
-function checkLimit(limit: number): number {
-  // SQLite treats a negative LIMIT as "no limit": never let one through.
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) throw ValidationError.field('limit', 'must be a whole number of at least 1');
-  return limit;
-}
 
 /**
  * The token operations of the SQLite store. Every write is one BEGIN IMMEDIATE transaction (the
