@@ -95,17 +95,19 @@ async function startCliServer() {
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
   const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
   const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--synchronous', SYNCHRONOUS], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64') },
   });
   let out = '';
+  let errors = '';
+  child.stderr.on('data', (chunk) => (errors += chunk));
   let url;
   for await (const chunk of child.stdout) {
     out += chunk;
     url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
     if (url) break;
   }
-  if (!url) throw new Error(`tokenvault serve did not start:\n${out}`);
+  if (!url) throw new Error(`tokenvault serve did not start:\n${out}\n${errors}`);
   child.stdout.resume();
   const call = async (key, path, body) => {
     const response = await fetch(url + path, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
