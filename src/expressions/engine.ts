@@ -249,7 +249,8 @@ function singleVariable(templates: Template[]): Compiled['single'] {
     if (TypeGuards.isWordToken(prop) || TypeGuards.isQuotedToken(prop)) path.push(prop.content);
     else return { output: only, path: [] };
   }
-  return { output: only, path };
+  // An empty path never takes the fast lookup: liquid resolves the special names itself.
+  return { output: only, path: path.some(isSpecial) ? [] : path };
 }
 
 /** Recognizes one output of a variable path through vault filters whose arguments are all literals. */
@@ -262,6 +263,7 @@ function vaultPipeline(templates: Template[]): Compiled['pipeline'] {
   const path: string[] = [];
   for (const prop of token.props) {
     if (!TypeGuards.isWordToken(prop) && !TypeGuards.isQuotedToken(prop)) return undefined;
+    if (isSpecial(prop.content)) return undefined;
     path.push(prop.content);
   }
   const filters: { fn: VaultFilter; args: unknown[] }[] = [];
@@ -301,6 +303,11 @@ class MemoryBudget {
   }
 }
 
+/** A name liquid resolves on its own (`size`, `first`, `last`, prototype members): never looked up directly. */
+function isSpecial(key: string): boolean {
+  return SPECIAL_PROPERTIES.has(key) || key in Object.prototype;
+}
+
 function isPlainObject(value: object): value is Record<string, unknown> {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
@@ -314,8 +321,8 @@ function isPlainObject(value: object): value is Record<string, unknown> {
 function lookup(vars: Record<string, unknown>, path: readonly string[]): unknown {
   if (path.length === 0) return FALLBACK;
   let current: unknown = vars;
+  // No key of `path` is special (checked when compiled: see isSpecial).
   for (const key of path) {
-    if (SPECIAL_PROPERTIES.has(key) || key in Object.prototype) return FALLBACK;
     if (current === undefined || current === null) return current;
     if (typeof current !== 'object' || Array.isArray(current) || !isPlainObject(current)) return FALLBACK;
     current = Object.hasOwn(current, key) ? current[key] : undefined;
