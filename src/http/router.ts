@@ -19,6 +19,8 @@ export type RouteMatch<T> =
  */
 export class Router<T extends RoutePattern> {
   #routes: { route: T; segments: (string | { param: string })[] }[] = [];
+  /** Routes with parameters, by segment count: a path is only tried against routes as long as it. */
+  #byLength = new Map<number, { route: T; segments: (string | { param: string })[] }[]>();
   /** Routes without parameters, by path then method: the common case costs one map lookup. */
   #static = new Map<string, Map<string, T>>();
 
@@ -34,6 +36,9 @@ export class Router<T extends RoutePattern> {
       }
     }
     this.#routes.push({ route, segments });
+    const sameLength = this.#byLength.get(segments.length) ?? [];
+    sameLength.push({ route, segments });
+    this.#byLength.set(segments.length, sameLength);
     if (segments.every((s) => typeof s === 'string')) {
       const byMethod = this.#static.get(route.path) ?? new Map<string, T>();
       byMethod.set(route.method, route);
@@ -53,14 +58,15 @@ export class Router<T extends RoutePattern> {
     const exact = byMethod?.get(method);
     if (exact) return { kind: 'found', route: exact, params: {} };
     const parts = pathname.split('/').slice(1);
-    const allow = new Set<string>(byMethod ? byMethod.keys() : []);
-    for (const { route, segments } of this.#routes) {
-      if (segments.length !== parts.length) continue;
+    const candidates = this.#byLength.get(parts.length) ?? [];
+    for (const { route, segments } of candidates) {
+      if (route.method !== method) continue;
       const params = matchSegments(segments, parts);
-      if (params === null) continue;
-      if (route.method === method) return { kind: 'found', route, params: decodeParams(params) };
-      allow.add(route.method);
+      if (params !== null) return { kind: 'found', route, params: decodeParams(params) };
     }
+    // No route for this method: the methods that match the path make a 405 with Allow.
+    const allow = new Set<string>(byMethod ? byMethod.keys() : []);
+    for (const { route, segments } of candidates) if (matchSegments(segments, parts) !== null) allow.add(route.method);
     return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
   }
 }
@@ -81,7 +87,9 @@ function matchSegments(segments: readonly (string | { param: string })[], parts:
 }
 
 function decodeParams(params: Record<string, string>): Record<string, string> {
-  for (const [name, value] of Object.entries(params)) {
+  for (const name in params) {
+    const value = params[name]!;
+    if (!value.includes('%')) continue;
     try {
       params[name] = decodeURIComponent(value);
     } catch {
