@@ -16,7 +16,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
-  // Error classes keep their names in stack traces and `constructor.name`.
-  keepNames: true,
+  // No keepNames: it wraps every closure in a `__name` call at creation, measurable on the hot
+  // paths (2.4 µs of a token creation); error classes set `name` themselves.
   external: ['better-sqlite3', 'pg', 'quickjs-emscripten', 'vitest'],
 });

@@ -35,7 +35,8 @@ export class ValidationError extends VaultError {
   }
   /** Builds one from a single field and message. */
   static field(field: string, message: string): ValidationError {
-    return new ValidationError({ [field]: [message] });
+    // `this`, not the class name: a class that names itself is emitted as `_ValidationError`.
+    return new this({ [field]: [message] });
   }
 }
 

@@ -18,7 +18,10 @@ import { ExpressionFilterError, type FilterThis, type VaultFilter, vaultFilters 
 
 /** Options of {@link ExpressionEngine}. */
 export interface ExpressionEngineOptions {
-  /** How many parsed templates are kept, least recently used dropped first. Default 1000. */
+  /**
+   * How many parsed templates are kept, least recently used dropped first (approximately: a
+   * template in use outlives at least cacheSize / 2 newer ones). Default 1000.
+   */
   cacheSize?: number;
 }
 
@@ -62,6 +65,16 @@ interface Compiled {
   single: { output: Output; path: string[] } | undefined;
   /** `{{ data.a | vault_filter: 'literal', 4 | … }}`: evaluated without liquid when it yields text. */
   pipeline: { path: string[]; filters: { fn: VaultFilter; args: unknown[] }[] } | undefined;
+  /** The cache tick of its last (re-)insertion. */
+  stamp: number;
+}
+
+/** A template leaf of a render plan: its parsed form and its path for error messages. */
+class PlanLeaf {
+  constructor(
+    readonly leaf: Compiled,
+    readonly field: string,
+  ) {}
 }
 
 /** Returned by the fast lookup when liquid's own semantics are needed. */
@@ -79,7 +92,12 @@ const SPECIAL_PROPERTIES = new Set(['size', 'first', 'last']);
 export class ExpressionEngine {
   readonly #liquid: Liquid;
   readonly #cache = new Map<string, Compiled>();
+  /** Render plans of frozen trees (see renderTree); weak, so a plan lives as long as its tree. */
+  readonly #plans = new WeakMap<object, { field: string; plan: unknown }>();
   readonly #cacheSize: number;
+  readonly #refreshAge: number;
+  /** Counts cache insertions and refreshes: an entry's `stamp` is the tick it was last put last. */
+  #tick = 0;
   #hits = 0;
   #misses = 0;
 
@@ -87,6 +105,7 @@ export class ExpressionEngine {
     const cacheSize = options.cacheSize ?? 1000;
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) throw ValidationError.field('cacheSize', 'must be a non-negative integer');
     this.#cacheSize = cacheSize;
+    this.#refreshAge = Math.max(1, Math.floor(cacheSize / 2));
     this.#liquid = new Liquid({
       fs: NO_FILES,
       root: [],
@@ -121,7 +140,10 @@ export class ExpressionEngine {
    * render empty. Throws ValidationError.field(field, message) on any parse or render error.
    */
   render(template: string, vars: Record<string, unknown>, field: string): string {
-    const compiled = this.#compiled(template, field);
+    return this.#renderText(this.#compiled(template, field), vars, field);
+  }
+
+  #renderText(compiled: Compiled, vars: Record<string, unknown>, field: string): string {
     if (compiled.single !== undefined) {
       // The hot path (fingerprints like `{{ data.number }}`): a plain lookup, no liquid context.
       const value = lookup(vars, compiled.single.path);
@@ -152,7 +174,17 @@ export class ExpressionEngine {
    * paths such as `mask.number` or `mask[0]`.
    */
   renderTree(tree: unknown, vars: Record<string, unknown>, field: string): unknown {
-    return this.#walk(tree, field, 0, (template, path) => this.#renderLeaf(template, vars, path));
+    // A frozen tree (the stores share one parsed object per distinct mask) is planned once: its
+    // templates and error paths resolved, so a render neither walks keys nor looks templates up.
+    if (typeof tree === 'object' && tree !== null && Object.isFrozen(tree)) {
+      let planned = this.#plans.get(tree);
+      if (planned?.field !== field) {
+        planned = { field, plan: this.#walk(tree, field, 0, (template, path) => new PlanLeaf(this.#compiled(template, path), path)) };
+        this.#plans.set(tree, planned);
+      }
+      return this.#renderPlan(planned.plan, vars);
+    }
+    return this.#walk(tree, field, 0, (template, path) => this.#renderLeaf(this.#compiled(template, path), vars, path));
   }
 
   /** compile() every string leaf of a tree (for validating a mask on create). */
@@ -168,9 +200,8 @@ export class ExpressionEngine {
     return { size: this.#cache.size, hits: this.#hits, misses: this.#misses };
   }
 
-  #renderLeaf(template: string, vars: Record<string, unknown>, field: string): unknown {
-    const compiled = this.#compiled(template, field);
-    if (compiled.single === undefined) return this.render(template, vars, field);
+  #renderLeaf(compiled: Compiled, vars: Record<string, unknown>, field: string): unknown {
+    if (compiled.single === undefined) return this.#renderText(compiled, vars, field);
     let value = lookup(vars, compiled.single.path);
     if (value === FALLBACK) {
       try {
@@ -185,6 +216,18 @@ export class ExpressionEngine {
     return typeof value === 'object' ? structuredClone(value) : value;
   }
 
+  /** Renders what #walk built from a tree with leaves replaced by `{ leaf, field }` (see renderTree). */
+  #renderPlan(plan: unknown, vars: Record<string, unknown>): unknown {
+    if (Array.isArray(plan)) return plan.map((item) => this.#renderPlan(item, vars));
+    if (plan === null || typeof plan !== 'object') return plan;
+    if (plan instanceof PlanLeaf) return this.#renderLeaf(plan.leaf, vars, plan.field);
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(plan)) {
+      setOwn(out, key, this.#renderPlan((plan as Record<string, unknown>)[key], vars));
+    }
+    return out;
+  }
+
   #walk(tree: unknown, field: string, depth: number, leaf: (template: string, field: string) => unknown): unknown {
     if (depth > MAX_TREE_DEPTH) throw ValidationError.field(field, `is nested deeper than ${MAX_TREE_DEPTH} levels`);
     if (typeof tree === 'string') return leaf(tree, field);
@@ -192,10 +235,7 @@ export class ExpressionEngine {
     if (tree !== null && typeof tree === 'object') {
       const out: Record<string, unknown> = {};
       for (const key of Object.keys(tree)) {
-        const value = this.#walk((tree as Record<string, unknown>)[key], `${field}.${key}`, depth + 1, leaf);
-        // defineProperty for `__proto__`, so it stays a plain key instead of replacing the prototype.
-        if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-        else out[key] = value;
+        setOwn(out, key, this.#walk((tree as Record<string, unknown>)[key], `${field}.${key}`, depth + 1, leaf));
       }
       return out;
     }
@@ -207,9 +247,14 @@ export class ExpressionEngine {
     const cached = this.#cache.get(template);
     if (cached !== undefined) {
       this.#hits++;
-      // Re-insert to mark as most recently used (Map keeps insertion order).
-      this.#cache.delete(template);
-      this.#cache.set(template, cached);
+      // Re-inserted (Map keeps insertion order) only once it has aged half the cache: a hot
+      // template costs a lookup, not a delete and a set on every render, and a template in use
+      // still outlives at least cacheSize / 2 newer ones.
+      if (this.#tick - cached.stamp >= this.#refreshAge) {
+        this.#cache.delete(template);
+        this.#cache.set(template, cached);
+        cached.stamp = ++this.#tick;
+      }
       return cached;
     }
     this.#misses++;
@@ -223,7 +268,7 @@ export class ExpressionEngine {
       throw parseError(error, field);
     }
     const single = singleVariable(templates);
-    const compiled: Compiled = { templates, single, pipeline: single === undefined ? vaultPipeline(templates) : undefined };
+    const compiled: Compiled = { templates, single, pipeline: single === undefined ? vaultPipeline(templates) : undefined, stamp: ++this.#tick };
     if (this.#cacheSize > 0) {
       if (this.#cache.size >= this.#cacheSize) {
         const oldest = this.#cache.keys().next();
@@ -301,6 +346,12 @@ class MemoryBudget {
     this.#used += count;
     if (this.#used > MEMORY_LIMIT) throw new Error('memory alloc limit exceeded, line:1, col:1');
   }
+}
+
+/** `out[key] = value`, except that `__proto__` stays a plain key instead of replacing the prototype. */
+function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 /** A name liquid resolves on its own (`size`, `first`, `last`, prototype members): never looked up directly. */

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
 import { concat } from './body.js';
 import { splitTarget } from './request-target.js';
-import { type BodyReader, EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type WithExchange } from './exchange.js';
+import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type WithExchange } from './exchange.js';
 
 /** A Node http request listener. */
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -39,7 +39,7 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>)
 
 async function serveExchange(core: ExchangeHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
-    const response = await core(toExchangeRequest(req));
+    const response = await core(new NodeExchangeRequest(req));
     const headers = response.headers;
     if (response.body !== null) headers['content-length'] = String(Buffer.byteLength(response.body));
     // Answered before the whole body arrived (413, 401…): close rather than read what remains.
@@ -55,20 +55,31 @@ async function serveExchange(core: ExchangeHandler, req: IncomingMessage, res: S
   }
 }
 
-function toExchangeRequest(req: IncomingMessage): ExchangeRequest {
-  const method = req.method ?? 'GET';
-  const { pathname, search } = splitTarget(relativeTarget(req));
-  return {
-    method,
-    pathname,
-    search,
-    header(name) {
-      const value = req.headers[name];
-      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-    },
-    hasBody: hasBody(req, method),
-    readBody: nodeBodyReader(req),
-  };
+/** An IncomingMessage as the core sees it; methods on a prototype, no closures per request. */
+class NodeExchangeRequest implements ExchangeRequest {
+  readonly method: string;
+  readonly pathname: string;
+  readonly search: string;
+  readonly hasBody: boolean;
+  readonly #req: IncomingMessage;
+
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+    this.method = req.method ?? 'GET';
+    const { pathname, search } = splitTarget(relativeTarget(req));
+    this.pathname = pathname;
+    this.search = search;
+    this.hasBody = hasBody(req, this.method);
+  }
+
+  header(name: string): string | null {
+    const value = this.#req.headers[name];
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  readBody(maxBytes: number): Promise<Uint8Array> {
+    return readNodeBody(this.#req, maxBytes);
+  }
 }
 
 function hasBody(req: IncomingMessage, method: string): boolean {
@@ -76,43 +87,42 @@ function hasBody(req: IncomingMessage, method: string): boolean {
 }
 
 /** Collects the body as it arrives; past the limit it stops collecting and discards the rest. */
-function nodeBodyReader(req: IncomingMessage): BodyReader {
-  return (maxBytes) =>
-    new Promise<Uint8Array>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let total = 0;
-      const cleanup = () => {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        req.off('error', onBroken);
-        req.off('close', onClose);
-      };
-      const onData = (chunk: Buffer) => {
-        total += chunk.byteLength;
-        if (total > maxBytes) {
-          cleanup();
-          req.resume();
-          reject(new PayloadTooLargeError(maxBytes));
-          return;
-        }
-        chunks.push(chunk);
-      };
-      const onEnd = () => {
+function readNodeBody(req: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onBroken);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total > maxBytes) {
         cleanup();
-        resolve(concat(chunks, total));
-      };
-      const onBroken = () => {
-        cleanup();
-        reject(ValidationError.field('body', 'could not be read completely'));
-      };
-      const onClose = () => {
-        if (!req.complete) onBroken();
-      };
-      req.on('data', onData);
-      req.once('end', onEnd);
-      req.once('error', onBroken);
-      req.once('close', onClose);
-    });
+        req.resume();
+        reject(new PayloadTooLargeError(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(concat(chunks, total));
+    };
+    const onBroken = () => {
+      cleanup();
+      reject(ValidationError.field('body', 'could not be read completely'));
+    };
+    const onClose = () => {
+      if (!req.complete) onBroken();
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onBroken);
+    req.once('close', onClose);
+  });
 }
 
 async function serve(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse): Promise<void> {

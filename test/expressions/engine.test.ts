@@ -192,8 +192,33 @@ describe('safety', () => {
   });
 });
 
-describe('renderTree', () => {
-  const engine = new ExpressionEngine();
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+// A frozen tree takes another path (a render plan built once and cached): every rule holds on both,
+// and the frozen variant renders twice so that the second render uses the cached plan.
+describe.each([
+  ['as given', false],
+  ['frozen, from its cached plan', true],
+])('renderTree (%s)', (_name, frozen) => {
+  const realEngine = new ExpressionEngine();
+  const engine = {
+    renderTree(tree: unknown, vars: Record<string, unknown>, field: string): unknown {
+      if (!frozen) return realEngine.renderTree(tree, vars, field);
+      const shared = deepFreeze(tree);
+      try {
+        realEngine.renderTree(shared, vars, field);
+      } catch {
+        // The second call must fail the same way; the assertions below check it.
+      }
+      return realEngine.renderTree(shared, vars, field);
+    },
+  };
   const card = { number: '4242424242424242', expiration_month: 3, expiration_year: 2031, meta: { brand: 'visa' } };
 
   it('keeps the JSON type of single-variable leaves and renders the others as text', () => {
@@ -252,6 +277,19 @@ describe('renderTree', () => {
       'mask.card.number': ['to_number expects a number or numeric text'],
     });
     expect(Object.keys(errorsOf(() => engine.renderTree({ list: mask.list }, { data: 'abc' }, 'mask')))).toEqual(['mask.list[1]']);
+  });
+  it('names the field it is given in errors, whichever field rendered the tree before', () => {
+    const tree = { n: '{{ data | to_number }}' };
+    expect(engine.renderTree(tree, { data: '7' }, 'mask')).toEqual({ n: '7' });
+    expect(Object.keys(errorsOf(() => engine.renderTree(tree, { data: 'abc' }, 'other')))).toEqual(['other.n']);
+  });
+  it('returns a new, unfrozen result each time', () => {
+    const tree = { a: { b: '{{ data }}' }, c: ['x'] };
+    const first = engine.renderTree(tree, { data: 1 }, 'mask') as { a: { b: unknown }; c: string[] };
+    expect(Object.isFrozen(first) || Object.isFrozen(first.a) || Object.isFrozen(first.c)).toBe(false);
+    first.a.b = 'changed';
+    first.c.push('y');
+    expect(engine.renderTree(tree, { data: 1 }, 'mask')).toEqual({ a: { b: 1 }, c: ['x'] });
   });
   it('refuses a tree nested too deeply', () => {
     let tree: unknown = '{{ data }}';

@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { isLuhnValid } from '../../src/expressions/aliases.js';
+import { revealText } from '../../src/expressions/filters.js';
 
 const engine = new ExpressionEngine();
 const render = (template: string, data: unknown, metadata: unknown = {}) => engine.render(template, { data, metadata }, 'expr');
@@ -99,6 +101,30 @@ describe('reveal', () => {
     expect(render('{{ data | reveal: 2, 2 }}', 'abcd')).toBe('XXXX');
     expect(render("{{ data | reveal: 2, 2, 'X', '-' }}", '12-34')).toBe('XX-XX');
     expect(render('{{ data | reveal: 3, 0 }}', 'ab')).toBe('XX');
+  });
+  it('counts characters, not UTF-16 units, with or without kept characters', () => {
+    // Reference: the rule spelled out per code point.
+    const reference = (text: string, first: number, last: number, mask: string, keep: string) => {
+      const chars = Array.from(text);
+      const maskable = chars.filter((c) => !keep.includes(c)).length;
+      let i = 0;
+      return chars
+        .map((c) => {
+          if (keep.includes(c)) return c;
+          const index = i++;
+          return first + last < maskable && (index < first || index >= maskable - last) ? c : mask;
+        })
+        .join('');
+    };
+    const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.stringMatching(/^[0-9]{12,19}$/));
+    const keep = fc.constantFrom('', '-', ' -', '😀');
+    const mask = fc.constantFrom('X', '*', '😀');
+    fc.assert(
+      fc.property(text, fc.nat(20), fc.nat(20), mask, keep, (t, first, last, m, k) => {
+        expect(revealText(t, first, last, m, k)).toBe(reference(t, first, last, m, k));
+      }),
+    );
+    expect(render('{{ data | reveal_last: 2 }}', 'a😀bc')).toBe('XXbc');
   });
   it('refuses bad arguments', () => {
     expect(failure("{{ data | reveal: 'a', 1 }}", 'abc')).toBe('reveal: first must be a non-negative integer');

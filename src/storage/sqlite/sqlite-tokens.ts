@@ -99,7 +99,7 @@ export class SqliteTokens {
 
   get(tenantId: string, id: string, now: number): StoredToken | null {
     const values = this.#statements.values(GET_LIVE_TOKEN).get(tenantId, id, now) as unknown[] | undefined;
-    return values === undefined ? null : tokenFromValues(values);
+    return values === undefined ? null : tokenFromValues(tenantId, id, values);
   }
 
   list(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {

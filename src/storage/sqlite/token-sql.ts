@@ -1,12 +1,12 @@
 import type { TokenFilter } from '../store.js';
 import type { ListQuery } from './paging.js';
-import { MUTABLE_TOKEN_COLUMNS, TOKEN_COLUMNS, metadataPairs } from './token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_COLUMNS, TOKEN_COLUMNS, metadataPairs } from './token-rows.js';
 
 /** "Live": not expired at `now` (bound as the parameter that follows). */
 const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
 
-/** params: tenantId, id, now. Uses the UNIQUE (tenant_id, id) index. */
-export const GET_LIVE_TOKEN = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
+/** params: tenantId, id, now. Uses the UNIQUE (tenant_id, id) index. Reads TOKEN_BODY_COLUMNS. */
+export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
 
 /** params: tenantId, id, now. */
 export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
