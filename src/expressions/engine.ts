@@ -14,6 +14,7 @@
 import { Context, Liquid, Output, TypeGuards, toValueSync } from 'liquidjs';
 import type { FS, FilterImplOptions, Template } from 'liquidjs';
 import { ValidationError } from '../errors.js';
+import { isDeepFrozen } from '../frozen.js';
 import { ExpressionFilterError, type FilterThis, type VaultFilter, vaultFilters } from './filters.js';
 
 /** Options of {@link ExpressionEngine}. */
@@ -174,15 +175,15 @@ export class ExpressionEngine {
    * paths such as `mask.number` or `mask[0]`.
    */
   renderTree(tree: unknown, vars: Record<string, unknown>, field: string): unknown {
-    // A frozen tree (the stores share one parsed object per distinct mask) is planned once: its
-    // templates and error paths resolved, so a render neither walks keys nor looks templates up.
+    // A deeply frozen tree (the stores share one parsed object per distinct mask) is planned once:
+    // its templates and error paths resolved, so a render neither walks keys nor looks templates up.
     if (typeof tree === 'object' && tree !== null && Object.isFrozen(tree)) {
       let planned = this.#plans.get(tree);
-      if (planned?.field !== field) {
+      if (planned?.field !== field && isDeepFrozen(tree)) {
         planned = { field, plan: this.#walk(tree, field, 0, (template, path) => new PlanLeaf(this.#compiled(template, path), path)) };
         this.#plans.set(tree, planned);
       }
-      return this.#renderPlan(planned.plan, vars);
+      if (planned !== undefined && planned.field === field) return this.#renderPlan(planned.plan, vars);
     }
     return this.#walk(tree, field, 0, (template, path) => this.#renderLeaf(this.#compiled(template, path), vars, path));
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Liquid } from 'liquidjs';
 import { ValidationError } from '../../src/errors.js';
+import { deepFreeze } from '../../src/frozen.js';
 import { ExpressionEngine, MAX_TEMPLATE_LENGTH, RENDER_LIMIT_MS } from '../../src/expressions/engine.js';
 import { vaultFilters } from '../../src/expressions/filters.js';
 
@@ -192,14 +193,6 @@ describe('safety', () => {
   });
 });
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 // A frozen tree takes another path (a render plan built once and cached): every rule holds on both,
 // and the frozen variant renders twice so that the second render uses the cached plan.
 describe.each([
@@ -295,6 +288,17 @@ describe.each([
     let tree: unknown = '{{ data }}';
     for (let i = 0; i < 100; i++) tree = [tree];
     expect(() => engine.renderTree(tree, { data: 1 }, 'mask')).toThrow(ValidationError);
+  });
+});
+
+describe('renderTree of a frozen tree whose inner objects are not frozen', () => {
+  it('renders what the tree holds now, not a plan of what it held', () => {
+    const engine = new ExpressionEngine();
+    const inner: Record<string, unknown> = { a: '{{ data.x }}' };
+    const tree = Object.freeze({ inner });
+    expect(engine.renderTree(tree, { data: { x: 1, y: 2 } }, 'mask')).toEqual({ inner: { a: 1 } });
+    inner['a'] = '{{ data.y }}';
+    expect(engine.renderTree(tree, { data: { x: 1, y: 2 } }, 'mask')).toEqual({ inner: { a: 2 } });
   });
 });
 

@@ -218,6 +218,25 @@ describe('SQLite storage details', () => {
     store.close();
   });
 
+  it('reads masks back as deeply frozen values, so a mask shared by many tokens cannot be changed through one', async () => {
+    const store = openMigrated();
+    const mask = { number: '{{ data.number | reveal_last: 4 }}', nested: { month: '{{ data.month }}' } };
+    const a = makeToken({ mask });
+    const b = makeToken({ mask: JSON.parse(JSON.stringify(mask)) });
+    for (const token of [a, b]) await store.createToken(token, audit(token), T0);
+    const readA = store.getToken(TENANT_A, a.id, T0)!.mask as { nested: { month: string } };
+    expect(readA).toEqual(mask);
+    expect(() => {
+      readA.nested.month = 'changed';
+    }).toThrow(TypeError);
+    expect(store.getToken(TENANT_A, b.id, T0)!.mask).toEqual(mask);
+    // And written back unchanged (an update re-writes the mask it read).
+    const readB = store.getToken(TENANT_A, b.id, T0)!;
+    expect(store.updateToken({ ...readB, modifiedBy: APP_A, modifiedAt: T0 }, audit(readB), T0)).toEqual({ status: 'updated' });
+    expect(store.getToken(TENANT_A, b.id, T0)!.mask).toEqual(mask);
+    store.close();
+  });
+
   it('keeps the audit log append-only', () => {
     const store = openMigrated();
     store.appendAudit([makeAudit({ resourceId: 'r' })]);

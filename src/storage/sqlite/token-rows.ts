@@ -1,3 +1,4 @@
+import { deepFreeze, isDeepFrozen } from '../../frozen.js';
 import type { StoredToken } from '../store.js';
 
 /** A tokens row as better-sqlite3 returns it (BLOBs come back as Buffer). */
@@ -94,13 +95,20 @@ function parseMask(text: string | null): unknown {
   return mask;
 }
 
-function deepFreeze(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
+/** JSON text of frozen masks (type defaults, masks read back): written without stringifying each time. */
+const maskTexts = new WeakMap<object, string>();
+
+function maskText(mask: unknown): string | null {
+  if (mask === null || mask === undefined) return null;
+  if (typeof mask !== 'object' || !isDeepFrozen(mask)) return JSON.stringify(mask);
+  let text = maskTexts.get(mask);
+  if (text === undefined) {
+    text = JSON.stringify(mask);
+    maskTexts.set(mask, text);
   }
-  return value;
+  return text;
 }
+
 
 /** The mutable columns in the order of `MUTABLE_TOKEN_COLUMNS`. */
 export function mutableTokenValues(token: StoredToken): unknown[] {
@@ -110,7 +118,7 @@ export function mutableTokenValues(token: StoredToken): unknown[] {
     token.keyVersion,
     token.fingerprint ?? null,
     token.fingerprintExpression ?? null,
-    token.mask === null || token.mask === undefined ? null : JSON.stringify(token.mask),
+    maskText(token.mask),
     JSON.stringify(token.containers ?? []),
     JSON.stringify(token.metadata ?? {}),
     JSON.stringify(token.searchIndexes ?? []),
