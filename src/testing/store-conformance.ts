@@ -353,6 +353,17 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await store.getToken(TENANT_A, 'gone', T0)).toBeNull();
       });
 
+      it('never reuses the id of a deleted token among concurrent creations (one batch)', async () => {
+        await createAll([makeToken({ id: 'gone-in-batch' })]);
+        expect(await remove(TENANT_A, 'gone-in-batch')).toBe(true);
+        const results = await Promise.all(
+          ['fresh-1', 'gone-in-batch', 'fresh-2'].map((id) => store.createToken(makeToken({ id }), null, T0)),
+        );
+        expect(results).toEqual([{ status: 'created' }, { status: 'id_conflict' }, { status: 'created' }]);
+        expect(await store.getToken(TENANT_A, 'gone-in-batch', T0)).toBeNull();
+        expect(await store.getToken(TENANT_A, 'fresh-2', T0)).not.toBeNull();
+      });
+
       it('never reuses the id of a purged token', async () => {
         await createAll([makeToken({ id: 'purged', expiresAt: T0 + 1 })]);
         expect(await store.purgeExpiredTokens(T0 + 1, 10)).toBe(1);

@@ -20,6 +20,7 @@ import {
   DELETE_METADATA,
   DELETE_SEARCH,
   DELETE_TOKEN,
+  DELETED_ID_TAKEN,
   FIND_LIVE_DUPLICATE,
   GET_DELETED,
   GET_LIVE_TOKEN,
@@ -71,7 +72,7 @@ export class SqliteTokens {
     this.#createTx = db.transaction(this.#create);
     this.#createManyTx = db.transaction((items: CreateItem[]) => items.map((item) => this.#create(item.token, item.audit, item.now)));
     this.#creates = new GroupCommit(
-      (item) => this.#createOne(item),
+      ({ token, audit, now }) => this.#createTx.immediate(token, audit, now),
       (items) => this.#createManyTx.immediate(items),
     );
     this.#updateTx = db.transaction(this.#update);
@@ -87,14 +88,6 @@ export class SqliteTokens {
   /** Writes creations still waiting for the end of the turn. */
   flush(): void {
     this.#creates.flush();
-  }
-
-  #createOne({ token, audit, now }: CreateItem): CreateTokenResult {
-    // A single INSERT is atomic by itself: when it is all there is to write (no dedupe probe, index
-    // rows or audit entry), skip BEGIN/COMMIT, which cost about as much CPU as the insert.
-    const alone = audit === null && !probesDuplicate(token) && isEmpty(token.metadata) && !token.searchHashes?.length;
-    if (alone) return this.#insert(token) === null ? ID_CONFLICT : CREATED;
-    return this.#createTx.immediate(token, audit, now);
   }
 
   get(tenantId: string, id: string, now: number): StoredToken | null {
@@ -171,12 +164,12 @@ export class SqliteTokens {
     return CREATED;
   };
 
-  /** Inserts the token row only; its seq, or null when the id is taken. */
+  /** Inserts the token row only (inside the create transaction); its seq, or null when the id is taken. */
   #insert(token: StoredToken): number | null {
-    const inserted = this.#statements
-      .get(INSERT_TOKEN)
-      .run(token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt, token.tenantId, token.id);
-    // Nothing inserted: the id is held by a token (live or expired-but-unswept) or a deleted token's reference.
+    const statements = this.#statements;
+    if (statements.get(DELETED_ID_TAKEN).get(token.tenantId, token.id) !== undefined) return null;
+    const inserted = statements.get(INSERT_TOKEN).run(token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt);
+    // Nothing inserted: the id is held by a token (live or expired-but-unswept).
     return inserted.changes === 0 ? null : Number(inserted.lastInsertRowid);
   }
 
@@ -259,8 +252,3 @@ function probesDuplicate(token: StoredToken): boolean {
   return token.deduplicate && token.fingerprint != null;
 }
 
-function isEmpty(record: Record<string, string> | null | undefined): boolean {
-  if (record == null) return true;
-  for (const _ in record) return false;
-  return true;
-}

