@@ -72,16 +72,15 @@ export class Router<T extends RoutePattern> {
 }
 
 function matchSegments(segments: readonly (string | { param: string })[], parts: readonly string[]): Record<string, string> | null {
+  // Literals first, so that a route that does not match allocates nothing.
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    if (typeof segment === 'string' ? segment !== parts[i] : parts[i] === '') return null;
+  }
   const params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
-    const part = parts[i]!;
-    if (typeof segment === 'string') {
-      if (segment !== part) return null;
-    } else {
-      if (part === '') return null;
-      params[segment.param] = part;
-    }
+    if (typeof segment !== 'string') params[segment.param] = parts[i]!;
   }
   return params;
 }
