@@ -291,9 +291,16 @@ function requireObject(body: unknown): Record<string, unknown> {
   return body;
 }
 
+/** The keys each list allows, with `id` and `type`, built once per list (this runs on every write). */
+const knownKeys = new WeakMap<readonly string[], ReadonlySet<string>>();
+
 function unknownKeyErrors(input: Record<string, unknown>, allowed: readonly string[]): FieldErrors {
   const errors: FieldErrors = {};
-  const known = new Set<string>([...allowed, 'id', 'type']);
+  let known = knownKeys.get(allowed);
+  if (known === undefined) {
+    known = new Set<string>([...allowed, 'id', 'type']);
+    knownKeys.set(allowed, known);
+  }
   for (const key of Object.keys(input)) {
     if (known.has(key)) continue;
     const name = printableKey(key);
