@@ -93,11 +93,11 @@ const SPECIAL_PROPERTIES = new Set(['size', 'first', 'last']);
 export class ExpressionEngine {
   readonly #liquid: Liquid;
   readonly #cache = new Map<string, Compiled>();
-  /** Render plans of frozen trees (see renderTree); weak, so a plan lives as long as its tree. */
+  /** Render plans of deeply frozen trees (see renderTree); weak, so a plan lives as long as its tree. */
   readonly #plans = new WeakMap<object, { field: string; plan: unknown }>();
   readonly #cacheSize: number;
   readonly #refreshAge: number;
-  /** Counts cache insertions and refreshes: an entry's `stamp` is the tick it was last put last. */
+  /** Counts cache insertions and refreshes; an entry's `stamp` is the tick of its last one. */
   #tick = 0;
   #hits = 0;
   #misses = 0;
@@ -217,7 +217,7 @@ export class ExpressionEngine {
     return typeof value === 'object' ? structuredClone(value) : value;
   }
 
-  /** Renders what #walk built from a tree with leaves replaced by `{ leaf, field }` (see renderTree). */
+  /** Renders a plan: what #walk built from a tree with each template replaced by its PlanLeaf (see renderTree). */
   #renderPlan(plan: unknown, vars: Record<string, unknown>): unknown {
     if (Array.isArray(plan)) return plan.map((item) => this.#renderPlan(item, vars));
     if (plan === null || typeof plan !== 'object') return plan;
