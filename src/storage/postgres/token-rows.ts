@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { metadataPairs } from '../sqlite/token-rows.js';
 import type { StoredToken } from '../store.js';
+import { mutableTokenValues as sharedMutableTokenValues } from '../token-values.js';
 
 // Token rows as the store's type parsers return them (type-parsers.ts: bytea → Buffer, bigint →
 // number, json → parsed), and the parameters that write them.
@@ -60,23 +61,7 @@ export const MUTABLE_TOKEN_COLUMNS: readonly (readonly [column: string, type: st
 
 /** The values of MUTABLE_TOKEN_COLUMNS, in order. */
 export function mutableTokenValues(token: StoredToken): unknown[] {
-  return [
-    token.type,
-    token.ciphertext,
-    token.keyVersion,
-    token.fingerprint ?? null,
-    token.fingerprintExpression ?? null,
-    token.mask === null || token.mask === undefined ? null : JSON.stringify(token.mask),
-    JSON.stringify(token.containers ?? []),
-    JSON.stringify(token.metadata ?? {}),
-    JSON.stringify(token.searchIndexes ?? []),
-    JSON.stringify(token.searchHashes ?? []),
-    token.deduplicate === true,
-    token.modifiedBy ?? null,
-    token.modifiedAt ?? null,
-    token.expiresAt ?? null,
-    token.cvcPurgeAt ?? null,
-  ];
+  return sharedMutableTokenValues(token, (flag) => flag);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { deepFreeze, isDeepFrozen } from '../../frozen.js';
+import { deepFreeze } from '../../frozen.js';
+import { mutableTokenValues as sharedMutableTokenValues } from '../token-values.js';
 import type { StoredToken } from '../store.js';
 
 /** A tokens row as better-sqlite3 returns it (BLOBs come back as Buffer). */
@@ -95,40 +96,9 @@ function parseMask(text: string | null): unknown {
   return mask;
 }
 
-/** JSON text of frozen masks (type defaults, masks read back): written without stringifying each time. */
-const maskTexts = new WeakMap<object, string>();
-
-function maskText(mask: unknown): string | null {
-  if (mask === null || mask === undefined) return null;
-  if (typeof mask !== 'object' || !isDeepFrozen(mask)) return JSON.stringify(mask);
-  let text = maskTexts.get(mask);
-  if (text === undefined) {
-    text = JSON.stringify(mask);
-    maskTexts.set(mask, text);
-  }
-  return text;
-}
-
-
-/** The mutable columns in the order of `MUTABLE_TOKEN_COLUMNS`. */
+/** The mutable columns in the order of `MUTABLE_TOKEN_COLUMNS` (SQLite keeps booleans as 0 and 1). */
 export function mutableTokenValues(token: StoredToken): unknown[] {
-  return [
-    token.type,
-    token.ciphertext,
-    token.keyVersion,
-    token.fingerprint ?? null,
-    token.fingerprintExpression ?? null,
-    maskText(token.mask),
-    JSON.stringify(token.containers ?? []),
-    JSON.stringify(token.metadata ?? {}),
-    JSON.stringify(token.searchIndexes ?? []),
-    JSON.stringify(token.searchHashes ?? []),
-    token.deduplicate ? 1 : 0,
-    token.modifiedBy ?? null,
-    token.modifiedAt ?? null,
-    token.expiresAt ?? null,
-    token.cvcPurgeAt ?? null,
-  ];
+  return sharedMutableTokenValues(token, (flag) => (flag ? 1 : 0));
 }
 
 /**
