@@ -41,3 +41,17 @@ it('is usable by name from the build, with type declarations for every entry', (
   });
   for (const entry of ['index', 'sqlite', 'postgres', 'testing', 'http', 'node']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
 });
+
+it('keeps the name of every exported class and function in the build (stack traces, `constructor.name`)', () => {
+  const script = `
+const mismatches = [];
+for (const entry of ['tokenvault', 'tokenvault/sqlite', 'tokenvault/postgres', 'tokenvault/testing', 'tokenvault/http', 'tokenvault/node']) {
+  for (const [name, value] of Object.entries(await import(entry))) {
+    if (typeof value === 'function' && value.name !== name) mismatches.push(entry + ': ' + name + ' is named ' + value.name);
+  }
+}
+console.log(JSON.stringify(mismatches));
+`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  expect(JSON.parse(out)).toEqual([]);
+});
