@@ -48,7 +48,6 @@ const ID_CONFLICT: CreateTokenResult = Object.freeze({ status: 'id_conflict' });
 const UPDATED: UpdateTokenResult = Object.freeze({ status: 'updated' });
 const NOT_FOUND: UpdateTokenResult = Object.freeze({ status: 'not_found' });
 
-
 /**
  * The token operations of the SQLite store. Every write is one BEGIN IMMEDIATE transaction (the
  * write lock is taken before the first read, so a check and the write that depends on it cannot
