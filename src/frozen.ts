@@ -5,7 +5,8 @@
 
 /** Freezes a JSON value and everything in it; returns it. */
 export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+  // Children too when the value itself is already frozen: a shallow freeze leaves them mutable.
+  if (typeof value === 'object' && value !== null) {
     for (const child of Object.values(value)) deepFreeze(child);
     Object.freeze(value);
   }
