@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
 import { concat } from './body.js';
 import { splitTarget } from './request-target.js';
-import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type WithExchange } from './exchange.js';
+import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type ExchangeResponse, type WithExchange } from './exchange.js';
 
 /** A Node http request listener. */
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -38,20 +38,47 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>)
 }
 
 async function serveExchange(core: ExchangeHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let response: ExchangeResponse;
   try {
-    const response = await core(new NodeExchangeRequest(req));
-    const headers = response.headers;
-    if (response.body !== null) headers['content-length'] = String(Buffer.byteLength(response.body));
-    // Answered before the whole body arrived (413, 401…): close rather than read what remains.
-    if (!req.complete) headers['connection'] = 'close';
-    res.writeHead(response.status, headers);
-    res.end(response.body ?? undefined);
+    response = await core(new NodeExchangeRequest(req));
   } catch {
-    // The core never throws; this is a socket or header failure: there is nothing left to tell.
-    if (!res.headersSent) {
-      res.statusCode = 500;
-      res.end();
-    } else res.destroy();
+    // The core answers every failure itself; this is a bug, and a bug must not take the process down.
+    response = { status: 500, headers: {}, body: null };
+  }
+  const headers = response.headers;
+  if (response.body !== null) headers['content-length'] = String(Buffer.byteLength(response.body));
+  // Answered before the whole body arrived (413, 401…): close rather than read what remains.
+  if (!req.complete) headers['connection'] = 'close';
+  if (unwritten.length === 0) setImmediate(writeUnwritten);
+  unwritten.push(res, response);
+}
+
+/**
+ * Responses finished during this turn of the event loop, written together at its end (alternating
+ * ServerResponse, ExchangeResponse). Under load a turn finishes many requests; writing them in one
+ * burst wakes each waiting client process once per burst instead of once per response, and a
+ * wake-up of another (virtual) CPU costs more than a token read: on a 2-core VM this batching took
+ * the GET server from 85 to 52 µs of CPU per request (test/bench/compare.mjs). Idle, a response
+ * waits only for the end of the current turn.
+ */
+let unwritten: (ServerResponse | ExchangeResponse)[] = [];
+
+function writeUnwritten(): void {
+  const batch = unwritten;
+  unwritten = [];
+  for (let i = 0; i < batch.length; i += 2) {
+    const res = batch[i] as ServerResponse;
+    const response = batch[i + 1] as ExchangeResponse;
+    try {
+      res.writeHead(response.status, response.headers);
+      res.end(response.body ?? undefined);
+    } catch {
+      // A socket or header failure: there is nothing left to tell.
+      if (!res.headersSent) {
+        res.statusCode = 500;
+        res.end();
+      } else res.destroy();
+    }
   }
 }
 

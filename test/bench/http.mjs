@@ -70,10 +70,20 @@ async function openVault() {
 /** The same service calls as tokenvault's routes, from a bare listener: the core's cost without the HTTP layer. */
 async function serveDirect() {
   const { vault, dir, app, token } = await openVault();
+  // Responses are written at the end of the event loop's turn, as tokenvault's Node adapter does
+  // (one burst of writes wakes the client once, not once per response; see src/http/node.ts).
+  let unwritten = [];
+  const writeUnwritten = () => {
+    const batch = unwritten;
+    unwritten = [];
+    for (const [res, status, text] of batch) {
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    }
+  };
   const reply = (res, status, value) => {
-    const text = JSON.stringify(value);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
+    if (unwritten.length === 0) setImmediate(writeUnwritten);
+    unwritten.push([res, status, JSON.stringify(value)]);
   };
   const server = createServer(async (req, res) => {
     try {

@@ -185,6 +185,50 @@ describe('toNodeListener with createFetchHandler (its direct path)', () => {
     expect(errors).toEqual([]);
   });
 
+  // Responses finished in one turn of the event loop are written together at its end.
+  it('answers many concurrent requests, each on its own connection with its own response', async () => {
+    const { port, key } = await startVault();
+    const values = Array.from({ length: 40 }, (_, i) => `concurrent-${i}`);
+    const created = await Promise.all(
+      values.map((data) => {
+        const body = JSON.stringify({ type: 'token', data, metadata: { value: data } });
+        return send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body });
+      }),
+    );
+    expect(created.map((r) => r.status)).toEqual(values.map(() => 201));
+    const read = await Promise.all(created.map((r) => send(port, { path: `/tokens/${JSON.parse(r.text).id}`, headers: { 'svc-api-key': key } })));
+    expect(read.map((r) => JSON.parse(r.text).metadata.value)).toEqual(values);
+  });
+
+  it('answers pipelined requests on one connection in order', async () => {
+    const { port, key } = await startVault();
+    const ids: string[] = [];
+    for (const data of ['first', 'second']) {
+      const body = JSON.stringify({ type: 'token', data, metadata: { value: data } });
+      ids.push(JSON.parse((await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body })).text).id);
+    }
+    const socket = connect(port, '127.0.0.1');
+    const get = (path: string, last = false) => `GET ${path} HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${key}\r\n${last ? 'Connection: close\r\n' : ''}\r\n`;
+    socket.write(get(`/tokens/${ids[1]}`) + get('/tokens/unknown-id') + get(`/tokens/${ids[0]}`, true));
+    let reply = '';
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString('utf8')));
+    await once(socket, 'end');
+    expect([...reply.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])).toEqual(['200', '404', '200']);
+    expect([...reply.matchAll(/"value":"(first|second)"/g)].map((m) => m[1])).toEqual(['second', 'first']);
+  });
+
+  it('a client gone before its response is written breaks nothing: the next request is served', async () => {
+    const { port, key, errors } = await startVault();
+    for (let i = 0; i < 5; i++) {
+      const socket = connect(port, '127.0.0.1');
+      socket.write(`GET /tokens HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${key}\r\n\r\n`);
+      socket.destroy();
+    }
+    const next = await send(port, { path: '/tokens', headers: { 'svc-api-key': key } });
+    expect(next.status).toBe(200);
+    expect(errors).toEqual([]);
+  });
+
   it('an absolute-form request target keeps only its path', async () => {
     const { port } = await startVault();
     const socket = connect(port, '127.0.0.1');
