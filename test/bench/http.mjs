@@ -3,8 +3,10 @@
 //   GET /tokens/{id}  (a card token, masked by the caller's default rules)   target ≥ 40% of bare
 //   POST /tokens      (a card, deduplicate_token false, the same body each time) target ≥ 25% of bare
 // A third server, "direct", calls the same vault services from a hand-written node:http listener
-// (no routing, parsing or problem mapping): the gap between it and tokenvault is the HTTP layer's
-// own cost; the gap between bare and direct is the vault core's.
+// (no routing, parsing or problem mapping) and writes its responses at the end of each event-loop
+// turn as tokenvault's Node adapter does: the gap between it and tokenvault is the HTTP layer's own
+// cost; the gap between bare and direct is the vault core's. The bare server stays a plain
+// node:http server that answers at once.
 // Each server runs in its own child process; autocannon runs here. The runs are interleaved in
 // short slices (bare, direct, tokenvault, bare, …) so that a busy machine slows all three alike.
 // Run after a build: `npm run bench` (or `node test/bench/http.mjs`). BENCH_HTTP_SECONDS (default 8)
