@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
+import { atTurnEnd } from '../turn-end.js';
 import { concat } from './body.js';
 import { splitTarget } from './request-target.js';
 import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type ExchangeResponse, type WithExchange } from './exchange.js';
@@ -49,7 +50,7 @@ async function serveExchange(core: ExchangeHandler, req: IncomingMessage, res: S
   if (response.body !== null) headers['content-length'] = String(Buffer.byteLength(response.body));
   // Answered before the whole body arrived (413, 401…): close rather than read what remains.
   if (!req.complete) headers['connection'] = 'close';
-  if (unwritten.length === 0) setImmediate(writeUnwritten);
+  if (unwritten.length === 0) atTurnEnd(writeUnwritten);
   unwritten.push(res, response);
 }
 

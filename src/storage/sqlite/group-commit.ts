@@ -1,3 +1,5 @@
+import { atTurnEnd } from '../../turn-end.js';
+
 /**
  * Group commit for SQLite writes. The first write of an event-loop turn is done at once; writes
  * submitted later in the same turn (other requests being served concurrently) wait for the end of
@@ -32,7 +34,7 @@ export class GroupCommit<I, R> {
       });
     }
     this.#turnBusy = true;
-    setImmediate(this.#endTurn);
+    atTurnEnd(this.#endTurn);
     return this.#one(item);
   }
 
