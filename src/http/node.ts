@@ -44,7 +44,7 @@ async function serveExchange(core: ExchangeHandler, req: IncomingMessage, res: S
     response = await core(new NodeExchangeRequest(req));
   } catch {
     // The core answers every failure itself; this is a bug, and a bug must not take the process down.
-    response = { status: 500, headers: {}, body: null };
+    response = { status: 500, headers: { 'cache-control': 'no-store' }, body: null };
   }
   const headers = response.headers;
   if (response.body !== null) headers['content-length'] = String(Buffer.byteLength(response.body));
