@@ -185,16 +185,17 @@ describe('toNodeListener with createFetchHandler (its direct path)', () => {
     expect(errors).toEqual([]);
   });
 
+  /** Creates a token whose metadata repeats its value: a masked read still shows which one it is. */
+  function createWithValue(port: number, key: string, value: string) {
+    const body = JSON.stringify({ type: 'token', data: value, metadata: { value } });
+    return send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body });
+  }
+
   // Responses finished in one turn of the event loop are written together at its end.
   it('answers many concurrent requests, each on its own connection with its own response', async () => {
     const { port, key } = await startVault();
     const values = Array.from({ length: 40 }, (_, i) => `concurrent-${i}`);
-    const created = await Promise.all(
-      values.map((data) => {
-        const body = JSON.stringify({ type: 'token', data, metadata: { value: data } });
-        return send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body });
-      }),
-    );
+    const created = await Promise.all(values.map((value) => createWithValue(port, key, value)));
     expect(created.map((r) => r.status)).toEqual(values.map(() => 201));
     const read = await Promise.all(created.map((r) => send(port, { path: `/tokens/${JSON.parse(r.text).id}`, headers: { 'svc-api-key': key } })));
     expect(read.map((r) => JSON.parse(r.text).metadata.value)).toEqual(values);
@@ -203,10 +204,7 @@ describe('toNodeListener with createFetchHandler (its direct path)', () => {
   it('answers pipelined requests on one connection in order', async () => {
     const { port, key } = await startVault();
     const ids: string[] = [];
-    for (const data of ['first', 'second']) {
-      const body = JSON.stringify({ type: 'token', data, metadata: { value: data } });
-      ids.push(JSON.parse((await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body })).text).id);
-    }
+    for (const value of ['first', 'second']) ids.push(JSON.parse((await createWithValue(port, key, value)).text).id);
     const socket = connect(port, '127.0.0.1');
     const get = (path: string, last = false) => `GET ${path} HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${key}\r\n${last ? 'Connection: close\r\n' : ''}\r\n`;
     socket.write(get(`/tokens/${ids[1]}`) + get('/tokens/unknown-id') + get(`/tokens/${ids[0]}`, true));
