@@ -1,0 +1,72 @@
+import { afterAll, afterEach, describe } from 'vitest';
+import { createPostgresStore } from '../../src/postgres.js';
+import { createSqliteStore } from '../../src/sqlite.js';
+import type { Store } from '../../src/storage/store.js';
+import { createTestVault, type TestVault } from '../../src/testing/index.js';
+import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from './postgres.js';
+
+/** A store a behavioural test runs on. */
+export interface TestStore {
+  name: 'sqlite' | 'postgres';
+  /** A fresh, empty store. Whoever creates it closes it and then calls `cleanup`. */
+  create(): Store;
+  /** Removes what `create` made outside the store (PostgreSQL: its schema). Call after the store closed. */
+  cleanup(store: Store): Promise<void>;
+  /** A test vault on a fresh store of this kind, closed and cleaned up after the current test. */
+  vault(options?: Parameters<typeof createTestVault>[0]): Promise<TestVault>;
+}
+
+type StoreKind = Pick<TestStore, 'name' | 'create' | 'cleanup'>;
+
+const SQLITE: StoreKind = {
+  name: 'sqlite',
+  create: () => createSqliteStore({ filename: ':memory:' }),
+  cleanup: async () => undefined,
+};
+
+const POSTGRES: StoreKind | undefined =
+  PG_URL === undefined
+    ? undefined
+    : {
+        name: 'postgres',
+        create: () => createPostgresStore({ connectionString: PG_URL!, schema: freshSchema('each'), max: 4 }),
+        cleanup: (store) => dropSchema((store as unknown as { schema: string }).schema),
+      };
+
+function withVaults(kind: StoreKind): TestStore {
+  const open: { vault: TestVault; store: Store }[] = [];
+  afterEach(async () => {
+    for (const { vault, store } of open.splice(0)) {
+      await vault.close();
+      await kind.cleanup(store);
+    }
+  });
+  return {
+    ...kind,
+    async vault(options = {}) {
+      const store = kind.create();
+      const vault = await createTestVault({ ...options, store });
+      open.push({ vault, store });
+      return vault;
+    },
+  };
+}
+
+/**
+ * Runs a behavioural suite once per store: SQLite always, PostgreSQL when TOKENVAULT_TEST_PG_URL is
+ * set (.ci/run always sets it, and fails when the server does not answer).
+ * @example
+ * describeEachStore('token disclosure', (store) => {
+ *   it('...', async () => { const vault = await store.vault(); ... });
+ * });
+ */
+export function describeEachStore(name: string, body: (store: TestStore) => void): void {
+  describe(`${name} [sqlite]`, () => body(withVaults(SQLITE)));
+  if (POSTGRES) {
+    const kind = POSTGRES;
+    describe(`${name} [postgres]`, () => {
+      afterAll(endAdmin);
+      body(withVaults(kind));
+    });
+  } else describe.skip(`${name} [postgres] (${PG_SKIP_REASON})`, () => undefined);
+}
