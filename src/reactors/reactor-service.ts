@@ -13,6 +13,7 @@ import { validateArgs } from './args.js';
 import { createBtTree } from './bt-bridge.js';
 import { applyDetokenize, planDetokenize } from './detokenize.js';
 import { checkConfiguration, parseCreateReactor, parseInvoke, parseUpdateReactor } from './reactor-input.js';
+import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
 import { readReactorOutput } from './reactor-result.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
@@ -88,6 +89,7 @@ export class ReactorService {
       if (!formula) throw ValidationError.field('formula.id', 'does not name a formula of this tenant');
       const configuration = checkConfiguration(input.configuration, formula.configuration);
       const application = await this.#application(caller.tenantId, input.applicationId);
+      if (application) requireMayBind(caller, application);
       const reactor: ReactorRecord = {
         id: randomUUID(),
         tenantId: caller.tenantId,
@@ -102,7 +104,7 @@ export class ReactorService {
       };
       await this.#store.createReactor(reactor);
       this.#record(caller, 'reactor:create', reactor.id);
-      return reactorView(reactor, formula, application);
+      return reactorView(reactor, formula, application, true);
     });
   }
 
@@ -111,7 +113,7 @@ export class ReactorService {
     return this.#audit.guard(caller, 'reactor:read', id, async () => {
       requirePermission(caller, 'reactor:read');
       const reactor = await this.#find(caller, id);
-      const view = await this.#view(reactor, new Map(), new Map());
+      const view = await this.#view(caller, reactor, new Map(), new Map());
       this.#record(caller, 'reactor:read', reactor.id);
       return view;
     });
@@ -127,23 +129,32 @@ export class ReactorService {
       const result = await this.#store.listReactors(caller.tenantId, filter, page);
       // Reactors often share formulas and applications: load each once per page.
       const formulas = new Map<string, FormulaRecord | null>();
-      const applications = new Map<string, ApplicationRecord | null>();
+      const applications = new Map<string, { record: ApplicationRecord | null; visible: boolean }>();
       const views = new Map<ReactorRecord, ReactorView>();
-      for (const reactor of result.items) views.set(reactor, await this.#view(reactor, formulas, applications));
+      for (const reactor of result.items) views.set(reactor, await this.#view(caller, reactor, formulas, applications));
       this.#record(caller, 'reactor:list', null);
       return toPaginated(page, result, (reactor) => views.get(reactor) ?? null);
     });
   }
 
-  /** Replaces a reactor's name, configuration and application (reactor:update, PUT). The formula cannot change. */
+  /**
+   * Replaces a reactor's name, configuration and application (reactor:update, PUT). The formula
+   * cannot change. A reactor bound to an application (before or after) may only be changed by a
+   * caller that holds every grant of that application, or a management application: its
+   * configuration steers where the data its code sees goes.
+   */
   async update(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
       const current = await this.#find(caller, id);
+      // A reactor this caller may not change is refused before its input is looked at.
+      const bound = current.applicationId === null ? null : await this.#store.getApplication(current.tenantId, current.applicationId);
+      if (bound) requireMayChangeBound(caller, current.id, bound);
       const input = parseUpdateReactor(body);
       const formula = await this.#formula(current);
       const configuration = checkConfiguration(input.configuration, formula.configuration);
       const application = await this.#application(caller.tenantId, input.applicationId);
+      if (application && application.id !== bound?.id) requireMayBind(caller, application);
       const next: ReactorRecord = {
         ...current,
         name: input.name,
@@ -154,7 +165,7 @@ export class ReactorService {
       };
       if (!(await this.#store.updateReactor(next))) throw new NotFoundError('Reactor', String(id));
       this.#record(caller, 'reactor:update', next.id);
-      return reactorView(next, formula, application);
+      return reactorView(next, formula, application, true);
     });
   }
 
@@ -281,16 +292,26 @@ export class ReactorService {
     return formula;
   }
 
-  async #view(reactor: ReactorRecord, formulas: Map<string, FormulaRecord | null>, applications: Map<string, ApplicationRecord | null>): Promise<ReactorView> {
+  /** The view of a reactor for `caller`: its application shown only to a caller that could bind it. */
+  async #view(
+    caller: Caller,
+    reactor: ReactorRecord,
+    formulas: Map<string, FormulaRecord | null>,
+    applications: Map<string, { record: ApplicationRecord | null; visible: boolean }>,
+  ): Promise<ReactorView> {
     let formula = formulas.get(reactor.formulaId);
     if (formula === undefined) formulas.set(reactor.formulaId, (formula = await this.#formula(reactor)));
-    let application: ApplicationRecord | null = null;
+    let application: { record: ApplicationRecord | null; visible: boolean } = { record: null, visible: true };
     if (reactor.applicationId !== null) {
       const cached = applications.get(reactor.applicationId);
-      application = cached !== undefined ? cached : await this.#store.getApplication(reactor.tenantId, reactor.applicationId);
-      applications.set(reactor.applicationId, application);
+      if (cached !== undefined) application = cached;
+      else {
+        const record = await this.#store.getApplication(reactor.tenantId, reactor.applicationId);
+        application = { record, visible: record === null || mayActAs(caller, record) };
+        applications.set(reactor.applicationId, application);
+      }
     }
-    return reactorView(reactor, formula!, application);
+    return reactorView(reactor, formula!, application.record, application.visible);
   }
 
   #record(caller: Caller, operation: string, resourceId: string | null): void {

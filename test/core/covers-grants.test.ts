@@ -43,7 +43,7 @@ const rule: fc.Arbitrary<AccessRule> = fc.record({
 });
 const application = (id: string) =>
   fc
-    .record({ permissions: fc.subarray([...PERMISSIONS_BY_TYPE.private]), rules: fc.oneof(fc.constant([]), fc.array(rule, { maxLength: 5 })) })
+    .record({ permissions: fc.subarray([...PERMISSIONS_BY_TYPE.private]), rules: fc.oneof(fc.constant<AccessRule[]>([]), fc.array(rule, { maxLength: 5 })) })
     .map(({ permissions, rules }) => app(id, permissions, rules));
 
 describe('coversGrants', () => {
