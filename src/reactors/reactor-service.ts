@@ -14,6 +14,7 @@ import { createBtTree } from './bt-bridge.js';
 import { applyDetokenize, planDetokenize } from './detokenize.js';
 import { checkConfiguration, parseCreateReactor, parseInvoke, parseUpdateReactor } from './reactor-input.js';
 import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
+import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { readReactorOutput } from './reactor-result.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
@@ -46,6 +47,8 @@ export interface ReactorServiceDeps {
   fetch: HostFetch | null;
   /** Per-run limit overrides passed to the sandbox. */
   limits?: Partial<SandboxLimits>;
+  /** What becomes of reactor console output (default `summary`: discarded, only its size logged). */
+  consoleOutput?: ConsoleOutputMode;
 }
 
 /**
@@ -67,6 +70,7 @@ export class ReactorService {
   #sandbox: () => Promise<Sandbox>;
   #fetch: HostFetch | null;
   #limits: Partial<SandboxLimits> | undefined;
+  #consoleOutput: ConsoleOutputMode;
 
   constructor(deps: ReactorServiceDeps) {
     this.#store = deps.store;
@@ -78,6 +82,7 @@ export class ReactorService {
     this.#sandbox = deps.sandbox;
     this.#fetch = deps.fetch;
     this.#limits = deps.limits;
+    this.#consoleOutput = deps.consoleOutput ?? 'summary';
   }
 
   /** Creates a reactor (reactor:create) from a formula of the tenant, with a configuration that matches its declarations. */
@@ -203,19 +208,26 @@ export class ReactorService {
         if (!(error instanceof ValidationError)) throw error;
         throw new ConflictError("The reactor's configuration no longer matches its formula's declarations; update the reactor");
       }
-      const args = validateArgs(await this.#detokenize(caller, input.args), formula.requestParameters);
+      // Every value this run is handed from a token: what a redacted console log must not show.
+      const sensitive = new SensitiveValues();
+      const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula.requestParameters);
       const appCaller = await this.#applicationCaller(reactor);
 
       const sandbox = await this.#sandbox();
-      const bt = appCaller && createBtTree(this.#tokens, (c, nestedId, nestedBody) => this.#invoke(c, nestedId, nestedBody, depth + 1), appCaller);
+      const bt =
+        appCaller &&
+        createBtTree(this.#tokens, (c, nestedId, nestedBody) => this.#invoke(c, nestedId, nestedBody, depth + 1), appCaller, (method, result) =>
+          sensitive.addBtResult(method, result),
+        );
       const run = await sandbox.run({
         code: formula.code,
         req: { args, configuration },
         host: { bt, fetch: this.#fetch },
         ...(this.#limits ? { limits: this.#limits } : {}),
-        // Also for a failed run: its output is what its author needs to see why.
+        // Also for a failed run. Reactor code sees detokenized data: by default only the output's
+        // size reaches the logger; `consoleOutput: 'redacted'` adds the lines, token values redacted.
         onLogs: (lines, truncated) =>
-          this.#logger.info('reactor console output', { tenantId: caller.tenantId, reactorId: reactor.id, lines: [...lines], truncated }),
+          logConsoleOutput(this.#logger, this.#consoleOutput, { tenantId: caller.tenantId, reactorId: reactor.id }, lines, truncated, sensitive),
       });
 
       const output = readReactorOutput(run.result);
@@ -233,7 +245,7 @@ export class ReactorService {
   }
 
   /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */
-  async #detokenize(caller: Caller, args: unknown): Promise<unknown> {
+  async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<unknown> {
     const plan = planDetokenize(args);
     if (plan.ids.size === 0) return applyDetokenize(plan, new Map(), this.#engine);
     let data: Map<string, unknown>;
@@ -246,6 +258,7 @@ export class ReactorService {
       if (field !== undefined) throw ValidationError.field(field, `names the token '${error.id}', which does not exist`);
       throw ValidationError.field('args', 'names a token that does not exist');
     }
+    for (const value of data.values()) sensitive.addTokenData(value);
     return applyDetokenize(plan, data, this.#engine);
   }
 
