@@ -3,6 +3,9 @@ import type { Caller } from '../../src/caller.js';
 import { AuthorizationError } from '../../src/errors.js';
 import type { AccessRule, Permission } from '../../src/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
+import { createFetchHandler } from '../../src/http/index.js';
+import { BASE, read } from '../http/helpers.js';
+import { checkShape } from '../http/shape.js';
 import { describeEachStore } from '../support/stores.js';
 import { VISA, rejection } from './helpers.js';
 
@@ -131,5 +134,24 @@ describeEachStore('binding a reactor to an application needs every grant of it',
     const bound = await w.vault.reactors.create(w.admin, { name: 'bound', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } });
     await w.vault.reactors.delete(w.attacker, bound.id);
     await w.vault.formulas.delete(w.attacker, formula.id);
+  });
+
+  it('over HTTP: binding is a 403 problem, and the withheld application fits the documented Reactor schema', async () => {
+    const vault = await store.vault();
+    const w = await world(vault);
+    const attacker = await vault.caller({ name: 'attacker http', permissions: ['token:use', ...REACTOR_PERMISSIONS] });
+    const handler = createFetchHandler(vault);
+    const call = async (method: string, path: string, key: string, body?: unknown) =>
+      read(await handler(new Request(BASE + path, { method, headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })));
+    const doc = (await call('GET', '/openapi.json', attacker.key)).body;
+    const formula = await call('POST', '/reactor-formulas', attacker.key, { name: 'steal', code: STEAL });
+    const refused = await call('POST', '/reactors', attacker.key, { name: 'r', formula: { id: formula.body.id }, configuration: {}, application: { id: w.payments.applicationId } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toMatch(/needs every permission and access grant that application holds/);
+
+    await call('POST', '/reactors', vault.adminKey, { name: 'r', formula: { id: formula.body.id }, configuration: {}, application: { id: w.payments.applicationId } });
+    const listed = await call('GET', '/reactors', attacker.key);
+    expect(listed.body.data[0].application).toEqual({ redacted: true });
+    checkShape(doc, 'Reactor', listed.body.data[0]);
   });
 });
