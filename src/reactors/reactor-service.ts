@@ -10,11 +10,11 @@ import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorFilter, ReactorRecord, Store } from '../storage/store.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { validateArgs } from './args.js';
+import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
 import { createBtTree } from './bt-bridge.js';
+import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { applyDetokenize, planDetokenize } from './detokenize.js';
 import { checkConfiguration, parseCreateReactor, parseInvoke, parseUpdateReactor } from './reactor-input.js';
-import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
-import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { readReactorOutput } from './reactor-result.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
