@@ -95,3 +95,35 @@ export function requireTransform(caller: Caller, permission: Permission, contain
   }
   return transform;
 }
+
+/**
+ * True when `caller` holds every grant `target` holds: every permission of `target`, and for each
+ * token permission, wherever `target`'s rules grant it with transform T, `caller`'s rules grant it
+ * too with a transform at least as revealing (reveal < mask < redact in strictness). Binding a
+ * reactor to `target`, or changing the code that runs as it, needs this (or a management caller),
+ * so reactor authors can never act as an application more privileged than themselves.
+ *
+ * Checking the rule containers of both callers is exact: the rule that decides a container is
+ * chosen among the rules whose container is it or an ancestor, so every container decides as the
+ * deepest rule container above it does (and one below no rule container is granted by neither).
+ * A token in several containers gets the most restrictive transform of its containers, so covering
+ * each container alone covers every combination.
+ * @example coversGrants(makeCaller(author), makeCaller(target)) // false when target may reveal where author may only mask
+ */
+export function coversGrants(caller: Caller, target: Caller): boolean {
+  for (const permission of target.permissions) {
+    if (!caller.permissions.has(permission)) return false;
+  }
+  const containers = new Set<string>();
+  for (const rule of [...caller.rules, ...target.rules]) containers.add(rule.container.toLowerCase());
+  for (const permission of TOKEN_PERMISSIONS) {
+    if (!target.permissions.has(permission)) continue;
+    for (const container of containers) {
+      const granted = transformFor(target, permission, [container]);
+      if (granted === null) continue;
+      const held = transformFor(caller, permission, [container]);
+      if (held === null || STRICTNESS[held] > STRICTNESS[granted]) return false;
+    }
+  }
+  return true;
+}

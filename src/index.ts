@@ -38,6 +38,7 @@ export { FormulaService } from './reactors/formula-service.js';
 export { ReactorService, MAX_REACTOR_NESTING } from './reactors/reactor-service.js';
 export type { ListReactorsQuery, ReactorResponse } from './reactors/reactor-service.js';
 export type { FormulaView, ReactorView } from './reactors/reactor-views.js';
+export type { ConsoleOutputMode } from './reactors/console-output.js';
 export { MAX_DETOKENIZED_TOKENS } from './reactors/detokenize.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
 export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, HostApiTree, HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox/sandbox.js';

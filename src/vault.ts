@@ -12,6 +12,7 @@ import { ExpressionEngine } from './expressions/engine.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
 import { validationFromIssues } from './pagination.js';
+import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress-fetch.js';
@@ -56,6 +57,14 @@ export interface ReactorOptions {
   limits?: Partial<SandboxLimits>;
   /** A sandbox to run reactor code in; default a QuickJS sandbox created on first use. */
   sandbox?: Sandbox;
+  /**
+   * What becomes of reactor `console` output, which may hold the detokenized data the code was
+   * given. `'summary'` (default): discarded; the logger gets only its line count, byte size and
+   * whether it was cut. `'redacted'`: the logger also gets the lines, with every value the run was
+   * handed from a token (detokenized args' token data, and what `req.bt` returned) replaced by
+   * `[REDACTED]`; best effort, since a value the code transformed is not recognized.
+   */
+  consoleOutput?: ConsoleOutputMode;
 }
 
 const OptionsSchema = v.object({
@@ -78,6 +87,7 @@ const OptionsSchema = v.object({
       // Ranges are checked by the sandbox (resolveLimits), which owns them.
       limits: v.optional(v.record(v.string(), v.number())),
       sandbox: v.optional(v.custom<Sandbox>((s) => typeof s === 'object' && s !== null && typeof (s as Sandbox).run === 'function' && typeof (s as Sandbox).check === 'function', 'must implement check and run')),
+      consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),
     }),
   ),
 });
@@ -165,6 +175,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     expressions,
     sandbox,
     fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork: reactorOptions.egress?.allowPrivateNetwork === true }),
+    consoleOutput: reactorOptions.consoleOutput ?? 'summary',
     // The default sandbox has the limits built in; a given one gets them on every run.
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });

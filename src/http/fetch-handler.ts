@@ -112,7 +112,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       const hash = requestHash(route.method, request.pathname + request.search, body === null ? null : body.text);
       return respond(await runIdempotent(idempotencyDeps, caller, key, hash, async () => serialize(route.status, await route.handle(input))));
     } catch (error) {
-      return errorResponse(error, logger, { 'cache-control': NO_STORE });
+      return errorResponse(error, logger, { 'cache-control': NO_STORE }, headerPrefix);
     }
   };
 

@@ -121,9 +121,15 @@ const SCHEMAS: Record<string, Schema> = {
       formula: ref('Formula'),
       configuration: { type: 'object' },
       application: {
-        type: 'object',
-        required: ['id', 'name', 'type'],
-        properties: { id: uuid(), name: str(), type: { enum: [...APPLICATION_TYPES] } },
+        oneOf: [
+          { type: 'object', required: ['id', 'name', 'type'], properties: { id: uuid(), name: str(), type: { enum: [...APPLICATION_TYPES] } } },
+          {
+            type: 'object',
+            description: 'Shown instead to a caller that lacks some grant of the application: one is bound, which is withheld.',
+            required: ['redacted'],
+            properties: { redacted: { enum: [true] } },
+          },
+        ],
       },
       created_by: uuid(),
       created_at: dateTime(),

@@ -1,6 +1,7 @@
 import { type ErrorCode, type FieldErrors, ReactorError, ValidationError, VaultError, statusOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ExchangeResponse } from './exchange.js';
+import { reactorResponse } from './reactor-response.js';
 
 /** The body of an error response (RFC 9457, `application/problem+json`). */
 export interface ProblemDetails {
@@ -72,12 +73,13 @@ export function problemOf(error: unknown): ProblemDetails {
 
 /**
  * The error response for any thrown value. A reactor's CustomHttpResponseError is the reactor's own
- * response (its status, headers and JSON body); everything else is a problem document. Unknown
- * errors are logged by name only: their message or stack might quote data.
+ * response (its status, allow-listed headers and JSON body: see reactor-response.ts); everything
+ * else is a problem document. Unknown errors are logged by name only: their message or stack might
+ * quote data. `reservedHeaderPrefix` (the handler's header prefix) names headers no reactor may set.
  */
-export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Record<string, string>): ExchangeResponse {
+export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Record<string, string>, reservedHeaderPrefix?: string): ExchangeResponse {
   if (error instanceof ReactorError && error.kind === 'CustomHttpResponseError') {
-    const custom = customResponse(error);
+    const custom = reactorResponse(error, reservedHeaderPrefix ?? null);
     if (custom) return custom;
   }
   if (!(error instanceof VaultError) && !(error instanceof RouteError)) {
@@ -87,35 +89,4 @@ export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Rec
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...extraHeaders };
   if (error instanceof RouteError && error.allow.length > 0) headers['allow'] = error.allow.join(', ');
   return { status: problem.status, headers, body: JSON.stringify(problem) };
-}
-
-/** Headers a reactor may not set: framing and connection management belong to the server. */
-const RESERVED_HEADERS = new Set(['content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'trailer', 'te']);
-
-function customResponse(error: ReactorError): ExchangeResponse | null {
-  const status = Number.isInteger(error.status) && error.status >= 200 && error.status <= 599 ? error.status : null;
-  if (status === null) return null;
-  // Headers validates names and values the way every runtime will; invalid ones are dropped.
-  const valid = new Headers();
-  for (const [name, value] of Object.entries(error.headers ?? {})) {
-    if (RESERVED_HEADERS.has(name.toLowerCase())) continue;
-    try {
-      valid.set(name, String(value));
-    } catch {
-      // An invalid header name or value from reactor code is dropped rather than failing the response.
-    }
-  }
-  const headers: Record<string, string> = {};
-  valid.forEach((value, name) => {
-    headers[name] = value;
-  });
-  if (status === 204 || status === 205 || status === 304) return { status, headers, body: null };
-  headers['content-type'] = 'application/json';
-  let body: string;
-  try {
-    body = JSON.stringify(error.body ?? null);
-  } catch {
-    return null;
-  }
-  return { status, headers, body };
 }

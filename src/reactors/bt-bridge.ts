@@ -2,6 +2,9 @@ import type { Caller } from '../caller.js';
 import type { ListTokensQuery, TokenService } from '../tokens/token-service.js';
 import type { HostApiTree } from '../sandbox/sandbox.js';
 
+/** Sees every value a bt call hands to reactor code, by method (`tokens.retrieve`, `reactors.react`…). */
+export type BtResultObserver = (method: string, result: unknown) => void;
+
 /** Runs a nested reactor as `caller` (ReactorService binds its nesting depth). */
 export type NestedReact = (caller: Caller, id: string, body: unknown) => Promise<unknown>;
 
@@ -10,22 +13,25 @@ export type NestedReact = (caller: Caller, id: string, body: unknown) => Promise
  * application, so bt can do exactly what that application's permissions and access rules allow and
  * nothing more. Every result is copied as JSON, so reactor code never holds a host object.
  */
-export function createBtTree(tokens: TokenService, react: NestedReact, caller: Caller): HostApiTree {
+export function createBtTree(tokens: TokenService, react: NestedReact, caller: Caller, observe?: BtResultObserver): HostApiTree {
   const call =
-    <A extends unknown[]>(fn: (...args: A) => Promise<unknown>) =>
-    async (...args: unknown[]): Promise<unknown> =>
-      toJson(await fn(...(args as A)));
+    <A extends unknown[]>(fn: (...args: A) => Promise<unknown>, method: string) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const result = toJson(await fn(...(args as A)));
+      observe?.(method, result);
+      return result;
+    };
   return {
     tokens: {
-      create: call((body: unknown) => tokens.create(caller, body)),
-      retrieve: call((id: unknown) => tokens.get(caller, id as string)),
-      update: call((id: unknown, body: unknown) => tokens.update(caller, id as string, body)),
-      delete: call((id: unknown) => tokens.delete(caller, id as string)),
-      list: call((query: unknown) => tokens.list(caller, (query ?? {}) as ListTokensQuery)),
+      create: call((body: unknown) => tokens.create(caller, body), 'tokens.create'),
+      retrieve: call((id: unknown) => tokens.get(caller, id as string), 'tokens.retrieve'),
+      update: call((id: unknown, body: unknown) => tokens.update(caller, id as string, body), 'tokens.update'),
+      delete: call((id: unknown) => tokens.delete(caller, id as string), 'tokens.delete'),
+      list: call((query: unknown) => tokens.list(caller, (query ?? {}) as ListTokensQuery), 'tokens.list'),
     },
-    tokenize: call((body: unknown) => tokens.tokenize(caller, body)),
+    tokenize: call((body: unknown) => tokens.tokenize(caller, body), 'tokenize'),
     reactors: {
-      react: call((id: unknown, body: unknown) => react(caller, id as string, body)),
+      react: call((id: unknown, body: unknown) => react(caller, id as string, body), 'reactors.react'),
     },
   };
 }

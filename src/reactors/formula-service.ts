@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
+import { changesWhatRuns, requireMayChangeFormula } from './binding-authz.js';
 import { parseFormulaInput } from './formula-input.js';
 import { type FormulaView, formulaView } from './reactor-views.js';
 
@@ -87,7 +88,9 @@ export class FormulaService {
   /**
    * Replaces a formula (reactor:update, PUT: name and code required, absent declarations cleared).
    * Reactors built on it keep their configuration; one that no longer matches the declarations is
-   * refused at invocation until it is updated.
+   * refused at invocation until it is updated. Changing the code or declarations of a formula that
+   * a reactor bound to an application uses needs every grant of that application (or a management
+   * caller): that code runs as the application. Name and description alone may always change.
    */
   async update(caller: Caller, id: string, body: unknown): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:update', id, async () => {
@@ -96,6 +99,7 @@ export class FormulaService {
       const input = parseFormulaInput(body);
       (await this.#sandbox()).check(input.code);
       const next: FormulaRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+      if (changesWhatRuns(current, next)) await requireMayChangeFormula(this.#store, caller, current.id);
       if (!(await this.#store.updateFormula(next))) throw new NotFoundError('Formula', String(id));
       this.#record(caller, 'formula:update', next.id);
       return formulaView(next);

@@ -10,7 +10,9 @@ import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorFilter, ReactorRecord, Store } from '../storage/store.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { validateArgs } from './args.js';
+import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
 import { createBtTree } from './bt-bridge.js';
+import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { applyDetokenize, planDetokenize } from './detokenize.js';
 import { checkConfiguration, parseCreateReactor, parseInvoke, parseUpdateReactor } from './reactor-input.js';
 import { readReactorOutput } from './reactor-result.js';
@@ -45,6 +47,8 @@ export interface ReactorServiceDeps {
   fetch: HostFetch | null;
   /** Per-run limit overrides passed to the sandbox. */
   limits?: Partial<SandboxLimits>;
+  /** What becomes of reactor console output (default `summary`: discarded, only its size logged). */
+  consoleOutput?: ConsoleOutputMode;
 }
 
 /**
@@ -66,6 +70,7 @@ export class ReactorService {
   #sandbox: () => Promise<Sandbox>;
   #fetch: HostFetch | null;
   #limits: Partial<SandboxLimits> | undefined;
+  #consoleOutput: ConsoleOutputMode;
 
   constructor(deps: ReactorServiceDeps) {
     this.#store = deps.store;
@@ -77,6 +82,7 @@ export class ReactorService {
     this.#sandbox = deps.sandbox;
     this.#fetch = deps.fetch;
     this.#limits = deps.limits;
+    this.#consoleOutput = deps.consoleOutput ?? 'summary';
   }
 
   /** Creates a reactor (reactor:create) from a formula of the tenant, with a configuration that matches its declarations. */
@@ -88,6 +94,7 @@ export class ReactorService {
       if (!formula) throw ValidationError.field('formula.id', 'does not name a formula of this tenant');
       const configuration = checkConfiguration(input.configuration, formula.configuration);
       const application = await this.#application(caller.tenantId, input.applicationId);
+      if (application) requireMayBind(caller, application);
       const reactor: ReactorRecord = {
         id: randomUUID(),
         tenantId: caller.tenantId,
@@ -102,7 +109,7 @@ export class ReactorService {
       };
       await this.#store.createReactor(reactor);
       this.#record(caller, 'reactor:create', reactor.id);
-      return reactorView(reactor, formula, application);
+      return reactorView(reactor, formula, application, true);
     });
   }
 
@@ -111,7 +118,7 @@ export class ReactorService {
     return this.#audit.guard(caller, 'reactor:read', id, async () => {
       requirePermission(caller, 'reactor:read');
       const reactor = await this.#find(caller, id);
-      const view = await this.#view(reactor, new Map(), new Map());
+      const view = await this.#view(caller, reactor, new Map(), new Map());
       this.#record(caller, 'reactor:read', reactor.id);
       return view;
     });
@@ -127,23 +134,32 @@ export class ReactorService {
       const result = await this.#store.listReactors(caller.tenantId, filter, page);
       // Reactors often share formulas and applications: load each once per page.
       const formulas = new Map<string, FormulaRecord | null>();
-      const applications = new Map<string, ApplicationRecord | null>();
+      const applications = new Map<string, { record: ApplicationRecord | null; visible: boolean }>();
       const views = new Map<ReactorRecord, ReactorView>();
-      for (const reactor of result.items) views.set(reactor, await this.#view(reactor, formulas, applications));
+      for (const reactor of result.items) views.set(reactor, await this.#view(caller, reactor, formulas, applications));
       this.#record(caller, 'reactor:list', null);
       return toPaginated(page, result, (reactor) => views.get(reactor) ?? null);
     });
   }
 
-  /** Replaces a reactor's name, configuration and application (reactor:update, PUT). The formula cannot change. */
+  /**
+   * Replaces a reactor's name, configuration and application (reactor:update, PUT). The formula
+   * cannot change. A reactor bound to an application (before or after) may only be changed by a
+   * caller that holds every grant of that application, or a management application: its
+   * configuration steers where the data its code sees goes.
+   */
   async update(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
       const current = await this.#find(caller, id);
+      // A reactor this caller may not change is refused before its input is looked at.
+      const bound = current.applicationId === null ? null : await this.#store.getApplication(current.tenantId, current.applicationId);
+      if (bound) requireMayChangeBound(caller, current.id, bound);
       const input = parseUpdateReactor(body);
       const formula = await this.#formula(current);
       const configuration = checkConfiguration(input.configuration, formula.configuration);
       const application = await this.#application(caller.tenantId, input.applicationId);
+      if (application && application.id !== bound?.id) requireMayBind(caller, application);
       const next: ReactorRecord = {
         ...current,
         name: input.name,
@@ -154,7 +170,7 @@ export class ReactorService {
       };
       if (!(await this.#store.updateReactor(next))) throw new NotFoundError('Reactor', String(id));
       this.#record(caller, 'reactor:update', next.id);
-      return reactorView(next, formula, application);
+      return reactorView(next, formula, application, true);
     });
   }
 
@@ -192,19 +208,26 @@ export class ReactorService {
         if (!(error instanceof ValidationError)) throw error;
         throw new ConflictError("The reactor's configuration no longer matches its formula's declarations; update the reactor");
       }
-      const args = validateArgs(await this.#detokenize(caller, input.args), formula.requestParameters);
+      // Every value this run is handed from a token: what a redacted console log must not show.
+      const sensitive = new SensitiveValues();
+      const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula.requestParameters);
       const appCaller = await this.#applicationCaller(reactor);
 
       const sandbox = await this.#sandbox();
-      const bt = appCaller && createBtTree(this.#tokens, (c, nestedId, nestedBody) => this.#invoke(c, nestedId, nestedBody, depth + 1), appCaller);
+      const bt =
+        appCaller &&
+        createBtTree(this.#tokens, (c, nestedId, nestedBody) => this.#invoke(c, nestedId, nestedBody, depth + 1), appCaller, (method, result) =>
+          sensitive.addBtResult(method, result),
+        );
       const run = await sandbox.run({
         code: formula.code,
         req: { args, configuration },
         host: { bt, fetch: this.#fetch },
         ...(this.#limits ? { limits: this.#limits } : {}),
-        // Also for a failed run: its output is what its author needs to see why.
+        // Also for a failed run. Reactor code sees detokenized data: by default only the output's
+        // size reaches the logger; `consoleOutput: 'redacted'` adds the lines, token values redacted.
         onLogs: (lines, truncated) =>
-          this.#logger.info('reactor console output', { tenantId: caller.tenantId, reactorId: reactor.id, lines: [...lines], truncated }),
+          logConsoleOutput(this.#logger, this.#consoleOutput, { tenantId: caller.tenantId, reactorId: reactor.id }, lines, truncated, sensitive),
       });
 
       const output = readReactorOutput(run.result);
@@ -222,7 +245,7 @@ export class ReactorService {
   }
 
   /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */
-  async #detokenize(caller: Caller, args: unknown): Promise<unknown> {
+  async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<unknown> {
     const plan = planDetokenize(args);
     if (plan.ids.size === 0) return applyDetokenize(plan, new Map(), this.#engine);
     let data: Map<string, unknown>;
@@ -235,6 +258,7 @@ export class ReactorService {
       if (field !== undefined) throw ValidationError.field(field, `names the token '${error.id}', which does not exist`);
       throw ValidationError.field('args', 'names a token that does not exist');
     }
+    for (const value of data.values()) sensitive.addTokenData(value);
     return applyDetokenize(plan, data, this.#engine);
   }
 
@@ -281,16 +305,26 @@ export class ReactorService {
     return formula;
   }
 
-  async #view(reactor: ReactorRecord, formulas: Map<string, FormulaRecord | null>, applications: Map<string, ApplicationRecord | null>): Promise<ReactorView> {
+  /** The view of a reactor for `caller`: its application shown only to a caller that could bind it. */
+  async #view(
+    caller: Caller,
+    reactor: ReactorRecord,
+    formulas: Map<string, FormulaRecord | null>,
+    applications: Map<string, { record: ApplicationRecord | null; visible: boolean }>,
+  ): Promise<ReactorView> {
     let formula = formulas.get(reactor.formulaId);
     if (formula === undefined) formulas.set(reactor.formulaId, (formula = await this.#formula(reactor)));
-    let application: ApplicationRecord | null = null;
+    let application: { record: ApplicationRecord | null; visible: boolean } = { record: null, visible: true };
     if (reactor.applicationId !== null) {
       const cached = applications.get(reactor.applicationId);
-      application = cached !== undefined ? cached : await this.#store.getApplication(reactor.tenantId, reactor.applicationId);
-      applications.set(reactor.applicationId, application);
+      if (cached !== undefined) application = cached;
+      else {
+        const record = await this.#store.getApplication(reactor.tenantId, reactor.applicationId);
+        application = { record, visible: record === null || mayActAs(caller, record) };
+        applications.set(reactor.applicationId, application);
+      }
     }
-    return reactorView(reactor, formula!, application);
+    return reactorView(reactor, formula!, application.record, application.visible);
   }
 
   #record(caller: Caller, operation: string, resourceId: string | null): void {

@@ -17,14 +17,18 @@ export interface FormulaView {
   modified_at?: string;
 }
 
-/** A reactor as the API returns it (spec 2.3): its formula in full, its application in brief. */
+/**
+ * A reactor as the API returns it (spec 2.3): its formula in full, its application in brief. A
+ * caller that could not bind the reactor to its application (it lacks some grant of it) sees only
+ * that one is bound: `application: { redacted: true }`, without its id, name or type.
+ */
 export interface ReactorView {
   id: string;
   tenant_id: string;
   name: string;
   formula: FormulaView;
   configuration: Record<string, unknown>;
-  application?: { id: string; name: string; type: ApplicationType };
+  application?: { id: string; name: string; type: ApplicationType } | { redacted: true };
   created_by?: string;
   created_at: string;
   modified_by?: string;
@@ -49,9 +53,10 @@ export function formulaView(formula: FormulaRecord): FormulaView {
 
 /**
  * The API view of a stored reactor, its formula in full. `application` is the reactor's application
- * record, or null when it has none (or it was deleted since: the view then shows none).
+ * record, or null when it has none (or it was deleted since: the view then shows none);
+ * `applicationVisible` is false when the viewer may not learn which application it is.
  */
-export function reactorView(reactor: ReactorRecord, formula: FormulaRecord, application: ApplicationRecord | null): ReactorView {
+export function reactorView(reactor: ReactorRecord, formula: FormulaRecord, application: ApplicationRecord | null, applicationVisible: boolean): ReactorView {
   const view: ReactorView = {
     id: reactor.id,
     tenant_id: reactor.tenantId,
@@ -60,7 +65,7 @@ export function reactorView(reactor: ReactorRecord, formula: FormulaRecord, appl
     configuration: structuredClone(reactor.configuration),
     created_at: formatIso(reactor.createdAt),
   };
-  if (application !== null) view.application = { id: application.id, name: application.name, type: application.type };
+  if (application !== null) view.application = applicationVisible ? { id: application.id, name: application.name, type: application.type } : { redacted: true };
   stamp(view, reactor);
   return view;
 }

@@ -222,7 +222,14 @@ describe('nested reactors', () => {
   });
 });
 
+// The lines reach the logger only with consoleOutput 'redacted' (the default logs their size only:
+// test/reactors/console-output.test.ts).
 describe('console output', () => {
+  beforeEach(async () => {
+    await f.vault.close();
+    f = await fixture({ reactors: { consoleOutput: 'redacted' } });
+  });
+
   it('goes to the vault logger at info level with the reactor id, not to stdout', async () => {
     const id = await f.reactor("module.exports = () => { console.log('hello', { a: 1 }); console.error('oops'); return { raw: 1 }; }");
     await f.vault.reactors.react(f.user, id, {});
@@ -237,7 +244,7 @@ describe('console output', () => {
     const error = await f.vault.reactors.react(f.user, thrower, {}).catch((e: unknown) => e);
     expect(statusOf(error)).toBe(400);
     expect(f.logs.find((l) => l.message === 'reactor console output')?.fields).toMatchObject({ reactorId: thrower, lines: ['about to fail'] });
-    const g = await fixture({ reactors: { limits: { timeoutMs: 200 } } });
+    const g = await fixture({ reactors: { limits: { timeoutMs: 200 }, consoleOutput: 'redacted' } });
     try {
       const slow = await g.reactor("module.exports = () => { console.log('spinning'); for (;;) {} }");
       expect(statusOf(await g.vault.reactors.react(g.user, slow, {}).catch((e: unknown) => e))).toBe(500);
@@ -248,7 +255,7 @@ describe('console output', () => {
   });
 
   it('is bounded by the maxLogBytes limit', async () => {
-    const g = await fixture({ reactors: { limits: { maxLogBytes: 64 } } });
+    const g = await fixture({ reactors: { limits: { maxLogBytes: 64 }, consoleOutput: 'redacted' } });
     try {
       const id = await g.reactor("module.exports = () => { for (let i = 0; i < 100; i++) console.log('line ' + i); return {}; }");
       await g.vault.reactors.react(g.user, id, {});

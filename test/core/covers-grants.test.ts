@@ -1,0 +1,88 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type Caller, coversGrants, makeCaller, transformFor } from '../../src/caller.js';
+import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions.js';
+
+const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
+const STRICTNESS: Record<Transform, number> = { reveal: 0, mask: 1, redact: 2 };
+
+const app = (id: string, permissions: Permission[], rules: AccessRule[] = []) => makeCaller({ tenantId: 't1', id, type: 'private', permissions, rules });
+
+/** Every container path of depth 0 to 3 over the segments a and b: deeper than any generated rule. */
+const UNIVERSE: string[] = (() => {
+  const paths = ['/'];
+  for (let depth = 0; depth < 3; depth++) {
+    for (const path of paths.filter((p) => p.split('/').length - 2 === depth)) paths.push(`${path}a/`, `${path}b/`);
+  }
+  return paths;
+})();
+
+/** Tokens in one container, and in every pair of containers. */
+const CONTAINER_SETS: string[][] = [...UNIVERSE.map((c) => [c]), ...UNIVERSE.flatMap((c, i) => UNIVERSE.slice(i + 1).map((d) => [c, d]))];
+
+/** The definition, checked by brute force over every container set of the universe. */
+function bruteForceCovers(caller: Caller, target: Caller): boolean {
+  for (const permission of target.permissions) if (!caller.permissions.has(permission)) return false;
+  for (const permission of TOKEN_PERMISSIONS) {
+    for (const containers of CONTAINER_SETS) {
+      const granted = transformFor(target, permission, containers);
+      if (granted === null) continue;
+      const held = transformFor(caller, permission, containers);
+      if (held === null || STRICTNESS[held] > STRICTNESS[granted]) return false;
+    }
+  }
+  return true;
+}
+
+const container = fc.array(fc.constantFrom('a', 'b'), { maxLength: 2 }).map((segments) => (segments.length === 0 ? '/' : `/${segments.join('/')}/`));
+const rule: fc.Arbitrary<AccessRule> = fc.record({
+  priority: fc.integer({ min: 0, max: 3 }),
+  container,
+  transform: fc.constantFrom<Transform>('reveal', 'mask', 'redact'),
+  permissions: fc.subarray(TOKEN_PERMISSIONS, { minLength: 1 }),
+});
+const application = (id: string) =>
+  fc
+    .record({ permissions: fc.subarray([...PERMISSIONS_BY_TYPE.private]), rules: fc.oneof(fc.constant<AccessRule[]>([]), fc.array(rule, { maxLength: 5 })) })
+    .map(({ permissions, rules }) => app(id, permissions, rules));
+
+describe('coversGrants', () => {
+  it('agrees with a brute-force check over every container (and pair of containers) below the rules', () => {
+    fc.assert(
+      fc.property(application('caller'), application('target'), (caller, target) => {
+        expect(coversGrants(caller, target)).toBe(bruteForceCovers(caller, target));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('agrees with the brute force when the target is the caller with rules dropped or loosened (the cases near the boundary)', () => {
+    fc.assert(
+      fc.property(application('caller'), fc.array(fc.nat(), { maxLength: 3 }), fc.constantFrom<Transform>('reveal', 'mask', 'redact'), (caller, drops, transform) => {
+        const rules = caller.rules.filter((_, i) => !drops.includes(i)).map((r, i) => (i === 0 ? { ...r, transform } : r));
+        const target = app('target', [...caller.permissions], rules);
+        expect(coversGrants(caller, target)).toBe(bruteForceCovers(caller, target));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('every application covers itself', () => {
+    fc.assert(fc.property(application('a'), (a) => coversGrants(a, a)));
+  });
+
+  it('a caller that masks where the target reveals does not cover it; one that reveals there does', () => {
+    const revealPci: AccessRule = { priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read'] };
+    const maskAll: AccessRule = { priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] };
+    const target = app('target', ['token:read'], [revealPci, maskAll]);
+    expect(coversGrants(app('weak', ['token:read'], [maskAll]), target)).toBe(false);
+    expect(coversGrants(app('strong', ['token:read', 'token:use'], [{ ...revealPci, container: '/' }]), target)).toBe(true);
+    // Implicit rules: token:read masks on /, so the target's /pci/ reveal is not covered.
+    expect(coversGrants(app('implicit', ['token:read']), target)).toBe(false);
+  });
+
+  it('a missing permission is not covered, even one no rule mentions', () => {
+    expect(coversGrants(app('a', ['token:read']), app('b', ['token:read', 'reactor:create']))).toBe(false);
+    expect(coversGrants(app('a', ['token:read', 'reactor:create']), app('b', ['token:read']))).toBe(true);
+  });
+});
