@@ -105,7 +105,7 @@ describe('isRefusedAddress: IPv6 forms embedding IPv4', () => {
     // Teredo 2001::/32: refused.
     ['2001::1', true, 'Teredo'],
     ['2001:0:808:808::1', true, 'Teredo with a public server'],
-  ] as const)('%s → refused %s (%s)', (address, refused) => {
+  ] as [string, boolean, string][])('%s → refused %s (%s)', (address, refused) => {
     expect(isRefusedAddress(address)).toBe(refused);
   });
 });

@@ -10,6 +10,7 @@ import type {
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
+  IdempotencyResponse,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -394,17 +395,25 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Only the claim's in-flight record is completed: a done one keeps its first response. */
-  async completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): Promise<void> {
-    await this.#db.query(this.#sql.completeIdempotency, [
-      response.status,
-      response.body,
-      response.expiresAt,
-      claim.tenantId,
-      claim.applicationId,
-      claim.key,
-      claim.claimedAt,
-    ]);
+  /** Only the claim's in-flight record is completed: a done one keeps its first response. One transaction (see Store). */
+  completeIdempotencyKey(claim: IdempotencyClaim, response: IdempotencyResponse): Promise<void> {
+    const { tenantId, applicationId, key, claimedAt } = claim;
+    const sql = this.#sql;
+    return this.#db.transaction(async (tx) => {
+      if ((await tx.query(sql.lockInFlightIdempotency, [tenantId, applicationId, key, claimedAt])).rows.length === 0) return;
+      const ids = [...new Set(response.tokenIds)];
+      const { rows } = ids.length === 0 ? { rows: [] } : await tx.query(sql.idempotencyTokenTimes, [tenantId, ids]);
+      if (rows.length < ids.length && (await tx.query(sql.idempotencyTokenDeleted, [tenantId, ids])).rows.length > 0) {
+        await tx.query(sql.withdrawIdempotency, [response.expiresAt, tenantId, applicationId, key, claimedAt]);
+        return;
+      }
+      let withdrawAt: number | null = null;
+      for (const row of rows) {
+        for (const at of [row['expires_at'], row['cvc_purge_at']] as (number | null)[]) if (at !== null && (withdrawAt === null || at < withdrawAt)) withdrawAt = at;
+      }
+      await tx.query(sql.completeIdempotency, [response.status, response.body, response.expiresAt, withdrawAt, tenantId, applicationId, key, claimedAt]);
+      if (rows.length > 0) await tx.query(sql.insertIdempotencyTokens, [tenantId, rows.map((row) => row['id'] as string), applicationId, key, claimedAt]);
+    });
   }
 
   /** Only the claim's in-flight record is released: a done one keeps answering retries. */
