@@ -256,7 +256,14 @@ export function runMigrations(db: BetterSqlite3Database, migrations: readonly st
     db.exec(sql);
     record.run(version);
   });
+  let applied = false;
   migrations.forEach((sql, index) => {
-    if ((current.get() as { version: number }).version < index + 1) apply.immediate(index + 1, sql);
+    if ((current.get() as { version: number }).version < index + 1) {
+      apply.immediate(index + 1, sql);
+      applied = true;
+    }
   });
+  // What a migration removed (migration 3: responses stored in the clear) must leave the main file
+  // now, not at some later checkpoint: copy the WAL (holding the zeroed pages) back and empty it.
+  if (applied && (db.pragma('journal_mode', { simple: true }) as string) === 'wal') db.pragma('wal_checkpoint(TRUNCATE)');
 }
