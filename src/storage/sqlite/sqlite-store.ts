@@ -47,6 +47,7 @@ import {
   type WrappedKeyRow,
 } from './record-rows.js';
 import {
+  createDatabaseFile,
   resolveSqliteStoreOptions,
   type BetterSqlite3Database,
   type SqliteStoreOptions,
@@ -532,6 +533,7 @@ const NORMAL_WAL_AUTOCHECKPOINT_PAGES = 10_000;
 export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
   const resolved = resolveSqliteStoreOptions(options);
   const owned = resolved.database === undefined;
+  if (owned) createDatabaseFile(resolved.filename);
   const db = resolved.database ?? ((new Database(resolved.filename) satisfies BetterSqlite3Database));
   try {
     if (owned && !db.memory) {
