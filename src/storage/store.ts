@@ -300,9 +300,15 @@ export interface Store {
   /** Every application whose keyLookup matches (normally one); the caller compares keyHash in constant time. */
   findApplicationsByKeyLookup(keyLookup: string): MaybePromise<ApplicationRecord[]>;
   listApplications(tenantId: string, page: PageRequest): MaybePromise<PageResult<ApplicationRecord>>;
-  /** Replaces the mutable fields of an existing application; false when missing. */
-  updateApplication(app: ApplicationRecord): MaybePromise<boolean>;
-  deleteApplication(tenantId: string, id: string): MaybePromise<boolean>;
+  /**
+   * Replaces the mutable fields of an existing application; false when missing. With `keep`: in the
+   * same transaction, answers 'last_holder' and changes nothing when the tenant has an application
+   * holding every permission of `keep` and would have none after the change. Concurrent guarded
+   * changes of one tenant's applications are serialized, so two cannot each remove "the other" holder.
+   */
+  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
+  /** Deletes; false when missing. `keep`: as in updateApplication. */
+  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
 
   // --- reactor formulas and reactors ------------------------------------------------------------
   /** Inserts; ConflictError when the id exists. */

@@ -933,6 +933,48 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await store.findApplicationsByKeyLookup(app.keyLookup)).toEqual([]);
       });
 
+      const ADMIN: ApplicationRecord['permissions'] = ['application:create', 'application:update', 'application:read', 'application:delete'];
+      const KEEP = ['application:create', 'application:update'] as const;
+      const admin = (overrides: Partial<ApplicationRecord> = {}) => makeApplication({ type: 'management', permissions: ADMIN, rules: [], ...overrides });
+
+      it("with keep: refuses to delete, or update away the permissions of, the tenant's last holder; others pass", async () => {
+        const last = admin();
+        const other = makeApplication();
+        const elsewhere = admin({ tenantId: TENANT_B });
+        for (const app of [last, other, elsewhere]) await store.createApplication(app);
+        expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe('last_holder');
+        expect(await store.updateApplication({ ...last, permissions: ['application:create', 'application:read'] }, KEEP)).toBe('last_holder');
+        expect(await store.getApplication(TENANT_A, last.id)).toMatchObject({ permissions: ADMIN });
+        // Changes that keep a holder, and changes of other applications, pass.
+        expect(await store.updateApplication({ ...last, name: 'renamed' }, KEEP)).toBe(true);
+        expect(await store.deleteApplication(TENANT_A, other.id, KEEP)).toBe(true);
+        expect(await store.deleteApplication(TENANT_A, 'missing', KEEP)).toBe(false);
+        const second = admin();
+        await store.createApplication(second);
+        expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe(true);
+        expect(await store.deleteApplication(TENANT_A, second.id, KEEP)).toBe('last_holder');
+        // Without keep, nothing is checked.
+        expect(await store.deleteApplication(TENANT_A, second.id)).toBe(true);
+      });
+
+      it('with keep: two last holders removing each other concurrently leave one (race)', async () => {
+        for (let i = 0; i < 10; i++) {
+          const a = admin();
+          const b = admin();
+          await store.createApplication(a);
+          await store.createApplication(b);
+          const results = await Promise.all([
+            Promise.resolve().then(() => store.deleteApplication(TENANT_A, a.id, KEEP)),
+            Promise.resolve().then(() => (i % 2 === 0 ? store.deleteApplication(TENANT_A, b.id, KEEP) : store.updateApplication({ ...b, permissions: [] }, KEEP))),
+          ]);
+          expect(results.filter((r) => r === 'last_holder')).toHaveLength(1);
+          const page = await store.listApplications(TENANT_A, offset(100, 1));
+          const holders = page.items.filter((app) => KEEP.every((p) => app.permissions.includes(p)));
+          expect(holders).toHaveLength(1);
+          for (const app of page.items) await store.deleteApplication(TENANT_A, app.id);
+        }
+      });
+
       it('keeps ids per tenant: the same id may exist in two tenants', async () => {
         await store.createApplication(makeApplication({ id: 'same-app', name: 'A' }));
         await store.createApplication(makeApplication({ id: 'same-app', name: 'B', tenantId: TENANT_B }));

@@ -22,6 +22,8 @@ export function recordStatements(s: string) {
       `UPDATE ${s}.applications SET name = $1, type = $2, permissions = $3, rules = $4, key_hash = $5, key_lookup = $6, modified_by = $7, modified_at = $8 ` +
       'WHERE tenant_id = $9 AND id = $10',
     deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
+    /** tenant: every application's id and permissions, rows locked in seq order (see PostgresStore.#guarded). */
+    lockApplicationPermissions: `SELECT id, permissions FROM ${s}.applications WHERE tenant_id = $1 ORDER BY seq FOR UPDATE`,
 
     insertFormula:
       `INSERT INTO ${s}.formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ` +

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { ConflictError } from '../../errors.js';
+import type { Permission } from '../../permissions.js';
 import type {
   ApplicationRecord,
   AuditEntry,
@@ -75,6 +76,7 @@ const SQL = {
     'UPDATE applications SET name = ?, type = ?, permissions = ?, rules = ?, key_hash = ?, key_lookup = ?, modified_by = ?, modified_at = ? ' +
     'WHERE tenant_id = ? AND id = ?',
   deleteApplication: 'DELETE FROM applications WHERE tenant_id = ? AND id = ?',
+  applicationPermissions: 'SELECT id, permissions FROM applications WHERE tenant_id = ?',
 
   insertFormula:
     'INSERT INTO formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ' +
@@ -133,6 +135,9 @@ export class SqliteStore implements Store {
   #deleteFormulaTx: SqliteTransaction<(tenantId: string, id: string) => 'deleted' | 'not_found' | 'in_use'>;
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
   #completeTx: SqliteTransaction<(claim: IdempotencyClaim, response: IdempotencyResponse) => void>;
+  #guardedTx: SqliteTransaction<
+    (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean) => boolean | 'last_holder'
+  >;
   #appendAuditTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
@@ -146,6 +151,7 @@ export class SqliteStore implements Store {
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
     this.#claimTx = db.transaction(this.#claim);
     this.#completeTx = db.transaction(this.#complete);
+    this.#guardedTx = db.transaction(this.#guarded);
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
   }
 
@@ -282,8 +288,13 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, query, page, toApplication);
   }
 
-  /** Replaces everything but the identity (tenant, id) and the creation stamp. */
-  updateApplication(app: ApplicationRecord): boolean {
+  /** Replaces everything but the identity (tenant, id) and the creation stamp. `keep`: see Store. */
+  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): boolean | 'last_holder' {
+    if (keep === undefined || keep.length === 0) return this.#updateApplication(app);
+    return this.#guardedTx.immediate(app.tenantId, app.id, keep, app.permissions ?? [], () => this.#updateApplication(app));
+  }
+
+  #updateApplication(app: ApplicationRecord): boolean {
     const result = this.#statements
       .get(SQL.updateApplication)
       .run(
@@ -301,9 +312,25 @@ export class SqliteStore implements Store {
     return result.changes === 1;
   }
 
-  deleteApplication(tenantId: string, id: string): boolean {
-    return this.#statements.get(SQL.deleteApplication).run(tenantId, id).changes === 1;
+  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): boolean | 'last_holder' {
+    const remove = () => this.#statements.get(SQL.deleteApplication).run(tenantId, id).changes === 1;
+    if (keep === undefined || keep.length === 0) return remove();
+    return this.#guardedTx.immediate(tenantId, id, keep, null, remove);
   }
+
+  /**
+   * Runs `write` (an update giving application `id` the permissions `next`, or its deletion when
+   * `next` is null) unless it would leave the tenant without an application holding all of `keep`.
+   * Inside BEGIN IMMEDIATE: no other writer runs between the count and the write.
+   */
+  #guarded = (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean): boolean | 'last_holder' => {
+    const rows = this.#statements.get(SQL.applicationPermissions).all(tenantId) as { id: string; permissions: string }[];
+    const holds = (permissions: readonly string[]) => keep.every((p) => permissions.includes(p));
+    const before = rows.filter((row) => holds(JSON.parse(row.permissions) as string[]));
+    const after = rows.filter((row) => (row.id === id ? next !== null && holds(next) : holds(JSON.parse(row.permissions) as string[])));
+    if (before.length > 0 && after.length === 0 && rows.some((row) => row.id === id)) return 'last_holder';
+    return write();
+  };
 
   // --- reactor formulas and reactors ------------------------------------------------------------
 
