@@ -187,8 +187,8 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   `,
   /*
    * 3: stored responses are encrypted, and withdrawn with the tokens they carry (as the SQLite
-   * migration 3). Records written before held the response in clear: they are dropped (the dead
-   * tuples go at the next VACUUM). The trigger functions run with the schema's search_path, fixed
+   * migration 3). Records written before held the response in clear: they are dropped (DROP TABLE
+   * removes the table's files when the migration commits). The trigger functions run with the schema's search_path, fixed
    * when they are created, because the store's statements name the schema instead of setting it.
    */ `
   DROP TABLE idempotency_keys;
