@@ -102,6 +102,12 @@ export interface ReencryptProgress {
 export interface VaultKeys {
   /** Makes a new data key for the tenant; new writes use it and older data stays readable. Returns its version. */
   rotate(tenantId: string): Promise<number>;
+  /**
+   * Encrypts a record that is not a token (the HTTP layer's stored idempotent responses) with the
+   * tenant's newest data key, bound to `context`; openRecord decrypts it with the same context.
+   */
+  sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer>;
+  openRecord(tenantId: string, context: readonly string[], ciphertext: Uint8Array): Promise<Buffer>;
   /** Re-encrypts the tenant's tokens under its newest data key, reporting progress after each batch. */
   reencrypt(tenantId: string, options?: { batchSize?: number; onProgress?: (progress: ReencryptProgress) => void }): Promise<number>;
 }
@@ -193,6 +199,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
 
   const keys: VaultKeys = {
     rotate: (tenantId) => keyRing.rotate(tenantId),
+    sealRecord: (tenantId, context, plaintext) => keyRing.sealRecord(tenantId, context, plaintext),
+    openRecord: (tenantId, context, ciphertext) => keyRing.openRecord(tenantId, context, ciphertext),
     async reencrypt(tenantId, { batchSize = 500, onProgress } = {}) {
       const tenantKeys = await keyRing.keysFor(tenantId);
       const target = tenantKeys.current;

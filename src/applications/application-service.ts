@@ -2,13 +2,28 @@ import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { AuthenticationError, NotFoundError, ValidationError } from '../errors.js';
+import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { ApplicationRecord, Store } from '../storage/store.js';
 import { formatIso } from '../tokens/expiry.js';
 import { MIN_KEY_LENGTH, generateApiKey, hashApiKey, hashesEqual } from './api-keys.js';
 import { type ApplicationInput, parseCreateApplication, parseUpdateApplication } from './application-input.js';
+
+/**
+ * The permissions that let a tenant manage its applications: with both, an application can create a
+ * new management application or restore any application's permissions. A tenant that has an
+ * application holding both always keeps one (see lastAdministrator).
+ */
+export const ADMINISTRATOR_PERMISSIONS: readonly Permission[] = Object.freeze(['application:create', 'application:update']);
+
+/** The refusal when a change would leave the tenant unable to manage its applications. */
+function lastAdministrator(id: string): ConflictError {
+  return new ConflictError(
+    `Application '${id}' is the tenant's last application holding application:create and application:update; ` +
+      'deleting it or removing those permissions would lock the tenant out. Give them to another application first.',
+  );
+}
 
 /** Past this many remembered keys the cache starts over (a bound, not an expected size). */
 const MAX_CACHED_KEYS = 10_000;
@@ -115,7 +130,9 @@ export class ApplicationService {
       const current = await this.#find(caller, id);
       const input = parseUpdateApplication(body, current.type);
       const next: ApplicationRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
-      if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
+      const updated = await this.#store.updateApplication(next, ADMINISTRATOR_PERMISSIONS);
+      if (updated === 'last_holder') throw lastAdministrator(id);
+      if (!updated) throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:update', id);
       return view(next);
@@ -139,7 +156,9 @@ export class ApplicationService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'application:delete', id, async () => {
       requirePermission(caller, 'application:delete');
-      if (!(await this.#store.deleteApplication(caller.tenantId, String(id)))) throw new NotFoundError('Application', String(id));
+      const deleted = await this.#store.deleteApplication(caller.tenantId, String(id), ADMINISTRATOR_PERMISSIONS);
+      if (deleted === 'last_holder') throw lastAdministrator(String(id));
+      if (!deleted) throw new NotFoundError('Application', String(id));
       this.#callers.clear();
       this.#record(caller, 'application:delete', id);
     });

@@ -76,6 +76,36 @@ export class KeyRing {
     return decryptWith(keys, tenantId, tokenId, ciphertext);
   }
 
+  /**
+   * Encrypts a stored record that is not a token (an idempotent response) under the tenant's newest
+   * data key. `context` names the record (for example tenant, application and idempotency key);
+   * it is bound as AAD in a domain separate from tokens' (recordAad), so a sealed record cannot be
+   * opened as another record, as a token, or under another tenant.
+   */
+  async sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer> {
+    const keys = await this.keysFor(tenantId);
+    const out = Buffer.allocUnsafe(HEADER + plaintext.length);
+    out[0] = FORMAT;
+    out.writeUInt32BE(keys.current, 1);
+    const iv = nextIv(out.subarray(5, 17));
+    const cipher = createCipheriv('aes-256-gcm', keys.data.get(keys.current)!, iv);
+    cipher.setAAD(recordAad(tenantId, context));
+    cipher.update(plaintext).copy(out, HEADER);
+    cipher.final();
+    cipher.getAuthTag().copy(out, 17);
+    return out;
+  }
+
+  /**
+   * Decrypts a record sealed by sealRecord with the same context. Old key versions stay readable
+   * (rotation keeps them); throws when the context differs or the bytes were changed.
+   */
+  async openRecord(tenantId: string, context: readonly string[], ciphertext: Uint8Array): Promise<Buffer> {
+    let keys = await this.keysFor(tenantId);
+    if (!keys.data.has(versionOf(ciphertext))) keys = await this.#load(tenantId, true);
+    return decryptWithAad(keys, recordAad(tenantId, context), ciphertext);
+  }
+
   /** Keyed fingerprint of a value (base64url HMAC-SHA256): equal values of a tenant give equal fingerprints. */
   fingerprint(keys: TenantKeys, value: string): string {
     return createHmac('sha256', keys.fingerprintKey).update(value, 'utf8').digest('base64url');
@@ -182,12 +212,25 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/**
+ * AAD of a record other than a token: the JSON text of ["record", tenant, ...context]. A token's AAD
+ * (aad above) always holds a NUL byte and JSON text never does (it escapes U+0000), so the two
+ * domains cannot collide; JSON's quoting keeps the context's parts from running into each other.
+ */
+function recordAad(tenantId: string, context: readonly string[]): Buffer {
+  return Buffer.from(JSON.stringify(['record', tenantId, ...context]), 'utf8');
+}
+
 function decryptWith(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer {
+  return decryptWithAad(keys, aad(tenantId, tokenId), ciphertext);
+}
+
+function decryptWithAad(keys: TenantKeys, additional: Buffer, ciphertext: Uint8Array): Buffer {
   const buf = asBuffer(ciphertext);
   const key = keys.data.get(buf.readUInt32BE(1));
   if (!key) throw new Error('Unknown data key version');
   const decipher = createDecipheriv('aes-256-gcm', key, buf.subarray(5, 17));
-  decipher.setAAD(aad(tenantId, tokenId));
+  decipher.setAAD(additional);
   decipher.setAuthTag(buf.subarray(17, HEADER));
   const plaintext = decipher.update(buf.subarray(HEADER));
   // GCM emits everything in update(); final() only verifies the tag (and throws if it is wrong).

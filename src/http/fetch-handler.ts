@@ -10,6 +10,7 @@ import {
   IDEMPOTENCY_TTL_MS,
   type SerializedResponse,
   checkIdempotencyKey,
+  referencedTokenIds,
   requestHash,
   runIdempotent,
 } from './idempotency.js';
@@ -91,7 +92,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
   for (const route of ROUTES) router.add(route);
   let openapi: Record<string, unknown> | undefined;
   const openapiDocument = () => (openapi ??= buildOpenApiDocument(router.routes(), { headerPrefix, maxBodyBytes }));
-  const idempotencyDeps = { store: vault.store, clock: vault.clock, logger, leaseMs: idempotencyLeaseMs };
+  const idempotencyDeps = { store: vault.store, clock: vault.clock, logger, leaseMs: idempotencyLeaseMs, keys: vault.keys };
 
   // One async function from routing to the response: each layer of async functions costs a
   // promise and a microtask turn per request, measurable at the HTTP benchmark's rate.
@@ -110,7 +111,12 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       if (idempotencyKey === null) return respond(serialize(route.status, await route.handle(input)));
       const key = checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`);
       const hash = requestHash(route.method, request.pathname + request.search, body === null ? null : body.text);
-      return respond(await runIdempotent(idempotencyDeps, caller, key, hash, async () => serialize(route.status, await route.handle(input))));
+      return respond(
+        await runIdempotent(idempotencyDeps, caller, key, hash, async () => {
+          const result = await route.handle(input);
+          return { ...serialize(route.status, result), tokenIds: referencedTokenIds(route.path, params, input.body, result) };
+        }),
+      );
     } catch (error) {
       return errorResponse(error, logger, { 'cache-control': NO_STORE }, headerPrefix);
     }

@@ -312,7 +312,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Reactor: invalid payment method',
   403: 'The application lacks the permission or container grant',
   404: 'Not found (including another tenant’s or an expired resource)',
-  409: 'Conflict, or the idempotency key’s first request is in flight',
+  409: 'Conflict, or the idempotency key’s first request is in flight or its stored response was withdrawn',
   413: 'Body over the size limit',
   415: 'Unsupported Content-Type',
   422: 'Idempotency key reused with a different request',

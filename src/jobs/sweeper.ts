@@ -19,6 +19,9 @@ const BATCH = 500;
  * Reads already ignore all three from the moment they lapse; the sweep makes the removal physical
  * (and keeps the idempotency table from growing with every request). Safe to run from several
  * instances: removal is idempotent and cvc removal is compare-and-set on the ciphertext.
+ * Purging a token and removing a cvc also withdraw, in the same transaction, the stored idempotent
+ * responses that carry that token's data (store triggers, migration 3); replays already stop at
+ * the expiry or cvc purge time recorded with the response.
  */
 export async function sweep(store: Store, keys: KeyRing, clock: Clock, logger: Logger): Promise<SweepResult> {
   const now = clock.now();

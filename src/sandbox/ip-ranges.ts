@@ -2,7 +2,10 @@
  * Which IP addresses reactor egress refuses unless `allowPrivateNetwork` is set: everything that is
  * not a public unicast address (loopback, private, link-local including cloud metadata at
  * 169.254.169.254, CGNAT, unspecified, multicast, reserved and documentation ranges). IPv6 forms
- * that embed an IPv4 address (mapped, NAT64, 6to4) are judged by the embedded address.
+ * that embed an IPv4 address at a known place (mapped ::ffff:0:0/96, translated ::ffff:0:0:0/96,
+ * well-known NAT64 64:ff9b::/96, 6to4 2002::/16) are judged by the embedded address; forms whose
+ * destination cannot be decided from the literal (IPv4-compatible ::/96, local-use NAT64
+ * 64:ff9b:1::/48 and the rest of 64:ff9b::/32, Teredo 2001::/32) are refused outright.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 
@@ -47,13 +50,23 @@ function isRefusedIpv6(h: number[]): boolean {
   const embedded = ((g << 16) | k) >>> 0;
   const zeroUpTo = (n: number): boolean => h.slice(0, n).every((x) => x === 0);
   if (zeroUpTo(7) && (k === 0 || k === 1)) return true; // :: and ::1
-  if (zeroUpTo(5) && f === 0xffff) return isRefusedIpv4(embedded); // ::ffff:a.b.c.d
-  if (zeroUpTo(6)) return true; // deprecated IPv4-compatible ::a.b.c.d
-  if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0) {
-    return isRefusedIpv4(embedded); // NAT64 64:ff9b::/96
+  if (zeroUpTo(5) && f === 0xffff) return isRefusedIpv4(embedded); // IPv4-mapped ::ffff:a.b.c.d
+  // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765 SIIT): a translator delivers it to the IPv4 address.
+  if (zeroUpTo(4) && e === 0xffff && f === 0) return isRefusedIpv4(embedded);
+  if (a === 0x64 && b === 0xff9b) {
+    // Well-known NAT64 64:ff9b::/96 (RFC 6052) reaches the embedded IPv4 address: judge that.
+    if (c === 0 && d === 0 && e === 0 && f === 0) return isRefusedIpv4(embedded);
+    // Local-use NAT64 64:ff9b:1::/48 (RFC 8215) and the rest of 64:ff9b::/32: the translator's
+    // prefix length (and so where the IPv4 address sits) is a local choice we cannot know. Refuse.
+    return true;
   }
+  // IPv4-compatible ::a.b.c.d (deprecated) and the rest of ::/8 (IETF reserved; 64:ff9b::/32 is
+  // judged above): nothing public lives there.
+  if ((a & 0xff00) === 0) return true;
   if (a === 0x2002) return isRefusedIpv4(((b << 16) | c) >>> 0); // 6to4 2002:V4ADDR::/48
-  if (a === 0x2001 && b === 0) return true; // Teredo 2001::/32
+  // Teredo 2001::/32: the client's IPv4 address and port are obfuscated, and the server address
+  // is a relay; the packet's real destination cannot be judged from the literal. Refuse.
+  if (a === 0x2001 && b === 0) return true;
   if (a === 0x2001 && b === 0x0db8) return true; // documentation
   if (a === 0x0100 && b === 0 && c === 0 && d === 0) return true; // discard-only 100::/64
   if ((a & 0xfe00) === 0xfc00) return true; // unique local fc00::/7

@@ -181,14 +181,36 @@ export interface IdempotencyRecord {
   key: string;
   /** SHA-256 of method, path and body: the same key with another request is rejected. */
   requestHash: string;
-  state: 'in_flight' | 'done';
+  /**
+   * `withdrawn`: the stored response was dropped because a token whose data it may carry was deleted,
+   * expired or lost its cvc; the key answers a conflict until `expiresAt` instead of replaying it.
+   */
+  state: 'in_flight' | 'done' | 'withdrawn';
   status: number | null;
-  /** The response body as sent (JSON text), null while in flight. */
-  body: string | null;
+  /**
+   * The response body encrypted with the tenant's data key (KeyRing.sealRecord, bound to tenant,
+   * application and key); null while in flight, once withdrawn, or when the response had no body.
+   */
+  body: Uint8Array | null;
   /** When it was claimed; names the claim in complete and release. */
   createdAt: number;
   /** In flight: when the claim's lease runs out (the key may then be claimed again). Done: when the stored response is dropped. */
   expiresAt: number;
+  /**
+   * Done: when the response stops being replayed (answers as withdrawn) because a token it carries
+   * expires or its cvc lapses then; null or absent: not before expiresAt.
+   */
+  withdrawAt?: number | null;
+}
+
+/** A finished response to store for a claim (see Store.completeIdempotencyKey). */
+export interface IdempotencyResponse {
+  status: number;
+  /** The encrypted body, null for a response without one. */
+  body: Uint8Array | null;
+  expiresAt: number;
+  /** Ids of the tokens whose data the response may carry; ids that name no token of the tenant are ignored. */
+  tokenIds: readonly string[];
 }
 
 /** One claim of an idempotency key: the key and the `createdAt` of the record that claimed it. */
@@ -278,9 +300,15 @@ export interface Store {
   /** Every application whose keyLookup matches (normally one); the caller compares keyHash in constant time. */
   findApplicationsByKeyLookup(keyLookup: string): MaybePromise<ApplicationRecord[]>;
   listApplications(tenantId: string, page: PageRequest): MaybePromise<PageResult<ApplicationRecord>>;
-  /** Replaces the mutable fields of an existing application; false when missing. */
-  updateApplication(app: ApplicationRecord): MaybePromise<boolean>;
-  deleteApplication(tenantId: string, id: string): MaybePromise<boolean>;
+  /**
+   * Replaces the mutable fields of an existing application; false when missing. With `keep`: in the
+   * same transaction, answers 'last_holder' and changes nothing when the tenant has an application
+   * holding every permission of `keep` and would have none after the change. Concurrent guarded
+   * changes of one tenant's applications are serialized, so two cannot each remove "the other" holder.
+   */
+  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
+  /** Deletes; false when missing. `keep`: as in updateApplication. */
+  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
 
   // --- reactor formulas and reactors ------------------------------------------------------------
   /** Inserts; ConflictError when the id exists. */
@@ -307,8 +335,13 @@ export interface Store {
   /**
    * Stores the response of a claim (state done, kept until `response.expiresAt`) if the key's record
    * is still that claim in flight: a claim whose lease ran out and was replaced changes nothing.
+   * In the same transaction it records which of `response.tokenIds` are tokens of the tenant (a
+   * later deletion, expiry purge or cvc removal of one of them withdraws the response in that
+   * transaction), sets `withdrawAt` to the earliest expiry or cvc purge time among them, and stores
+   * the record withdrawn at once when one of them was deleted meanwhile. A concurrent deletion
+   * either comes first (the record is stored withdrawn) or sees the reference (it withdraws it).
    */
-  completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): MaybePromise<void>;
+  completeIdempotencyKey(claim: IdempotencyClaim, response: IdempotencyResponse): MaybePromise<void>;
   /** Releases a claim whose request failed, so the key may be retried; only that claim, only in flight. */
   releaseIdempotencyKey(claim: IdempotencyClaim): MaybePromise<void>;
   /**

@@ -128,6 +128,7 @@ export function makeIdempotency(overrides: Partial<IdempotencyRecord> = {}): Ide
     body: null,
     createdAt: T0,
     expiresAt: T0 + 24 * HOUR,
+    withdrawAt: null,
     ...overrides,
   };
 }
@@ -932,6 +933,48 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await store.findApplicationsByKeyLookup(app.keyLookup)).toEqual([]);
       });
 
+      const ADMIN: ApplicationRecord['permissions'] = ['application:create', 'application:update', 'application:read', 'application:delete'];
+      const KEEP = ['application:create', 'application:update'] as const;
+      const admin = (overrides: Partial<ApplicationRecord> = {}) => makeApplication({ type: 'management', permissions: ADMIN, rules: [], ...overrides });
+
+      it("with keep: refuses to delete, or update away the permissions of, the tenant's last holder; others pass", async () => {
+        const last = admin();
+        const other = makeApplication();
+        const elsewhere = admin({ tenantId: TENANT_B });
+        for (const app of [last, other, elsewhere]) await store.createApplication(app);
+        expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe('last_holder');
+        expect(await store.updateApplication({ ...last, permissions: ['application:create', 'application:read'] }, KEEP)).toBe('last_holder');
+        expect(await store.getApplication(TENANT_A, last.id)).toMatchObject({ permissions: ADMIN });
+        // Changes that keep a holder, and changes of other applications, pass.
+        expect(await store.updateApplication({ ...last, name: 'renamed' }, KEEP)).toBe(true);
+        expect(await store.deleteApplication(TENANT_A, other.id, KEEP)).toBe(true);
+        expect(await store.deleteApplication(TENANT_A, 'missing', KEEP)).toBe(false);
+        const second = admin();
+        await store.createApplication(second);
+        expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe(true);
+        expect(await store.deleteApplication(TENANT_A, second.id, KEEP)).toBe('last_holder');
+        // Without keep, nothing is checked.
+        expect(await store.deleteApplication(TENANT_A, second.id)).toBe(true);
+      });
+
+      it('with keep: two last holders removing each other concurrently leave one (race)', async () => {
+        for (let i = 0; i < 10; i++) {
+          const a = admin();
+          const b = admin();
+          await store.createApplication(a);
+          await store.createApplication(b);
+          const results = await Promise.all([
+            Promise.resolve().then(() => store.deleteApplication(TENANT_A, a.id, KEEP)),
+            Promise.resolve().then(() => (i % 2 === 0 ? store.deleteApplication(TENANT_A, b.id, KEEP) : store.updateApplication({ ...b, permissions: [] }, KEEP))),
+          ]);
+          expect(results.filter((r) => r === 'last_holder')).toHaveLength(1);
+          const page = await store.listApplications(TENANT_A, offset(100, 1));
+          const holders = page.items.filter((app) => KEEP.every((p) => app.permissions.includes(p)));
+          expect(holders).toHaveLength(1);
+          for (const app of page.items) await store.deleteApplication(TENANT_A, app.id);
+        }
+      });
+
       it('keeps ids per tenant: the same id may exist in two tenants', async () => {
         await store.createApplication(makeApplication({ id: 'same-app', name: 'A' }));
         await store.createApplication(makeApplication({ id: 'same-app', name: 'B', tenantId: TENANT_B }));
@@ -1080,13 +1123,14 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
       });
 
       const claimOf = (record: IdempotencyRecord) => ({ tenantId: record.tenantId, applicationId: record.applicationId, key: record.key, claimedAt: record.createdAt });
-      const response = (status: number, body: string, expiresAt = T0 + 24 * HOUR) => ({ status, body, expiresAt });
+      const bytes = (text: string) => Buffer.from(text, 'utf8');
+      const response = (status: number, body: string, expiresAt = T0 + 24 * HOUR, tokenIds: string[] = []) => ({ status, body: bytes(body), expiresAt, tokenIds });
 
       it('stores the response on completion, kept until the expiry given then; later claims return it', async () => {
         const record = makeIdempotency({ key: 'k2', expiresAt: T0 + 5 * 60_000 });
         await store.claimIdempotencyKey(record, T0);
         await store.completeIdempotencyKey(claimOf(record), response(201, '{"id":"tok"}', T0 + 24 * HOUR));
-        const done = { ...record, state: 'done', status: 201, body: '{"id":"tok"}', expiresAt: T0 + 24 * HOUR };
+        const done = { ...record, state: 'done', status: 201, body: bytes('{"id":"tok"}'), expiresAt: T0 + 24 * HOUR };
         // Past the in-flight lease, the stored response still answers.
         expect(await store.claimIdempotencyKey(record, T0 + HOUR)).toEqual({ claimed: false, existing: done });
       });
@@ -1122,7 +1166,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         await store.releaseIdempotencyKey(claimOf(stale));
         expect(await store.claimIdempotencyKey({ ...stale, createdAt: T0 + 60_001 }, T0 + 60_001)).toEqual({ claimed: false, existing: fresh });
         await store.completeIdempotencyKey(claimOf(fresh), response(201, '"fresh"'));
-        expect(await store.claimIdempotencyKey(stale, T0 + 60_002)).toMatchObject({ claimed: false, existing: { state: 'done', body: '"fresh"' } });
+        expect(await store.claimIdempotencyKey(stale, T0 + 60_002)).toMatchObject({ claimed: false, existing: { state: 'done', body: bytes('"fresh"') } });
       });
 
       it('keys are scoped by tenant and application', async () => {
@@ -1148,6 +1192,85 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await store.claimIdempotencyKey({ ...live, createdAt: T0 + HOUR }, T0 + HOUR)).toMatchObject({ claimed: false, existing: { key: 'p3' } });
         expect(await store.claimIdempotencyKey({ ...doneExpired, createdAt: T0 + HOUR, expiresAt: T0 + 2 * HOUR }, T0 + HOUR)).toEqual({ claimed: true });
         await expect(Promise.resolve().then(() => store.purgeExpiredIdempotencyKeys(T0, 0))).rejects.toBeInstanceOf(ValidationError);
+      });
+
+      it('completion stores a response without a body as null', async () => {
+        const record = makeIdempotency({ key: 'nobody' });
+        await store.claimIdempotencyKey(record, T0);
+        await store.completeIdempotencyKey(claimOf(record), { status: 204, body: null, expiresAt: T0 + 24 * HOUR, tokenIds: [] });
+        expect(await store.claimIdempotencyKey(record, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'done', status: 204, body: null } });
+      });
+
+      it("deleting a token withdraws, in the same transaction, the stored responses that carry it (and only those); ids naming no token are ignored", async () => {
+        const [carried, other] = await createAll([makeToken(), makeToken()]);
+        const withToken = makeIdempotency({ key: 'w1' });
+        const withOther = makeIdempotency({ key: 'w2' });
+        const withNone = makeIdempotency({ key: 'w3' });
+        for (const record of [withToken, withOther, withNone]) await store.claimIdempotencyKey(record, T0);
+        await store.completeIdempotencyKey(claimOf(withToken), response(200, 'a', undefined, [carried!.id, 'no-such-token']));
+        await store.completeIdempotencyKey(claimOf(withOther), response(200, 'b', undefined, [other!.id]));
+        await store.completeIdempotencyKey(claimOf(withNone), response(200, 'c', undefined, ['no-such-token']));
+        expect(await remove(TENANT_A, carried!.id)).toBe(true);
+        expect(await store.claimIdempotencyKey(withToken, T0 + 1)).toEqual({
+          claimed: false,
+          existing: { ...withToken, state: 'withdrawn', status: null, body: null, withdrawAt: null },
+        });
+        expect(await store.claimIdempotencyKey(withOther, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'done', body: bytes('b') } });
+        expect(await store.claimIdempotencyKey(withNone, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'done', body: bytes('c') } });
+        // The withdrawn record keeps its key until it expires, then the key is free.
+        expect(await store.purgeExpiredIdempotencyKeys(T0 + 24 * HOUR, 10)).toBe(3);
+        expect(await store.claimIdempotencyKey({ ...withToken, createdAt: T0 + 24 * HOUR }, T0 + 24 * HOUR)).toEqual({ claimed: true });
+      });
+
+      it('a token deleted before the completion leaves the record withdrawn', async () => {
+        const [token] = await createAll([makeToken()]);
+        const record = makeIdempotency({ key: 'w4' });
+        await store.claimIdempotencyKey(record, T0);
+        await remove(TENANT_A, token!.id);
+        await store.completeIdempotencyKey(claimOf(record), response(201, 'data', T0 + 24 * HOUR, [token!.id]));
+        expect(await store.claimIdempotencyKey(record, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'withdrawn', body: null, expiresAt: T0 + 24 * HOUR } });
+      });
+
+      it("completion sets withdrawAt to the earliest expiry or cvc purge among the tokens carried", async () => {
+        const [expiring, withCvc, plain] = await createAll([makeToken({ expiresAt: T0 + 5 * HOUR }), makeToken({ cvcPurgeAt: T0 + HOUR }), makeToken()]);
+        const record = makeIdempotency({ key: 'w5' });
+        await store.claimIdempotencyKey(record, T0);
+        await store.completeIdempotencyKey(claimOf(record), response(200, 'x', undefined, [plain!.id, expiring!.id, withCvc!.id]));
+        expect(await store.claimIdempotencyKey(record, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'done', withdrawAt: T0 + HOUR } });
+        const none = makeIdempotency({ key: 'w6' });
+        await store.claimIdempotencyKey(none, T0);
+        await store.completeIdempotencyKey(claimOf(none), response(200, 'y', undefined, [plain!.id]));
+        expect(await store.claimIdempotencyKey(none, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'done', withdrawAt: null } });
+      });
+
+      it('purging an expired token and removing a cvc withdraw the responses that carry them', async () => {
+        const [expiring, withCvc] = await createAll([makeToken({ expiresAt: T0 + HOUR }), makeToken({ cvcPurgeAt: T0 + HOUR })]);
+        const a = makeIdempotency({ key: 'w7' });
+        const b = makeIdempotency({ key: 'w8' });
+        for (const record of [a, b]) await store.claimIdempotencyKey(record, T0);
+        await store.completeIdempotencyKey(claimOf(a), response(200, 'a', undefined, [expiring!.id]));
+        await store.completeIdempotencyKey(claimOf(b), response(200, 'b', undefined, [withCvc!.id]));
+        expect(await store.purgeExpiredTokens(T0 + HOUR, 10)).toBe(1);
+        expect(await store.claimIdempotencyKey(a, T0 + HOUR)).toMatchObject({ claimed: false, existing: { state: 'withdrawn', body: null } });
+        // A re-encryption keeps the cvc (and the stored response); its removal withdraws it.
+        const rewritten = new Uint8Array([7, 7]);
+        expect(await store.replaceCiphertext(TENANT_A, withCvc!.id, withCvc!.ciphertext, { ciphertext: rewritten, keyVersion: 2, cvcPurgeAt: T0 + HOUR })).toBe(true);
+        expect(await store.claimIdempotencyKey(b, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'done' } });
+        expect(await store.replaceCiphertext(TENANT_A, withCvc!.id, rewritten, { ciphertext: new Uint8Array([8]), keyVersion: 2, cvcPurgeAt: null })).toBe(true);
+        expect(await store.claimIdempotencyKey(b, T0 + HOUR)).toMatchObject({ claimed: false, existing: { state: 'withdrawn', body: null } });
+      });
+
+      it('a token deleted concurrently with the completion never leaves its response replayable (race)', async () => {
+        for (let i = 0; i < 20; i++) {
+          const [token] = await createAll([makeToken()]);
+          const record = makeIdempotency({ key: `race-del-${i}` });
+          await store.claimIdempotencyKey(record, T0);
+          await Promise.all([
+            Promise.resolve().then(() => store.completeIdempotencyKey(claimOf(record), response(200, 'data', undefined, [token!.id]))),
+            Promise.resolve().then(() => remove(TENANT_A, token!.id)),
+          ]);
+          expect(await store.claimIdempotencyKey(record, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'withdrawn', body: null } });
+        }
       });
 
       it('exactly one of many concurrent claims wins', async () => {

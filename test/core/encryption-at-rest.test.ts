@@ -2,9 +2,12 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { createVault } from '../../src/index.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
+import { createFetchHandler } from '../../src/http/index.js';
 import { createSqliteStore } from '../../src/sqlite.js';
+import { MIGRATIONS, runMigrations } from '../../src/storage/sqlite/migrations.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
 
 const dirs: string[] = [];
@@ -36,6 +39,25 @@ describe('encryption at rest', () => {
     await vault.tokens.create(caller, { type: 'token', data: secrets.string, deduplicate_token: true });
     await vault.tokens.create(caller, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
     await vault.tokens.create(caller, { type: 'us_bank_account_number', data: secrets.account.slice(0, 12) });
+    // Idempotent HTTP requests whose stored responses reveal a card (create, update, search,
+    // tokenize) or carry an API key (application create).
+    const handler = createFetchHandler(vault);
+    const http = async (method: string, path: string, apiKey: string, body: unknown, idempotencyKey: string) => {
+      const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
+      const headers = { 'svc-api-key': apiKey, 'content-type': contentType, 'svc-idempotency-key': idempotencyKey };
+      const response = await handler(new Request(`http://vault.test${path}`, { method, headers, body: JSON.stringify(body) }));
+      expect(response.status, await response.clone().text()).toBeLessThan(300);
+      return (await response.json()) as { id: string; key?: string };
+    };
+    const card = { number: '5555555555554444', expiration_month: 2, expiration_year: 2033, cvc: '8642' };
+    const idem = await http('POST', '/tokens', app.key!, { type: 'card', data: card }, 'scan-create');
+    expect(JSON.stringify(idem)).toContain(card.number); // the response does reveal the card
+    await http('PATCH', `/tokens/${idem.id}`, app.key!, { metadata: { a: 'b' } }, 'scan-update');
+    await http('POST', '/tokens/search', app.key!, { query: `id:${idem.id}` }, 'scan-search');
+    await http('POST', '/tokenize', app.key!, { c: { type: 'card', data: card } }, 'scan-tokenize');
+    const created = await http('POST', '/applications', application.key, { name: 'idem-app', type: 'private', permissions: ['token:read'] }, 'scan-app');
+    Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: created.key! });
+    const cvcs = [cvc, card.cvc];
     // Scan while open (WAL holds the recent writes) and again after close (checkpointed into the main file).
     const scan = () => {
       const files = readdirSync(dir).map((f) => readFileSync(join(dir, f)));
@@ -45,11 +67,35 @@ describe('encryption at rest', () => {
           expect(bytes.includes(Buffer.from(secret, 'utf8')), `${name} found in plaintext`).toBe(false);
           expect(bytes.includes(Buffer.from(secret, 'utf16le')), `${name} found as UTF-16`).toBe(false);
         }
-        expect(bytes.includes(Buffer.from(`"cvc":"${cvc}"`, 'utf8')), 'cvc found in plaintext').toBe(false);
+        for (const value of cvcs) expect(bytes.includes(Buffer.from(`"cvc":"${value}"`, 'utf8')), 'cvc found in plaintext').toBe(false);
         expect(bytes.includes(Buffer.from(app.key!, 'utf8')), 'API key found').toBe(false);
       }
     };
     expect(readdirSync(dir)).toContain('vault.db-wal');
+    scan();
+    await vault.close();
+    scan();
+  });
+
+  it('idempotency records written in the clear before migration 3 leave no trace in the file or its WAL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenvault-scan-'));
+    dirs.push(dir);
+    const filename = join(dir, 'vault.db');
+    const plaintext = '{"data":{"number":"4000056655665556","cvc":"9753"}}';
+    const old = new Database(filename);
+    old.pragma('journal_mode = WAL');
+    runMigrations(old, MIGRATIONS.slice(0, 2));
+    old
+      .prepare("INSERT INTO idempotency_keys VALUES ('t', 'a', 'k', 'h', 'done', 201, ?, 0, 9999999999999)")
+      .run(plaintext);
+    old.close();
+    expect(readFileSync(filename).includes(Buffer.from(plaintext))).toBe(true); // the old layout does hold it
+    const store = createSqliteStore({ filename });
+    const vault = await createVault({ store, masterKey: generateMasterKey(), sweepIntervalMs: 0 });
+    expect(store.database.prepare('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 });
+    const scan = () => {
+      for (const f of readdirSync(dir)) expect(readFileSync(join(dir, f)).includes(Buffer.from('4000056655665556')), `found in ${f}`).toBe(false);
+    };
     scan();
     await vault.close();
     scan();

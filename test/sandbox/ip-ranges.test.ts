@@ -66,3 +66,46 @@ describe('isRefusedAddress', () => {
     expect(isRefusedAddress('')).toBe(true);
   });
 });
+
+/**
+ * IPv6 forms that carry an IPv4 address. Each row: the literal, whether egress refuses it, and why.
+ * "decoded": the embedded IPv4 address is judged by the IPv4 rules. "refused": the destination
+ * cannot be decided from the literal, so it is refused whatever it embeds.
+ */
+describe('isRefusedAddress: IPv6 forms embedding IPv4', () => {
+  it.each([
+    // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765): decoded.
+    ['::ffff:0:127.0.0.1', true, 'translated loopback'],
+    ['::ffff:0:169.254.169.254', true, 'translated metadata'],
+    ['::ffff:0:a9fe:a9fe', true, 'translated metadata, hex'],
+    ['::ffff:0:10.1.2.3', true, 'translated private'],
+    ['::ffff:0:8.8.8.8', false, 'translated public'],
+    // IPv4-mapped ::ffff:a.b.c.d: decoded.
+    ['::ffff:192.168.0.1', true, 'mapped private'],
+    ['::ffff:1.1.1.1', false, 'mapped public'],
+    // IPv4-compatible ::a.b.c.d (deprecated): refused.
+    ['::8.8.8.8', true, 'compatible, even public'],
+    ['::a9fe:a9fe', true, 'compatible metadata'],
+    ['::1:0:0:0', true, 'reserved ::/8'],
+    // Well-known NAT64 64:ff9b::/96 (RFC 6052): decoded.
+    ['64:ff9b::127.0.0.1', true, 'well-known NAT64 loopback'],
+    ['64:ff9b::10.0.0.1', true, 'well-known NAT64 private'],
+    ['64:ff9b::1.1.1.1', false, 'well-known NAT64 public'],
+    // Local-use NAT64 64:ff9b:1::/48 (RFC 8215) and the rest of 64:ff9b::/32: refused.
+    ['64:ff9b:1::a9fe:a9fe', true, 'local-use NAT64 /96 layout'],
+    ['64:ff9b:1:a9fe:a9:fe00::', true, 'local-use NAT64 /48 layout'],
+    ['64:ff9b:1::808:808', true, 'local-use NAT64 embedding a public address'],
+    ['64:ff9b:2::1', true, 'other 64:ff9b::/32'],
+    ['64:ff9b::1:0:808:808', true, 'well-known prefix with non-zero suffix bits'],
+    // 6to4 2002:V4ADDR::/48: decoded.
+    ['2002:7f00:1::1', true, '6to4 loopback'],
+    ['2002:a9fe:a9fe::1', true, '6to4 metadata'],
+    ['2002:c0a8:101::1', true, '6to4 private'],
+    ['2002:808:808::1', false, '6to4 public'],
+    // Teredo 2001::/32: refused.
+    ['2001::1', true, 'Teredo'],
+    ['2001:0:808:808::1', true, 'Teredo with a public server'],
+  ] as [string, boolean, string][])('%s → refused %s (%s)', (address, refused) => {
+    expect(isRefusedAddress(address)).toBe(refused);
+  });
+});

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConflictError, ValidationError } from '../../src/errors.js';
 import { createPostgresStore, redactConnectionString, type PgPool, type PostgresStore } from '../../src/postgres.js';
-import { MIGRATIONS } from '../../src/storage/postgres/migrations.js';
+import { MIGRATIONS, runMigrations } from '../../src/storage/postgres/migrations.js';
 import { decodeCursor, encodeCursor } from '../../src/storage/postgres/paging.js';
 import { MAX_ATTEMPTS, PgExecutor } from '../../src/storage/postgres/pg-executor.js';
 import { parseBytea } from '../../src/storage/postgres/type-parsers.js';
@@ -182,6 +182,27 @@ if (PG_URL === undefined) {
         expect(await stores[3]!.getToken(TENANT_A, token.id, T0)).not.toBeNull();
       } finally {
         await discard(...stores);
+      }
+    });
+
+    it('migration 3 drops the idempotency records stored in the clear before it', async () => {
+      const schema = freshSchema('m3');
+      const store = open({ schema });
+      try {
+        // The schema as version 2 left it, holding a response in the clear.
+        await runMigrations(new PgExecutor(adminPool() as unknown as PgPool), schema, MIGRATIONS.slice(0, 2));
+        const plaintext = '{"data":{"number":"4000056655665556","cvc":"9753"}}';
+        await adminPool().query(`INSERT INTO "${schema}".idempotency_keys VALUES ('t', 'a', 'k', 'h', 'done', 201, $1, 0, 9999999999999)`, [plaintext]);
+        await store.migrate();
+        const { rows } = await adminPool().query(`SELECT count(*)::int AS n FROM "${schema}".idempotency_keys`);
+        expect(rows[0].n).toBe(0);
+        const columns = await adminPool().query(
+          "SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'idempotency_keys' AND column_name = 'body'",
+          [schema],
+        );
+        expect(columns.rows[0].data_type).toBe('bytea');
+      } finally {
+        await discard(store);
       }
     });
 

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -137,6 +137,35 @@ describe('SQLite pragmas', () => {
     tuned.close();
     store.close();
     db.close();
+  });
+});
+
+describe('SQLite file modes', () => {
+  const modes = (prefix: string) =>
+    Object.fromEntries(readdirSync(dir).filter((f) => f.startsWith(prefix)).map((f) => [f.slice(prefix.length), (statSync(join(dir, f)).mode & 0o777).toString(8)]));
+
+  it.each([false, true])('creates the database, its -wal and its -shm owner-only (0600) under the usual umask 022 (exclusive: %s)', async (exclusive) => {
+    const filename = tempFile();
+    const name = filename.slice(dir.length + 1);
+    const previous = process.umask(0o022); // the usual umask, under which SQLite creates 0644
+    try {
+      const store = openMigrated({ filename, exclusive });
+      await store.createTenant({ id: TENANT_A, name: 'a', createdAt: T0 });
+      const open = modes(name);
+      expect(open).toMatchObject({ '': '600', '-wal': '600' });
+      if (!exclusive) expect(open['-shm']).toBe('600'); // exclusive mode keeps the WAL index in memory
+      store.close();
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('leaves the mode of an existing database file as its owner set it', () => {
+    const filename = tempFile();
+    writeFileSync(filename, '');
+    chmodSync(filename, 0o640);
+    openMigrated({ filename }).close();
+    expect((statSync(filename).mode & 0o777).toString(8)).toBe('640');
   });
 });
 

@@ -185,6 +185,63 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   /* 2: the sweep removes expired idempotency records */ `
   CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
   `,
+  /*
+   * 3: stored responses are encrypted, and withdrawn with the tokens they carry (as the SQLite
+   * migration 3). Records written before held the response in clear: they are dropped (DROP TABLE
+   * removes the table's files when the migration commits). The trigger functions run with the schema's search_path, fixed
+   * when they are created, because the store's statements name the schema instead of setting it.
+   */ `
+  DROP TABLE idempotency_keys;
+  CREATE TABLE idempotency_keys (
+    tenant_id text NOT NULL,
+    application_id text NOT NULL,
+    key text NOT NULL,
+    request_hash text NOT NULL,
+    state text NOT NULL CHECK (state IN ('in_flight', 'done', 'withdrawn')),
+    status integer,
+    body bytea,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    withdraw_at bigint,
+    PRIMARY KEY (tenant_id, application_id, key)
+  );
+  CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
+
+  CREATE TABLE idempotency_tokens (
+    tenant_id text NOT NULL,
+    token_id text NOT NULL,
+    application_id text NOT NULL,
+    key text NOT NULL,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (tenant_id, token_id, application_id, key, created_at)
+  );
+  CREATE INDEX idempotency_tokens_record ON idempotency_tokens (tenant_id, application_id, key, created_at);
+
+  CREATE FUNCTION idempotency_withdraw_token() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+      UPDATE idempotency_keys k SET state = 'withdrawn', status = NULL, body = NULL, withdraw_at = NULL
+        FROM idempotency_tokens r
+        WHERE r.tenant_id = OLD.tenant_id AND r.token_id = OLD.id AND k.state = 'done'
+          AND k.tenant_id = r.tenant_id AND k.application_id = r.application_id AND k.key = r.key AND k.created_at = r.created_at;
+      DELETE FROM idempotency_tokens WHERE tenant_id = OLD.tenant_id AND token_id = OLD.id;
+      RETURN NULL;
+    END
+  $$;
+  CREATE TRIGGER idempotency_withdraw_deleted_token AFTER DELETE ON tokens FOR EACH ROW EXECUTE FUNCTION idempotency_withdraw_token();
+  CREATE TRIGGER idempotency_withdraw_cvc AFTER UPDATE OF cvc_purge_at ON tokens FOR EACH ROW
+    WHEN (OLD.cvc_purge_at IS NOT NULL AND NEW.cvc_purge_at IS NULL) EXECUTE FUNCTION idempotency_withdraw_token();
+
+  CREATE FUNCTION idempotency_drop_references() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+      DELETE FROM idempotency_tokens
+        WHERE tenant_id = OLD.tenant_id AND application_id = OLD.application_id AND key = OLD.key AND created_at = OLD.created_at;
+      RETURN NULL;
+    END
+  $$;
+  CREATE TRIGGER idempotency_tokens_record_gone AFTER DELETE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION idempotency_drop_references();
+  CREATE TRIGGER idempotency_tokens_record_reclaimed AFTER UPDATE OF created_at ON idempotency_keys FOR EACH ROW
+    WHEN (OLD.created_at <> NEW.created_at) EXECUTE FUNCTION idempotency_drop_references();
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

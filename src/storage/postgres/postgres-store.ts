@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { ConflictError } from '../../errors.js';
+import type { Permission } from '../../permissions.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../sqlite/like-pattern.js';
 import type {
   ApplicationRecord,
@@ -10,6 +11,7 @@ import type {
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
+  IdempotencyResponse,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -24,7 +26,7 @@ import type {
 } from '../store.js';
 import { runMigrations } from './migrations.js';
 import { SqlParams, runPage } from './paging.js';
-import { PgExecutor } from './pg-executor.js';
+import { PgExecutor, type Queryable } from './pg-executor.js';
 import { quoteSchema, resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import {
@@ -236,8 +238,13 @@ export class PostgresStore implements Store {
     return runPage(this.#db, this.#tenantList(APPLICATION_COLUMNS, 'applications', tenantId), page, toApplication);
   }
 
-  async updateApplication(app: ApplicationRecord): Promise<boolean> {
-    const result = await this.#db.query(this.#sql.updateApplication, [
+  async updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): Promise<boolean | 'last_holder'> {
+    if (keep === undefined || keep.length === 0) return this.#updateApplication(this.#db, app);
+    return this.#db.transaction((tx) => this.#guarded(tx, app.tenantId, app.id, keep, app.permissions ?? [], () => this.#updateApplication(tx, app)));
+  }
+
+  async #updateApplication(db: Queryable, app: ApplicationRecord): Promise<boolean> {
+    const result = await db.query(this.#sql.updateApplication, [
       app.name,
       app.type,
       json(app.permissions ?? []),
@@ -252,8 +259,32 @@ export class PostgresStore implements Store {
     return result.rowCount === 1;
   }
 
-  async deleteApplication(tenantId: string, id: string): Promise<boolean> {
-    return (await this.#db.query(this.#sql.deleteApplication, [tenantId, id])).rowCount === 1;
+  async deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): Promise<boolean | 'last_holder'> {
+    const remove = async (db: Queryable) => (await db.query(this.#sql.deleteApplication, [tenantId, id])).rowCount === 1;
+    if (keep === undefined || keep.length === 0) return remove(this.#db);
+    return this.#db.transaction((tx) => this.#guarded(tx, tenantId, id, keep, null, () => remove(tx)));
+  }
+
+  /**
+   * Runs `write` (an update giving application `id` the permissions `next`, or its deletion when
+   * `next` is null) unless it would leave the tenant without an application holding all of `keep`.
+   * The tenant's application rows are locked (in seq order, so two such transactions queue instead
+   * of deadlocking); the second then reads what the first committed (a deleted row is skipped).
+   */
+  async #guarded(
+    tx: Queryable,
+    tenantId: string,
+    id: string,
+    keep: readonly Permission[],
+    next: readonly Permission[] | null,
+    write: () => Promise<boolean>,
+  ): Promise<boolean | 'last_holder'> {
+    const { rows } = await tx.query(this.#sql.lockApplicationPermissions, [tenantId]);
+    const holds = (permissions: readonly string[]) => keep.every((p) => permissions.includes(p));
+    const before = rows.filter((row) => holds(row['permissions'] as string[]));
+    const after = rows.filter((row) => (row['id'] === id ? next !== null && holds(next) : holds(row['permissions'] as string[])));
+    if (before.length > 0 && after.length === 0 && rows.some((row) => row['id'] === id)) return 'last_holder';
+    return write();
   }
 
   // --- reactor formulas and reactors ------------------------------------------------------------
@@ -394,17 +425,25 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Only the claim's in-flight record is completed: a done one keeps its first response. */
-  async completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): Promise<void> {
-    await this.#db.query(this.#sql.completeIdempotency, [
-      response.status,
-      response.body,
-      response.expiresAt,
-      claim.tenantId,
-      claim.applicationId,
-      claim.key,
-      claim.claimedAt,
-    ]);
+  /** Only the claim's in-flight record is completed: a done one keeps its first response. One transaction (see Store). */
+  completeIdempotencyKey(claim: IdempotencyClaim, response: IdempotencyResponse): Promise<void> {
+    const { tenantId, applicationId, key, claimedAt } = claim;
+    const sql = this.#sql;
+    return this.#db.transaction(async (tx) => {
+      if ((await tx.query(sql.lockInFlightIdempotency, [tenantId, applicationId, key, claimedAt])).rows.length === 0) return;
+      const ids = [...new Set(response.tokenIds)];
+      const { rows } = ids.length === 0 ? { rows: [] } : await tx.query(sql.idempotencyTokenTimes, [tenantId, ids]);
+      if (rows.length < ids.length && (await tx.query(sql.idempotencyTokenDeleted, [tenantId, ids])).rows.length > 0) {
+        await tx.query(sql.withdrawIdempotency, [response.expiresAt, tenantId, applicationId, key, claimedAt]);
+        return;
+      }
+      let withdrawAt: number | null = null;
+      for (const row of rows) {
+        for (const at of [row['expires_at'], row['cvc_purge_at']] as (number | null)[]) if (at !== null && (withdrawAt === null || at < withdrawAt)) withdrawAt = at;
+      }
+      await tx.query(sql.completeIdempotency, [response.status, response.body, response.expiresAt, withdrawAt, tenantId, applicationId, key, claimedAt]);
+      if (rows.length > 0) await tx.query(sql.insertIdempotencyTokens, [tenantId, rows.map((row) => row['id'] as string), applicationId, key, claimedAt]);
+    });
   }
 
   /** Only the claim's in-flight record is released: a done one keeps answering retries. */

@@ -22,6 +22,8 @@ export function recordStatements(s: string) {
       `UPDATE ${s}.applications SET name = $1, type = $2, permissions = $3, rules = $4, key_hash = $5, key_lookup = $6, modified_by = $7, modified_at = $8 ` +
       'WHERE tenant_id = $9 AND id = $10',
     deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
+    /** tenant: every application's id and permissions, rows locked in seq order (see PostgresStore.#guarded). */
+    lockApplicationPermissions: `SELECT id, permissions FROM ${s}.applications WHERE tenant_id = $1 ORDER BY seq FOR UPDATE`,
 
     insertFormula:
       `INSERT INTO ${s}.formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ` +
@@ -51,13 +53,30 @@ export function recordStatements(s: string) {
      * record knowing no one changes it before the transaction ends.
      */
     claimIdempotency:
-      `INSERT INTO ${s}.idempotency_keys AS k (${IDEMPOTENCY_COLUMNS}) VALUES ($1, $2, $3, $4, 'in_flight', NULL, NULL, $5, $6) ` +
+      `INSERT INTO ${s}.idempotency_keys AS k (${IDEMPOTENCY_COLUMNS}) VALUES ($1, $2, $3, $4, 'in_flight', NULL, NULL, $5, $6, NULL) ` +
       "ON CONFLICT (tenant_id, application_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight', status = NULL, body = NULL, " +
-      'created_at = excluded.created_at, expires_at = excluded.expires_at WHERE k.expires_at <= $7 RETURNING 1',
+      'created_at = excluded.created_at, expires_at = excluded.expires_at, withdraw_at = NULL WHERE k.expires_at <= $7 RETURNING 1',
     getIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3`,
+    /** tenant, application, key, claimedAt: locks the claim's record while it is in flight. */
+    lockInFlightIdempotency:
+      `SELECT 1 FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4 FOR UPDATE`,
+    /**
+     * tenant, ids: the tokens among ids with their expiry and cvc purge time, locked FOR SHARE so a
+     * concurrent deletion waits for the completion and then sees its references.
+     */
+    idempotencyTokenTimes: `SELECT id, expires_at, cvc_purge_at FROM ${s}.tokens WHERE tenant_id = $1 AND id = ANY($2::text[]) FOR SHARE`,
+    /** tenant, ids: a row when one of ids names a deleted token. */
+    idempotencyTokenDeleted: `SELECT 1 FROM ${s}.token_ids WHERE tenant_id = $1 AND id = ANY($2::text[]) AND deleted_at IS NOT NULL LIMIT 1`,
     completeIdempotency:
-      `UPDATE ${s}.idempotency_keys SET state = 'done', status = $1, body = $2, expires_at = $3 ` +
-      `WHERE tenant_id = $4 AND application_id = $5 AND key = $6 AND state = 'in_flight' AND created_at = $7`,
+      `UPDATE ${s}.idempotency_keys SET state = 'done', status = $1, body = $2, expires_at = $3, withdraw_at = $4 ` +
+      `WHERE tenant_id = $5 AND application_id = $6 AND key = $7 AND created_at = $8`,
+    withdrawIdempotency:
+      `UPDATE ${s}.idempotency_keys SET state = 'withdrawn', status = NULL, body = NULL, expires_at = $1, withdraw_at = NULL ` +
+      `WHERE tenant_id = $2 AND application_id = $3 AND key = $4 AND created_at = $5`,
+    /** tenant, application, key, claimedAt, token ids. */
+    insertIdempotencyTokens:
+      `INSERT INTO ${s}.idempotency_tokens (tenant_id, token_id, application_id, key, created_at) ` +
+      'SELECT $1, t, $3, $4, $5 FROM unnest($2::text[]) AS t ON CONFLICT DO NOTHING',
     releaseIdempotency:
       `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4`,
     /** Rows another instance is deleting (or claiming) are skipped, not waited for. */

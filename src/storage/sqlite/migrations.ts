@@ -180,6 +180,66 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   /* 2: the sweep removes expired idempotency records */ `
   CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
   `,
+  /*
+   * 3: stored responses are encrypted, and withdrawn with the tokens they carry. Records written
+   * before held the response in clear: they are dropped (a retry with such a key runs anew), with
+   * secure_delete on so the freed pages are zeroed rather than left holding the plaintext.
+   * idempotency_tokens lists the tokens whose data a stored response may carry; the triggers
+   * withdraw such a response in the transaction that deletes (or expires) the token or removes its
+   * cvc, and drop a record's references with the record (or when its key is claimed anew).
+   */ `
+  PRAGMA secure_delete = ON;
+  DELETE FROM idempotency_keys;
+  DROP TABLE idempotency_keys;
+  CREATE TABLE idempotency_keys (
+    tenant_id TEXT NOT NULL,
+    application_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('in_flight', 'done', 'withdrawn')),
+    status INTEGER,
+    body BLOB,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    withdraw_at INTEGER,
+    PRIMARY KEY (tenant_id, application_id, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX idempotency_keys_expires_at ON idempotency_keys (expires_at);
+  PRAGMA secure_delete = OFF;
+
+  CREATE TABLE idempotency_tokens (
+    tenant_id TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    application_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, token_id, application_id, key, created_at)
+  ) WITHOUT ROWID;
+  CREATE INDEX idempotency_tokens_record ON idempotency_tokens (tenant_id, application_id, key, created_at);
+
+  CREATE TRIGGER idempotency_withdraw_deleted_token AFTER DELETE ON tokens BEGIN
+    UPDATE idempotency_keys SET state = 'withdrawn', status = NULL, body = NULL, withdraw_at = NULL
+      WHERE state = 'done' AND (tenant_id, application_id, key, created_at) IN
+        (SELECT tenant_id, application_id, key, created_at FROM idempotency_tokens WHERE tenant_id = OLD.tenant_id AND token_id = OLD.id);
+    DELETE FROM idempotency_tokens WHERE tenant_id = OLD.tenant_id AND token_id = OLD.id;
+  END;
+  CREATE TRIGGER idempotency_withdraw_cvc AFTER UPDATE OF cvc_purge_at ON tokens
+    WHEN OLD.cvc_purge_at IS NOT NULL AND NEW.cvc_purge_at IS NULL BEGIN
+    UPDATE idempotency_keys SET state = 'withdrawn', status = NULL, body = NULL, withdraw_at = NULL
+      WHERE state = 'done' AND (tenant_id, application_id, key, created_at) IN
+        (SELECT tenant_id, application_id, key, created_at FROM idempotency_tokens WHERE tenant_id = OLD.tenant_id AND token_id = OLD.id);
+    DELETE FROM idempotency_tokens WHERE tenant_id = OLD.tenant_id AND token_id = OLD.id;
+  END;
+  CREATE TRIGGER idempotency_tokens_record_gone AFTER DELETE ON idempotency_keys BEGIN
+    DELETE FROM idempotency_tokens
+      WHERE tenant_id = OLD.tenant_id AND application_id = OLD.application_id AND key = OLD.key AND created_at = OLD.created_at;
+  END;
+  CREATE TRIGGER idempotency_tokens_record_reclaimed AFTER UPDATE OF created_at ON idempotency_keys
+    WHEN OLD.created_at <> NEW.created_at BEGIN
+    DELETE FROM idempotency_tokens
+      WHERE tenant_id = OLD.tenant_id AND application_id = OLD.application_id AND key = OLD.key AND created_at = OLD.created_at;
+  END;
+  `,
 ]);
 
 /**
@@ -196,7 +256,14 @@ export function runMigrations(db: BetterSqlite3Database, migrations: readonly st
     db.exec(sql);
     record.run(version);
   });
+  let applied = false;
   migrations.forEach((sql, index) => {
-    if ((current.get() as { version: number }).version < index + 1) apply.immediate(index + 1, sql);
+    if ((current.get() as { version: number }).version < index + 1) {
+      apply.immediate(index + 1, sql);
+      applied = true;
+    }
   });
+  // What a migration removed (migration 3: responses stored in the clear) must leave the main file
+  // now, not at some later checkpoint: copy the WAL (holding the zeroed pages) back and empty it.
+  if (applied && (db.pragma('journal_mode', { simple: true }) as string) === 'wal') db.pragma('wal_checkpoint(TRUNCATE)');
 }

@@ -144,11 +144,12 @@ export interface IdempotencyRow {
   application_id: string;
   key: string;
   request_hash: string;
-  state: 'in_flight' | 'done';
+  state: 'in_flight' | 'done' | 'withdrawn';
   status: number | null;
-  body: string | null;
+  body: Uint8Array | null;
   created_at: number;
   expires_at: number;
+  withdraw_at: number | null;
 }
 export const toIdempotency = (row: IdempotencyRow): IdempotencyRecord => ({
   tenantId: row.tenant_id,
@@ -160,6 +161,7 @@ export const toIdempotency = (row: IdempotencyRow): IdempotencyRecord => ({
   body: row.body,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
+  withdrawAt: row.withdraw_at,
 });
 
 export const AUDIT_COLUMNS = 't.seq, t.tenant_id, t.actor, t.operation, t.resource_id, t.outcome, t.detail, t.at';

@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import * as v from 'valibot';
 import { ValidationError } from '../../errors.js';
 import { validationFromIssues } from '../../pagination.js';
@@ -138,3 +139,21 @@ export function resolveSqliteStoreOptions(options: SqliteStoreOptions | undefine
     exclusive: exclusive ?? false,
   });
 }
+
+/**
+ * Creates the database file with mode 0600 (owner only) when it does not exist yet, before SQLite
+ * opens it: SQLite would create it with 0644 (under the usual umask), readable by every local user,
+ * and it gives the -wal and -shm files it creates later the mode of the database file, so all three
+ * end up 0600 without touching the process umask. An existing file keeps the mode its owner chose.
+ * In-memory and temporary databases (`:memory:`, empty name) and `file:` URIs are left to SQLite.
+ */
+export function createDatabaseFile(filename: string): void {
+  if (filename === '' || filename === ':memory:' || filename.startsWith('file:')) return;
+  try {
+    closeSync(openSync(filename, 'wx', 0o600));
+  } catch {
+    // EEXIST: the file is there already. Anything else (a missing directory, no permission):
+    // better-sqlite3 fails to open it next, with its own message.
+  }
+}
+

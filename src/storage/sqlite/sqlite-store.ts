@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { ConflictError } from '../../errors.js';
+import type { Permission } from '../../permissions.js';
 import type {
   ApplicationRecord,
   AuditEntry,
@@ -9,6 +10,7 @@ import type {
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
+  IdempotencyResponse,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -46,6 +48,7 @@ import {
   type WrappedKeyRow,
 } from './record-rows.js';
 import {
+  createDatabaseFile,
   resolveSqliteStoreOptions,
   type BetterSqlite3Database,
   type SqliteStoreOptions,
@@ -73,6 +76,7 @@ const SQL = {
     'UPDATE applications SET name = ?, type = ?, permissions = ?, rules = ?, key_hash = ?, key_lookup = ?, modified_by = ?, modified_at = ? ' +
     'WHERE tenant_id = ? AND id = ?',
   deleteApplication: 'DELETE FROM applications WHERE tenant_id = ? AND id = ?',
+  applicationPermissions: 'SELECT id, permissions FROM applications WHERE tenant_id = ?',
 
   insertFormula:
     'INSERT INTO formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ' +
@@ -95,13 +99,21 @@ const SQL = {
   deleteReactor: 'DELETE FROM reactors WHERE tenant_id = ? AND id = ?',
 
   getIdempotency:
-    'SELECT tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at FROM idempotency_keys ' +
+    'SELECT tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at, withdraw_at FROM idempotency_keys ' +
     'WHERE tenant_id = ? AND application_id = ? AND key = ?',
   claimIdempotency:
     "INSERT INTO idempotency_keys (tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_flight', NULL, NULL, ?, ?) " +
-    "ON CONFLICT (tenant_id, application_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight', status = NULL, body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at",
+    "ON CONFLICT (tenant_id, application_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight', status = NULL, body = NULL, " +
+    'created_at = excluded.created_at, expires_at = excluded.expires_at, withdraw_at = NULL',
+  inFlightIdempotency: "SELECT 1 FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
   completeIdempotency:
-    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?, expires_at = ? WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
+    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?, expires_at = ?, withdraw_at = ? WHERE tenant_id = ? AND application_id = ? AND key = ? AND created_at = ?",
+  withdrawIdempotency:
+    "UPDATE idempotency_keys SET state = 'withdrawn', status = NULL, body = NULL, expires_at = ?, withdraw_at = NULL WHERE tenant_id = ? AND application_id = ? AND key = ? AND created_at = ?",
+  idempotencyTokenTimes: 'SELECT expires_at, cvc_purge_at FROM tokens WHERE tenant_id = ? AND id = ?',
+  idempotencyTokenDeleted: 'SELECT 1 FROM deleted_tokens WHERE tenant_id = ? AND id = ?',
+  insertIdempotencyToken:
+    'INSERT INTO idempotency_tokens (tenant_id, token_id, application_id, key, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   releaseIdempotency: "DELETE FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
   purgeExpiredIdempotency:
     'DELETE FROM idempotency_keys WHERE (tenant_id, application_id, key) IN ' +
@@ -122,6 +134,10 @@ export class SqliteStore implements Store {
   #read: <R>(fn: () => R) => R;
   #deleteFormulaTx: SqliteTransaction<(tenantId: string, id: string) => 'deleted' | 'not_found' | 'in_use'>;
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
+  #completeTx: SqliteTransaction<(claim: IdempotencyClaim, response: IdempotencyResponse) => void>;
+  #guardedTx: SqliteTransaction<
+    (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean) => boolean | 'last_holder'
+  >;
   #appendAuditTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
@@ -134,6 +150,8 @@ export class SqliteStore implements Store {
     this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
     this.#claimTx = db.transaction(this.#claim);
+    this.#completeTx = db.transaction(this.#complete);
+    this.#guardedTx = db.transaction(this.#guarded);
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
   }
 
@@ -270,8 +288,13 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, query, page, toApplication);
   }
 
-  /** Replaces everything but the identity (tenant, id) and the creation stamp. */
-  updateApplication(app: ApplicationRecord): boolean {
+  /** Replaces everything but the identity (tenant, id) and the creation stamp. `keep`: see Store. */
+  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): boolean | 'last_holder' {
+    if (keep === undefined || keep.length === 0) return this.#updateApplication(app);
+    return this.#guardedTx.immediate(app.tenantId, app.id, keep, app.permissions ?? [], () => this.#updateApplication(app));
+  }
+
+  #updateApplication(app: ApplicationRecord): boolean {
     const result = this.#statements
       .get(SQL.updateApplication)
       .run(
@@ -289,9 +312,25 @@ export class SqliteStore implements Store {
     return result.changes === 1;
   }
 
-  deleteApplication(tenantId: string, id: string): boolean {
-    return this.#statements.get(SQL.deleteApplication).run(tenantId, id).changes === 1;
+  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): boolean | 'last_holder' {
+    const remove = () => this.#statements.get(SQL.deleteApplication).run(tenantId, id).changes === 1;
+    if (keep === undefined || keep.length === 0) return remove();
+    return this.#guardedTx.immediate(tenantId, id, keep, null, remove);
   }
+
+  /**
+   * Runs `write` (an update giving application `id` the permissions `next`, or its deletion when
+   * `next` is null) unless it would leave the tenant without an application holding all of `keep`.
+   * Inside BEGIN IMMEDIATE: no other writer runs between the count and the write.
+   */
+  #guarded = (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean): boolean | 'last_holder' => {
+    const rows = this.#statements.get(SQL.applicationPermissions).all(tenantId) as { id: string; permissions: string }[];
+    const holds = (permissions: readonly string[]) => keep.every((p) => permissions.includes(p));
+    const before = rows.filter((row) => holds(JSON.parse(row.permissions) as string[]));
+    const after = rows.filter((row) => (row.id === id ? next !== null && holds(next) : holds(JSON.parse(row.permissions) as string[])));
+    if (before.length > 0 && after.length === 0 && rows.some((row) => row.id === id)) return 'last_holder';
+    return write();
+  };
 
   // --- reactor formulas and reactors ------------------------------------------------------------
 
@@ -411,11 +450,9 @@ export class SqliteStore implements Store {
     return this.#claimTx.immediate(record, now);
   }
 
-  /** Only the claim's in-flight record is completed: a done one keeps its first response. */
-  completeIdempotencyKey(claim: IdempotencyClaim, response: { status: number; body: string; expiresAt: number }): void {
-    this.#statements
-      .get(SQL.completeIdempotency)
-      .run(response.status, response.body, response.expiresAt, claim.tenantId, claim.applicationId, claim.key, claim.claimedAt);
+  /** Only the claim's in-flight record is completed: a done one keeps its first response. One transaction. */
+  completeIdempotencyKey(claim: IdempotencyClaim, response: IdempotencyResponse): void {
+    this.#completeTx.immediate(claim, response);
   }
 
   /** Only the claim's in-flight record is released: a done one keeps answering retries. */
@@ -465,6 +502,30 @@ export class SqliteStore implements Store {
     return 'deleted';
   };
 
+  /** See Store.completeIdempotencyKey. Under the write lock, so no deletion interleaves. */
+  #complete = (claim: IdempotencyClaim, response: IdempotencyResponse): void => {
+    const statements = this.#statements;
+    const { tenantId, applicationId, key, claimedAt } = claim;
+    if (statements.get(SQL.inFlightIdempotency).get(tenantId, applicationId, key, claimedAt) === undefined) return;
+    const tokens: string[] = [];
+    let withdrawAt: number | null = null;
+    for (const id of new Set(response.tokenIds)) {
+      const times = statements.get(SQL.idempotencyTokenTimes).get(tenantId, id) as { expires_at: number | null; cvc_purge_at: number | null } | undefined;
+      if (times === undefined) {
+        if (statements.get(SQL.idempotencyTokenDeleted).get(tenantId, id) !== undefined) {
+          statements.get(SQL.withdrawIdempotency).run(response.expiresAt, tenantId, applicationId, key, claimedAt);
+          return;
+        }
+        continue; // not a token id (a reactor's id, a value the client chose): nothing to follow
+      }
+      tokens.push(id);
+      for (const at of [times.expires_at, times.cvc_purge_at]) if (at !== null && (withdrawAt === null || at < withdrawAt)) withdrawAt = at;
+    }
+    statements.get(SQL.completeIdempotency).run(response.status, response.body, response.expiresAt, withdrawAt, tenantId, applicationId, key, claimedAt);
+    const insert = statements.get(SQL.insertIdempotencyToken);
+    for (const id of tokens) insert.run(tenantId, id, applicationId, key, claimedAt);
+  };
+
   #claim = (record: IdempotencyRecord, now: number): ClaimResult => {
     const row = this.#statements.get(SQL.getIdempotency).get(record.tenantId, record.applicationId, record.key) as IdempotencyRow | undefined;
     if (row !== undefined && row.expires_at > now) return { claimed: false, existing: toIdempotency(row) };
@@ -499,6 +560,7 @@ const NORMAL_WAL_AUTOCHECKPOINT_PAGES = 10_000;
 export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
   const resolved = resolveSqliteStoreOptions(options);
   const owned = resolved.database === undefined;
+  if (owned) createDatabaseFile(resolved.filename);
   const db = resolved.database ?? ((new Database(resolved.filename) satisfies BetterSqlite3Database));
   try {
     if (owned && !db.memory) {
