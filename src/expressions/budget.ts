@@ -1,0 +1,57 @@
+/**
+ * The expression time one service call may spend (issue 10, finding 5).
+ *
+ * Each render is capped on its own (RENDER_LIMIT_MS), but one call renders many templates: a create
+ * renders its id, fingerprint and up to 100 search indexes, a tokenize call does that for up to 100
+ * tokens, and a list page renders a mask per item. Without a total, one request could block the
+ * event loop for (templates × per-render cap). A service creates one ExpressionBudget per call and
+ * passes it to every render of that call; a render asked for after the deadline fails instead of
+ * running, so a call's expressions stop within its budget plus at most one render.
+ *
+ * Time comes from a monotonic source (performance.now by default), never from the vault Clock: the
+ * Clock is domain time (a ManualClock in tests, and the system clock can jump). Tests inject a
+ * source that moves only when read, which makes the cap deterministic.
+ */
+import { ValidationError } from '../errors.js';
+
+/** A monotonic time source, in milliseconds. */
+export type MonotonicNow = () => number;
+
+/** Expression time of one service call by default, in ms. Ordinary calls use well under 1 ms (README, Expressions). */
+export const DEFAULT_REQUEST_BUDGET_MS = 100;
+
+export const performanceNow: MonotonicNow = () => performance.now();
+
+/**
+ * A deadline for the renders of one service call.
+ * @example
+ * const budget = new ExpressionBudget(100);
+ * engine.render('{{ data | last4 }}', { data }, 'search_indexes[0]', budget);
+ */
+export class ExpressionBudget {
+  readonly limitMs: number;
+  readonly #now: MonotonicNow;
+  readonly #deadline: number;
+  #exhausted = false;
+
+  constructor(limitMs: number = DEFAULT_REQUEST_BUDGET_MS, now: MonotonicNow = performanceNow) {
+    this.limitMs = limitMs;
+    this.#now = now;
+    this.#deadline = now() + limitMs;
+  }
+
+  /** True once a render was refused because the time was up. */
+  get exhausted(): boolean {
+    return this.#exhausted;
+  }
+
+  /**
+   * Called before each render: throws ValidationError.field(field, …) once the deadline has passed,
+   * so the call fails as a whole (services render before they write, so nothing is changed).
+   */
+  check(field: string): void {
+    if (!this.#exhausted && this.#now() < this.#deadline) return;
+    this.#exhausted = true;
+    throw ValidationError.field(field, `was not rendered: the expressions of this request used up their ${this.limitMs} ms of rendering time`);
+  }
+}
