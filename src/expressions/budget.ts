@@ -5,8 +5,11 @@
  * renders its id, fingerprint and up to 100 search indexes, a tokenize call does that for up to 100
  * tokens, and a list page renders a mask per item. Without a total, one request could block the
  * event loop for (templates × per-render cap). A service creates one ExpressionBudget per call and
- * passes it to every render of that call; a render asked for after the deadline fails instead of
- * running, so a call's expressions stop within its budget plus at most one render.
+ * passes it to every render of that call. The budget adds up the time spent inside those renders,
+ * not the time since the call began: what runs between them (store reads, other requests served at
+ * an await) is not the call's expression cost, and counting it made ordinary pages fail on a busy
+ * machine. A render asked for once the total has reached the limit fails instead of running, so a
+ * call's expressions stop within its budget plus at most one render.
  *
  * Time comes from a monotonic source (performance.now by default), never from the vault Clock: the
  * Clock is domain time (a ManualClock in tests, and the system clock can jump). Tests inject a
@@ -23,7 +26,7 @@ export const DEFAULT_REQUEST_BUDGET_MS = 100;
 export const performanceNow: MonotonicNow = () => performance.now();
 
 /**
- * A deadline for the renders of one service call.
+ * The rendering time of one service call.
  * @example
  * const budget = new ExpressionBudget(100);
  * engine.render('{{ data | last4 }}', { data }, 'search_indexes[0]', budget);
@@ -31,27 +34,34 @@ export const performanceNow: MonotonicNow = () => performance.now();
 export class ExpressionBudget {
   readonly limitMs: number;
   readonly #now: MonotonicNow;
-  readonly #deadline: number;
+  #spentMs = 0;
   #exhausted = false;
 
   constructor(limitMs: number = DEFAULT_REQUEST_BUDGET_MS, now: MonotonicNow = performanceNow) {
     this.limitMs = limitMs;
     this.#now = now;
-    this.#deadline = now() + limitMs;
   }
 
-  /** True once a render was refused because the time was up. */
+  /** True once a render was refused because the time was used up. */
   get exhausted(): boolean {
     return this.#exhausted;
   }
 
   /**
-   * Called before each render: throws ValidationError.field(field, …) once the deadline has passed,
-   * so the call fails as a whole (services render before they write, so nothing is changed).
+   * Runs one render and adds its time to the total. Throws ValidationError.field(field, …) instead
+   * of running it once the total has reached the limit, so the call fails as a whole (services
+   * render before they write, so nothing is changed).
    */
-  check(field: string): void {
-    if (!this.#exhausted && this.#now() < this.#deadline) return;
-    this.#exhausted = true;
-    throw ValidationError.field(field, `was not rendered: the expressions of this request used up their ${this.limitMs} ms of rendering time`);
+  run<T>(field: string, render: () => T): T {
+    if (this.#exhausted || this.#spentMs >= this.limitMs) {
+      this.#exhausted = true;
+      throw ValidationError.field(field, `was not rendered: the expressions of this request used up their ${this.limitMs} ms of rendering time`);
+    }
+    const started = this.#now();
+    try {
+      return render();
+    } finally {
+      this.#spentMs += this.#now() - started;
+    }
   }
 }

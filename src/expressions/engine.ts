@@ -178,8 +178,8 @@ export class ExpressionEngine {
    */
   render(template: string, vars: Record<string, unknown>, field: string, budget?: ExpressionBudget): string {
     const compiled = this.#compiled(template, field);
-    budget?.check(field);
-    return this.#renderText(compiled, vars, field);
+    if (budget === undefined) return this.#renderText(compiled, vars, field);
+    return budget.run(field, () => this.#renderText(compiled, vars, field));
   }
 
   #renderText(compiled: Compiled, vars: Record<string, unknown>, field: string): string {
@@ -225,8 +225,8 @@ export class ExpressionEngine {
     }
     return this.#walk(tree, field, 0, (template, path) => {
       const compiled = this.#compiled(template, path);
-      budget?.check(path);
-      return this.#renderLeaf(compiled, vars, path);
+      if (budget === undefined) return this.#renderLeaf(compiled, vars, path);
+      return budget.run(path, () => this.#renderLeaf(compiled, vars, path));
     });
   }
 
@@ -266,8 +266,8 @@ export class ExpressionEngine {
     if (Array.isArray(plan)) return plan.map((item) => this.#renderPlan(item, vars, budget));
     if (plan === null || typeof plan !== 'object') return plan;
     if (plan instanceof PlanLeaf) {
-      budget?.check(plan.field);
-      return this.#renderLeaf(plan.leaf, vars, plan.field);
+      if (budget === undefined) return this.#renderLeaf(plan.leaf, vars, plan.field);
+      return budget.run(plan.field, () => this.#renderLeaf(plan.leaf, vars, plan.field));
     }
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(plan)) {

@@ -32,18 +32,18 @@ function errorsOf(fn: () => unknown): Record<string, string[]> {
 const EXHAUSTED = /^was not rendered: the expressions of this request used up their \d+ ms of rendering time$/;
 
 describe('ExpressionBudget', () => {
-  it('lets renders through until its deadline, then refuses every later one, naming the field', () => {
+  it('adds up the time of the renders, then refuses every later one, naming the field', () => {
     const time = ticking(10);
     const engine = new ExpressionEngine({ requestBudgetMs: 100, now: time.now });
-    const budget = engine.budget(); // reads 10: deadline 110
+    const budget = engine.budget();
     const rendered: string[] = [];
     const errors = errorsOf(() => {
       for (let i = 0; i < 100; i++) rendered.push(engine.render('{{ data | last4 }}', { data: `card${i}` }, `search_indexes[${i}]`, budget));
     });
-    // Reads 20 … 100 pass (9 renders), 110 is the deadline.
-    expect(rendered).toHaveLength(9);
-    expect(Object.keys(errors)).toEqual(['search_indexes[9]']);
-    expect(errors['search_indexes[9]']?.[0]).toMatch(EXHAUSTED);
+    // Each render reads the time before and after it: 10 ms each, so 10 renders use up 100 ms.
+    expect(rendered).toHaveLength(10);
+    expect(Object.keys(errors)).toEqual(['search_indexes[10]']);
+    expect(errors['search_indexes[10]']?.[0]).toMatch(EXHAUSTED);
     expect(budget.exhausted).toBe(true);
     const reads = time.reads();
     expect(() => engine.render('{{ data }}', { data: 'x' }, 'id', budget)).toThrow(ValidationError);
@@ -57,15 +57,29 @@ describe('ExpressionBudget', () => {
       const leaves = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, '{{ data | reveal_last: 2 }}']));
       const mask = frozen ? deepFreeze(leaves) : leaves;
       const budget = engine.budget();
-      expect(Object.keys(errorsOf(() => engine.renderTree(mask, { data: '1234' }, 'mask', budget)))).toEqual(['mask.k2']);
+      // k0, k1 and k2 run (10, 20, 30 ms); k3 finds 30 ≥ 25.
+      expect(Object.keys(errorsOf(() => engine.renderTree(mask, { data: '1234' }, 'mask', budget)))).toEqual(['mask.k3']);
     }
   });
 
-  it('gives each call its own budget, and leaves renders without one unlimited', () => {
+  it('counts only time inside renders', () => {
+    const time = ticking(10);
+    const engine = new ExpressionEngine({ requestBudgetMs: 25, now: time.now });
+    const budget = engine.budget();
+    engine.render('{{ data }}', { data: 1 }, 'f', budget);
+    // Time that passes between renders (store reads, other requests) is not charged.
+    for (let i = 0; i < 100; i++) time.now();
+    engine.render('{{ data }}', { data: 1 }, 'f', budget);
+    engine.render('{{ data }}', { data: 1 }, 'f', budget);
+    expect(() => engine.render('{{ data }}', { data: 1 }, 'f', budget)).toThrow(ValidationError);
+  });
+
+  it('charges a render that fails, and gives each call its own budget, and leaves renders without one unlimited', () => {
     const engine = new ExpressionEngine({ requestBudgetMs: 15, now: ticking(10).now });
     const spent = engine.budget();
+    expect(() => engine.render('{{ data | to_number }}', { data: 'x' }, 'f', spent)).toThrow(/to_number/);
     engine.render('{{ data }}', { data: 1 }, 'f', spent);
-    expect(() => engine.render('{{ data }}', { data: 1 }, 'f', spent)).toThrow(ValidationError);
+    expect(errorsOf(() => engine.render('{{ data }}', { data: 1 }, 'f', spent)).f?.[0]).toMatch(EXHAUSTED);
     expect(engine.render('{{ data }}', { data: 2 }, 'f', engine.budget())).toBe('2');
     for (let i = 0; i < 50; i++) expect(engine.render('{{ data }}', { data: i }, 'f')).toBe(String(i));
   });
@@ -76,7 +90,7 @@ describe('ExpressionBudget', () => {
 
   it('defaults to the monotonic performance clock', () => {
     const budget = new ExpressionBudget(60_000);
-    expect(() => budget.check('f')).not.toThrow();
+    expect(budget.run('f', () => 'rendered')).toBe('rendered');
     expect(budget.exhausted).toBe(false);
   });
 });
