@@ -199,7 +199,7 @@ export class ExpressionEngine {
       if (text !== FALLBACK) return text;
     }
     try {
-      // A shallow copy: `{% increment data %}` writes to the top-level scope, which must not be the caller's object.
+      // A shallow copy: `{% assign data = … %}` writes to the top-level scope, which must not be the caller's object.
       return this.#liquid.renderSync(compiled.templates, { ...vars }) as string;
     } catch (error) {
       throw renderError(error, field);
