@@ -177,9 +177,9 @@ export class ExpressionEngine {
    * the budget (optional: callers outside a request may render without one) has run out.
    */
   render(template: string, vars: Record<string, unknown>, field: string, budget?: ExpressionBudget): string {
-    const compiled = this.#compiled(template, field);
-    if (budget === undefined) return this.#renderText(compiled, vars, field);
-    return budget.run(field, () => this.#renderText(compiled, vars, field));
+    if (budget === undefined) return this.#renderText(this.#compiled(template, field), vars, field);
+    // Parsing is charged too: a tokenize body can hold 10,000 distinct templates.
+    return budget.run(field, () => this.#renderText(this.#compiled(template, field), vars, field));
   }
 
   #renderText(compiled: Compiled, vars: Record<string, unknown>, field: string): string {
@@ -224,18 +224,21 @@ export class ExpressionEngine {
       if (planned !== undefined && planned.field === field) return this.#renderPlan(planned.plan, vars, budget);
     }
     return this.#walk(tree, field, 0, (template, path) => {
-      const compiled = this.#compiled(template, path);
-      if (budget === undefined) return this.#renderLeaf(compiled, vars, path);
-      return budget.run(path, () => this.#renderLeaf(compiled, vars, path));
+      if (budget === undefined) return this.#renderLeaf(this.#compiled(template, path), vars, path);
+      return budget.run(path, () => this.#renderLeaf(this.#compiled(template, path), vars, path));
     });
   }
 
-  /** compile() every string leaf of a tree (for validating a mask when it is saved); at most MAX_MASK_TEMPLATES leaves. */
-  compileTree(tree: unknown, field: string): void {
+  /**
+   * compile() every string leaf of a tree (for validating a mask when it is saved); at most
+   * MAX_MASK_TEMPLATES leaves. Parsing is charged to the budget when one is given.
+   */
+  compileTree(tree: unknown, field: string, budget?: ExpressionBudget): void {
     let leaves = 0;
     this.#walk(tree, field, 0, (template, path) => {
       if (++leaves > MAX_MASK_TEMPLATES) throw ValidationError.field(field, `holds more than ${MAX_MASK_TEMPLATES} expressions`);
-      this.compile(template, path);
+      if (budget === undefined) this.compile(template, path);
+      else budget.run(path, () => this.compile(template, path));
       return template;
     });
   }

@@ -127,7 +127,7 @@ export class TokenService {
     const metadata = input.metadata ?? {};
     const mask = input.mask === undefined ? definition.defaultMask : input.mask;
     // The type's own mask is known to compile; only a given one needs checking.
-    if (input.mask !== undefined && mask !== null) this.#engine.compileTree(mask, 'mask');
+    if (input.mask !== undefined && mask !== null) this.#engine.compileTree(mask, 'mask', budget);
     const fingerprintExpression = input.fingerprint_expression ?? definition.defaultFingerprintExpression;
     const searchIndexes = input.search_indexes ?? [];
     const id = this.#tokenId(input.id, data, budget);
@@ -280,12 +280,12 @@ export class TokenService {
       const transform = requireTransform(caller, 'token:update', containers);
       const metadata = patch.metadata === undefined ? current.metadata : parseMetadata(mergePatch(current.metadata, patch.metadata) ?? {});
       const mask = patch.mask === undefined ? current.mask : mergePatch(current.mask, patch.mask);
-      if (mask !== null) this.#engine.compileTree(mask, 'mask');
+      const budget = this.#engine.budget();
+      if (mask !== null) this.#engine.compileTree(mask, 'mask', budget);
       const fingerprintExpression =
         patch.fingerprint_expression === undefined ? current.fingerprintExpression : patch.fingerprint_expression ?? definition.defaultFingerprintExpression;
       const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : patch.search_indexes ?? [];
       const keys = await this.#keys.keysFor(caller.tenantId);
-      const budget = this.#engine.budget();
       const next: StoredToken = {
         ...current,
         ...this.#derived(keys, current.tenantId, current.id, data, metadata, fingerprintExpression ?? '', searchIndexes, budget),

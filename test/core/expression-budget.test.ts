@@ -14,10 +14,11 @@ const EXHAUSTED = /^was not rendered: the expressions of this request used up th
 /** A public key that may write masks and indexes (reveal on its writes, so it passes the disclosure rules). */
 const PUBLIC_WRITER: AccessRule[] = [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create', 'token:update'] }];
 
-/** A time source that moves 1 ms each time it is read. */
-function ticking(): () => number {
+/** A time source that moves `step` ms (1 unless changed) each time it is read. */
+function ticking(): { now: () => number; step: number } {
   let t = 0;
-  return () => ++t;
+  const source = { now: () => (t += source.step), step: 1 };
+  return source;
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ValidationError> {
@@ -31,11 +32,12 @@ async function rejection(promise: Promise<unknown>): Promise<ValidationError> {
 
 describeEachStore('expression budget per request', (store) => {
   async function setup() {
-    const vault = await store.vault({ expressions: { requestBudgetMs: BUDGET_MS, now: ticking() } });
+    const time = ticking();
+    const vault = await store.vault({ expressions: { requestBudgetMs: BUDGET_MS, now: time.now } });
     const attacker = await vault.caller({ permissions: ['token:create', 'token:update'], rules: PUBLIC_WRITER, name: 'public' });
     const revealer = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL, name: 'revealer' });
     const masker = await vault.caller({ permissions: ['token:read', 'token:search'], name: 'masker' });
-    return { vault, attacker, revealer, masker };
+    return { vault, attacker, revealer, masker, time };
   }
 
   it('stops a create whose search indexes use up the budget, with a 400 naming the index, and stores nothing', async () => {
@@ -49,6 +51,15 @@ describeEachStore('expression budget per request', (store) => {
     expect(await snapshot(vault, revealer)).toEqual([]);
     // The same create with a handful of indexes is well within the budget.
     await expect(vault.tokens.create(attacker, { type: 'token', data: 'value', search_indexes: search_indexes.slice(0, 5) })).resolves.toMatchObject({ type: 'token' });
+  });
+
+  it('charges the parsing of a saved mask to the same budget', async () => {
+    const { vault, attacker, revealer } = await setup();
+    const mask = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, `{{ data | append: '${i}' }}`]));
+    const error = await rejection(vault.tokens.create(attacker, { type: 'token', data: 'value', mask }));
+    expect(Object.keys(error.errors)).toEqual(['mask.k50']);
+    expect(error.errors['mask.k50']?.[0]).toMatch(EXHAUSTED);
+    expect(await snapshot(vault, revealer)).toEqual([]);
   });
 
   it('gives a tokenize call one budget for all its items, and stores none of them when it runs out', async () => {
@@ -85,10 +96,13 @@ describeEachStore('expression budget per request', (store) => {
   });
 
   it('gives each get its own budget', async () => {
-    const { vault, revealer, masker } = await setup();
+    const { vault, revealer, masker, time } = await setup();
     const mask = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, '{{ data | last4 }}']));
+    // Saving a 60-template mask also charges 60 parses: let time stand still while saving.
+    time.step = 0;
     const heavy = await vault.tokens.create(revealer, { type: 'token', data: 'abcdef', mask });
     const light = await vault.tokens.create(revealer, { type: 'token', data: 'abcdef', mask: { k: '{{ data | last4 }}' } });
+    time.step = 1;
     expect(Object.values((await rejection(vault.tokens.get(masker, heavy.id))).errors)[0]?.[0]).toMatch(EXHAUSTED);
     for (let i = 0; i < 100; i++) expect((await vault.tokens.get(masker, light.id)).data).toEqual({ k: 'cdef' });
   });
