@@ -48,7 +48,7 @@ export interface VaultOptions {
 
 /** Options of the expression engine. */
 export interface ExpressionOptions {
-  /** Rendering time one service call (a create, a tokenize call, a list page) may use, in ms (default 100). */
+  /** Rendering time one service call (a create, a tokenize call, a list page) may use, in ms (default 250). */
   requestBudgetMs?: number;
   /** Monotonic time source of that budget, in ms (default performance.now). Tests inject one that moves when read. */
   now?: () => number;

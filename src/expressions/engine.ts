@@ -30,7 +30,7 @@ export interface ExpressionEngineOptions {
    * template in use outlives at least cacheSize / 2 newer ones). Default 1000.
    */
   cacheSize?: number;
-  /** Expression time of one service call, in ms (see {@link ExpressionEngine.budget}). Default 100. */
+  /** Expression time of one service call, in ms (see {@link ExpressionEngine.budget}). Default 250. */
   requestBudgetMs?: number;
   /** The monotonic time source budgets read. Default performance.now; tests inject one that moves when read. */
   now?: MonotonicNow;
@@ -48,9 +48,10 @@ export const MAX_TEMPLATE_LENGTH = 16_384;
 /**
  * Wall-clock budget of one render, in ms (liquid checks it between template nodes). Templates have no
  * loops and at most 64 nodes (template-limits.ts), so an allowed render takes well under a
- * millisecond on ordinary data and a few on a megabyte of it: this is a backstop.
+ * millisecond on ordinary data and a few on a megabyte of it: this is a backstop, for renders outside a
+ * request budget too (reactor detokenization), and no lower so that a GC pause does not fail a render.
  */
-export const RENDER_LIMIT_MS = 50;
+export const RENDER_LIMIT_MS = 100;
 /** Templates in one mask (its string leaves), checked when a mask is saved. */
 export const MAX_MASK_TEMPLATES = 100;
 /** Budget of liquid-counted allocations (ranges, array and string filters) per render. */
