@@ -3,7 +3,7 @@
  * The explicit public surface: everything a user may import from 'tokenvault'.
  */
 export { createVault } from './vault.js';
-export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions } from './vault.js';
+export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions } from './vault.js';
 export type { Caller } from './caller.js';
 export { makeCaller, transformFor } from './caller.js';
 export { systemClock, ManualClock } from './clock.js';

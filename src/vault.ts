@@ -43,6 +43,16 @@ export interface VaultOptions {
   authCacheMs?: number;
   /** Reactor runtime options. */
   reactors?: ReactorOptions;
+  /** Expression limits (README, Expressions). */
+  expressions?: ExpressionOptions;
+}
+
+/** Options of the expression engine. */
+export interface ExpressionOptions {
+  /** Rendering time one service call (a create, a tokenize call, a list page) may use, in ms (default 250). */
+  requestBudgetMs?: number;
+  /** Monotonic time source of that budget, in ms (default performance.now). Tests inject one that moves when read. */
+  now?: () => number;
 }
 
 /** Options of the reactor runtime. */
@@ -76,6 +86,12 @@ const OptionsSchema = v.object({
   sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
+  expressions: v.optional(
+    v.strictObject({
+      requestBudgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
+      now: v.optional(v.custom<() => number>((f) => typeof f === 'function', 'must be a function returning milliseconds')),
+    }),
+  ),
   reactors: v.optional(
     v.strictObject({
       egress: v.optional(
@@ -155,7 +171,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   await store.migrate();
   const keyRing = new KeyRing(store, provider, clock);
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
-  const expressions = new ExpressionEngine();
+  const expressions = new ExpressionEngine({ ...options.expressions });
   const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit });
   const applications = new ApplicationService({ store, clock, audit, authCacheMs: options.authCacheMs ?? 1000 });
   const reactorOptions = options.reactors ?? {};

@@ -4,6 +4,10 @@
  * Expressions are written by API callers, so the liquid instance is locked down:
  * - `include`, `render` and `layout` are removed (parse error) and the file system refuses every read;
  * - templates are capped in length, renders in time and in liquid-counted memory;
+ * - templates may only use straight-line tags and a bounded number of nodes and filters
+ *   (template-limits.ts), so each render is cheap for any data;
+ * - the renders of one service call share an ExpressionBudget (budget.ts), so a request that renders
+ *   many templates cannot add the per-render caps up;
  * - unknown filters are parse errors (`strictFilters`); only own properties of the variables are
  *   visible (`ownPropertyOnly`), so `data.constructor` renders empty;
  * - no output escaping: expressions produce data, not HTML.
@@ -15,7 +19,9 @@ import { Context, Liquid, Output, TypeGuards, toValueSync } from 'liquidjs';
 import type { FS, FilterImplOptions, Template } from 'liquidjs';
 import { ValidationError } from '../errors.js';
 import { isDeepFrozen } from '../frozen.js';
+import { DEFAULT_REQUEST_BUDGET_MS, ExpressionBudget, type MonotonicNow, performanceNow } from './budget.js';
 import { ExpressionFilterError, type FilterThis, type VaultFilter, vaultFilters } from './filters.js';
+import { checkTemplateLimits } from './template-limits.js';
 
 /** Options of {@link ExpressionEngine}. */
 export interface ExpressionEngineOptions {
@@ -24,6 +30,10 @@ export interface ExpressionEngineOptions {
    * template in use outlives at least cacheSize / 2 newer ones). Default 1000.
    */
   cacheSize?: number;
+  /** Expression time of one service call, in ms (see {@link ExpressionEngine.budget}). Default 250. */
+  requestBudgetMs?: number;
+  /** The monotonic time source budgets read. Default performance.now; tests inject one that moves when read. */
+  now?: MonotonicNow;
 }
 
 /** Counters of the parsed-template cache, for tests and diagnostics. */
@@ -35,8 +45,15 @@ export interface ExpressionCacheStats {
 
 /** Longest template accepted, in characters. Masks and fingerprints are a few dozen characters. */
 export const MAX_TEMPLATE_LENGTH = 16_384;
-/** Wall-clock budget of one render, in ms (liquid checks it between template nodes). */
-export const RENDER_LIMIT_MS = 250;
+/**
+ * Wall-clock budget of one render, in ms (liquid checks it between template nodes). Templates have no
+ * loops and at most 64 nodes (template-limits.ts), so an allowed render takes well under a
+ * millisecond on ordinary data and a few on a megabyte of it: this is a backstop, for renders outside a
+ * request budget too (reactor detokenization), and no lower so that a GC pause does not fail a render.
+ */
+export const RENDER_LIMIT_MS = 100;
+/** Templates in one mask (its string leaves), checked when a mask is saved. */
+export const MAX_MASK_TEMPLATES = 100;
 /** Budget of liquid-counted allocations (ranges, array and string filters) per render. */
 export const MEMORY_LIMIT = 2_000_000;
 const MAX_TREE_DEPTH = 64;
@@ -97,6 +114,8 @@ export class ExpressionEngine {
   readonly #plans = new WeakMap<object, { field: string; plan: unknown }>();
   readonly #cacheSize: number;
   readonly #refreshAge: number;
+  readonly #requestBudgetMs: number;
+  readonly #now: MonotonicNow;
   /** Counts cache insertions and refreshes; an entry's `stamp` is the tick of its last one. */
   #tick = 0;
   #hits = 0;
@@ -106,6 +125,10 @@ export class ExpressionEngine {
     const cacheSize = options.cacheSize ?? 1000;
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) throw ValidationError.field('cacheSize', 'must be a non-negative integer');
     this.#cacheSize = cacheSize;
+    const requestBudgetMs = options.requestBudgetMs ?? DEFAULT_REQUEST_BUDGET_MS;
+    if (!Number.isSafeInteger(requestBudgetMs) || requestBudgetMs < 1) throw ValidationError.field('requestBudgetMs', 'must be a positive integer');
+    this.#requestBudgetMs = requestBudgetMs;
+    this.#now = options.now ?? performanceNow;
     this.#refreshAge = Math.max(1, Math.floor(cacheSize / 2));
     this.#liquid = new Liquid({
       fs: NO_FILES,
@@ -131,17 +154,33 @@ export class ExpressionEngine {
     }
   }
 
-  /** Parses (cached) and checks a template; throws ValidationError.field(field, message) if it does not parse or uses an unknown filter. */
+  /**
+   * A fresh budget for the renders of one service call: pass it to every render of that call.
+   * @example
+   * const budget = engine.budget();
+   * indexes.forEach((t, i) => engine.render(t, { data }, `search_indexes[${i}]`, budget));
+   */
+  budget(): ExpressionBudget {
+    return new ExpressionBudget(this.#requestBudgetMs, this.#now);
+  }
+
+  /**
+   * Parses (cached) and checks a template; throws ValidationError.field(field, message) if it does
+   * not parse, uses an unknown filter, or goes beyond what expressions may contain (template-limits.ts).
+   */
   compile(template: string, field: string): void {
     this.#compiled(template, field);
   }
 
   /**
    * Renders one template string with the variables (e.g. `{ data, metadata }`). Variables not given
-   * render empty. Throws ValidationError.field(field, message) on any parse or render error.
+   * render empty. Throws ValidationError.field(field, message) on any parse or render error, or when
+   * the budget (optional: callers outside a request may render without one) has run out.
    */
-  render(template: string, vars: Record<string, unknown>, field: string): string {
-    return this.#renderText(this.#compiled(template, field), vars, field);
+  render(template: string, vars: Record<string, unknown>, field: string, budget?: ExpressionBudget): string {
+    if (budget === undefined) return this.#renderText(this.#compiled(template, field), vars, field);
+    // Parsing is charged too: a tokenize body can hold 10,000 distinct templates.
+    return budget.run(field, () => this.#renderText(this.#compiled(template, field), vars, field));
   }
 
   #renderText(compiled: Compiled, vars: Record<string, unknown>, field: string): string {
@@ -161,7 +200,7 @@ export class ExpressionEngine {
       if (text !== FALLBACK) return text;
     }
     try {
-      // A shallow copy: `{% increment data %}` writes to the top-level scope, which must not be the caller's object.
+      // A shallow copy: `{% assign data = … %}` writes to the top-level scope, which must not be the caller's object.
       return this.#liquid.renderSync(compiled.templates, { ...vars }) as string;
     } catch (error) {
       throw renderError(error, field);
@@ -174,7 +213,7 @@ export class ExpressionEngine {
    * yields the variable's value with its JSON type (a missing variable yields null). Error fields are
    * paths such as `mask.number` or `mask[0]`.
    */
-  renderTree(tree: unknown, vars: Record<string, unknown>, field: string): unknown {
+  renderTree(tree: unknown, vars: Record<string, unknown>, field: string, budget?: ExpressionBudget): unknown {
     // A deeply frozen tree (the stores share one parsed object per distinct mask) is planned once:
     // its templates and error paths resolved, so a render neither walks keys nor looks templates up.
     if (typeof tree === 'object' && tree !== null && Object.isFrozen(tree)) {
@@ -183,15 +222,24 @@ export class ExpressionEngine {
         planned = { field, plan: this.#walk(tree, field, 0, (template, path) => new PlanLeaf(this.#compiled(template, path), path)) };
         this.#plans.set(tree, planned);
       }
-      if (planned !== undefined && planned.field === field) return this.#renderPlan(planned.plan, vars);
+      if (planned !== undefined && planned.field === field) return this.#renderPlan(planned.plan, vars, budget);
     }
-    return this.#walk(tree, field, 0, (template, path) => this.#renderLeaf(this.#compiled(template, path), vars, path));
+    return this.#walk(tree, field, 0, (template, path) => {
+      if (budget === undefined) return this.#renderLeaf(this.#compiled(template, path), vars, path);
+      return budget.run(path, () => this.#renderLeaf(this.#compiled(template, path), vars, path));
+    });
   }
 
-  /** compile() every string leaf of a tree (for validating a mask on create). */
-  compileTree(tree: unknown, field: string): void {
+  /**
+   * compile() every string leaf of a tree (for validating a mask when it is saved); at most
+   * MAX_MASK_TEMPLATES leaves. Parsing is charged to the budget when one is given.
+   */
+  compileTree(tree: unknown, field: string, budget?: ExpressionBudget): void {
+    let leaves = 0;
     this.#walk(tree, field, 0, (template, path) => {
-      this.compile(template, path);
+      if (++leaves > MAX_MASK_TEMPLATES) throw ValidationError.field(field, `holds more than ${MAX_MASK_TEMPLATES} expressions`);
+      if (budget === undefined) this.compile(template, path);
+      else budget.run(path, () => this.compile(template, path));
       return template;
     });
   }
@@ -218,13 +266,16 @@ export class ExpressionEngine {
   }
 
   /** Renders a plan: what #walk built from a tree with each template replaced by its PlanLeaf (see renderTree). */
-  #renderPlan(plan: unknown, vars: Record<string, unknown>): unknown {
-    if (Array.isArray(plan)) return plan.map((item) => this.#renderPlan(item, vars));
+  #renderPlan(plan: unknown, vars: Record<string, unknown>, budget: ExpressionBudget | undefined): unknown {
+    if (Array.isArray(plan)) return plan.map((item) => this.#renderPlan(item, vars, budget));
     if (plan === null || typeof plan !== 'object') return plan;
-    if (plan instanceof PlanLeaf) return this.#renderLeaf(plan.leaf, vars, plan.field);
+    if (plan instanceof PlanLeaf) {
+      if (budget === undefined) return this.#renderLeaf(plan.leaf, vars, plan.field);
+      return budget.run(plan.field, () => this.#renderLeaf(plan.leaf, vars, plan.field));
+    }
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(plan)) {
-      setOwn(out, key, this.#renderPlan((plan as Record<string, unknown>)[key], vars));
+      setOwn(out, key, this.#renderPlan((plan as Record<string, unknown>)[key], vars, budget));
     }
     return out;
   }
@@ -268,6 +319,7 @@ export class ExpressionEngine {
     } catch (error) {
       throw parseError(error, field);
     }
+    checkTemplateLimits(templates, field);
     const single = singleVariable(templates);
     const compiled: Compiled = { templates, single, pipeline: single === undefined ? vaultPipeline(templates) : undefined, stamp: ++this.#tick };
     if (this.#cacheSize > 0) {

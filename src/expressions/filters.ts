@@ -47,7 +47,11 @@ export class HmacDigest {
 
 const DEFAULT_MASK_CHAR = 'X';
 /** pad_left/pad_right refuse widths above this, so a template cannot allocate without bound. */
-export const MAX_PAD_WIDTH = 10_000;
+export const MAX_PAD_WIDTH = 1_000;
+/** Longest text the alias filters replace (one random draw per character). */
+export const MAX_ALIAS_LENGTH = 4_096;
+/** Longest text card_mask and to_number look at: a card number or a number is far shorter. */
+const MAX_NUMBER_TEXT = 256;
 const HMAC_ALGORITHMS: Readonly<Record<string, string>> = { 'sha-256': 'sha256', 'sha-512': 'sha512' };
 
 function isNil(value: unknown): value is null | undefined {
@@ -121,24 +125,41 @@ function digitsOf(filter: string, value: unknown, separators: string): string {
   if (typeof value !== 'string' && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)) {
     throw new ExpressionFilterError(`${filter} expects a card number`);
   }
-  let text = String(value);
-  for (const s of separators) text = text.split(s).join('');
+  const given = String(value);
+  if (given.length > MAX_NUMBER_TEXT) throw new ExpressionFilterError(`${filter} expects a card number of 12 to 19 digits`);
+  // A set, so a long separator argument costs its length once rather than once per character of the number.
+  const skip = new Set(separators);
+  const text = skip.size === 0 ? given : Array.from(given).filter((c) => !skip.has(c)).join('');
   if (!/^\d{12,19}$/.test(text)) throw new ExpressionFilterError(`${filter} expects a card number of 12 to 19 digits`);
   return text;
 }
 
-function stringify(filter: string, value: unknown, space?: number): string {
+/**
+ * Charges the render's memory limit for text a filter builds, as liquid's own filters do: without it
+ * `stringify | stringify | …` (each doubles the backslashes) grew exponentially within one output.
+ */
+function charged<T extends { length: number }>(self: FilterThis, out: T): T {
+  self.context.memoryLimit.use(out.length);
+  return out;
+}
+
+function stringify(self: FilterThis, filter: string, value: unknown, space?: number): string {
+  // Text is charged before too: escaping is the slow part (about 16 ns per character), and a chain
+  // of stringify filters then stops before writing the largest string rather than after.
+  if (typeof value === 'string') self.context.memoryLimit.use(value.length);
+  let text: string;
   try {
-    return JSON.stringify(value === undefined ? null : value, null, space) ?? 'null';
+    text = JSON.stringify(value === undefined ? null : value, null, space) ?? 'null';
   } catch {
     throw new ExpressionFilterError(`${filter}: the value cannot be written as JSON`);
   }
+  return charged(self, text);
 }
 
 function jsonFilter(this: FilterThis, value: unknown, arg?: unknown): unknown {
   // Liquid's own `json` takes an indent; keep that form working and add the JSONPath form.
-  if (arg === undefined) return stringify('json', value);
-  if (typeof arg === 'number') return stringify('json', value, countArg('json', 'indent', arg));
+  if (arg === undefined) return stringify(this, 'json', value);
+  if (typeof arg === 'number') return stringify(this, 'json', value, countArg('json', 'indent', arg));
   if (typeof arg !== 'string') throw new ExpressionFilterError("json: the argument must be a JSONPath such as '$.a.b'");
   try {
     return selectJsonPath(value, parseJsonPath(arg));
@@ -153,17 +174,17 @@ function reveal(this: FilterThis, value: unknown, first?: unknown, last?: unknow
   const l = countArg('reveal', 'last', last, 0);
   const c = charArg('reveal', 'mask character', char, DEFAULT_MASK_CHAR);
   if (!isNil(keep) && typeof keep !== 'string') throw new ExpressionFilterError('reveal: keep_chars must be a string');
-  return revealText(textOf('reveal', value), f, l, c, keep ?? '');
+  return charged(this, revealText(textOf('reveal', value), f, l, c, keep ?? ''));
 }
 
 function revealLast(this: FilterThis, value: unknown, count?: unknown, char?: unknown): string {
   const n = countArg('reveal_last', 'count', count);
   const c = charArg('reveal_last', 'mask character', char, DEFAULT_MASK_CHAR);
-  return revealText(textOf('reveal_last', value), 0, n, c);
+  return charged(this, revealText(textOf('reveal_last', value), 0, n, c));
 }
 
 function last4(this: FilterThis, value: unknown): string {
-  return Array.from(textOf('last4', value)).slice(-4).join('');
+  return Array.from(charged(this, textOf('last4', value))).slice(-4).join('');
 }
 
 function cardBin(this: FilterThis, value: unknown, separator?: unknown): string {
@@ -182,7 +203,9 @@ function cardMask(this: FilterThis, value: unknown, char?: unknown): string {
   const c = charArg('card_mask', 'mask character', char, DEFAULT_MASK_CHAR);
   if (isNil(value)) throw new ExpressionFilterError('card_mask expects a card number, but it is missing');
   const text = typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : value;
-  if (typeof text !== 'string' || !/^[\d -]*\d[\d -]*$/.test(text)) {
+  // Length first, then two linear tests: the single pattern /^[\d -]*\d[\d -]*$/ backtracked in
+  // quadratic time (20,000 digits and a letter took 0.3 s; 1 MB of them, minutes).
+  if (typeof text !== 'string' || text.length > MAX_NUMBER_TEXT || !/^[\d -]+$/.test(text) || !/\d/.test(text)) {
     throw new ExpressionFilterError('card_mask expects a card number (digits, spaces and dashes)');
   }
   const digits = text.replace(/[ -]/g, '').length;
@@ -216,24 +239,25 @@ function cardExp(this: FilterThis, value: unknown, format?: unknown): string {
     MM: String(month).padStart(2, '0'),
     M: String(month),
   };
-  return pattern.replace(/YYYY|YY|MM|M/g, (token) => parts[token] as string);
+  return charged(this, pattern.replace(/YYYY|YY|MM|M/g, (token) => parts[token] as string));
 }
 
-function pad(filter: string, value: unknown, width: unknown, char: unknown, end: boolean): string {
+function pad(self: FilterThis, filter: string, value: unknown, width: unknown, char: unknown, end: boolean): string {
   const n = countArg(filter, 'width', width);
   if (n > MAX_PAD_WIDTH) throw new ExpressionFilterError(`${filter}: width must be at most ${MAX_PAD_WIDTH}`);
   const c = charArg(filter, 'pad character', char, ' ');
-  const text = textOf(filter, value);
+  const text = charged(self, textOf(filter, value));
   const missing = n - Array.from(text).length;
   if (missing <= 0) return text;
-  return end ? text + c.repeat(missing) : c.repeat(missing) + text;
+  return charged(self, end ? text + c.repeat(missing) : c.repeat(missing) + text);
 }
 
-const NUMERIC = /^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$/;
+// `\d+(?:\.\d*)?` rather than `\d+\.?\d*`, which could split a run of digits every way (quadratic).
+const NUMERIC = /^\s*[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$/;
 
 function toNumber(this: FilterThis, value: unknown): number {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (typeof value === 'string' && NUMERIC.test(value)) {
+  if (typeof value === 'string' && value.length <= MAX_NUMBER_TEXT && NUMERIC.test(value)) {
     const n = Number(value);
     if (Number.isFinite(n)) return n;
   }
@@ -241,8 +265,8 @@ function toNumber(this: FilterThis, value: unknown): number {
 }
 
 function toStringFilter(this: FilterThis, value: unknown): string {
-  if (value !== null && typeof value === 'object' && !(value instanceof HmacDigest)) return stringify('to_string', value);
-  return textOf('to_string', value);
+  if (value !== null && typeof value === 'object' && !(value instanceof HmacDigest)) return stringify(this, 'to_string', value);
+  return charged(this, textOf('to_string', value));
 }
 
 function toBoolean(this: FilterThis, value: unknown): boolean {
@@ -259,25 +283,27 @@ function hmac(this: FilterThis, value: unknown, algorithm?: unknown, key?: unkno
   const name = typeof algorithm === 'string' ? HMAC_ALGORITHMS[algorithm.toLowerCase()] : undefined;
   if (name === undefined) throw new ExpressionFilterError("hmac: the algorithm must be 'sha-256' or 'sha-512'");
   if (typeof key !== 'string' || key.length === 0) throw new ExpressionFilterError('hmac: the key must be non-empty text');
-  const input = value instanceof HmacDigest ? value.bytes : Buffer.from(requiredText('hmac', value), 'utf8');
+  const input = charged(this, value instanceof HmacDigest ? value.bytes : Buffer.from(requiredText('hmac', value), 'utf8'));
   return new HmacDigest(createHmac(name, key).update(input).digest());
 }
 
-function bytesOf(filter: string, value: unknown): Buffer {
-  return value instanceof HmacDigest ? value.bytes : Buffer.from(textOf(filter, value), 'utf8');
+function bytesOf(self: FilterThis, filter: string, value: unknown): Buffer {
+  return charged(self, value instanceof HmacDigest ? value.bytes : Buffer.from(textOf(filter, value), 'utf8'));
 }
 
-function aliasArgs(filter: string, value: unknown, first: unknown, last: unknown): [string, number, number] {
-  return [requiredText(filter, value), countArg(filter, 'first', first, 0), countArg(filter, 'last', last, 0)];
+function aliasArgs(self: FilterThis, filter: string, value: unknown, first: unknown, last: unknown): [string, number, number] {
+  const text = charged(self, requiredText(filter, value));
+  if (text.length > MAX_ALIAS_LENGTH) throw new ExpressionFilterError(`${filter}: the value must be at most ${MAX_ALIAS_LENGTH} characters`);
+  return [text, countArg(filter, 'first', first, 0), countArg(filter, 'last', last, 0)];
 }
 
 /** The vault filters by name. */
 export const vaultFilters: Readonly<Record<string, VaultFilter>> = Object.freeze({
-  stringify(value: unknown) {
-    return stringify('stringify', value);
+  stringify(this: FilterThis, value: unknown) {
+    return stringify(this, 'stringify', value);
   },
-  json_stringify(value: unknown) {
-    return stringify('json_stringify', value);
+  json_stringify(this: FilterThis, value: unknown) {
+    return stringify(this, 'json_stringify', value);
   },
   json: jsonFilter,
   last4,
@@ -286,29 +312,29 @@ export const vaultFilters: Readonly<Record<string, VaultFilter>> = Object.freeze
   card_bin: cardBin,
   card_exp: cardExp,
   card_mask: cardMask,
-  pad_left(value: unknown, width?: unknown, char?: unknown) {
-    return pad('pad_left', value, width, char, false);
+  pad_left(this: FilterThis, value: unknown, width?: unknown, char?: unknown) {
+    return pad(this, 'pad_left', value, width, char, false);
   },
-  pad_right(value: unknown, width?: unknown, char?: unknown) {
-    return pad('pad_right', value, width, char, true);
+  pad_right(this: FilterThis, value: unknown, width?: unknown, char?: unknown) {
+    return pad(this, 'pad_right', value, width, char, true);
   },
   to_number: toNumber,
   to_string: toStringFilter,
   to_boolean: toBoolean,
-  alias_preserve_format(value: unknown, first?: unknown, last?: unknown) {
-    return aliasPreserveFormat(...aliasArgs('alias_preserve_format', value, first, last));
+  alias_preserve_format(this: FilterThis, value: unknown, first?: unknown, last?: unknown) {
+    return aliasPreserveFormat(...aliasArgs(this, 'alias_preserve_format', value, first, last));
   },
-  alias_preserve_length(value: unknown, first?: unknown, last?: unknown) {
-    return aliasPreserveLength(...aliasArgs('alias_preserve_length', value, first, last));
+  alias_preserve_length(this: FilterThis, value: unknown, first?: unknown, last?: unknown) {
+    return aliasPreserveLength(...aliasArgs(this, 'alias_preserve_length', value, first, last));
   },
   alias_card(value: unknown) {
     return aliasCard(digitsOf('alias_card', value, ''));
   },
   hmac,
-  to_base64(value: unknown) {
-    return bytesOf('to_base64', value).toString('base64');
+  to_base64(this: FilterThis, value: unknown) {
+    return charged(this, bytesOf(this, 'to_base64', value).toString('base64'));
   },
-  to_base16(value: unknown) {
-    return bytesOf('to_base16', value).toString('hex');
+  to_base16(this: FilterThis, value: unknown) {
+    return charged(this, bytesOf(this, 'to_base16', value).toString('hex'));
   },
 } satisfies Record<string, VaultFilter>);

@@ -4,6 +4,7 @@ import { type Caller, requirePermission, requireTransform, transformFor } from '
 import type { Clock } from '../clock.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Permission, Transform } from '../permissions.js';
@@ -75,7 +76,11 @@ export class TokenService {
 
   /** Creates a token (token:create). With `deduplicate_token`, returns the existing token of the same type and fingerprint instead. */
   async create(caller: Caller, body: unknown): Promise<TokenView> {
-    return this.#audit.guard(caller, 'token:create', null, async () => this.#commit(caller, await this.#prepare(caller, body)));
+    return this.#audit.guard(caller, 'token:create', null, async () => {
+      // One expression budget for the whole call (id, fingerprint, search indexes, response mask).
+      const budget = this.#engine.budget();
+      return this.#commit(caller, await this.#prepare(caller, body, budget), budget);
+    });
   }
 
   /**
@@ -92,23 +97,26 @@ export class TokenService {
       if (items.length > MAX_TOKENIZE) throw ValidationError.field('body', `holds ${items.length} tokens; at most ${MAX_TOKENIZE} may be created per call`);
       const prepared: Prepared[] = [];
       const errors: Record<string, string[]> = {};
+      // One expression budget for every item: the call, not each token, is what blocks the server.
+      const budget = this.#engine.budget();
       for (const item of items) {
         try {
-          prepared.push(await this.#prepare(caller, item.body));
+          prepared.push(await this.#prepare(caller, item.body, budget));
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
           for (const [field, messages] of Object.entries(error.errors)) errors[item.path ? `${item.path}.${field}` : field] = messages;
+          if (budget.exhausted) break;
         }
       }
       if (Object.keys(errors).length > 0) throw new ValidationError(errors);
       const views = new Map<unknown, TokenView>();
-      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#commit(caller, prepared[i]!));
+      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#commit(caller, prepared[i]!, budget));
       return replaceTokenBodies(body, views);
     });
   }
 
   /** Validates a create body and computes everything to store; writes nothing. */
-  async #prepare(caller: Caller, body: unknown): Promise<Prepared> {
+  async #prepare(caller: Caller, body: unknown, budget: ExpressionBudget): Promise<Prepared> {
     requirePermission(caller, 'token:create');
     const input = parseCreateTokenInput(body);
     const definition = getTokenType(input.type);
@@ -119,16 +127,16 @@ export class TokenService {
     const metadata = input.metadata ?? {};
     const mask = input.mask === undefined ? definition.defaultMask : input.mask;
     // The type's own mask is known to compile; only a given one needs checking.
-    if (input.mask !== undefined && mask !== null) this.#engine.compileTree(mask, 'mask');
+    if (input.mask !== undefined && mask !== null) this.#engine.compileTree(mask, 'mask', budget);
     const fingerprintExpression = input.fingerprint_expression ?? definition.defaultFingerprintExpression;
     const searchIndexes = input.search_indexes ?? [];
-    const id = this.#tokenId(input.id, data);
+    const id = this.#tokenId(input.id, data, budget);
     const keys = await this.#keys.keysFor(caller.tenantId);
     const token: StoredToken = {
       tenantId: caller.tenantId,
       id,
       type: definition.name,
-      ...this.#derived(keys, caller.tenantId, id, data, metadata, fingerprintExpression, searchIndexes),
+      ...this.#derived(keys, caller.tenantId, id, data, metadata, fingerprintExpression, searchIndexes, budget),
       fingerprintExpression,
       mask,
       containers,
@@ -152,14 +160,14 @@ export class TokenService {
    * → 70% of the raw insert baseline). A process killed within the flush window can lose the entry,
    * not the record of the creation.
    */
-  async #commit(caller: Caller, { token, data, transform, keys }: Prepared): Promise<TokenView> {
+  async #commit(caller: Caller, { token, data, transform, keys }: Prepared, budget: ExpressionBudget): Promise<TokenView> {
     const result = await this.#store.createToken(token, null, token.createdAt);
     if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${token.id}' already exists`);
     const id = result.status === 'duplicate' ? result.existing.id : token.id;
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
-    if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now());
-    return tokenView(token, this.#transform(transform, token, data), true);
+    if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now(), budget);
+    return tokenView(token, this.#transform(transform, token, data, budget), true);
   }
 
   /** Gets one token (token:read); its data follows the caller's transform. Expired and other tenants' tokens are not found. */
@@ -175,7 +183,7 @@ export class TokenService {
       const transform = requireTransform(caller, 'token:read', token.containers);
       const pending = this.#data(token, now);
       const data = pending instanceof Promise ? await pending : pending;
-      const view = tokenView(token, this.#transform(transform, token, data), false);
+      const view = tokenView(token, this.#transform(transform, token, data, this.#engine.budget()), false);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:read', resourceId: token.id, outcome: 'success' });
       return view;
     } catch (error) {
@@ -272,14 +280,15 @@ export class TokenService {
       const transform = requireTransform(caller, 'token:update', containers);
       const metadata = patch.metadata === undefined ? current.metadata : parseMetadata(mergePatch(current.metadata, patch.metadata) ?? {});
       const mask = patch.mask === undefined ? current.mask : mergePatch(current.mask, patch.mask);
-      if (mask !== null) this.#engine.compileTree(mask, 'mask');
+      const budget = this.#engine.budget();
+      if (mask !== null) this.#engine.compileTree(mask, 'mask', budget);
       const fingerprintExpression =
         patch.fingerprint_expression === undefined ? current.fingerprintExpression : patch.fingerprint_expression ?? definition.defaultFingerprintExpression;
       const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : patch.search_indexes ?? [];
       const keys = await this.#keys.keysFor(caller.tenantId);
       const next: StoredToken = {
         ...current,
-        ...this.#derived(keys, current.tenantId, current.id, data, metadata, fingerprintExpression ?? '', searchIndexes),
+        ...this.#derived(keys, current.tenantId, current.id, data, metadata, fingerprintExpression ?? '', searchIndexes, budget),
         fingerprintExpression,
         mask,
         containers,
@@ -294,8 +303,8 @@ export class TokenService {
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
       const result = await this.#store.updateToken(next, audit, now);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
-      if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now);
-      return tokenView(next, this.#transform(transform, next, withoutExpiredCvc(next, data, now)), true);
+      if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now, budget);
+      return tokenView(next, this.#transform(transform, next, withoutExpiredCvc(next, data, now), budget), true);
     });
   }
 
@@ -331,8 +340,9 @@ export class TokenService {
         tokens.push({ token, transform: requireTransform(caller, 'token:use', token.containers) });
       }
       const out = new Map<string, unknown>();
+      const budget = this.#engine.budget();
       for (const { token, transform } of tokens) {
-        out.set(token.id, this.#transform(transform, token, await this.#data(token, now)) ?? null);
+        out.set(token.id, this.#transform(transform, token, await this.#data(token, now), budget) ?? null);
         this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:use', resourceId: token.id, outcome: 'success' });
       }
       return out;
@@ -344,16 +354,18 @@ export class TokenService {
     const now = this.#clock.now();
     const result = await this.#store.listTokens(caller.tenantId, filter, page, now);
     const keys = await this.#keys.keysFor(caller.tenantId);
+    // One expression budget for the page's masks: a page that uses it up is a 400 (ask for a smaller page).
+    const budget = this.#engine.budget();
     return toPaginated(page, result, (token) => {
       if (containersAll && !containersAll.every((c) => token.containers.includes(c))) return null;
       const transform = transformFor(caller, permission, token.containers);
       if (transform === null) return null;
-      return tokenView(token, this.#transform(transform, token, this.#dataSync(keys, token, now)), false);
+      return tokenView(token, this.#transform(transform, token, this.#dataSync(keys, token, now), budget), false);
     });
   }
 
-  #transform(transform: Transform, token: StoredToken, data: unknown): unknown {
-    return transformData(this.#engine, transform, token, data);
+  #transform(transform: Transform, token: StoredToken, data: unknown, budget: ExpressionBudget): unknown {
+    return transformData(this.#engine, transform, token, data, budget);
   }
 
   /**
@@ -387,11 +399,12 @@ export class TokenService {
     metadata: Record<string, string>,
     fingerprintExpression: string,
     searchIndexes: readonly string[],
+    budget: ExpressionBudget,
   ): Pick<StoredToken, 'ciphertext' | 'keyVersion' | 'fingerprint' | 'searchHashes'> {
-    const printed = fingerprintExpression === '' ? '' : this.#engine.render(fingerprintExpression, { data, metadata }, 'fingerprint_expression');
+    const printed = fingerprintExpression === '' ? '' : this.#engine.render(fingerprintExpression, { data, metadata }, 'fingerprint_expression', budget);
     const hashes = new Set<string>();
     searchIndexes.forEach((expression, i) => {
-      const value = this.#engine.render(expression, { data }, `search_indexes[${i}]`);
+      const value = this.#engine.render(expression, { data }, `search_indexes[${i}]`, budget);
       if (value !== '') hashes.add(this.#keys.blindIndex(keys, value));
     });
     const { ciphertext, keyVersion } = this.#keys.encrypt(keys, tenantId, id, Buffer.from(JSON.stringify(data), 'utf8'));
@@ -411,9 +424,9 @@ export class TokenService {
    * benchmark (test/bench/http.mjs). The timestamp is the host's, not the injected clock's: it
    * orders ids, it is not domain time.
    */
-  #tokenId(given: string | undefined, data: unknown): string {
+  #tokenId(given: string | undefined, data: unknown, budget: ExpressionBudget): string {
     if (given === undefined) return timeOrderedUuid();
-    const id = given.includes('{{') || given.includes('{%') ? this.#engine.render(given, { data }, 'id') : given;
+    const id = given.includes('{{') || given.includes('{%') ? this.#engine.render(given, { data }, 'id', budget) : given;
     if (id.length === 0 || id.length > MAX_ID_LENGTH) throw ValidationError.field('id', `must be 1 to ${MAX_ID_LENGTH} characters`);
     if (!ID_PATTERN.test(id)) throw ValidationError.field('id', 'must not contain whitespace or any of / ? # % \\');
     for (const secret of sensitiveStrings(data)) {
@@ -422,10 +435,10 @@ export class TokenService {
     return id;
   }
 
-  async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number): Promise<TokenView> {
+  async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number, budget: ExpressionBudget): Promise<TokenView> {
     const transform = transformFor(caller, 'token:read', existing.containers);
     if (transform === null) return redactedDuplicateView(existing);
-    const view = tokenView(existing, this.#transform(transform, existing, this.#dataSync(keys, existing, now)), false);
+    const view = tokenView(existing, this.#transform(transform, existing, this.#dataSync(keys, existing, now), budget), false);
     view._extras = { deduplicated: true };
     return view;
   }

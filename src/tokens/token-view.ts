@@ -1,3 +1,4 @@
+import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { Transform } from '../permissions.js';
 import type { StoredToken } from '../storage/store.js';
@@ -23,19 +24,23 @@ export interface TokenView {
   _extras?: { deduplicated: boolean };
 }
 
-/** Applies an access-control transform to decrypted data. `undefined` means the response carries no data. */
+/**
+ * Applies an access-control transform to decrypted data. `undefined` means the response carries no
+ * data. A mask renders within the call's expression budget when one is given.
+ */
 export function transformData(
   engine: ExpressionEngine,
   transform: Transform,
   token: StoredToken,
   data: unknown,
+  budget?: ExpressionBudget,
 ): unknown {
   switch (transform) {
     case 'reveal':
       return data;
     case 'mask':
       // A token without a mask shows nothing when masked (DESIGN.md 5, type `token`).
-      return token.mask === null || token.mask === undefined ? undefined : engine.renderTree(token.mask, { data }, 'mask');
+      return token.mask === null || token.mask === undefined ? undefined : engine.renderTree(token.mask, { data }, 'mask', budget);
     case 'redact':
       return undefined;
   }

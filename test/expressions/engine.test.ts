@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { Liquid } from 'liquidjs';
 import { ValidationError } from '../../src/errors.js';
 import { deepFreeze } from '../../src/frozen.js';
-import { ExpressionEngine, MAX_TEMPLATE_LENGTH, RENDER_LIMIT_MS } from '../../src/expressions/engine.js';
+import { ExpressionEngine, MAX_TEMPLATE_LENGTH } from '../../src/expressions/engine.js';
 import { vaultFilters } from '../../src/expressions/filters.js';
 
 /** Runs fn, expecting a ValidationError; returns its errors map. */
@@ -30,7 +30,7 @@ describe('render', () => {
   });
   it('never changes the variables it is given', () => {
     const vars = { data: 'x', metadata: {} };
-    expect(engine.render('{% increment data %}{% increment data %}{% decrement metadata %}', vars, 'f')).toBe('01-1');
+    expect(engine.render("{% assign data = 'changed' %}{% assign metadata = 1 %}{{ data }}{{ metadata }}", vars, 'f')).toBe('changed1');
     expect(vars).toEqual({ data: 'x', metadata: {} });
     expect(engine.render('{{ data }}', vars, 'f')).toBe('x');
   });
@@ -172,23 +172,9 @@ describe('safety', () => {
       expect(() => engine.compile(`{% liquid ${tag} 'package.json' %}`, 'mask')).toThrow(ValidationError);
     }
   });
-  it('bounds a huge loop by the render limit instead of hanging', () => {
-    const template = '{% for a in (1..100000) %}{% for b in (1..100000) %}{% endfor %}{% endfor %}';
-    const errors = errorsOf(() => engine.render(template, {}, 'mask'));
-    expect(errors.mask?.[0]).toMatch(/took longer than|more memory/);
-  });
-  it('bounds loops that allocate nothing by the render limit', () => {
-    const data = Array.from({ length: 1000 }, (_, i) => i);
-    const template = '{% for a in data %}{% for b in data %}{% for c in data %}{% endfor %}{% endfor %}{% endfor %}';
-    const errors = errorsOf(() => engine.render(template, { data }, 'mask'));
-    expect(errors.mask?.[0]).toBe(`took longer than ${RENDER_LIMIT_MS} ms to render`);
-  });
-  it('bounds a huge range by the memory limit', () => {
-    const errors = errorsOf(() => engine.render('{% for a in (1..1000000000) %}x{% endfor %}', {}, 'mask'));
-    expect(errors.mask?.[0]).toBe('used more memory than expressions are allowed');
-  });
   it('bounds exponential string growth by the memory limit', () => {
-    const template = "{% assign s = 'ab' %}{% for i in (1..64) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}";
+    // No loops, but each assign doubles the text: 25 of them (within the node and filter limits) would make 2^26 characters.
+    const template = `{% assign s = 'ab' %}${'{% assign s = s | append: s %}'.repeat(25)}{{ s | size }}`;
     expect(errorsOf(() => engine.render(template, {}, 'mask')).mask?.[0]).toMatch(/more memory/);
   });
 });

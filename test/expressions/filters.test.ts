@@ -191,8 +191,8 @@ describe('pad_left / pad_right', () => {
     expect(render("{{ data | pad_left: 2, '0' }}", 'abcd')).toBe('abcd');
   });
   it('refuses a bad width or character', () => {
-    expect(failure("{{ data | pad_left: -2, '0' }}", 'a')).toBe('pad_left: width must be a non-negative integer');
-    expect(failure("{{ data | pad_right: 100000000, '0' }}", 'a')).toMatch(/width must be at most/);
+    expect(failure("{{ data | pad_left: -2, '0' }}", 'a')).toBe('pad_left: width must be a whole number from 0 to 1000 written in the expression');
+    expect(failure("{{ data | pad_right: 100000000, '0' }}", 'a')).toMatch(/pad_right: width must be a whole number from 0 to 1000/);
     expect(failure("{{ data | pad_right: 4, '00' }}", 'a')).toBe('pad_right: pad character must be a single character');
   });
 });
