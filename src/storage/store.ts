@@ -254,8 +254,11 @@ export interface Store {
   listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): MaybePromise<PageResult<StoredToken>>;
   /**
    * Atomically replaces a live token's mutable fields with `next` (same tenant and id). When
-   * `next.deduplicate` and another live token of the same type has `next.fingerprint`, writes
-   * nothing and returns it as a duplicate. Writes the audit entry with the change.
+   * `next.deduplicate`, and the update changes the fingerprint or turns deduplication on, and
+   * another live token of the same type has `next.fingerprint`, writes nothing and returns it as a
+   * duplicate. An update that keeps both (a metadata change) is never refused as a duplicate: its
+   * answer would otherwise tell a caller that cannot read the data that another token holds the
+   * same fingerprint. Writes the audit entry with the change.
    */
   updateToken(next: StoredToken, audit: AuditEntry, now: number): MaybePromise<UpdateTokenResult>;
   /**

@@ -476,6 +476,19 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await auditOf(TENANT_A, mine.id)).toHaveLength(1);
       });
 
+      it('probes for a duplicate only when the update changes the fingerprint or turns deduplication on', async () => {
+        const other = makeToken({ fingerprint: 'shared', type: 'card' });
+        const mine = makeToken({ fingerprint: 'shared', type: 'card', deduplicate: true });
+        // Created in this order (mine first), both hold the fingerprint although mine deduplicates.
+        await createAll([mine, other]);
+        expect(await update({ ...mine, metadata: { k: 'v' } })).toEqual({ status: 'updated' });
+        expect((await store.getToken(TENANT_A, mine.id, T0))!.metadata).toEqual({ k: 'v' });
+        const plainOne = makeToken({ fingerprint: 'shared', type: 'card' });
+        await createAll([plainOne]);
+        const turnedOn = await update({ ...plainOne, deduplicate: true });
+        expect(turnedOn.status).toBe('duplicate');
+      });
+
       it('does not count the token itself, expired tokens, other types or other tenants as duplicates', async () => {
         const mine = makeToken({ fingerprint: 'fp-x', type: 'card' });
         await createAll([

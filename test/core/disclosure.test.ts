@@ -248,6 +248,19 @@ describeEachStore('disclosure: expiry, duplicates', (store) => {
     const duplicate = await vault.tokens.update(publicApp, copy.id, { data: CARD, deduplicate_token: true });
     expect(duplicate).toEqual({ id: victim.id, type: 'card', tenant_id: vault.tenantId, _extras: { deduplicated: true } });
   });
+
+  it('an update that keeps the fingerprint of a deduplicating token is never answered as a duplicate (no linkage oracle)', async () => {
+    const vault = await store.vault();
+    const { revealer, publicApp } = await setup(vault);
+    const first = await vault.tokens.create(revealer, { type: 'card', data: CARD, deduplicate_token: true });
+    const second = await vault.tokens.create(revealer, { type: 'card', data: CARD });
+    // Would tell a key that cannot read either card that they hold the same number.
+    const updated = await vault.tokens.update(publicApp, first.id, { metadata: { note: 'x' } });
+    expect(updated.id).toBe(first.id);
+    expect(updated._extras).toBeUndefined();
+    expect((await vault.tokens.get(revealer, first.id)).metadata).toEqual({ note: 'x' });
+    expect(second.id).not.toBe(first.id);
+  });
 });
 
 describeEachStore('disclosure: the id guard', (store) => {

@@ -37,7 +37,7 @@ export function tokenStatements(s: string) {
     /** tenant, id, now. */
     getLive: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')}`,
     /** tenant, id, now. Locks the live token's row until the transaction ends. */
-    lockLive: `SELECT t.seq FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')} FOR UPDATE`,
+    lockLive: `SELECT t.seq, t.fingerprint, t.deduplicate FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')} FOR UPDATE`,
     /**
      * The oldest live token of a tenant, type and fingerprint, other than the id given (null for
      * none). tenant, fingerprint, type, now, id.

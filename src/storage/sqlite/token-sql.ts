@@ -9,7 +9,7 @@ const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
 export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
 
 /** params: tenantId, id, now. */
-export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
+export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type, t.fingerprint, t.deduplicate FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
 
 /** The oldest live token of a tenant, type and fingerprint other than `seq`. params: tenantId, fingerprint, type, now, seq (0 for none). */
 export const FIND_LIVE_DUPLICATE =
