@@ -49,6 +49,8 @@ function isAliasedField(output: Output): boolean {
   if (rest.length > 0 || !TypeGuards.isPropertyAccessToken(initial) || initial.variable !== undefined) return false;
   const [root, field] = initial.props;
   if (root === undefined || root.getText() !== 'data') return false;
+  // Literal segments only: `data[x]` with `{% assign x = 'cvc' %}` would name the cvc unseen.
+  if (!initial.props.every((p) => TypeGuards.isWordToken(p) || TypeGuards.isQuotedToken(p) || TypeGuards.isNumberToken(p))) return false;
   // `data` itself, or `data.cvc` / `data['cvc']`, is not an aliasable field.
   if (field === undefined || field.getText().replace(/^['"]|['"]$/g, '').toLowerCase() === 'cvc') return false;
   const filter = output.value.filters[0];

@@ -276,6 +276,7 @@ describeEachStore('disclosure: the id guard', (store) => {
       '{% assign n = data.number %}{{ n | alias_card }}',
       '{{ data.cvc | alias_preserve_format }}',
       "{{ data['cvc'] | alias_preserve_length }}",
+      "{% assign x = 'cvc' %}{{ data[x] | alias_preserve_format: 2, 0 }}",
       '{{ data.number | alias_preserve_format: 8, 4 }}',
       '{{ data.number | alias_preserve_format: 0, 5 }}',
       '{{ data | alias_preserve_length }}',
