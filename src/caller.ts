@@ -1,5 +1,6 @@
 import { AuthorizationError } from './errors.js';
 import type { AccessRule, ApplicationType, Permission, Transform } from './permissions.js';
+import type { ContainerScope } from './storage/store.js';
 import { isAncestorOrSelf } from './tokens/containers.js';
 
 /**
@@ -126,4 +127,29 @@ export function coversGrants(caller: Caller, target: Caller): boolean {
     }
   }
   return true;
+}
+
+/**
+ * The containers on which `permission` is granted (`reveal` false) or granted with the reveal
+ * transform (`reveal` true), as scopes a store can filter on, so that pages are full and counts
+ * exact (a token matches when every one of its containers lies in some scope). It agrees with
+ * transformFor container by container: a container is granted iff some rule listing the permission
+ * is ancestor-or-self of it; it is revealed iff the first such rule (by priority) reveals, that is
+ * iff some revealing rule matches it and no earlier non-revealing rule does. Earlier rules that
+ * are ancestors shadow a rule entirely; earlier descendants carve out an exception; unrelated
+ * containers can never both match one path. No permission: no scope, so nothing matches.
+ */
+export function grantScopes(caller: Caller, permission: Permission, reveal: boolean): ContainerScope[] {
+  if (!caller.permissions.has(permission)) return [];
+  const rules = caller.rules.filter((r) => r.permissions.includes(permission));
+  const scopes: ContainerScope[] = [];
+  rules.forEach((rule, i) => {
+    if (reveal && rule.transform !== 'reveal') return;
+    const prefix = rule.container.toLowerCase();
+    const earlier = reveal ? rules.slice(0, i).filter((r) => r.transform !== 'reveal').map((r) => r.container.toLowerCase()) : [];
+    if (earlier.some((e) => isAncestorOrSelf(e, prefix))) return;
+    const except = [...new Set(earlier.filter((e) => isAncestorOrSelf(prefix, e)))];
+    if (!scopes.some((s) => s.prefix === prefix && s.except.length === 0)) scopes.push({ prefix, except });
+  });
+  return scopes;
 }

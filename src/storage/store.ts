@@ -58,13 +58,28 @@ export interface StoredToken {
   cvcPurgeAt: number | null;
 }
 
+/**
+ * A set of containers: every container under `prefix` (ancestor-or-self: a string prefix, since
+ * paths end with '/') except those under any of `except`. Paths are lower-case.
+ */
+export interface ContainerScope {
+  prefix: string;
+  except: string[];
+}
+
 export interface TokenFilter {
   ids?: string[];
   types?: string[];
   /** Keys and values compared case-insensitively, exactly; several keys ANDed. */
   metadata?: Record<string, string>;
-  /** Containers matched exactly (lower-case paths). A token matches when it has any of them. */
+  /** Containers matched exactly (lower-case paths). A token matches when it has every one of them. */
   containers?: string[];
+  /**
+   * Access scopes (the caller's grants, see grantScopes in caller.ts): a token matches when every
+   * one of its containers lies in at least one scope. An empty list matches nothing. The token
+   * service always sets it, so pages hold only tokens the caller may see and counts count only them.
+   */
+  within?: ContainerScope[];
   /** Tokens of this fingerprint. */
   fingerprints?: string[];
   /** Each hash must be among the token's blind index values (ANDed). */
@@ -261,8 +276,11 @@ export interface Store {
   listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): MaybePromise<PageResult<StoredToken>>;
   /**
    * Atomically replaces a live token's mutable fields with `next` (same tenant and id). When
-   * `next.deduplicate` and another live token of the same type has `next.fingerprint`, writes
-   * nothing and returns it as a duplicate. Writes the audit entry with the change.
+   * `next.deduplicate`, and the update changes the fingerprint or turns deduplication on, and
+   * another live token of the same type has `next.fingerprint`, writes nothing and returns it as a
+   * duplicate. An update that keeps both (a metadata change) is never refused as a duplicate: its
+   * answer would otherwise tell a caller that cannot read the data that another token holds the
+   * same fingerprint. Writes the audit entry with the change.
    */
   updateToken(next: StoredToken, audit: AuditEntry, now: number): MaybePromise<UpdateTokenResult>;
   /**

@@ -477,6 +477,19 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await auditOf(TENANT_A, mine.id)).toHaveLength(1);
       });
 
+      it('probes for a duplicate only when the update changes the fingerprint or turns deduplication on', async () => {
+        const other = makeToken({ fingerprint: 'shared', type: 'card' });
+        const mine = makeToken({ fingerprint: 'shared', type: 'card', deduplicate: true });
+        // Created in this order (mine first), both hold the fingerprint although mine deduplicates.
+        await createAll([mine, other]);
+        expect(await update({ ...mine, metadata: { k: 'v' } })).toEqual({ status: 'updated' });
+        expect((await store.getToken(TENANT_A, mine.id, T0))!.metadata).toEqual({ k: 'v' });
+        const plainOne = makeToken({ fingerprint: 'shared', type: 'card' });
+        await createAll([plainOne]);
+        const turnedOn = await update({ ...plainOne, deduplicate: true });
+        expect(turnedOn.status).toBe('duplicate');
+      });
+
       it('does not count the token itself, expired tokens, other types or other tenants as duplicates', async () => {
         const mine = makeToken({ fingerprint: 'fp-x', type: 'card' });
         await createAll([
@@ -794,7 +807,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await listIds({ metadata: { customer: 'bob', plan: 'silver' } })).toEqual([]);
       });
 
-      it('filters by containers: a token matches when it has any of them, exactly', async () => {
+      it('filters by containers: a token matches when it has every one of them, exactly', async () => {
         const [pci, both, bank] = await createAll([
           makeToken({ containers: ['/pci/high/'] }),
           makeToken({ containers: ['/pci/low/', '/bank/high/'] }),
@@ -802,8 +815,34 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         ]);
         await createAll([makeToken({ tenantId: TENANT_B, containers: ['/pci/high/'] })]);
         expect(await listIds({ containers: ['/pci/high/'] })).toEqual([pci!.id]);
-        expect(await listIds({ containers: ['/pci/high/', '/bank/high/'] })).toEqual([pci!.id, both!.id, bank!.id]);
+        expect(await listIds({ containers: ['/bank/high/'] })).toEqual([both!.id, bank!.id]);
+        expect(await listIds({ containers: ['/bank/high/', '/pci/low/'] })).toEqual([both!.id]);
+        expect(await listIds({ containers: ['/pci/high/', '/bank/high/'] })).toEqual([]);
         expect(await listIds({ containers: ['/pci/'] })).toEqual([]);
+      });
+
+      it('filters by access scopes: every container of a token must lie under a prefix and under none of its exceptions', async () => {
+        const [pciHigh, pciLow, mixed, bank, under] = await createAll([
+          makeToken({ containers: ['/pci/high/'] }),
+          makeToken({ containers: ['/pci/low/'] }),
+          makeToken({ containers: ['/pci/high/', '/bank/high/'] }),
+          makeToken({ containers: ['/bank/high/'] }),
+          makeToken({ containers: ['/pci_x/'] }),
+        ]);
+        await createAll([makeToken({ tenantId: TENANT_B, containers: ['/pci/high/'] })]);
+        const scope = (prefix: string, except: string[] = []) => ({ prefix, except });
+        expect(await listIds({ within: [scope('/')] })).toEqual([pciHigh!.id, pciLow!.id, mixed!.id, bank!.id, under!.id]);
+        // A prefix is a whole-segment ancestor: '/pci/' is not a prefix of '/pci_x/' ('_' is no wildcard).
+        expect(await listIds({ within: [scope('/pci/')] })).toEqual([pciHigh!.id, pciLow!.id]);
+        expect(await listIds({ within: [scope('/pci/', ['/pci/low/'])] })).toEqual([pciHigh!.id]);
+        expect(await listIds({ within: [scope('/pci/high/'), scope('/bank/')] })).toEqual([pciHigh!.id, mixed!.id, bank!.id]);
+        expect(await listIds({ within: [scope('/', ['/bank/'])] })).toEqual([pciHigh!.id, pciLow!.id, under!.id]);
+        expect(await listIds({ within: [] })).toEqual([]);
+        // ANDed with the other filters, and counted exactly in offset mode.
+        expect(await listIds({ within: [scope('/pci/')], containers: ['/pci/low/'] })).toEqual([pciLow!.id]);
+        const counted = await store.listTokens(TENANT_A, { within: [scope('/bank/'), scope('/pci/high/')] }, offset(1, 1), T0);
+        expect(counted).toMatchObject({ mode: 'offset', totalItems: 3 });
+        expect(counted.items.map((t) => t.id)).toEqual([pciHigh!.id]);
       });
 
       it('filters by fingerprints', async () => {

@@ -1,6 +1,6 @@
 import { v7 as timeOrderedUuid } from 'uuid';
 import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission, requireTransform, transformFor } from '../caller.js';
+import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
@@ -9,10 +9,12 @@ import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Permission, Transform } from '../permissions.js';
 import type { Store, StoredToken, TokenFilter } from '../storage/store.js';
+import { requireDedupeOverOwnData, requireDisclosureChange, requireExpiryChange, responseTransform, showsFingerprint } from './disclosure.js';
 import { parseExpiresAt } from './expiry.js';
 import { mergePatch } from './merge-patch.js';
 import { parseSearchQuery } from './search-query.js';
-import { parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
+import { checkIdExpression, checkIdText } from './token-id.js';
+import { TOKEN_INPUT_LIMITS, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
 import { getTokenType } from './token-types.js';
 import { type TokenView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
 
@@ -20,6 +22,10 @@ import { type TokenView, redactedDuplicateView, tokenView, transformData, withou
 export const CVC_LIFETIME_MS = 60 * 60 * 1000;
 const MAX_ID_LENGTH = 250;
 const MAX_TOKENIZE = 100;
+/** Deepest nesting of a tokenize body searched for create bodies (a create body's data has its own limit). */
+const MAX_TOKENIZE_DEPTH = 64;
+/** Most metadata filters of one list, or metadata terms of one search (as many as a token may have keys). */
+export const MAX_METADATA_FILTERS = TOKEN_INPUT_LIMITS.metadataKeys;
 
 interface Prepared {
   token: StoredToken;
@@ -93,7 +99,7 @@ export class TokenService {
     return this.#audit.guard(caller, 'token:tokenize', null, async () => {
       requirePermission(caller, 'token:create');
       const items: { path: string; body: unknown }[] = [];
-      collectTokenBodies(body, '', items);
+      collectTokenBodies(body, '', items, 0);
       if (items.length > MAX_TOKENIZE) throw ValidationError.field('body', `holds ${items.length} tokens; at most ${MAX_TOKENIZE} may be created per call`);
       const prepared: Prepared[] = [];
       const errors: Record<string, string[]> = {};
@@ -130,7 +136,7 @@ export class TokenService {
     if (input.mask !== undefined && mask !== null) this.#engine.compileTree(mask, 'mask', budget);
     const fingerprintExpression = input.fingerprint_expression ?? definition.defaultFingerprintExpression;
     const searchIndexes = input.search_indexes ?? [];
-    const id = this.#tokenId(input.id, data, budget);
+    const id = this.#tokenId(input.id, data, definition.hasCvc, budget);
     const keys = await this.#keys.keysFor(caller.tenantId);
     const token: StoredToken = {
       tenantId: caller.tenantId,
@@ -166,8 +172,8 @@ export class TokenService {
     const id = result.status === 'duplicate' ? result.existing.id : token.id;
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
-    if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now(), budget);
-    return tokenView(token, this.#transform(transform, token, data, budget), true);
+    if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now(), transform, budget);
+    return this.#writtenView(caller, transform, token, data, budget);
   }
 
   /** Gets one token (token:read); its data follows the caller's transform. Expired and other tenants' tokens are not found. */
@@ -183,7 +189,7 @@ export class TokenService {
       const transform = requireTransform(caller, 'token:read', token.containers);
       const pending = this.#data(token, now);
       const data = pending instanceof Promise ? await pending : pending;
-      const view = tokenView(token, this.#transform(transform, token, data, this.#engine.budget()), false);
+      const view = tokenView(token, this.#transform(transform, token, data, this.#engine.budget()), false, transform === 'reveal');
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:read', resourceId: token.id, outcome: 'success' });
       return view;
     } catch (error) {
@@ -193,8 +199,9 @@ export class TokenService {
   }
 
   /**
-   * Lists tokens (token:read) filtered by ids, types and metadata, paginated. Tokens in containers
-   * the caller's rules do not grant token:read on are left out of the page.
+   * Lists tokens (token:read) filtered by ids, types and metadata (at most 100 filters), paginated.
+   * Only tokens on which the caller's rules grant token:read match: the grants go into the store
+   * query, so pages are full and `total_items` counts only what the caller may read.
    */
   async list(caller: Caller, query: ListTokensQuery = {}): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:list', null, async () => {
@@ -205,21 +212,28 @@ export class TokenService {
       if (ids) filter.ids = ids;
       if (types) filter.types = types;
       if (query.metadata) filter.metadata = checkMetadataFilter(query.metadata);
+      filter.within = grantScopes(caller, 'token:read', false);
       const result = await this.#page(caller, 'token:read', filter, query);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:list', resourceId: null, outcome: 'success' });
       return result;
     });
   }
 
-  /** Searches tokens (token:search) with `field:value` terms joined by AND. */
+  /**
+   * Searches tokens (token:search) with `field:value` terms joined by AND. Only tokens on which the
+   * caller's rules grant token:search match (in the store query: full pages, exact counts). `data:`
+   * and `fingerprint:` terms are equality oracles on the data, so a query holding one matches only
+   * tokens on which the caller's token:search transform is reveal: a masked searcher cannot confirm
+   * guesses of a value it cannot see.
+   */
   async search(caller: Caller, query: SearchTokensQuery): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:search', null, async () => {
       requirePermission(caller, 'token:search');
       const terms = parseSearchQuery(query?.query);
       const keys = await this.#keys.keysFor(caller.tenantId);
       const filter: TokenFilter = {};
-      // A token may be in several containers; when a query names more than one, every one must hold.
-      let containersAll: string[] | undefined;
+      let oracle = false;
+      let metadataTerms = 0;
       const single = (key: 'ids' | 'types' | 'fingerprints' | 'containers', value: string) => {
         const current = filter[key];
         // AND of two different values of a single-valued field matches nothing.
@@ -228,6 +242,7 @@ export class TokenService {
       for (const term of terms) {
         switch (term.field) {
           case 'data':
+            oracle = true;
             (filter.searchHashes ??= []).push(this.#keys.blindIndex(keys, term.value));
             break;
           case 'type':
@@ -237,23 +252,25 @@ export class TokenService {
             single('ids', term.value);
             break;
           case 'fingerprint':
+            oracle = true;
             single('fingerprints', term.value);
             break;
-          case 'container': {
-            if (filter.containers && !filter.containers.includes(term.value)) {
-              (containersAll ??= [...filter.containers]).push(term.value);
-            } else filter.containers = [term.value];
+          case 'container':
+            // A token may be in several containers; every container named must be among them.
+            if (!filter.containers?.includes(term.value)) (filter.containers ??= []).push(term.value);
             break;
-          }
           case 'metadata': {
-            const meta = (filter.metadata ??= {});
-            const existing = meta[term.key];
+            if (++metadataTerms > MAX_METADATA_FILTERS) throw ValidationError.field('query', `has more than ${MAX_METADATA_FILTERS} metadata terms`);
+            // No prototype: a key such as '__proto__' or 'constructor' is a key like any other.
+            const meta = (filter.metadata ??= Object.create(null) as Record<string, string>);
+            const existing = Object.hasOwn(meta, term.key) ? meta[term.key] : undefined;
             meta[term.key] = existing === undefined || existing.toLowerCase() === term.value.toLowerCase() ? term.value : '\u0000';
             break;
           }
         }
       }
-      const result = await this.#page(caller, 'token:search', filter, query, containersAll);
+      filter.within = grantScopes(caller, 'token:search', oracle);
+      const result = await this.#page(caller, 'token:search', filter, query);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:search', resourceId: null, outcome: 'success' });
       return result;
     });
@@ -262,7 +279,11 @@ export class TokenService {
   /**
    * Updates a token (token:update): data, mask and metadata by merge patch (RFC 7386), the other
    * fields replaced. When the result would duplicate another token and deduplication is on, nothing
-   * is written and the existing token is returned (redacted unless the caller may read it).
+   * is written and the existing token is returned (as the caller's token:read transform shows it).
+   * Disclosure rules (disclosure.ts): changing mask, fingerprint_expression, search_indexes or
+   * containers needs reveal on the token; setting or advancing expires_at needs token:delete; a
+   * deduplicating update over data the caller cannot read needs reveal; the response shows at most
+   * what the caller's token:read transform shows.
    */
   async update(caller: Caller, id: string, body: unknown): Promise<TokenView> {
     return this.#audit.guard(caller, 'token:update', id, async () => {
@@ -274,17 +295,21 @@ export class TokenService {
       requireTransform(caller, 'token:update', current.containers);
       const definition = getTokenType(current.type);
       const currentData = await this.#data(current, now);
-      const data = patch.data === undefined ? currentData : definition.validate(mergePatch(currentData, patch.data));
+      const merged = patch.data === undefined ? currentData : mergePatch(currentData, patch.data);
+      const data = patch.data === undefined ? currentData : definition.validate(merged);
       const containers =
         patch.containers === undefined ? current.containers : patch.containers === null ? [definition.defaultContainer] : patch.containers;
       const transform = requireTransform(caller, 'token:update', containers);
       const metadata = patch.metadata === undefined ? current.metadata : parseMetadata(mergePatch(current.metadata, patch.metadata) ?? {});
       const mask = patch.mask === undefined ? current.mask : mergePatch(current.mask, patch.mask);
-      const budget = this.#engine.budget();
-      if (mask !== null) this.#engine.compileTree(mask, 'mask', budget);
       const fingerprintExpression =
         patch.fingerprint_expression === undefined ? current.fingerprintExpression : patch.fingerprint_expression ?? definition.defaultFingerprintExpression;
       const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : patch.search_indexes ?? [];
+      requireDisclosureChange(caller, current, { mask, fingerprintExpression, searchIndexes, containers });
+      const expiresAt = patch.expires_at === undefined ? current.expiresAt : patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, now);
+      requireExpiryChange(caller, current, expiresAt);
+      const budget = this.#engine.budget();
+      if (mask !== null) this.#engine.compileTree(mask, 'mask', budget);
       const keys = await this.#keys.keysFor(caller.tenantId);
       const next: StoredToken = {
         ...current,
@@ -297,14 +322,15 @@ export class TokenService {
         deduplicate: patch.deduplicate_token === undefined ? current.deduplicate : patch.deduplicate_token === true,
         modifiedBy: caller.applicationId,
         modifiedAt: now,
-        expiresAt: patch.expires_at === undefined ? current.expiresAt : patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, now),
+        expiresAt,
         cvcPurgeAt: !definition.hasCvc || !hasCvc(data) ? null : patchSetsCvc(patch.data) ? now + CVC_LIFETIME_MS : current.cvcPurgeAt,
       };
+      requireDedupeOverOwnData(caller, current, next, patch.data, merged);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
       const result = await this.#store.updateToken(next, audit, now);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
-      if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now, budget);
-      return tokenView(next, this.#transform(transform, next, withoutExpiredCvc(next, data, now), budget), true);
+      if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now, transform, budget);
+      return this.#writtenView(caller, transform, next, withoutExpiredCvc(next, data, now), budget);
     });
   }
 
@@ -349,7 +375,8 @@ export class TokenService {
     });
   }
 
-  async #page(caller: Caller, permission: Permission, filter: TokenFilter, query: PageQuery, containersAll?: string[]): Promise<Paginated<TokenView>> {
+  /** A page of tokens; `filter.within` already holds the caller's grants, the transform is still decided per token. */
+  async #page(caller: Caller, permission: Permission, filter: TokenFilter, query: PageQuery): Promise<Paginated<TokenView>> {
     const page = parsePage(query ?? {});
     const now = this.#clock.now();
     const result = await this.#store.listTokens(caller.tenantId, filter, page, now);
@@ -357,11 +384,17 @@ export class TokenService {
     // One expression budget for the page's masks: a page that uses it up is a 400 (ask for a smaller page).
     const budget = this.#engine.budget();
     return toPaginated(page, result, (token) => {
-      if (containersAll && !containersAll.every((c) => token.containers.includes(c))) return null;
       const transform = transformFor(caller, permission, token.containers);
       if (transform === null) return null;
-      return tokenView(token, this.#transform(transform, token, this.#dataSync(keys, token, now), budget), false);
+      const data = this.#transform(transform, token, this.#dataSync(keys, token, now), budget);
+      return tokenView(token, data, false, showsFingerprint(caller, token.containers));
     });
+  }
+
+  /** A create or update response: data under min(operation, token:read) transform, fingerprint only for revealers. */
+  #writtenView(caller: Caller, operation: Transform, token: StoredToken, data: unknown, budget: ExpressionBudget): TokenView {
+    const shown = responseTransform(caller, operation, token.containers);
+    return tokenView(token, this.#transform(shown, token, data, budget), true, showsFingerprint(caller, token.containers));
   }
 
   #transform(transform: Transform, token: StoredToken, data: unknown, budget: ExpressionBudget): unknown {
@@ -417,28 +450,38 @@ export class TokenService {
   }
 
   /**
-   * The id given (a value or an expression over the data), or a UUID. It must not carry the data.
+   * The id given (a value or an expression over the data), or a UUID. It must not carry the data
+   * (the id guard, token-id.ts: data only through alias filters, no data value in the id after
+   * normalization, never the cvc).
    * Assigned ids are version 7 UUIDs (RFC 9562: a millisecond timestamp, then 74 random bits) so that
    * new ids land at the end of the (tenant, id) index instead of on a random page: with random v4 ids
    * each creation dirtied one more index page, about a fifth of a creation's cost in the HTTP
    * benchmark (test/bench/http.mjs). The timestamp is the host's, not the injected clock's: it
    * orders ids, it is not domain time.
    */
-  #tokenId(given: string | undefined, data: unknown, budget: ExpressionBudget): string {
+  #tokenId(given: string | undefined, data: unknown, cardWithCvc: boolean, budget: ExpressionBudget): string {
     if (given === undefined) return timeOrderedUuid();
-    const id = given.includes('{{') || given.includes('{%') ? this.#engine.render(given, { data }, 'id', budget) : given;
+    const expression = given.includes('{{') || given.includes('{%');
+    if (expression) checkIdExpression(given);
+    const id = expression ? this.#engine.render(given, { data }, 'id', budget) : given;
     if (id.length === 0 || id.length > MAX_ID_LENGTH) throw ValidationError.field('id', `must be 1 to ${MAX_ID_LENGTH} characters`);
     if (!ID_PATTERN.test(id)) throw ValidationError.field('id', 'must not contain whitespace or any of / ? # % \\');
-    for (const secret of sensitiveStrings(data)) {
-      if (id.includes(secret)) throw ValidationError.field('id', 'must not contain the token data');
-    }
+    const cvc = cardWithCvc && hasCvc(data) ? String((data as Record<string, unknown>).cvc) : null;
+    // A literal id, or an expression's own text: what an expression renders from the data is an
+    // alias, random but for its kept ends, and checking it would refuse ids by chance.
+    checkIdText(given, data, cvc);
     return id;
   }
 
-  async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number, budget: ExpressionBudget): Promise<TokenView> {
-    const transform = transformFor(caller, 'token:read', existing.containers);
-    if (transform === null) return redactedDuplicateView(existing);
-    const view = tokenView(existing, this.#transform(transform, existing, this.#dataSync(keys, existing, now), budget), false);
+  /**
+   * The answer when deduplication found an existing token: what the caller's token:read transform
+   * on it shows (never more than the operation's transform), identity only without a read grant.
+   */
+  async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number, operation: Transform, budget: ExpressionBudget): Promise<TokenView> {
+    const read = transformFor(caller, 'token:read', existing.containers);
+    if (read === null) return redactedDuplicateView(existing);
+    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#dataSync(keys, existing, now), budget);
+    const view = tokenView(existing, data, false, read === 'reveal');
     view._extras = { deduplicated: true };
     return view;
   }
@@ -452,16 +495,6 @@ function patchSetsCvc(patch: unknown): boolean {
   return typeof patch === 'object' && patch !== null && typeof (patch as Record<string, unknown>).cvc === 'string';
 }
 
-/** Every primitive leaf of the data of 4+ characters: an id must contain none of them. */
-function sensitiveStrings(data: unknown, out: string[] = []): string[] {
-  if (typeof data === 'string' || typeof data === 'number') {
-    const text = String(data);
-    if (text.length >= 4) out.push(text);
-  } else if (Array.isArray(data)) data.forEach((item) => sensitiveStrings(item, out));
-  else if (data !== null && typeof data === 'object') Object.values(data).forEach((item) => sensitiveStrings(item, out));
-  return out;
-}
-
 function toArray(value: string | string[] | undefined, field: string): string[] | undefined {
   if (value === undefined) return undefined;
   const values = Array.isArray(value) ? value : [value];
@@ -473,19 +506,27 @@ function toArray(value: string | string[] | undefined, field: string): string[] 
 
 function checkMetadataFilter(metadata: Record<string, string>): Record<string, string> {
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw ValidationError.field('metadata', 'must be an object of strings');
+  // Each filter is one more probe in the store query: bounded like a token's metadata keys.
+  if (Object.keys(metadata).length > MAX_METADATA_FILTERS) throw ValidationError.field('metadata', `must have at most ${MAX_METADATA_FILTERS} filters`);
   for (const [key, value] of Object.entries(metadata)) {
     if (typeof value !== 'string') throw ValidationError.field(`metadata.${key}`, 'must be a string');
   }
   return metadata;
 }
 
-/** Finds create bodies (objects with a string `type` and a `data` key) in a tokenize body, depth first. */
-function collectTokenBodies(value: unknown, path: string, out: { path: string; body: unknown }[]): void {
-  if (Array.isArray(value)) value.forEach((item, i) => collectTokenBodies(item, `${path}[${i}]`, out));
-  else if (isTokenBody(value)) out.push({ path, body: value });
-  else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) collectTokenBodies(item, path ? `${path}.${key}` : key, out);
+/**
+ * Finds create bodies (objects with a string `type` and a `data` key) in a tokenize body, depth
+ * first, at most MAX_TOKENIZE_DEPTH levels down (a deeper body is refused before any recursion
+ * could exhaust the stack).
+ */
+function collectTokenBodies(value: unknown, path: string, out: { path: string; body: unknown }[], depth: number): void {
+  if (value === null || typeof value !== 'object' || isTokenBody(value)) {
+    if (isTokenBody(value)) out.push({ path, body: value });
+    return;
   }
+  if (depth >= MAX_TOKENIZE_DEPTH) throw ValidationError.field('body', `nests deeper than ${MAX_TOKENIZE_DEPTH} levels`);
+  if (Array.isArray(value)) value.forEach((item, i) => collectTokenBodies(item, `${path}[${i}]`, out, depth + 1));
+  else for (const [key, item] of Object.entries(value)) collectTokenBodies(item, path ? `${path}.${key}` : key, out, depth + 1);
 }
 
 function replaceTokenBodies(value: unknown, views: Map<unknown, TokenView>): unknown {

@@ -13,7 +13,8 @@ export interface TokenView {
   mask?: unknown;
   fingerprint?: string;
   fingerprint_expression?: string;
-  containers: string[];
+  /** Absent only from a duplicate the caller may not read (identity only). */
+  containers?: string[];
   metadata?: Record<string, string>;
   search_indexes?: string[];
   created_by?: string;
@@ -46,15 +47,23 @@ export function transformData(
   }
 }
 
+/** The stricter of two transforms (reveal < mask < redact). */
+export function stricter(a: Transform, b: Transform): Transform {
+  return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
+}
+const STRICTNESS: Readonly<Record<Transform, number>> = { reveal: 0, mask: 1, redact: 2 };
+
 /**
  * The view of a stored token. `echo` adds what create/update responses echo (spec 2.1 rule 3):
- * mask, search_indexes and fingerprint_expression.
+ * mask, search_indexes and fingerprint_expression. `fingerprint` is set only for callers whose
+ * token:read transform on the token is reveal: over low-entropy data (a cvc, a PIN, a birth date)
+ * a fingerprint is an equality oracle, so it discloses as much as the data (DESIGN.md 5).
  */
-export function tokenView(token: StoredToken, data: unknown, echo: boolean): TokenView {
+export function tokenView(token: StoredToken, data: unknown, echo: boolean, fingerprint: boolean): TokenView {
   const view = { id: token.id, type: token.type, tenant_id: token.tenantId } as TokenView;
   if (data !== undefined) view.data = data;
   if (echo && token.mask !== null) view.mask = token.mask;
-  if (token.fingerprint !== null) view.fingerprint = token.fingerprint;
+  if (fingerprint && token.fingerprint !== null) view.fingerprint = token.fingerprint;
   if (echo && token.fingerprintExpression !== null) view.fingerprint_expression = token.fingerprintExpression;
   view.containers = token.containers;
   view.metadata = token.metadata;
@@ -67,12 +76,13 @@ export function tokenView(token: StoredToken, data: unknown, echo: boolean): Tok
   return view;
 }
 
-/** The view of an existing duplicate the caller may not read: identity only (issue 2, spec 4.1). */
+/**
+ * The view of an existing duplicate the caller may not read: identity only, which deduplication
+ * cannot help disclosing (a token of that type and fingerprint exists, and its id); not its
+ * containers, fingerprint or metadata.
+ */
 export function redactedDuplicateView(token: StoredToken): TokenView {
-  const view: TokenView = { id: token.id, type: token.type, tenant_id: token.tenantId, containers: token.containers };
-  if (token.fingerprint !== null) view.fingerprint = token.fingerprint;
-  view._extras = { deduplicated: true };
-  return view;
+  return { id: token.id, type: token.type, tenant_id: token.tenantId, _extras: { deduplicated: true } };
 }
 
 /** Removes a card's cvc once its one-hour lifetime is over, even before the sweep has run. */

@@ -186,7 +186,7 @@ class World {
         const token: ModelToken = {
           id: view.id,
           type: view.type,
-          containers: view.containers,
+          containers: view.containers ?? [],
           data: view.data,
           expiresAt: view.expires_at ?? null,
           customMask: this.customMask.has(view.id),

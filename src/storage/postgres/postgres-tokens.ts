@@ -95,7 +95,8 @@ export class PostgresTokens {
       if (probesDuplicate(next)) await this.#lockFingerprint(tx, next);
       const current = await tx.query(this.#sql.lockLive, [next.tenantId, next.id, now]);
       if (current.rows.length === 0) return NOT_FOUND;
-      if (probesDuplicate(next)) {
+      const row = current.rows[0]!;
+      if (probesDuplicate(next) && (row['fingerprint'] !== next.fingerprint || row['deduplicate'] !== true)) {
         const duplicate = await this.#findDuplicate(tx, next, now, next.id);
         if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
       }

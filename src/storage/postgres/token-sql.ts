@@ -37,7 +37,7 @@ export function tokenStatements(s: string) {
     /** tenant, id, now. */
     getLive: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')}`,
     /** tenant, id, now. Locks the live token's row until the transaction ends. */
-    lockLive: `SELECT t.seq FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')} FOR UPDATE`,
+    lockLive: `SELECT t.seq, t.fingerprint, t.deduplicate FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')} FOR UPDATE`,
     /**
      * The oldest live token of a tenant, type and fingerprint, other than the id given (null for
      * none). tenant, fingerprint, type, now, id.
@@ -125,7 +125,18 @@ export function tokenListQuery(s: string, tenantId: string, filter: TokenFilter,
   anyOf('t.id', filter.ids);
   anyOf('t.type', filter.types);
   anyOf('t.fingerprint', filter.fingerprints);
-  if (filter.containers != null && filter.containers.length > 0) where.push(`t.containers ?| ${params.add(distinct(filter.containers), 'text[]')}`);
+  if (filter.containers != null && filter.containers.length > 0) where.push(`t.containers ?& ${params.add(distinct(filter.containers), 'text[]')}`);
+  if (filter.within != null) {
+    // Every container lies in some scope: under its prefix, under none of its exceptions. The
+    // scopes bind as one jsonb array of [prefix, [except, …]]; prefixes compare with left() (not
+    // LIKE, whose wildcard `_` a container may hold). An empty array matches nothing.
+    const scopes = params.add(JSON.stringify(filter.within.map((scope) => [scope.prefix, scope.except])), 'jsonb');
+    where.push(
+      `NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(t.containers) c(v) WHERE NOT EXISTS (` +
+        `SELECT 1 FROM jsonb_array_elements(${scopes}) g(s) WHERE left(c.v, length(g.s ->> 0)) = g.s ->> 0 ` +
+        `AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(g.s -> 1) x(v) WHERE left(c.v, length(x.v)) = x.v)))`,
+    );
+  }
   for (const digest of metadataDigests(filter.metadata)) {
     where.push(`EXISTS (SELECT 1 FROM ${s}.token_metadata m WHERE m.token_seq = t.seq AND m.tenant_id = ${tenant} AND m.pair = ${params.add(digest, 'bytea')})`);
   }

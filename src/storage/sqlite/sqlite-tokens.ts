@@ -174,9 +174,11 @@ export class SqliteTokens {
 
   #update = (next: StoredToken, audit: AuditEntry, now: number): UpdateTokenResult => {
     const statements = this.#statements;
-    const current = statements.get(GET_LIVE_TOKEN_REF).get(next.tenantId, next.id, now) as { seq: number } | undefined;
+    const current = statements.get(GET_LIVE_TOKEN_REF).get(next.tenantId, next.id, now) as
+      | { seq: number; fingerprint: string | null; deduplicate: number }
+      | undefined;
     if (current === undefined) return NOT_FOUND;
-    if (probesDuplicate(next)) {
+    if (probesDuplicate(next) && (current.fingerprint !== next.fingerprint || current.deduplicate !== 1)) {
       const row = statements.get(FIND_LIVE_DUPLICATE).get(next.tenantId, next.fingerprint, next.type, now, current.seq) as TokenRow | undefined;
       if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row) };
     }

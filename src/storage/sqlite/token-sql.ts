@@ -9,7 +9,7 @@ const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
 export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
 
 /** params: tenantId, id, now. */
-export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
+export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type, t.fingerprint, t.deduplicate FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
 
 /** The oldest live token of a tenant, type and fingerprint other than `seq`. params: tenantId, fingerprint, type, now, seq (0 for none). */
 export const FIND_LIVE_DUPLICATE =
@@ -61,6 +61,17 @@ export const COUNT_BELOW_KEY_VERSION = 'SELECT count(*) AS n FROM tokens t WHERE
 
 const unique = (values: readonly string[]) => [...new Set(values.map(String))];
 
+/**
+ * Every container of the token lies in some scope: under its prefix and under none of its
+ * exceptions. The scopes bind as one JSON array of `[prefix, [except, …]]`, so the SQL is fixed;
+ * prefixes compare with substr (not LIKE, whose wildcards `_` a container may hold). An empty
+ * array matches nothing (a token always has a container).
+ */
+const WITHIN =
+  'NOT EXISTS (SELECT 1 FROM json_each(t.containers) c WHERE NOT EXISTS (' +
+  "SELECT 1 FROM json_each(?) g WHERE substr(c.value, 1, length(g.value ->> '$[0]')) = g.value ->> '$[0]' " +
+  "AND NOT EXISTS (SELECT 1 FROM json_each(g.value, '$[1]') x WHERE substr(c.value, 1, length(x.value)) = x.value)))";
+
 const METADATA_PROBE = 'EXISTS (SELECT 1 FROM token_metadata m WHERE m.token_seq = t.seq AND m.key_lower = ? AND m.value_lower = ?)';
 const SEARCH_PROBE = 'EXISTS (SELECT 1 FROM token_search s WHERE s.token_seq = t.seq AND s.hash = ?)';
 
@@ -78,8 +89,8 @@ const SEARCH_PROBE = 'EXISTS (SELECT 1 FROM token_search s WHERE s.token_seq = t
  *    tenant-prefixed indexes, which would need a sort of the whole tenant). There is no
  *    (tenant_id) index (migrations.ts): this walk reads one page per page when the tenant owns
  *    most tokens, more when it shares the database with larger tenants.
- * Every other metadata pair and search hash is an EXISTS probe on its table's primary key; types
- * and containers are tested per row. An empty list matches nothing (the token service uses that for
+ * Every other metadata pair and search hash is an EXISTS probe on its table's primary key; types,
+ * containers and access scopes (`within`) are tested per row. An empty list matches nothing (the token service uses that for
  * contradictory search terms); an empty metadata map or hash list constrains nothing.
  */
 export function tokenListQuery(tenantId: string, filter: TokenFilter, now: number): ListQuery {
@@ -132,8 +143,12 @@ export function tokenListQuery(tenantId: string, filter: TokenFilter, now: numbe
     params.push(JSON.stringify(types));
   }
   if (containers !== undefined && containers.length > 0) {
-    where.push('EXISTS (SELECT 1 FROM json_each(t.containers) c WHERE c.value IN (SELECT value FROM json_each(?)))');
+    where.push('NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE w.value NOT IN (SELECT c.value FROM json_each(t.containers) c))');
     params.push(JSON.stringify(containers));
+  }
+  if (filter.within !== undefined) {
+    where.push(WITHIN);
+    params.push(JSON.stringify(filter.within.map((scope) => [scope.prefix, scope.except])));
   }
   for (const [key, value] of pairs) {
     where.push(METADATA_PROBE);

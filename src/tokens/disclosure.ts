@@ -1,0 +1,108 @@
+import { type Caller, transformFor } from '../caller.js';
+import { AuthorizationError } from '../errors.js';
+import type { Transform } from '../permissions.js';
+import type { StoredToken } from '../storage/store.js';
+import { mergePatch } from './merge-patch.js';
+import { stricter } from './token-view.js';
+
+/*
+ * Disclosure rules (DESIGN.md 5): what protects a token's data beyond each permission. No caller
+ * learns more about a token's data than its token:read transform on the token reveals, whatever
+ * the operation that answers.
+ */
+
+/**
+ * The transform a create or update response applies to the data: the stricter of the operation's
+ * own transform and the caller's token:read transform on the (resulting) token; `redact` (no data)
+ * without a token:read grant there.
+ */
+export function responseTransform(caller: Caller, operation: Transform, containers: readonly string[]): Transform {
+  const read = transformFor(caller, 'token:read', containers);
+  return read === null ? 'redact' : stricter(operation, read);
+}
+
+/** Whether a response may carry the token's fingerprint: only to callers whose token:read transform on it is reveal. */
+export function showsFingerprint(caller: Caller, containers: readonly string[]): boolean {
+  return transformFor(caller, 'token:read', containers) === 'reveal';
+}
+
+/** Why each attribute that decides what a token discloses needs the reveal transform to change. */
+const DISCLOSING: Readonly<Record<string, string>> = {
+  mask: 'a mask is rendered over the data for every masked reader, so writing one is reading the data',
+  fingerprint_expression: 'a fingerprint over an expression of the data is an equality oracle on what the expression selects',
+  search_indexes: 'a search index over the data is an equality oracle for data: searches',
+  containers: 'containers decide who may read the token and with which transform',
+};
+
+/** The attributes an update would change, as they stand before and after. */
+export interface DisclosingAttributes {
+  mask: unknown;
+  fingerprintExpression: string | null;
+  searchIndexes: readonly string[];
+  containers: readonly string[];
+}
+
+/**
+ * Throws AuthorizationError when an update changes an attribute that decides what the token
+ * discloses (mask, fingerprint_expression, search_indexes, containers) and the caller's token:read
+ * transform on the token (its current containers) is not reveal: whoever may write a mask could
+ * otherwise write `{{ data.number }}`. Writing an attribute's current value again changes nothing
+ * and is allowed.
+ */
+export function requireDisclosureChange(caller: Caller, current: StoredToken, next: DisclosingAttributes): void {
+  const changed: string[] = [];
+  if (!sameJson(next.mask, current.mask)) changed.push('mask');
+  if (next.fingerprintExpression !== current.fingerprintExpression) changed.push('fingerprint_expression');
+  if (!sameJson(next.searchIndexes, current.searchIndexes)) changed.push('search_indexes');
+  if (!sameJson([...next.containers].sort(), [...current.containers].sort())) changed.push('containers');
+  if (changed.length === 0 || transformFor(caller, 'token:read', current.containers) === 'reveal') return;
+  const attribute = changed[0]!;
+  throw new AuthorizationError(
+    `Changing '${attribute}' needs the reveal transform of 'token:read' on the token: ${DISCLOSING[attribute]}`,
+  );
+}
+
+/**
+ * Throws AuthorizationError when an update sets an expiry on a token that had none, or moves it
+ * earlier, and the caller holds no token:delete grant on the token: an expiry two seconds ahead is
+ * a deletion. Extending or removing the expiry stays with token:update.
+ */
+export function requireExpiryChange(caller: Caller, current: StoredToken, expiresAt: number | null): void {
+  const shortens = expiresAt !== null && (current.expiresAt === null || expiresAt < current.expiresAt);
+  if (!shortens || transformFor(caller, 'token:delete', current.containers) !== null) return;
+  throw new AuthorizationError(
+    "Setting 'expires_at' on a token without one, or moving it earlier, shortens the token's life: it needs 'token:delete' on the token",
+  );
+}
+
+/**
+ * Throws AuthorizationError when an update by a caller whose token:read transform on the token is
+ * not reveal would run the deduplication check (the result deduplicates and its fingerprint is new
+ * or deduplication was just turned on) over data the caller did not write: whether another token
+ * has the resulting fingerprint would then tell the caller something about data it cannot see
+ * (patch a guessed cvc into a card whose number it cannot read, watch `_extras.deduplicated`).
+ * Replacing the whole data is fine: the caller knows all of it, as on create.
+ */
+export function requireDedupeOverOwnData(caller: Caller, current: StoredToken, next: StoredToken, dataPatch: unknown, data: unknown): void {
+  const checks = next.deduplicate && (next.fingerprint !== current.fingerprint || !current.deduplicate);
+  if (!checks || next.fingerprint === null || transformFor(caller, 'token:read', current.containers) === 'reveal') return;
+  if (dataPatch !== undefined && sameJson(mergePatch(null, dataPatch), data)) return;
+  throw new AuthorizationError(
+    "A deduplicating update that keeps data the caller cannot read needs the reveal transform of 'token:read' on the token " +
+      '(the duplicate answer would disclose that data); send the whole data, or turn deduplicate_token off',
+  );
+}
+
+/** Structural equality of JSON values, key order ignored. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
+}
