@@ -55,17 +55,21 @@ export class QuickJsSandbox implements Sandbox {
   run(input: SandboxRunInput): Promise<SandboxRunOutput> {
     try {
       assertCode(input.code);
-      const limits = resolveLimits(this.limits, input.limits);
+      let limits = resolveLimits(this.limits, input.limits);
       const parent = currentRun() ?? null;
       if (parent?.done) throw cancelledError();
+      // A nested run gets what is left of its caller's time at most; its timeout error says so.
+      const now = performance.now();
+      if (parent !== null && parent.deadline - now < limits.timeoutMs) {
+        limits = Object.freeze({ ...limits, timeoutMs: Math.max(1, Math.floor(parent.deadline - now)) });
+      }
       const api = input.host.bt === null ? null : flattenApiTree(input.host.bt);
       try {
         JSON.stringify(input.req);
       } catch {
         throw runtimeError('Reactor arguments are not JSON');
       }
-      // A nested run gets what is left of its caller's time at most.
-      const deadline = Math.min(performance.now() + limits.timeoutMs, parent?.deadline ?? Number.POSITIVE_INFINITY);
+      const deadline = Math.min(now + limits.timeoutMs, parent?.deadline ?? Number.POSITIVE_INFINITY);
       const task = new RunTask(++this.#nextRun, input, limits, api, deadline, parent);
       this.#pool.submit(task);
       return task.promise;

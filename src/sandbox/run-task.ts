@@ -38,6 +38,10 @@ export class RunTask {
   #reject!: (error: unknown) => void;
   #onDone: (() => void)[] = [];
 
+  /** The pending deadline timer (worker-pool.ts). */
+  timer: ReturnType<typeof setTimeout> | undefined;
+  #deadline: number;
+
   /**
    * @param deadline performance.now() time after which the run fails with a timeout; already
    *   capped at the parent's deadline.
@@ -47,15 +51,29 @@ export class RunTask {
     readonly input: SandboxRunInput,
     readonly limits: SandboxLimits,
     readonly api: Map<string, ApiEntry> | null,
-    readonly deadline: number,
+    deadline: number,
     readonly parent: RunTask | null,
   ) {
+    this.#deadline = deadline;
     this.depth = parent === null ? 0 : parent.depth + 1;
     this.promise = new Promise<SandboxRunOutput>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
     parent?.children.add(this);
+  }
+
+  /** performance.now() time after which the run fails with a timeout. */
+  get deadline(): number {
+    return this.#deadline;
+  }
+
+  /**
+   * Moves the deadline later by time the run spent waiting for its worker to start, which is the
+   * sandbox's cost, not the reactor's; never past the parent's deadline.
+   */
+  extendDeadline(ms: number): void {
+    this.#deadline = Math.min(this.#deadline + Math.max(0, ms), this.parent?.deadline ?? Number.POSITIVE_INFINITY);
   }
 
   get done(): boolean {
@@ -92,6 +110,7 @@ export class RunTask {
     if (this.done) return false;
     this.state = 'done';
     this.abort = null;
+    clearTimeout(this.timer);
     this.parent?.children.delete(this);
     for (const fn of this.#onDone.splice(0)) fn();
     // A nested run still in flight cannot be used by anyone once its caller has ended.

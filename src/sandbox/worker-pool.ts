@@ -60,6 +60,8 @@ class PoolWorker {
   task: RunTask | null = null;
   ready = false;
   gone = false;
+  /** When the run given to this worker before it was ready started waiting for it. */
+  startWaitedAt = 0;
   constructor(
     readonly worker: Worker,
     /** 0: a shared worker; d > 0: the extra worker of nesting depth d. */
@@ -137,15 +139,16 @@ export class WorkerPool {
   }
 
   #armDeadline(task: RunTask): void {
-    const timer = setTimeout(
+    clearTimeout(task.timer);
+    task.timer = setTimeout(
       () => {
         if (task.state === 'queued') return task.fail(timeoutError(task.limits));
-        const kill = setTimeout(() => task.cancel(timeoutError(task.limits)), KILL_GRACE_MS);
-        task.onDone(() => clearTimeout(kill));
+        // Running: the engine stops the run at the deadline itself; if it has not reported back
+        // within the grace, it cannot (one long built-in call), and the worker is terminated.
+        task.timer = setTimeout(() => task.cancel(timeoutError(task.limits)), KILL_GRACE_MS);
       },
       Math.max(0, task.deadline - performance.now()),
     );
-    task.onDone(() => clearTimeout(timer));
   }
 
   #tryStart(task: RunTask): boolean {
@@ -193,8 +196,7 @@ export class WorkerPool {
   }
 
   #start(w: PoolWorker, task: RunTask): void {
-    const budgetMs = Math.floor(task.deadline - performance.now());
-    if (budgetMs < 1) {
+    if (task.deadline - performance.now() < 1) {
       task.fail(timeoutError(task.limits));
       return this.#next(w);
     }
@@ -205,6 +207,15 @@ export class WorkerPool {
       this.#counts.terminated++;
       task.fail(error);
     };
+    if (w.ready) return this.#post(w, task);
+    // The worker is still starting: its start-up is not the reactor's time. The deadline stops
+    // until it is ready (a worker that fails to start reports it, failing the run with 503).
+    clearTimeout(task.timer);
+    w.startWaitedAt = performance.now();
+  }
+
+  #post(w: PoolWorker, task: RunTask): void {
+    const budgetMs = Math.max(1, Math.floor(task.deadline - performance.now()));
     const { input } = task;
     const message: RunMessage = {
       type: 'run',
@@ -222,6 +233,12 @@ export class WorkerPool {
   #onMessage(w: PoolWorker, message: FromWorker): void {
     if (message.type === 'ready') {
       w.ready = true;
+      const waiting = w.task;
+      if (waiting !== null && !w.gone) {
+        waiting.extendDeadline(performance.now() - w.startWaitedAt);
+        this.#armDeadline(waiting);
+        this.#post(w, waiting);
+      }
       return;
     }
     const task = w.task;
