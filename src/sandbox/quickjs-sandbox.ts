@@ -64,13 +64,14 @@ export class QuickJsSandbox implements Sandbox {
         limits = Object.freeze({ ...limits, timeoutMs: Math.max(1, Math.floor(parent.deadline - now)) });
       }
       const api = input.host.bt === null ? null : flattenApiTree(input.host.bt);
+      let reqJson: string;
       try {
-        JSON.stringify(input.req);
+        reqJson = JSON.stringify({ args: input.req.args ?? null, configuration: input.req.configuration ?? {} });
       } catch {
         throw runtimeError('Reactor arguments are not JSON');
       }
       const deadline = Math.min(now + limits.timeoutMs, parent?.deadline ?? Number.POSITIVE_INFINITY);
-      const task = new RunTask(++this.#nextRun, input, limits, api, deadline, parent);
+      const task = new RunTask(++this.#nextRun, input, limits, api, reqJson, deadline, parent);
       this.#pool.submit(task);
       return task.promise;
     } catch (error) {

@@ -51,6 +51,8 @@ export class RunTask {
     readonly input: SandboxRunInput,
     readonly limits: SandboxLimits,
     readonly api: Map<string, ApiEntry> | null,
+    /** `{ args, configuration }` as JSON text. */
+    readonly reqJson: string,
     deadline: number,
     readonly parent: RunTask | null,
   ) {

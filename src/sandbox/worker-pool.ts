@@ -201,6 +201,8 @@ export class WorkerPool {
       return this.#next(w);
     }
     w.task = task;
+    // A busy worker keeps the process alive (its run's deadline timer is paused while it starts).
+    w.worker.ref();
     task.state = 'running';
     task.abort = (error) => {
       this.#retire(w);
@@ -221,7 +223,7 @@ export class WorkerPool {
       type: 'run',
       run: task.id,
       code: input.code,
-      reqJson: JSON.stringify({ args: input.req.args ?? null, configuration: input.req.configuration ?? {} }),
+      reqJson: task.reqJson,
       btPaths: task.api === null ? null : [...task.api.keys()],
       hasFetch: input.host.fetch !== null,
       limits: task.limits,
@@ -286,6 +288,7 @@ export class WorkerPool {
 
   #done(w: PoolWorker, task: RunTask, m: DoneMessage): void {
     w.task = null;
+    w.worker.unref();
     reportLogs(task, m.logs, m.logsTruncated);
     if (m.ok) task.succeed({ result: JSON.parse(m.resultJson ?? 'null'), logs: m.logs, logsTruncated: m.logsTruncated });
     else task.fail(m.error === undefined ? runtimeError('Reactor failed in the sandbox') : deserializeRunError(m.error));
