@@ -30,7 +30,9 @@ const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const gc = globalThis.gc ?? (() => undefined);
 
 const store = createSqliteStore({ filename: join(mkdtempSync(join(tmpdir(), 'tokenvault-hostile-')), 'bench.db') });
-const vault = await createVault({ store, masterKey: generateMasterKey(), sweepIntervalMs: 0 });
+// BENCH_WORKERS sets reactors.workers.size (builds with worker threads only).
+const workers = process.env.BENCH_WORKERS ? { reactors: { workers: { size: Number(process.env.BENCH_WORKERS) } } } : {};
+const vault = await createVault({ store, masterKey: generateMasterKey(), sweepIntervalMs: 0, ...workers });
 const { application } = await vault.createTenant({ name: 'hostile' });
 const admin = await vault.authenticate(application.key);
 const app = await vault.authenticate((await vault.applications.create(admin, { name: 'user', type: 'private', permissions: ['token:use'] })).key);
