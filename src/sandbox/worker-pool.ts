@@ -19,14 +19,16 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ReactorError } from '../errors.js';
-import { describeHostError, type HostErrorDescription } from './bridge.js';
+import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
 import { memoryError, runtimeError, timeoutError } from './reactor-outcome.js';
 import type { RunTask } from './run-task.js';
-import type { CallMessage, DoneMessage, FetchMessage, FromWorker, ReplyMessage, RunMessage } from './worker-protocol.js';
+import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from './worker-protocol.js';
 import { deserializeRunError } from './worker-protocol.js';
 
 /** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
 export const KILL_GRACE_MS = 100;
+/** A worker not ready this long after it was started is given up (its waiting run fails with 503). */
+const WORKER_START_TIMEOUT_MS = 30_000;
 /** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
 const EXTRA_WORKERS_PER_DEPTH = 1;
 
@@ -192,6 +194,12 @@ export class WorkerPool {
     worker.on('message', (message: FromWorker) => this.#onMessage(w, message));
     worker.on('error', (error: Error & { code?: string }) => this.#onExit(w, error));
     worker.on('exit', () => this.#onExit(w, null));
+    // A run waiting for this worker has its deadline paused: bound the wait another way.
+    setTimeout(() => {
+      if (w.ready || w.gone) return;
+      this.#onExit(w, null);
+      void worker.terminate();
+    }, WORKER_START_TIMEOUT_MS).unref();
     return w;
   }
 
@@ -245,41 +253,13 @@ export class WorkerPool {
     }
     const task = w.task;
     if (w.gone || task === null || task.id !== message.run) return;
-    if (message.type === 'call') this.#call(w, task, message);
-    else if (message.type === 'fetch') this.#fetch(w, task, message);
-    else this.#done(w, task, message);
+    if (message.type === 'done') return this.#done(w, task, message);
+    const reply = (answer: HostAnswer) => this.#reply(w, task, message.op, answer);
+    if (message.type === 'call') serveCall(task, message, reply);
+    else serveFetch(task, message, reply);
   }
 
-  #call(w: PoolWorker, task: RunTask, m: CallMessage): void {
-    const entry = task.api?.get(m.path);
-    const work = task.inScope(async () => {
-      if (entry === undefined) throw new TypeError(`bt.${m.path} is not a function`);
-      const args: unknown = JSON.parse(m.argsJson);
-      const value: unknown = await entry.fn.apply(entry.parent, Array.isArray(args) ? args : []);
-      return value === undefined ? undefined : JSON.stringify(value);
-    });
-    work.then(
-      (json) => this.#reply(w, task, m.op, json === undefined ? { ok: true } : { ok: true, json }),
-      (error: unknown) => this.#reply(w, task, m.op, { ok: false, error: safeDescribe(error, `bt.${m.path}`) }),
-    );
-  }
-
-  #fetch(w: PoolWorker, task: RunTask, m: FetchMessage): void {
-    const fetchImpl = task.input.host.fetch;
-    task
-      .inScope(async () => {
-        if (fetchImpl === null) throw new Error('fetch is not available to this reactor');
-        const r = await fetchImpl(m.request);
-        return JSON.stringify({ status: r.status, statusText: r.statusText, headers: r.headers, body: r.body });
-      })
-      .then(
-        (json) => this.#reply(w, task, m.op, { ok: true, json }),
-        (error: unknown) =>
-          this.#reply(w, task, m.op, { ok: false, error: { name: 'Error', status: 500, message: error instanceof Error ? error.message : 'fetch failed' } }),
-      );
-  }
-
-  #reply(w: PoolWorker, task: RunTask, op: number, answer: { ok: boolean; json?: string; error?: HostErrorDescription }): void {
+  #reply(w: PoolWorker, task: RunTask, op: number, answer: HostAnswer): void {
     // An answer for a run that has ended (or moved off this worker) is dropped.
     if (w.gone || w.task !== task) return;
     const message: ReplyMessage = { type: 'reply', run: task.id, op, ...answer };
@@ -367,22 +347,4 @@ export class WorkerPool {
 function remove(list: RunTask[], task: RunTask): void {
   const i = list.indexOf(task);
   if (i >= 0) list.splice(i, 1);
-}
-
-function safeDescribe(error: unknown, what: string): HostErrorDescription {
-  try {
-    return describeHostError(error, what);
-  } catch {
-    return { name: 'Error', status: 500, message: 'Host call failed' };
-  }
-}
-
-/** Hands the run's console output to the caller's `onLogs`; a throwing sink never changes the run's outcome. */
-function reportLogs(task: RunTask, lines: string[], truncated: boolean): void {
-  if (task.input.onLogs === undefined || lines.length === 0) return;
-  try {
-    task.input.onLogs(lines, truncated);
-  } catch {
-    // The sink is the caller's logger: its failure is not the reactor's.
-  }
 }
