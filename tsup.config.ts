@@ -9,6 +9,9 @@ export default defineConfig({
     http: 'src/http/index.ts',
     node: 'src/http/node.ts',
     cli: 'src/cli.ts',
+    // Not an export: the worker thread reactor code runs in (src/sandbox/quickjs-sandbox.ts finds it
+    // beside the chunk that starts it).
+    'sandbox-worker': 'src/sandbox/sandbox-worker.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -42,6 +42,7 @@ export type { ConsoleOutputMode } from './reactors/console-output.js';
 export { MAX_DETOKENIZED_TOKENS } from './reactors/detokenize.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
 export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, HostApiTree, HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox/sandbox.js';
+export type { SandboxWorkerOptions } from './sandbox/worker-options.js';
 export type { Paginated, Pagination, PageQuery } from './pagination.js';
 export type { SweepResult } from './jobs/sweeper.js';
 export type * from './storage/store.js';

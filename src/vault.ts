@@ -17,6 +17,7 @@ import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress-fetch.js';
 import { resolveLimits } from './sandbox/limits.js';
+import { resolveWorkerOptions, type SandboxWorkerOptions } from './sandbox/worker-options.js';
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
@@ -65,6 +66,13 @@ export interface ReactorOptions {
   egress?: { allowHosts?: string[]; allowPrivateNetwork?: boolean };
   /** Per-run sandbox limits (memory, wall time, stack, result and log sizes); defaults in DEFAULT_SANDBOX_LIMITS. */
   limits?: Partial<SandboxLimits>;
+  /**
+   * The worker threads reactor code runs in (default sandbox only): `size` (default max(2, cores)),
+   * `maxQueued` runs waiting for a worker before new runs get 503 (default 256), and
+   * `recycleAboveBytes`, the WebAssembly memory past which a worker is replaced after its run
+   * (default 32 MiB).
+   */
+  workers?: Partial<SandboxWorkerOptions>;
   /** A sandbox to run reactor code in; default a QuickJS sandbox created on first use. */
   sandbox?: Sandbox;
   /**
@@ -102,6 +110,7 @@ const OptionsSchema = v.object({
       ),
       // Ranges are checked by the sandbox (resolveLimits), which owns them.
       limits: v.optional(v.record(v.string(), v.number())),
+      workers: v.optional(v.record(v.string(), v.number())),
       sandbox: v.optional(v.custom<Sandbox>((s) => typeof s === 'object' && s !== null && typeof (s as Sandbox).run === 'function' && typeof (s as Sandbox).check === 'function', 'must implement check and run')),
       consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),
     }),
@@ -176,12 +185,21 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const applications = new ApplicationService({ store, clock, audit, authCacheMs: options.authCacheMs ?? 1000 });
   const reactorOptions = options.reactors ?? {};
   if (reactorOptions.limits) checkLimits(reactorOptions.limits);
-  // Created on first need: a vault that never runs reactors does not load the QuickJS module.
+  if (reactorOptions.workers) checkWorkers(reactorOptions.workers);
+  // Created on first need: a vault that never runs reactors does not load the QuickJS module or
+  // start worker threads. Only the sandbox created here is closed with the vault.
   let sandboxPromise: Promise<Sandbox> | null = reactorOptions.sandbox ? Promise.resolve(reactorOptions.sandbox) : null;
+  let ownSandbox: Promise<Sandbox> | null = null;
   const sandbox = () => {
-    sandboxPromise ??= import('./sandbox/quickjs-sandbox.js')
-      .then((m) => m.createQuickJsSandbox(reactorOptions.limits ? { limits: reactorOptions.limits } : {}))
+    sandboxPromise ??= ownSandbox = import('./sandbox/quickjs-sandbox.js')
+      .then((m) =>
+        m.createQuickJsSandbox({
+          ...(reactorOptions.limits ? { limits: reactorOptions.limits } : {}),
+          ...(reactorOptions.workers ? { workers: reactorOptions.workers } : {}),
+        }),
+      )
       .catch((error: unknown) => {
+        ownSandbox = null;
         sandboxPromise = null;
         throw error;
       });
@@ -271,10 +289,21 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     async close() {
       if (timer) clearInterval(timer);
       await sweeping;
+      await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
       await audit.flush();
       await store.close();
     },
   });
+}
+
+/** Checks worker pool options once, at construction. */
+function checkWorkers(workers: Partial<SandboxWorkerOptions>): void {
+  try {
+    resolveWorkerOptions(workers);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new ValidationError(Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [`options.reactors.${field}`, messages])));
+  }
 }
 
 /** Checks sandbox limit overrides once, at construction, rather than on the first reactor run. */

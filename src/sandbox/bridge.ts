@@ -45,7 +45,19 @@ export interface HostErrorDescription {
   errors?: Record<string, string[]>;
 }
 
+/**
+ * A host call that failed on another thread (the main thread, for a sandbox in a worker): it
+ * carries the description made there, passed on unchanged.
+ */
+export class DescribedHostError extends Error {
+  constructor(readonly description: HostErrorDescription) {
+    super(description.message);
+    this.name = 'DescribedHostError';
+  }
+}
+
 export function describeHostError(error: unknown, what: string): HostErrorDescription {
+  if (error instanceof DescribedHostError) return error.description;
   if (error instanceof VaultError) {
     const name = error instanceof ReactorError ? error.kind : error.name;
     const description: HostErrorDescription = { name, message: error.message, status: statusOf(error) };

@@ -21,6 +21,7 @@ export class ContextPool {
   readonly #idle: PreparedContext[] = [];
   #refillScheduled = false;
   #closed = false;
+  #onSettled: (() => void)[] = [];
 
   constructor(module: QuickJSWASMModule, options: ContextPoolOptions) {
     this.#module = module;
@@ -40,12 +41,19 @@ export class ContextPool {
     return ready ?? this.#prepare();
   }
 
+  /** Resolves once the pool is full or has stopped refilling (for tests and warm-up). */
+  filled(): Promise<void> {
+    if (this.#closed || this.#idle.length >= this.#options.size) return Promise.resolve();
+    return new Promise((resolve) => this.#onSettled.push(resolve));
+  }
+
   /**
    * Stops refilling and drops the idle contexts without freeing them (their module is being
    * retired and may no longer be safe to call); returns how many were dropped.
    */
   close(): number {
     this.#closed = true;
+    this.#settle();
     return this.#idle.splice(0).length;
   }
 
@@ -53,17 +61,23 @@ export class ContextPool {
     return PreparedContext.create(this.#module, this.#options);
   }
 
+  #settle(): void {
+    for (const resolve of this.#onSettled.splice(0)) resolve();
+  }
+
   #scheduleRefill(): void {
-    if (this.#refillScheduled || this.#closed || this.#idle.length >= this.#options.size) return;
+    if (this.#refillScheduled) return;
+    if (this.#closed || this.#idle.length >= this.#options.size) return this.#settle();
     this.#refillScheduled = true;
     setImmediate(() => {
       this.#refillScheduled = false;
-      if (this.#closed || this.#idle.length >= this.#options.size) return;
+      if (this.#closed || this.#idle.length >= this.#options.size) return this.#settle();
       try {
         this.#idle.push(this.#prepare());
       } catch (error) {
         if (isModuleFailure(error)) this.#options.onModuleFailure(); // retires the module, closing this pool
         else this.#closed = true;
+        this.#settle();
         return;
       }
       this.#scheduleRefill();

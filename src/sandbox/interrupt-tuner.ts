@@ -10,7 +10,9 @@
  * WebAssembly memory: at most MAX_TICKS_BETWEEN_CHECKS, down to 1 as soon as ticks turn slow. The
  * deadline can then be overrun by at most that many ticks, i.e. a few built-in calls, each bounded
  * by the memory limit (the slowest measured: a default `sort()` of a million numbers, about 5 s).
- * Only running the sandbox in a worker thread that can be terminated would give a hard bound.
+ * The hard bound comes from the worker thread the engine runs in: it is terminated when the run has
+ * not ended shortly after its deadline (worker-pool.ts); this tuner makes that the rare case, in
+ * which the run's console output is lost and a new worker must start.
  * Cost: a pure arithmetic loop runs about 1.3x slower; typical reactor code is dominated by start-up.
  *
  * The counter's offset inside the C `JSContext` struct is found at start-up by calibration: the one

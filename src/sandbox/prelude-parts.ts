@@ -121,6 +121,8 @@ const ERRORS = String.raw`${HEADER}
         if (e.message === 'out of memory') return { kind: 'ReactorRuntimeError', status: 500, message: '', reason: 'memory' };
         if (e.message === 'stack overflow') return { kind: 'ReactorRuntimeError', status: 500, message: '', reason: 'stack' };
       }
+      // The parser's own stack check (eval of deeply nested code) throws a SyntaxError.
+      if (e instanceof SyntaxError && e.message === 'stack overflow') return { kind: 'ReactorRuntimeError', status: 500, message: '', reason: 'stack' };
       return { kind: 'ReactorRuntimeError', status: 500, message: messageOf(e) };
     } catch (_) {
       return { kind: 'ReactorRuntimeError', status: 500, message: 'Reactor threw a value that cannot be described' };

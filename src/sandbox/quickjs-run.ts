@@ -49,8 +49,9 @@ export async function runInContext(
   limits: SandboxLimits,
   tuner: InterruptTuner | null,
   onModuleFailure: () => void,
+  budgetMs: number = limits.timeoutMs,
 ): Promise<SandboxRunOutput> {
-  const deadline = performance.now() + limits.timeoutMs;
+  const deadline = performance.now() + Math.min(budgetMs, limits.timeoutMs);
   let interrupted = false;
   let crashed = false;
   const { runtime } = prepared;

@@ -1,276 +1,129 @@
 /**
- * The QuickJS implementation of Sandbox. One WebAssembly module (the synchronous release build) is
- * shared by all runs; each run gets its own runtime and context, created fresh and disposed after,
- * so nothing leaks between runs or tenants.
+ * The Sandbox the vault uses: reactor code runs in QuickJS engines inside a pool of worker threads
+ * (worker-pool.ts), never on the thread that serves requests, and a run past its deadline is ended
+ * by terminating its worker. Host capabilities (`req.bt`, `fetch`) stay on this thread; the worker
+ * calls them over its message channel and values cross as JSON.
  *
- * When an exception escapes the module itself (Node's stack exhausted inside the interpreter by some
- * deep nesting, or an abort), the module is retired: runs already in it finish or fail on their own,
- * new runs wait for a fresh module.
+ * `check` compiles on this thread, in an engine of its own: it never runs code, and it must answer
+ * synchronously (quickjs-engine.ts bounds it and survives a parser that exhausts the stack).
  */
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
-import { ReactorError, ValidationError } from '../errors.js';
-import { ContextPool } from './context-pool.js';
-import { InterruptTuner } from './interrupt-tuner.js';
+import { ValidationError } from '../errors.js';
+import { flattenApiTree } from './bridge.js';
+import { createQuickJsEngine, type QuickJsEngine } from './quickjs-engine.js';
 import { resolveLimits } from './limits.js';
-import { isModuleFailure, SandboxCrash } from './module-failure.js';
-import { wrapReactorSource } from './prelude.js';
-import type { RuntimeCounters } from './prepared-context.js';
-import { loadQuickJsModule } from './quickjs-module.js';
-import { runInContext } from './quickjs-run.js';
-import { runtimeError, stackError } from './reactor-outcome.js';
-import {
-  DEFAULT_SANDBOX_LIMITS,
-  MAX_CODE_BYTES,
-  type Sandbox,
-  type SandboxLimits,
-  type SandboxRunInput,
-  type SandboxRunOutput,
-} from './sandbox.js';
+import { runtimeError } from './reactor-outcome.js';
+import { cancelledError, currentRun, RunTask } from './run-task.js';
+import { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES, type Sandbox, type SandboxLimits, type SandboxRunInput, type SandboxRunOutput } from './sandbox.js';
+import { WorkerPool, type WorkerPoolStats } from './worker-pool.js';
+import { resolveWorkerOptions, type SandboxWorkerOptions } from './worker-options.js';
 
-/** Compiling never runs code, but a pathological source still gets a bound. */
-const CHECK_TIMEOUT_MS = 5_000;
-const DEFAULT_POOL_SIZE = 2;
-const MAX_FAILURES_BEFORE_REFUSING = 4;
-
-/** Counters for tests and monitoring. */
-export interface QuickJsSandboxStats {
-  /** Runs started. */
-  runs: number;
-  /** QuickJS runtimes created (each run and each `check` uses a new one). */
-  runtimesCreated: number;
-  /** Runtimes disposed. `created - disposed` = runs in progress + pooled contexts + abandoned. */
-  runtimesDisposed: number;
-  /** Prepared contexts waiting in the pool. */
-  pooledContexts: number;
-  /** Runtimes left undisposed because their module failed under them. */
-  abandonedRuntimes: number;
-  /** Modules retired after a failure. */
-  retiredModules: number;
-  /** Size of the current module's WebAssembly memory; it grows to the peak use and never shrinks. */
-  wasmMemoryBytes: number;
-  /** Whether deadline checks come every few interpreter ticks instead of every 10,000 (interrupt-tuner.ts). */
-  tunedInterrupts: boolean;
-}
+const MIB = 1024 * 1024;
 
 export interface QuickJsSandboxOptions {
   /** Defaults for every run; a run may override them. */
   limits?: Partial<SandboxLimits>;
-  /**
-   * Prepared contexts kept ready (default 2; 0 disables). A pooled context has only the prelude
-   * installed and is used by exactly one run, so pooling does not weaken isolation; it takes context
-   * creation and the prelude compile (about 0.25 ms together) off the run's latency when the event
-   * loop has idle moments.
-   */
+  workers?: Partial<SandboxWorkerOptions>;
+  /** Prepared contexts each worker keeps ready for its next run (default 1; 0 disables; quickjs-engine.ts). */
   poolSize?: number;
-}
-
-class ModuleSlot {
-  retired = false;
-  /** Failures seen in this module; each may have left its C stack pointer lower (quickjs-run.ts). */
-  failures = 0;
-  readonly pool: ContextPool;
-  readonly tuner: InterruptTuner | null;
-  constructor(
-    readonly module: QuickJSWASMModule,
-    pool: (slot: ModuleSlot) => ContextPool,
-  ) {
-    this.tuner = InterruptTuner.calibrate(module);
-    this.pool = pool(this);
-  }
 }
 
 export class QuickJsSandbox implements Sandbox {
   readonly limits: SandboxLimits;
-  readonly #poolSize: number;
-  readonly #counters: RuntimeCounters = { created: 0, disposed: 0 };
-  #slot: ModuleSlot;
-  #replacement: Promise<ModuleSlot> | null = null;
-  #runs = 0;
-  #abandoned = 0;
-  #retired = 0;
+  readonly workers: SandboxWorkerOptions;
+  readonly #checker: QuickJsEngine;
+  readonly #pool: WorkerPool;
+  #nextRun = 0;
 
   /** Use `createQuickJsSandbox`. */
-  constructor(module: QuickJSWASMModule, limits: SandboxLimits, poolSize: number) {
+  constructor(checker: QuickJsEngine, limits: SandboxLimits, workers: SandboxWorkerOptions, contextPoolSize = 1) {
     this.limits = limits;
-    this.#poolSize = poolSize;
-    this.#slot = this.#newSlot(module);
+    this.workers = workers;
+    this.#checker = checker;
+    this.#pool = new WorkerPool({
+      ...workers,
+      // Host results up to the run's memory limit pass through the worker's heap as JSON text.
+      heapMb: Math.max(128, Math.ceil((3 * limits.memoryBytes) / MIB)),
+      workerUrl: workerUrl(),
+      contextPoolSize,
+    });
   }
 
   check(code: string): void {
-    assertCodeSize(code, (message) => new ValidationError({ code: [message] }));
-    const slot = this.#slot;
-    // Until its replacement is ready, a retired module still compiles for check(), which cannot
-    // wait; but only for a few failures, so leaked C stack never adds up to the 5 MiB reserved.
-    if (slot.retired && slot.failures >= MAX_FAILURES_BEFORE_REFUSING) {
-      throw new ReactorError('ServiceUnavailableError', 503, 'The reactor sandbox is restarting; try again');
-    }
-    let runtime: QuickJSRuntime | undefined;
-    let context: QuickJSContext | undefined;
-    let syntaxError: string | undefined;
-    let crashed = false;
+    this.#checker.check(code);
+  }
+
+  run(input: SandboxRunInput): Promise<SandboxRunOutput> {
     try {
-      runtime = slot.module.newRuntime();
-      this.#counters.created++;
-      runtime.setMemoryLimit(this.limits.memoryBytes);
-      runtime.setMaxStackSize(this.limits.maxStackBytes);
-      const deadline = performance.now() + CHECK_TIMEOUT_MS;
-      runtime.setInterruptHandler(() => performance.now() > deadline);
-      context = runtime.newContext();
-      const compiled = context.evalCode(wrapReactorSource(code), 'reactor.js', { type: 'global', compileOnly: true });
-      if (compiled.error) {
-        syntaxError = syntaxMessage(context, compiled.error);
-        compiled.error.dispose();
-      } else {
-        compiled.value.dispose();
+      assertCode(input.code);
+      let limits = resolveLimits(this.limits, input.limits);
+      const parent = currentRun() ?? null;
+      if (parent?.done) throw cancelledError();
+      // A nested run gets what is left of its caller's time at most; its timeout error says so.
+      const now = performance.now();
+      if (parent !== null && parent.deadline - now < limits.timeoutMs) {
+        limits = Object.freeze({ ...limits, timeoutMs: Math.max(1, Math.floor(parent.deadline - now)) });
       }
+      const api = input.host.bt === null ? null : flattenApiTree(input.host.bt);
+      let reqJson: string;
+      try {
+        reqJson = JSON.stringify({ args: input.req.args ?? null, configuration: input.req.configuration ?? {} });
+      } catch {
+        throw runtimeError('Reactor arguments are not JSON');
+      }
+      const deadline = Math.min(now + limits.timeoutMs, parent?.deadline ?? Number.POSITIVE_INFINITY);
+      const task = new RunTask(++this.#nextRun, input, limits, api, reqJson, deadline, parent);
+      this.#pool.submit(task);
+      return task.promise;
     } catch (error) {
-      if (!isModuleFailure(error)) throw error;
-      crashed = true;
-      if (runtime !== undefined) this.#abandoned++;
-      this.#retire(slot);
-      // Node's stack ran out in the parser: the code nests too deeply. Anything else is the module
-      // failing, not the code.
-      if (error instanceof RangeError) throw new ValidationError({ code: ['is nested too deeply to compile'] });
-      throw new ReactorError('ServiceUnavailableError', 503, 'The reactor sandbox is restarting; try again');
-    } finally {
-      // A runtime whose module failed is abandoned with it: freeing it could abort again.
-      if (!crashed) {
-        context?.dispose();
-        if (runtime !== undefined) {
-          runtime.dispose();
-          this.#counters.disposed++;
-        }
-      }
-    }
-    if (syntaxError !== undefined) throw new ValidationError({ code: [syntaxError] });
-  }
-
-  async run(input: SandboxRunInput): Promise<SandboxRunOutput> {
-    assertCodeSize(input.code, (message) => runtimeError(`Reactor code ${message}`));
-    const limits = resolveLimits(this.limits, input.limits);
-    // Awaiting first also means QuickJS is entered from a microtask, on a shallow host stack.
-    const slot = await this.#healthySlot().catch(() => {
-      throw new ReactorError('ServiceUnavailableError', 503, 'The reactor sandbox could not be restarted; try again');
-    });
-    this.#runs++;
-    try {
-      return await runInContext(slot.pool.take(), input, limits, slot.tuner, () => {
-        this.#abandoned++;
-        this.#retire(slot);
-      });
-    } catch (error) {
-      if (error instanceof SandboxCrash) {
-        this.#abandoned++;
-        this.#retire(slot);
-        throw error.reason === 'stack' ? stackError() : runtimeError('Reactor crashed the sandbox');
-      }
-      if (isModuleFailure(error)) {
-        // Preparing the context failed: its runtime is abandoned with the module.
-        this.#abandoned++;
-        this.#retire(slot);
-        throw runtimeError('Reactor crashed the sandbox');
-      }
-      if (error instanceof ReactorError) throw error;
-      throw runtimeError('Reactor failed in the sandbox');
+      return Promise.reject(error);
     }
   }
 
-  stats(): QuickJsSandboxStats {
-    return {
-      runs: this.#runs,
-      runtimesCreated: this.#counters.created,
-      runtimesDisposed: this.#counters.disposed,
-      pooledContexts: this.#slot.pool.idle,
-      abandonedRuntimes: this.#abandoned,
-      retiredModules: this.#retired,
-      wasmMemoryBytes: this.#slot.module.getWasmMemory().buffer.byteLength,
-      tunedInterrupts: this.#slot.tuner !== null,
-    };
+  /** Starts a worker ahead of the first run. */
+  warm(): void {
+    this.#pool.warm();
   }
 
-  #newSlot(module: QuickJSWASMModule): ModuleSlot {
-    return new ModuleSlot(
-      module,
-      (slot) =>
-        new ContextPool(module, {
-          size: this.#poolSize,
-          memoryBytes: this.limits.memoryBytes,
-          maxStackBytes: this.limits.maxStackBytes,
-          counters: this.#counters,
-          onModuleFailure: () => {
-            this.#abandoned++;
-            this.#retire(slot);
-          },
-        }),
-    );
+  /** Worker pool counters, for tests and monitoring. */
+  stats(): WorkerPoolStats {
+    return this.#pool.stats();
   }
 
-  async #healthySlot(): Promise<ModuleSlot> {
-    while (this.#slot.retired) await this.#replace();
-    return this.#slot;
-  }
-
-  #retire(slot: ModuleSlot): void {
-    slot.failures++;
-    if (slot.retired) return;
-    slot.retired = true;
-    this.#abandoned += slot.pool.close();
-    this.#retired++;
-    // Start the replacement now so check(), which cannot wait, finds it ready soon.
-    void this.#replace().catch(() => undefined);
-  }
-
-  #replace(): Promise<ModuleSlot> {
-    this.#replacement ??= loadQuickJsModule().then(
-      (module) => {
-        this.#slot = this.#newSlot(module);
-        this.#replacement = null;
-        return this.#slot;
-      },
-      (error: unknown) => {
-        this.#replacement = null;
-        throw error;
-      },
-    );
-    return this.#replacement;
+  /** Terminates the workers; runs in progress or queued fail with 503. */
+  close(): Promise<void> {
+    return this.#pool.close();
   }
 }
 
-function assertCodeSize(code: unknown, fail: (message: string) => Error): asserts code is string {
-  if (typeof code !== 'string') throw fail('must be a string');
-  if (Buffer.byteLength(code) > MAX_CODE_BYTES) throw fail(`must be at most ${MAX_CODE_BYTES} bytes`);
-}
-
-/** `SyntaxError: <message> (line N)` from a compile error, without its stack. */
-function syntaxMessage(context: QuickJSContext, error: QuickJSHandle): string {
-  const read = (name: string): unknown => {
-    const h = context.getProp(error, name);
-    try {
-      const type = context.typeof(h);
-      return type === 'string' ? context.getString(h) : type === 'number' ? context.getNumber(h) : undefined;
-    } finally {
-      h.dispose();
-    }
-  };
-  const name = read('name');
-  const message = read('message');
-  const line = read('lineNumber');
-  if (message === 'out of memory') return 'is too large to compile within the memory limit';
-  if (message === 'stack overflow') return 'is nested too deeply to compile';
-  const text = `${typeof name === 'string' ? name : 'SyntaxError'}: ${typeof message === 'string' ? message : 'invalid code'}`;
-  return typeof line === 'number' ? `${text} (line ${line})` : text;
+function assertCode(code: unknown): asserts code is string {
+  if (typeof code !== 'string') throw runtimeError('Reactor code must be a string');
+  if (Buffer.byteLength(code) > MAX_CODE_BYTES) throw runtimeError(`Reactor code must be at most ${MAX_CODE_BYTES} bytes`);
 }
 
 /**
- * Creates a sandbox on its own QuickJS WebAssembly module.
- * @example const sandbox = await createQuickJsSandbox({ limits: { timeoutMs: 5_000 } });
+ * The worker entry. Built, it sits beside the chunk holding this code (`dist/sandbox-worker.js`).
+ * Run from TypeScript sources (vitest), the built one is used: a worker cannot load `.ts` on Node 20
+ * without a loader, and the test setup builds `dist/` first (test/support/ensure-built.ts).
+ */
+function workerUrl(): URL {
+  const here = import.meta.url;
+  return here.endsWith('.ts') ? new URL('../../dist/sandbox-worker.js', here) : new URL('./sandbox-worker.js', here);
+}
+
+/**
+ * Creates the worker-thread sandbox. Workers start on demand; call `close()` to end them.
+ * @example const sandbox = await createQuickJsSandbox({ limits: { timeoutMs: 5_000 }, workers: { size: 4 } });
  */
 export async function createQuickJsSandbox(options?: QuickJsSandboxOptions): Promise<QuickJsSandbox> {
   const limits = resolveLimits(DEFAULT_SANDBOX_LIMITS, options?.limits);
-  const poolSize = options?.poolSize ?? DEFAULT_POOL_SIZE;
-  if (!Number.isInteger(poolSize) || poolSize < 0 || poolSize > 64) {
+  const workers = resolveWorkerOptions(options?.workers);
+  const contextPoolSize = options?.poolSize ?? 1;
+  if (!Number.isInteger(contextPoolSize) || contextPoolSize < 0 || contextPoolSize > 64) {
     throw new ValidationError({ poolSize: ['must be an integer from 0 to 64'] });
   }
-  const module = await loadQuickJsModule();
-  return new QuickJsSandbox(module, limits, poolSize);
+  const checker = await createQuickJsEngine({ limits, poolSize: 0 });
+  const sandbox = new QuickJsSandbox(checker, limits, workers, contextPoolSize);
+  sandbox.warm();
+  return sandbox;
 }
+

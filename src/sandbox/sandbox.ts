@@ -1,6 +1,6 @@
 /**
  * The sandbox contract: what the reactor service needs from a JavaScript sandbox. The QuickJS
- * implementation lives in `quickjs-sandbox.ts`; services depend on this interface only.
+ * implementation lives in `quickjs-sandbox.ts` (worker threads); services depend on this interface only.
  */
 
 /** Resource limits of one reactor run. */
@@ -96,6 +96,8 @@ export interface Sandbox {
    * ReactorError carrying the status of the reactor error class (DESIGN.md 5).
    */
   run(input: SandboxRunInput): Promise<SandboxRunOutput>;
+  /** Releases what the sandbox holds (worker threads); the vault calls it on close for the sandbox it created. */
+  close?(): Promise<void>;
 }
 
 /** Largest accepted reactor source, in UTF-8 bytes. */

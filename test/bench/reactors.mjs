@@ -1,9 +1,17 @@
 // Reactor invocation beside raw quickjs-emscripten in the same process:
 //   invoke, trivial formula, 1 detokenized card   vs  new QuickJS context + eval of the same function
 //   invoke with 100 detokenized tokens            vs  the 1-token invoke
+//   invocations per second, one at a time and 16 in flight (reactor code runs in worker threads:
+//   this is what a run costs end to end, message channel included)
 //   RSS growth across 10,000 invocations (target < 20 MB)
+// BENCH_DIST=<dist> runs it on another build (e.g. the previous commit's, to compare runtimes).
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { getQuickJS } from 'quickjs-emscripten';
-import { createTestVault } from '../../dist/testing.js';
+
+const { createTestVault } = await import(
+  process.env.BENCH_DIST ? pathToFileURL(resolve(process.env.BENCH_DIST, 'testing.js')).href : new URL('../../dist/testing.js', import.meta.url).href
+);
 
 const CODE = `module.exports = async function (req) {
   const cards = req.args.cards || [req.args.card];
@@ -84,6 +92,27 @@ export async function run() {
   console.log(`  invoke, 1 card token p50            ${oneMs.toFixed(3)} ms  = ${(oneMs / rawMs).toFixed(2)}x raw (target ≤ 2.5x)`);
   console.log(`  invoke, 1 card token, back-to-back  ${oneBackToBackMs.toFixed(3)} ms  = ${(oneBackToBackMs / rawMs).toFixed(2)}x raw (target ≤ 2.5x; no idle turn: every run creates its context and compiles the prelude)`);
   console.log(`  invoke, 100 tokens p50              ${hundredMs.toFixed(3)} ms  = ${(hundredMs / oneMs).toFixed(2)}x the 1-token p50 (target < 10x)`);
+
+  // Throughput: invocations completed per second over BENCH_REACTOR_SECONDS (default 3), with
+  // `inFlight` callers each invoking back-to-back.
+  const seconds = Number(process.env.BENCH_REACTOR_SECONDS ?? 3);
+  const throughput = async (inFlight) => {
+    let done = 0;
+    const end = performance.now() + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (performance.now() < end) {
+          await invokeOne();
+          done++;
+        }
+      }),
+    );
+    return done / seconds;
+  };
+  const serial = await throughput(1);
+  const parallel = await throughput(16);
+  console.log(`  invocations/s, 1 in flight           ${serial.toFixed(0)}`);
+  console.log(`  invocations/s, 16 in flight          ${parallel.toFixed(0)}`);
 
   const gc = globalThis.gc ?? (() => {});
   gc();

@@ -1,29 +1,37 @@
 /**
  * Hostile reactor code: each case must fail cleanly with the right ReactorError, and the same
  * sandbox must run a normal reactor afterwards.
+ *
+ * Only the cases that must end at the deadline get the short TIMEOUT_MS; every other run has a
+ * generous limit, so a slow machine cannot turn a normal run into a timeout.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReactorError } from '../../src/errors.js';
 import { createEgressFetch } from '../../src/sandbox/egress-fetch.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
-import type { SandboxHost } from '../../src/sandbox/sandbox.js';
+import type { SandboxHost, SandboxLimits } from '../../src/sandbox/sandbox.js';
 
 const TIMEOUT_MS = 300;
 const MEMORY_BYTES = 16 * 1024 * 1024;
+/** Cases that must end by the deadline run with TIMEOUT_MS. */
+const SHORT = { timeoutMs: TIMEOUT_MS };
 
 let sandbox: QuickJsSandbox;
 beforeAll(async () => {
-  sandbox = await createQuickJsSandbox({ limits: { timeoutMs: TIMEOUT_MS, memoryBytes: MEMORY_BYTES } });
+  sandbox = await createQuickJsSandbox({ limits: { timeoutMs: 30_000, memoryBytes: MEMORY_BYTES } });
+});
+afterAll(async () => {
+  await sandbox.close();
 });
 
 const NO_HOST: SandboxHost = { bt: null, fetch: null };
 
-function run(code: string, host: SandboxHost = NO_HOST) {
-  return sandbox.run({ code, req: { args: { n: 2 }, configuration: {} }, host });
+function run(code: string, host: SandboxHost = NO_HOST, limits?: Partial<SandboxLimits>) {
+  return sandbox.run({ code, req: { args: { n: 2 }, configuration: {} }, host, ...(limits ? { limits } : {}) });
 }
 
-async function failure(code: string, host?: SandboxHost): Promise<ReactorError> {
-  const error = await run(code, host).then(
+async function failure(code: string, host?: SandboxHost, limits?: Partial<SandboxLimits>): Promise<ReactorError> {
+  const error = await run(code, host, limits).then(
     () => {
       throw new Error('expected the run to fail');
     },
@@ -59,7 +67,7 @@ describe('hostile reactors: CPU and time', () => {
     ['a loop of expensive built-in calls', 'module.exports = () => { const a = Array.from({ length: 20000 }, (_, i) => i); for (;;) a.sort() }'],
     ['a loop of large joins', 'module.exports = () => { const a = Array.from({ length: 100000 }, (_, i) => i); for (;;) a.join(",") }'],
   ])('stops %s at the deadline', async (_name, code) => {
-    const error = await failure(code);
+    const error = await failure(code, NO_HOST, SHORT);
     expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: TIMEOUT_MESSAGE });
     await expectHealthy();
   });
@@ -73,13 +81,13 @@ describe('hostile reactors: CPU and time', () => {
 
   it('times out a bt call that never resolves', async () => {
     const host: SandboxHost = { fetch: null, bt: { tokens: { retrieve: () => new Promise(() => undefined) } } };
-    const error = await failure('module.exports = async (req) => req.bt.tokens.retrieve("x")', host);
+    const error = await failure('module.exports = async (req) => req.bt.tokens.retrieve("x")', host, SHORT);
     expect(error).toMatchObject({ status: 500, message: TIMEOUT_MESSAGE });
     await expectHealthy();
   });
 
   it('times out a timer set beyond the deadline', async () => {
-    const error = await failure('module.exports = () => new Promise((r) => setTimeout(r, 60_000))');
+    const error = await failure('module.exports = () => new Promise((r) => setTimeout(r, 60_000))', NO_HOST, SHORT);
     expect(error.message).toBe(TIMEOUT_MESSAGE);
     await expectHealthy();
   });
@@ -127,7 +135,7 @@ describe('hostile reactors: memory and stack', () => {
     ['many small objects', 'module.exports = () => { const a = []; for (let i = 0; ; i++) a.push({ i, s: "v" + i }) }'],
     ['a bomb caught and retried', 'module.exports = () => { const keep = []; for (;;) { try { keep.push("y".repeat(1 << 20) + keep.length) } catch (e) {} } }'],
   ])('stops %s by memory or time, whichever comes first', async (_name, code) => {
-    const error = await failure(code);
+    const error = await failure(code, NO_HOST, SHORT);
     expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500 });
     expect([MEMORY_MESSAGE, TIMEOUT_MESSAGE]).toContain(error.message);
     await expectHealthy();
@@ -153,8 +161,8 @@ describe('hostile reactors: memory and stack', () => {
     await expectHealthy();
   });
 
+  // The module retirement behind this recovery is tested on the engine (quickjs-engine.test.ts).
   it('recovers when nesting exhausts the host stack inside the interpreter', async () => {
-    const before = sandbox.stats().retiredModules;
     for (const code of [
       'module.exports = () => { let a = []; for (let i = 0; i < 50000; i++) a = [a]; return JSON.stringify(a).length }',
       'module.exports = () => eval("[".repeat(50000) + "]".repeat(50000))',
@@ -164,8 +172,6 @@ describe('hostile reactors: memory and stack', () => {
       expect(error.message).toMatch(/stack size limit/);
       await expectHealthy();
     }
-    // Each time the WebAssembly module was retired and replaced, not reused.
-    expect(sandbox.stats().retiredModules).toBe(before + 2);
   });
 
   it('rejects an oversized result', async () => {

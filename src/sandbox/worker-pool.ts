@@ -1,0 +1,350 @@
+/**
+ * The worker threads reactor code runs in (DESIGN.md 2: reactor code never runs on the thread that
+ * serves requests). One run per worker at a time, so ending a run by terminating its worker ends
+ * nothing else, and one run's WebAssembly memory is never another run's.
+ *
+ * Scheduling:
+ * - Up to `size` shared workers, started on demand and kept idle (unref'd) between runs.
+ * - A top-level run waits in a FIFO queue of at most `maxQueued` runs when every worker is busy; its
+ *   deadline keeps running there. A run beyond the queue fails at once with 503.
+ * - A nested run (started from a `req.bt` call of a running reactor, run-task.ts) is served before
+ *   queued top-level runs, and when the shared workers are all busy it may use one extra worker per
+ *   nesting depth. Its parent holds a worker while it waits, so without that a pool of size 1 would
+ *   deadlock on the first nested call; with it the deepest run can always proceed.
+ * - At the deadline the engine in the worker stops the run itself; if it has not reported back
+ *   KILL_GRACE_MS later (one long built-in call, which QuickJS's interrupt handler cannot stop), the
+ *   worker is terminated and the run fails with the same timeout error.
+ * - A worker whose WebAssembly memory grew past `recycleAboveBytes` is terminated after its run (that
+ *   memory never shrinks), so memory taken by a burst returns to the system.
+ */
+import { Worker } from 'node:worker_threads';
+import { ReactorError } from '../errors.js';
+import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
+import { memoryError, runtimeError, timeoutError } from './reactor-outcome.js';
+import type { RunTask } from './run-task.js';
+import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from './worker-protocol.js';
+import { deserializeRunError } from './worker-protocol.js';
+
+/** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
+export const KILL_GRACE_MS = 100;
+/** A worker not ready this long after it was started is given up (its waiting run fails with 503). */
+const WORKER_START_TIMEOUT_MS = 30_000;
+/** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
+const EXTRA_WORKERS_PER_DEPTH = 1;
+
+export interface WorkerPoolOptions {
+  size: number;
+  maxQueued: number;
+  recycleAboveBytes: number;
+  /** Old-generation heap limit of each worker's JavaScript side (host results and logs pass there), MiB. */
+  heapMb: number;
+  workerUrl: URL;
+  /** Prepared contexts each worker's engine keeps ready. */
+  contextPoolSize: number;
+}
+
+export interface WorkerPoolStats {
+  /** Workers alive (shared and extra). */
+  workers: number;
+  busy: number;
+  /** Runs waiting for a worker. */
+  queued: number;
+  spawned: number;
+  /** Workers terminated to end a run (deadline passed, or its caller ended). */
+  terminated: number;
+  /** Workers retired after a run because their WebAssembly memory had grown past the threshold. */
+  recycled: number;
+  /** Workers that exited on their own (out of heap, crash, failed start). */
+  crashed: number;
+}
+
+class PoolWorker {
+  task: RunTask | null = null;
+  ready = false;
+  gone = false;
+  /** When the run given to this worker before it was ready started waiting for it. */
+  startWaitedAt = 0;
+  constructor(
+    readonly worker: Worker,
+    /** 0: a shared worker; d > 0: the extra worker of nesting depth d. */
+    readonly lane: number,
+  ) {}
+}
+
+export function unavailableError(message: string): ReactorError {
+  return new ReactorError('ServiceUnavailableError', 503, message);
+}
+
+export class WorkerPool {
+  readonly #options: WorkerPoolOptions;
+  readonly #workers = new Set<PoolWorker>();
+  readonly #queue: RunTask[] = [];
+  readonly #nested: RunTask[] = [];
+  #closed = false;
+  readonly #counts = { spawned: 0, terminated: 0, recycled: 0, crashed: 0 };
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Makes sure one shared worker is idle or starting, room permitting: a worker takes a few hundred
+   * ms to start, which the next run should not wait for.
+   */
+  warm(): void {
+    if (this.#closed) return;
+    let shared = 0;
+    for (const w of this.#workers) {
+      if (w.lane !== 0) continue;
+      if (w.task === null) return;
+      shared++;
+    }
+    if (shared >= this.#options.size) return;
+    try {
+      this.#spawn(0);
+    } catch {
+      // The next run reports it.
+    }
+  }
+
+  /** Starts `task` on a worker, or queues it; settles the task on every outcome. */
+  submit(task: RunTask): void {
+    if (this.#closed) return task.fail(unavailableError('The reactor sandbox is closed'));
+    this.#armDeadline(task);
+    if (this.#tryStart(task)) return;
+    if (task.depth === 0 && this.#queue.length >= this.#options.maxQueued) {
+      return task.fail(unavailableError('Every reactor worker is busy and the run queue is full; try again'));
+    }
+    const queue = task.depth === 0 ? this.#queue : this.#nested;
+    queue.push(task);
+    task.onDone(() => remove(queue, task));
+  }
+
+  stats(): WorkerPoolStats {
+    let busy = 0;
+    for (const w of this.#workers) if (w.task !== null) busy++;
+    return { workers: this.#workers.size, busy, queued: this.#queue.length + this.#nested.length, ...this.#counts };
+  }
+
+  /** Fails every queued and running run with 503 and terminates the workers. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const error = unavailableError('The reactor sandbox is closed');
+    for (const task of [...this.#nested, ...this.#queue]) task.fail(error);
+    const workers = [...this.#workers];
+    for (const w of workers) {
+      const task = w.task;
+      this.#drop(w);
+      task?.fail(error);
+    }
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  }
+
+  #armDeadline(task: RunTask): void {
+    clearTimeout(task.timer);
+    task.timer = setTimeout(
+      () => {
+        if (task.state === 'queued') return task.fail(timeoutError(task.limits));
+        // Running: the engine stops the run at the deadline itself; if it has not reported back
+        // within the grace, it cannot (one long built-in call), and the worker is terminated.
+        task.timer = setTimeout(() => task.cancel(timeoutError(task.limits)), KILL_GRACE_MS);
+      },
+      Math.max(0, task.deadline - performance.now()),
+    );
+  }
+
+  #tryStart(task: RunTask): boolean {
+    let worker: PoolWorker | null;
+    try {
+      worker = this.#available(0) ?? (task.depth > 0 ? this.#available(task.depth) : null);
+    } catch {
+      task.fail(unavailableError('The reactor sandbox could not start a worker; try again'));
+      return true;
+    }
+    if (worker === null) return false;
+    this.#start(worker, task);
+    return true;
+  }
+
+  /** An idle worker of `lane`, or a new one when the lane has room. */
+  #available(lane: number): PoolWorker | null {
+    let count = 0;
+    for (const w of this.#workers) {
+      if (w.lane !== lane) continue;
+      if (w.task === null) return w;
+      count++;
+    }
+    const room = lane === 0 ? this.#options.size : EXTRA_WORKERS_PER_DEPTH;
+    return count < room ? this.#spawn(lane) : null;
+  }
+
+  #spawn(lane: number): PoolWorker {
+    const heapMb = this.#options.heapMb;
+    const worker = new Worker(this.#options.workerUrl, {
+      // The worker needs nothing from the environment or the command line of the host process.
+      env: {},
+      execArgv: [],
+      workerData: { contextPoolSize: this.#options.contextPoolSize },
+      resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+    });
+    worker.unref();
+    const w = new PoolWorker(worker, lane);
+    this.#workers.add(w);
+    this.#counts.spawned++;
+    worker.on('message', (message: FromWorker) => this.#onMessage(w, message));
+    worker.on('error', (error: Error & { code?: string }) => this.#onExit(w, error));
+    worker.on('exit', () => this.#onExit(w, null));
+    // A run waiting for this worker has its deadline paused: bound the wait another way.
+    setTimeout(() => {
+      if (w.ready || w.gone) return;
+      this.#onExit(w, null);
+      void worker.terminate();
+    }, WORKER_START_TIMEOUT_MS).unref();
+    return w;
+  }
+
+  #start(w: PoolWorker, task: RunTask): void {
+    if (task.deadline - performance.now() < 1) {
+      task.fail(timeoutError(task.limits));
+      return this.#next(w);
+    }
+    w.task = task;
+    // A busy worker keeps the process alive (its run's deadline timer is paused while it starts).
+    w.worker.ref();
+    task.state = 'running';
+    task.abort = (error) => {
+      this.#retire(w);
+      this.#counts.terminated++;
+      task.fail(error);
+    };
+    if (w.ready) return this.#post(w, task);
+    // The worker is still starting: its start-up is not the reactor's time. The deadline stops
+    // until it is ready (a worker that fails to start reports it, failing the run with 503).
+    clearTimeout(task.timer);
+    w.startWaitedAt = performance.now();
+  }
+
+  #post(w: PoolWorker, task: RunTask): void {
+    const budgetMs = Math.max(1, Math.floor(task.deadline - performance.now()));
+    const { input } = task;
+    const message: RunMessage = {
+      type: 'run',
+      run: task.id,
+      code: input.code,
+      reqJson: task.reqJson,
+      btPaths: task.api === null ? null : [...task.api.keys()],
+      hasFetch: input.host.fetch !== null,
+      limits: task.limits,
+      budgetMs,
+    };
+    w.worker.postMessage(message);
+  }
+
+  #onMessage(w: PoolWorker, message: FromWorker): void {
+    if (message.type === 'ready') {
+      w.ready = true;
+      const waiting = w.task;
+      if (waiting !== null && !w.gone) {
+        waiting.extendDeadline(performance.now() - w.startWaitedAt);
+        this.#armDeadline(waiting);
+        this.#post(w, waiting);
+      }
+      return;
+    }
+    const task = w.task;
+    if (w.gone || task === null || task.id !== message.run) return;
+    if (message.type === 'done') return this.#done(w, task, message);
+    const reply = (answer: HostAnswer) => this.#reply(w, task, message.op, answer);
+    if (message.type === 'call') serveCall(task, message, reply);
+    else serveFetch(task, message, reply);
+  }
+
+  #reply(w: PoolWorker, task: RunTask, op: number, answer: HostAnswer): void {
+    // An answer for a run that has ended (or moved off this worker) is dropped.
+    if (w.gone || w.task !== task) return;
+    const message: ReplyMessage = { type: 'reply', run: task.id, op, ...answer };
+    w.worker.postMessage(message);
+  }
+
+  #done(w: PoolWorker, task: RunTask, m: DoneMessage): void {
+    w.task = null;
+    w.worker.unref();
+    reportLogs(task, m.logs, m.logsTruncated);
+    if (m.ok) task.succeed({ result: JSON.parse(m.resultJson ?? 'null'), logs: m.logs, logsTruncated: m.logsTruncated });
+    else task.fail(m.error === undefined ? runtimeError('Reactor failed in the sandbox') : deserializeRunError(m.error));
+    if (m.wasmMemoryBytes > this.#options.recycleAboveBytes) {
+      this.#counts.recycled++;
+      return this.#retire(w);
+    }
+    this.#next(w);
+  }
+
+  #onExit(w: PoolWorker, error: (Error & { code?: string }) | null): void {
+    if (w.gone) return;
+    const task = w.task;
+    const started = w.ready;
+    this.#drop(w);
+    this.#counts.crashed++;
+    if (task !== null) {
+      if (error?.code === 'ERR_WORKER_OUT_OF_MEMORY') task.fail(memoryError(task.limits));
+      else if (!started) task.fail(unavailableError('The reactor sandbox could not start a worker; try again'));
+      else task.fail(runtimeError('Reactor crashed the sandbox'));
+    }
+    this.#pump();
+  }
+
+  /** Gives a worker that just finished its next run, or leaves it idle. */
+  #next(w: PoolWorker): void {
+    if (w.gone || this.#closed) return;
+    const task = this.#waiting(w.lane);
+    if (task !== undefined) {
+      remove(task.depth === 0 ? this.#queue : this.#nested, task);
+      this.#start(w, task);
+    }
+  }
+
+  /** The run a freed worker of `lane` serves next: the deepest nested run first (it unblocks the others), then the oldest. */
+  #waiting(lane: number): RunTask | undefined {
+    let best: RunTask | undefined;
+    for (const task of this.#nested) {
+      if (lane !== 0 && task.depth !== lane) continue;
+      if (best === undefined || task.depth > best.depth) best = task;
+    }
+    return best ?? (lane === 0 ? this.#queue[0] : undefined);
+  }
+
+  /** Starts waiting runs on the room a terminated worker left. */
+  #pump(): void {
+    if (this.#closed) return;
+    for (const task of [...this.#nested].sort((a, b) => b.depth - a.depth)) {
+      if (this.#tryStart(task)) remove(this.#nested, task);
+    }
+    while (this.#queue.length > 0) {
+      const task = this.#queue[0]!;
+      if (!this.#tryStart(task)) break;
+      remove(this.#queue, task);
+    }
+  }
+
+  /**
+   * Terminates a worker and starts a replacement at once (a shared one only), so the next run does
+   * not wait for a worker to start; waiting runs take the room first.
+   */
+  #retire(w: PoolWorker): void {
+    this.#drop(w);
+    void w.worker.terminate();
+    this.#pump();
+    if (w.lane === 0) this.warm();
+  }
+
+  #drop(w: PoolWorker): void {
+    w.gone = true;
+    w.task = null;
+    this.#workers.delete(w);
+  }
+}
+
+function remove(list: RunTask[], task: RunTask): void {
+  const i = list.indexOf(task);
+  if (i >= 0) list.splice(i, 1);
+}
