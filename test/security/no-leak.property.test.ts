@@ -159,6 +159,8 @@ class World {
   readonly tokenIds: string[] = [];
   readonly customMask = new Set<string>();
   readonly indexed = new Set<string>();
+  /** The disclosure attributes this run set on each token (JSON text), to tell a change from a rewrite of the same value. */
+  readonly attributes = new Map<string, Record<string, string>>();
   readonly reactors: Reactor[] = [];
   state = new Map<string, ModelToken>();
 
@@ -283,10 +285,16 @@ async function step(world: World, o: Op): Promise<void> {
         metadata: { metadata: { note: 'n' } },
       }[o.change]!;
       if (o.change === 'data') world.knows(actor.model, secretsOf({ type: before.type, data: patch.data }));
+      const set = world.attributes.get(id) ?? {};
+      const value = JSON.stringify(Object.values(patch)[0]);
+      // Writing an attribute's current value again discloses nothing new.
+      const unchanged = o.change === 'containers' ? before.containers.join() === container(o.container) : set[o.change] === value;
       const result = await attempt(label, world, [actor], () => vault.tokens.update(actor.caller, id, patch));
       if (result.ok) {
         const discloses = o.change === 'mask' || o.change === 'fingerprint' || o.change === 'containers' || o.change === 'search';
-        if (discloses) {
+        set[o.change] = value;
+        world.attributes.set(id, set);
+        if (discloses && !unchanged) {
           expect(modelTransform(actor.model, 'token:read', before.containers), `${label}: changed ${o.change} without reveal`).toBe('reveal');
         }
         if (o.change === 'expires' && (before.expiresAt === null || Date.parse(future) < Date.parse(before.expiresAt))) {
@@ -420,7 +428,10 @@ async function setUp(vault: TestVault, specs: AppSpec[], seed: number): Promise<
   for (const body of seeds) {
     const view = await vault.tokens.create(owner.caller, body);
     world.tokenIds.push(view.id);
-    if (body.search_indexes) world.indexed.add(view.id);
+    if (body.search_indexes) {
+      world.indexed.add(view.id);
+      world.attributes.set(view.id, { search: JSON.stringify(body.search_indexes) });
+    }
   }
   // An administrator's reactor, bound to the owner, whose code discloses nothing.
   const formula = await vault.formulas.create(admin, { name: 'benign', code: BENIGN });
