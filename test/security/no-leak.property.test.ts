@@ -447,7 +447,7 @@ function specRules(spec: { rules: AccessRule[] }): AccessRule[] {
 }
 
 describeEachStore('no caller learns more than its read transform reveals (property)', (store) => {
-  const runs = FUZZ_RUNS > 0 ? FUZZ_RUNS : store.name === 'sqlite' ? 40 : 12;
+  const runs = FUZZ_RUNS > 0 ? FUZZ_RUNS : store.name === 'sqlite' ? 150 : 40;
   it(`holds over ${runs} random sequences of operations`, { timeout: 600_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(appSpec, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 25 }), fc.integer(), async (specs, ops, seed) => {
