@@ -89,15 +89,15 @@ export function secretsOf(token: Pick<ModelToken, 'type' | 'data'>): string[] {
 
 /**
  * Adds to `known` every secret `app` may see in the current state: everything of a token it may
- * reveal through token:read or token:use (a reactor receives token:use data), and everything of a
+ * reveal through token:read, token:search or token:use (a reactor receives token:use data), and everything of a
  * token with a custom mask it may read masked (that mask was set by someone who could reveal, or
  * by whoever wrote the data).
  */
 export function learn(app: ModelApp, tokens: Iterable<ModelToken>, known: Set<string>): void {
   for (const token of tokens) {
-    const read = modelTransform(app, 'token:read', token.containers);
-    const use = modelTransform(app, 'token:use', token.containers);
-    const sees = read === 'reveal' || use === 'reveal' || (token.customMask && (read === 'mask' || use === 'mask'));
+    // A search page shows the data under the token:search transform.
+    const transforms = (['token:read', 'token:use', 'token:search'] as const).map((p) => modelTransform(app, p, token.containers));
+    const sees = transforms.includes('reveal') || (token.customMask && transforms.includes('mask'));
     if (sees) for (const secret of secretsOf(token)) known.add(secret);
   }
 }
