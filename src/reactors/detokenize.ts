@@ -13,6 +13,7 @@
  * so the ids can be authorized and fetched together before anything is substituted.
  */
 import { ValidationError } from '../errors.js';
+import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 
 /** At most this many distinct tokens per invocation (spec 4.2 rule 9, spec 8). */
@@ -66,10 +67,12 @@ export function planDetokenize(args: unknown): DetokenizePlan {
  * there). Returns fresh values: nothing aliases the plan or the data.
  */
 export function applyDetokenize(plan: DetokenizePlan, data: ReadonlyMap<string, unknown>, engine: ExpressionEngine): unknown {
-  return rebuild(plan.tree, (template) => substitute(template, data, engine));
+  // One budget for every filtered expression of the call: args may hold thousands of them.
+  const budget = engine.budget();
+  return rebuild(plan.tree, (template) => substitute(template, data, engine, budget));
 }
 
-function substitute(template: Template, data: ReadonlyMap<string, unknown>, engine: ExpressionEngine): unknown {
+function substitute(template: Template, data: ReadonlyMap<string, unknown>, engine: ExpressionEngine, budget: ExpressionBudget): unknown {
   const { pieces, field } = template;
   const only = pieces.length === 1 ? pieces[0] : undefined;
   if (only !== undefined && typeof only !== 'string' && only.filters === null) {
@@ -80,7 +83,7 @@ function substitute(template: Template, data: ReadonlyMap<string, unknown>, engi
   for (const piece of pieces) {
     if (typeof piece === 'string') out += piece;
     else if (piece.filters === null) out += stringify(data.get(piece.id));
-    else out += engine.render(`{{ data | ${piece.filters} }}`, { data: data.get(piece.id) ?? null }, field);
+    else out += engine.render(`{{ data | ${piece.filters} }}`, { data: data.get(piece.id) ?? null }, field, budget);
   }
   return out;
 }

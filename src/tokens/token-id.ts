@@ -5,7 +5,7 @@ import { ValidationError } from '../errors.js';
  * The id guard: a token's id travels in URLs, logs, list pages and duplicate answers, to callers
  * that may not read the data, so it must not carry the data.
  *
- * 1. An id expression may use `data` only as the input of an alias filter (alias_card,
+ * 1. An id expression may use `data` only once, as the input of an alias filter (alias_card,
  *    alias_preserve_format, alias_preserve_length) whose output is random apart from the kept first
  *    and last characters, which are capped like alias_card's (first 6, last 4) and written as
  *    literal numbers. The cvc may not be aliased at all. Anything else (another filter, `data` in a
@@ -26,7 +26,7 @@ const ALIAS_KEEPS: Readonly<Record<string, { first: number; last: number } | nul
 const analyzer = new Liquid({ ownPropertyOnly: true });
 
 const RULE =
-  'may use data only through alias_card, alias_preserve_format or alias_preserve_length applied first to one data field ' +
+  'may use data only once, through alias_card, alias_preserve_format or alias_preserve_length applied first to one data field ' +
   '(keeping at most the first 6 and last 4 characters, given as literal numbers; never the cvc), so the id cannot carry the data';
 
 /** Throws a ValidationError on `id` unless every use of `data` in the id expression is an alias. */
@@ -37,10 +37,13 @@ export function checkIdExpression(template: string): void {
   } catch {
     return; // Not valid Liquid: the engine's render reports it in its own words.
   }
+  let aliased = 0;
   for (const part of templates) {
     const uses = analyzer.analyzeSync([part]).globals['data']?.length ?? 0;
     if (uses === 0) continue;
     if (!(part instanceof Output) || uses !== 1 || !isAliasedField(part)) throw ValidationError.field('id', RULE);
+    // Two aliases of one field keeping different ends would spell it out whole.
+    if (++aliased > 1) throw ValidationError.field('id', RULE);
   }
 }
 

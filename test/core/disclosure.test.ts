@@ -280,6 +280,8 @@ describeEachStore('disclosure: the id guard', (store) => {
       '{{ data.number | alias_preserve_format: 8, 4 }}',
       '{{ data.number | alias_preserve_format: 0, 5 }}',
       '{{ data | alias_preserve_length }}',
+      // Two aliases of one field keeping different ends spell it out (found by the red-team pass).
+      '{{ data.number | alias_preserve_format: 6, 0 }}-{{ data.number | alias_preserve_format: 0, 4 }}-{{ data.number | alias_preserve_format: 0, 4 }}',
     ]) {
       await refused(vault, revealer, () => vault.tokens.create(revealer, { id, type: 'card', data: CARD }), ValidationError, /"id"/);
     }
@@ -329,5 +331,20 @@ describeEachStore('disclosure: bad input is a 400 that changes nothing', (store)
     await refused(vault, revealer, () => vault.tokens.search(revealer, { query: terms }), ValidationError, /100 metadata/);
     const hundred = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, 'v']));
     expect((await vault.tokens.list(revealer, { metadata: hundred })).data).toEqual([]);
+  });
+});
+
+describeEachStore('disclosure: an id expression aliases data once', (store) => {
+  it('refuses several aliases of the same bank fields, which together would spell them out (400, nothing stored)', async () => {
+    const vault = await store.vault();
+    const { publicApp, revealer } = await setup(vault);
+    const data = { routing_number: '021000021', account_number: '1234567890' };
+    const id =
+      '{{ data.routing_number | alias_preserve_format: 6, 0 }}-{{ data.routing_number | alias_preserve_format: 0, 3 }}-' +
+      '{{ data.account_number | alias_preserve_format: 6, 0 }}-{{ data.account_number | alias_preserve_format: 0, 4 }}';
+    await refused(vault, revealer, () => vault.tokens.create(publicApp, { id, type: 'bank', data }), ValidationError, /"id"/);
+    const one = await vault.tokens.create(publicApp, { id: 'b-{{ data.account_number | alias_preserve_format: 0, 4 }}', type: 'bank', data });
+    expect(one.id).toMatch(/^b-\d{6}7890$/);
+    expect(one.id).not.toContain(data.account_number);
   });
 });

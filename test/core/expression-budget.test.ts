@@ -140,3 +140,21 @@ describeEachStore('expression limits when a template is saved', (store) => {
     expect(await snapshot(vault, revealer)).toEqual(before);
   });
 });
+
+describeEachStore('expression budget of a reactor invocation', (store) => {
+  it("renders every filtered expression of a reactor's args within one budget: past it the call is a 400", async () => {
+    const time = ticking();
+    const vault = await store.vault({ expressions: { requestBudgetMs: BUDGET_MS, now: time.now } });
+    const admin = await vault.authenticate(vault.adminKey);
+    const user = await vault.caller({ permissions: ['token:create', 'token:use'], name: 'user' });
+    const token = await vault.tokens.create(user, { type: 'token', data: 'abcdefgh' });
+    const formula = await vault.formulas.create(admin, { name: 'echo', code: 'module.exports = async (req) => ({ raw: { n: req.args.items.length } });' });
+    const reactor = await vault.reactors.create(admin, { name: 'echo', formula: { id: formula.id }, configuration: {} });
+    // One id, many filtered expressions (the 100-token limit counts ids): each render costs 1 "ms".
+    const items = Array.from({ length: 200 }, () => `{{ ${token.id} | last4 }}`);
+    const error = await rejection(vault.reactors.react(user, reactor.id, { args: { items } }));
+    expect(Object.values(error.errors)[0]?.[0]).toMatch(EXHAUSTED);
+    const small = await vault.reactors.react(user, reactor.id, { args: { items: items.slice(0, 10) } });
+    expect(small.raw).toEqual({ n: 10 });
+  });
+});
