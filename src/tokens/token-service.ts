@@ -16,7 +16,7 @@ import { parseSearchQuery } from './search-query.js';
 import { checkIdExpression, checkIdText } from './token-id.js';
 import { TOKEN_INPUT_LIMITS, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
 import { getTokenType } from './token-types.js';
-import { type TokenView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
+import { type TokenView, identityView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
 
 /** The cvc of a card lives one hour (spec 2.2, 3). */
 export const CVC_LIFETIME_MS = 60 * 60 * 1000;
@@ -330,6 +330,7 @@ export class TokenService {
       const result = await this.#store.updateToken(next, audit, now);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
       if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now, transform, budget);
+      if (transformFor(caller, 'token:read', next.containers) === null) return identityView(next);
       return this.#writtenView(caller, transform, next, withoutExpiredCvc(next, data, now), budget);
     });
   }

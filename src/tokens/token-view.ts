@@ -82,7 +82,16 @@ export function tokenView(token: StoredToken, data: unknown, echo: boolean, fing
  * containers, fingerprint or metadata.
  */
 export function redactedDuplicateView(token: StoredToken): TokenView {
-  return { id: token.id, type: token.type, tenant_id: token.tenantId, _extras: { deduplicated: true } };
+  return { ...identityView(token), _extras: { deduplicated: true } };
+}
+
+/**
+ * The answer to an update by a caller without token:read on the token: its identity only. The
+ * caller may write the token, not read it, so not its metadata, containers or expressions either
+ * (else `PATCH {}` would read them).
+ */
+export function identityView(token: StoredToken): TokenView {
+  return { id: token.id, type: token.type, tenant_id: token.tenantId };
 }
 
 /** Removes a card's cvc once its one-hour lifetime is over, even before the sweep has run. */

@@ -74,7 +74,9 @@ describeEachStore('disclosure: update cannot change what a token discloses witho
       metadata: { k: 'v' },
       data: { expiration_month: 11 },
     });
-    expect(same.metadata).toEqual({ k: 'v' });
+    // Without token:read the answer is the token's identity only; the write happened.
+    expect(same).toEqual({ id: card.id, type: 'card', tenant_id: vault.tenantId });
+    expect((await vault.tokens.get(revealer, card.id)).metadata).toEqual({ k: 'v' });
     const changed = await vault.tokens.update(revealer, card.id, { mask: { n: '{{ data.number }}' }, containers: ['/x/'], search_indexes: [] });
     expect(changed.mask).toMatchObject({ n: '{{ data.number }}' });
     expect(changed.containers).toEqual(['/x/']);
@@ -211,9 +213,11 @@ describeEachStore('disclosure: expiry, duplicates', (store) => {
     const later = new Date(vault.clock.now() + 3_600_000).toISOString();
     const evenLater = new Date(vault.clock.now() + 7_200_000).toISOString();
     await vault.tokens.update(deleter, token.id, { expires_at: later });
-    expect((await vault.tokens.update(publicApp, token.id, { expires_at: evenLater })).expires_at).toBeDefined();
+    await vault.tokens.update(publicApp, token.id, { expires_at: evenLater });
+    expect(Date.parse((await vault.tokens.get(revealer, token.id)).expires_at!)).toBe(Date.parse(evenLater));
     await refused(vault, revealer, () => vault.tokens.update(publicApp, token.id, { expires_at: soon }), AuthorizationError, /token:delete/);
-    expect(await vault.tokens.update(publicApp, token.id, { expires_at: null })).not.toHaveProperty('expires_at');
+    await vault.tokens.update(publicApp, token.id, { expires_at: null });
+    expect(await vault.tokens.get(revealer, token.id)).not.toHaveProperty('expires_at');
     vault.clock.advance(3_000);
     expect((await vault.tokens.get(revealer, token.id)).id).toBe(token.id);
   });
@@ -346,5 +350,17 @@ describeEachStore('disclosure: an id expression aliases data once', (store) => {
     const one = await vault.tokens.create(publicApp, { id: 'b-{{ data.account_number | alias_preserve_format: 0, 4 }}', type: 'bank', data });
     expect(one.id).toMatch(/^b-\d{6}7890$/);
     expect(one.id).not.toContain(data.account_number);
+  });
+});
+
+describeEachStore('disclosure: an update without token:read', (store) => {
+  it('answers with the identity only: PATCH {} does not read metadata, containers or expressions (red-team finding)', async () => {
+    const vault = await store.vault();
+    const { revealer, publicApp } = await setup(vault);
+    const card = await vault.tokens.create(revealer, { type: 'card', data: CARD, metadata: { customer: 'cus_42' }, search_indexes: ['{{ data.number | last4 }}'] });
+    expect(await vault.tokens.update(publicApp, card.id, {})).toEqual({ id: card.id, type: 'card', tenant_id: vault.tenantId });
+    // A reader (mask) still gets the token as its transform shows it.
+    const masker = await vault.caller({ permissions: ['token:read', 'token:update'] });
+    expect(await vault.tokens.update(masker, card.id, {})).toMatchObject({ id: card.id, metadata: { customer: 'cus_42' }, data: { number: 'XXXXXXXXXXXX4242' } });
   });
 });
