@@ -2,6 +2,7 @@
 // source that moves only when read: no render is timed.
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
+import { errorsOf } from '../tokens-pure/helpers.js';
 import { deepFreeze } from '../../src/frozen.js';
 import { ExpressionBudget } from '../../src/expressions/budget.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
@@ -17,16 +18,6 @@ function ticking(step: number): { now: () => number; reads: () => number } {
     },
     reads: () => reads,
   };
-}
-
-function errorsOf(fn: () => unknown): Record<string, string[]> {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).errors;
-  }
-  throw new Error('expected a ValidationError');
 }
 
 const EXHAUSTED = /^was not rendered: the expressions of this request used up their \d+ ms of rendering time$/;

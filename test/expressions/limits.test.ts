@@ -3,19 +3,10 @@
 // id, fingerprint or search index is saved, and the vault filters charge the memory limit.
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
+import { errorsOf } from '../tokens-pure/helpers.js';
 import { ExpressionEngine, MAX_MASK_TEMPLATES } from '../../src/expressions/engine.js';
 import { MAX_ALIAS_LENGTH } from '../../src/expressions/filters.js';
 import { MAX_TEMPLATE_FILTERS, MAX_TEMPLATE_NODES } from '../../src/expressions/template-limits.js';
-
-function errorsOf(fn: () => unknown): Record<string, string[]> {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).errors;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 const engine = new ExpressionEngine();
 const compileError = (template: string, field = 'search_indexes[3]') => errorsOf(() => engine.compile(template, field))[field]?.[0];
