@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { createVault } from '../../src/index.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
-import { createFetchHandler } from '../../src/http/index.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { MIGRATIONS, runMigrations } from '../../src/storage/sqlite/migrations.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
+import { makeIdempotentRevealingRequests } from '../support/idempotent-requests.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -39,24 +39,8 @@ describe('encryption at rest', () => {
     await vault.tokens.create(caller, { type: 'token', data: secrets.string, deduplicate_token: true });
     await vault.tokens.create(caller, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
     await vault.tokens.create(caller, { type: 'us_bank_account_number', data: secrets.account.slice(0, 12) });
-    // Idempotent HTTP requests whose stored responses reveal a card (create, update, search,
-    // tokenize) or carry an API key (application create).
-    const handler = createFetchHandler(vault);
-    const http = async (method: string, path: string, apiKey: string, body: unknown, idempotencyKey: string) => {
-      const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
-      const headers = { 'svc-api-key': apiKey, 'content-type': contentType, 'svc-idempotency-key': idempotencyKey };
-      const response = await handler(new Request(`http://vault.test${path}`, { method, headers, body: JSON.stringify(body) }));
-      expect(response.status, await response.clone().text()).toBeLessThan(300);
-      return (await response.json()) as { id: string; key?: string };
-    };
-    const card = { number: '5555555555554444', expiration_month: 2, expiration_year: 2033, cvc: '8642' };
-    const idem = await http('POST', '/tokens', app.key!, { type: 'card', data: card }, 'scan-create');
-    expect(JSON.stringify(idem)).toContain(card.number); // the response does reveal the card
-    await http('PATCH', `/tokens/${idem.id}`, app.key!, { metadata: { a: 'b' } }, 'scan-update');
-    await http('POST', '/tokens/search', app.key!, { query: `id:${idem.id}` }, 'scan-search');
-    await http('POST', '/tokenize', app.key!, { c: { type: 'card', data: card } }, 'scan-tokenize');
-    const created = await http('POST', '/applications', application.key, { name: 'idem-app', type: 'private', permissions: ['token:read'] }, 'scan-app');
-    Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: created.key! });
+    const { card, apiKey } = await makeIdempotentRevealingRequests(vault, app.key!, application.key);
+    Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
     const cvcs = [cvc, card.cvc];
     // Scan while open (WAL holds the recent writes) and again after close (checkpointed into the main file).
     const scan = () => {

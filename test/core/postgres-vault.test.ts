@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../src/errors.js';
-import { createFetchHandler } from '../../src/http/index.js';
 import { createPostgresStore, type PostgresStore } from '../../src/postgres.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL } from './helpers.js';
+import { makeIdempotentRevealingRequests } from '../support/idempotent-requests.js';
 
 const HOUR = 3_600_000;
 
@@ -105,23 +105,8 @@ if (PG_URL === undefined) {
       await vault.tokens.create(revealer, { type: 'bank', data: { routing_number: '011000015', account_number: secrets.account } });
       await vault.tokens.create(revealer, { type: 'token', data: secrets.string, deduplicate_token: true, metadata: { kind: 'string' } });
       await vault.tokens.create(revealer, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
-      // Idempotent HTTP requests whose stored responses reveal a card or carry an API key.
-      const handler = createFetchHandler(vault);
-      const http = async (method: string, path: string, apiKey: string, body: unknown, idempotencyKey: string) => {
-        const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
-        const headers = { 'svc-api-key': apiKey, 'content-type': contentType, 'svc-idempotency-key': idempotencyKey };
-        const response = await handler(new Request(`http://vault.test${path}`, { method, headers, body: JSON.stringify(body) }));
-        expect(response.status, await response.clone().text()).toBeLessThan(300);
-        return (await response.json()) as { id: string; key?: string };
-      };
-      const card = { number: '5555555555554444', expiration_month: 2, expiration_year: 2033, cvc: '8642' };
-      const idem = await http('POST', '/tokens', revealer.key, { type: 'card', data: card }, 'scan-create');
-      expect(JSON.stringify(idem)).toContain(card.number); // the response does reveal the card
-      await http('PATCH', `/tokens/${idem.id}`, revealer.key, { metadata: { a: 'b' } }, 'scan-update');
-      await http('POST', '/tokens/search', revealer.key, { query: `id:${idem.id}` }, 'scan-search');
-      await http('POST', '/tokenize', revealer.key, { c: { type: 'card', data: card } }, 'scan-tokenize');
-      const created = await http('POST', '/applications', vault.adminKey, { name: 'idem-app', type: 'private', permissions: ['token:read'] }, 'scan-app');
-      Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: created.key! });
+      const { card, apiKey } = await makeIdempotentRevealingRequests(vault, revealer.key, vault.adminKey);
+      Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
       const text = await dumpSchema();
       expect(text).toContain('scan-create'); // idempotency rows are dumped too
       expect(text).toContain('kind'); // the dump does read the rows (metadata is stored in the clear)
