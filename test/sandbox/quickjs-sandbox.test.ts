@@ -9,6 +9,7 @@ import {
   type SandboxHost,
   type SandboxRunInput,
 } from '../../src/sandbox/sandbox.js';
+import { reactorFailure } from './helpers.js';
 
 const NO_HOST: SandboxHost = { bt: null, fetch: null };
 
@@ -22,17 +23,6 @@ afterAll(async () => {
 
 function run(code: string, extra: Partial<SandboxRunInput> = {}) {
   return sandbox.run({ code, req: { args: null, configuration: {} }, host: NO_HOST, ...extra });
-}
-
-async function failure(promise: Promise<unknown>): Promise<ReactorError> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected the run to fail');
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ReactorError);
-  return error as ReactorError;
 }
 
 describe('QuickJsSandbox.run: results', () => {
@@ -60,7 +50,7 @@ describe('QuickJsSandbox.run: results', () => {
 
   it('fails with 500 when module.exports is not a function', async () => {
     for (const code of ['module.exports = 5', '// nothing', 'exports = () => 1', 'module.exports = null']) {
-      const error = await failure(run(code));
+      const error = await reactorFailure(run(code));
       expect(error.status).toBe(500);
       expect(error.kind).toBe('ReactorRuntimeError');
       expect(error.message).toMatch(/module\.exports to a function/);
@@ -68,7 +58,7 @@ describe('QuickJsSandbox.run: results', () => {
   });
 
   it('reports a syntax error at run time with its line', async () => {
-    const error = await failure(run('module.exports = () => 1;\nlet x = ;'));
+    const error = await reactorFailure(run('module.exports = () => 1;\nlet x = ;'));
     expect(error.status).toBe(500);
     expect(error.message).toMatch(/^SyntaxError: .* \(line 2\)$/);
   });
@@ -76,14 +66,14 @@ describe('QuickJsSandbox.run: results', () => {
   it('rejects results larger than maxResultBytes', async () => {
     const code = 'module.exports = () => "x".repeat(2000)';
     expect((await run(code, { limits: { maxResultBytes: 3000 } })).result).toHaveLength(2000);
-    const error = await failure(run(code, { limits: { maxResultBytes: 1000 } }));
+    const error = await reactorFailure(run(code, { limits: { maxResultBytes: 1000 } }));
     expect(error.status).toBe(500);
     expect(error.message).toBe('Reactor result exceeds the limit of 1000 bytes');
   });
 
   it('counts result bytes as UTF-8, not characters', async () => {
     // 400 three-byte characters: 402 characters of JSON but 1202 bytes.
-    const error = await failure(run('module.exports = () => "€".repeat(400)', { limits: { maxResultBytes: 1000 } }));
+    const error = await reactorFailure(run('module.exports = () => "€".repeat(400)', { limits: { maxResultBytes: 1000 } }));
     expect(error.message).toBe('Reactor result exceeds the limit of 1000 bytes');
   });
 
@@ -93,7 +83,7 @@ describe('QuickJsSandbox.run: results', () => {
   });
 
   it('rejects code over 256 KiB', async () => {
-    const error = await failure(run(`module.exports = () => 1; // ${'x'.repeat(MAX_CODE_BYTES)}`));
+    const error = await reactorFailure(run(`module.exports = () => 1; // ${'x'.repeat(MAX_CODE_BYTES)}`));
     expect(error.status).toBe(500);
     expect(error.message).toMatch(/at most 262144 bytes/);
   });
@@ -110,7 +100,7 @@ describe('QuickJsSandbox.run: reactor errors', () => {
     ['ServiceUnavailableError', 503],
   ];
   it.each(classes)('%s thrown becomes a ReactorError with status %i', async (name, status) => {
-    const error = await failure(run(`module.exports = async () => { throw new ${name}('it went wrong') }`));
+    const error = await reactorFailure(run(`module.exports = async () => { throw new ${name}('it went wrong') }`));
     expect(error).toMatchObject({ kind: name, status, message: 'it went wrong' });
   });
 
@@ -120,17 +110,17 @@ describe('QuickJsSandbox.run: reactor errors', () => {
       return [e instanceof Error, e.name, e.status, String(e), RateLimitError.name];
     }`);
     expect(out.result).toEqual([true, 'RateLimitError', 429, 'RateLimitError: slow down', 'RateLimitError']);
-    const forged = await failure(run("module.exports = () => { const e = new BadRequestError('x'); e.status = 200; throw e }"));
+    const forged = await reactorFailure(run("module.exports = () => { const e = new BadRequestError('x'); e.status = 200; throw e }"));
     expect(forged.status).toBe(400);
   });
 
   it('keeps a subclass of a reactor error class on its status', async () => {
-    const error = await failure(run('class Mine extends AuthorizationError {}\nmodule.exports = () => { throw new Mine("no") }'));
+    const error = await reactorFailure(run('class Mine extends AuthorizationError {}\nmodule.exports = () => { throw new Mine("no") }'));
     expect(error).toMatchObject({ kind: 'AuthorizationError', status: 403, message: 'no' });
   });
 
   it('CustomHttpResponseError carries status, headers and body', async () => {
-    const error = await failure(
+    const error = await reactorFailure(
       run(`module.exports = () => { throw new CustomHttpResponseError({ status: 418, headers: { 'X-Teapot': 'yes', 'Bad Name': 'x', n: 1 }, body: { brew: false } }) }`),
     );
     expect(error).toMatchObject({ kind: 'CustomHttpResponseError', status: 418, body: { brew: false } });
@@ -140,7 +130,7 @@ describe('QuickJsSandbox.run: reactor errors', () => {
 
   it('refuses a CustomHttpResponseError with an impossible status', async () => {
     for (const status of ['"abc"', '99', '600', '404.5', 'undefined']) {
-      const error = await failure(run(`module.exports = () => { throw new CustomHttpResponseError({ status: ${status} }) }`));
+      const error = await reactorFailure(run(`module.exports = () => { throw new CustomHttpResponseError({ status: ${status} }) }`));
       expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500 });
       expect(error.message).toMatch(/status must be an integer/);
     }
@@ -159,19 +149,19 @@ describe('QuickJsSandbox.run: reactor errors', () => {
       ['null.x', "cannot read property 'x' of null"],
     ];
     for (const [statement, message] of cases) {
-      const error = await failure(run(`module.exports = async () => { ${statement} }`));
+      const error = await reactorFailure(run(`module.exports = async () => { ${statement} }`));
       expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message });
     }
   });
 
   it('never puts a stack trace in the message', async () => {
-    const error = await failure(run('function deep() { throw new Error("boom") }\nmodule.exports = () => deep()'));
+    const error = await reactorFailure(run('function deep() { throw new Error("boom") }\nmodule.exports = () => deep()'));
     expect(error.message).toBe('boom');
     expect(error.message).not.toMatch(/\bat\b|reactor\.js/);
   });
 
   it('treats an error thrown while the module loads like any other', async () => {
-    const error = await failure(run('throw new BadRequestError("at load")'));
+    const error = await reactorFailure(run('throw new BadRequestError("at load")'));
     expect(error).toMatchObject({ kind: 'BadRequestError', status: 400, message: 'at load' });
   });
 });
@@ -324,7 +314,7 @@ describe('QuickJsSandbox.run: req.bt', () => {
       [new Error('secret detail'), 'ReactorRuntimeError', 500],
     ];
     for (const [thrown, kind, status] of cases) {
-      const error = await failure(
+      const error = await reactorFailure(
         sandbox.run({
           code: 'module.exports = async (req) => { await req.bt.call() }',
           req: { args: null, configuration: {} },
@@ -485,7 +475,7 @@ describe('QuickJsSandbox.run: globals the prelude provides', () => {
   });
 
   it('keep working when reactor code freezes the global object first', async () => {
-    const error = await failure(
+    const error = await reactorFailure(
       run(`module.exports = () => {
         Object.freeze(globalThis);
         console.log('still logging');

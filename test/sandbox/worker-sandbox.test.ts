@@ -8,12 +8,13 @@
  * hostile runs end quickly, and no assertion is about how long anything took.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReactorError, ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { SandboxHost, SandboxRunInput } from '../../src/sandbox/sandbox.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
+import { reactorFailure } from './helpers.js';
 
 const NO_HOST: SandboxHost = { bt: null, fetch: null };
 const REQ = { args: null, configuration: {} };
@@ -28,18 +29,6 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/** The error a promise rejects with (the test fails if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<ReactorError> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected the run to fail');
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ReactorError);
-  return error as ReactorError;
 }
 
 const opened: QuickJsSandbox[] = [];
@@ -99,7 +88,7 @@ describe('the thread serving requests keeps serving while reactor code runs', ()
       expect(health.status).toBe(200);
       expect(hostile.settled()).toBe(false);
 
-      const error = await rejection(hostile.run);
+      const error = await reactorFailure(hostile.run);
       expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: `Reactor exceeded its time limit of ${HOSTILE_MS} ms` });
       // The same sandbox runs the next reactor (on a new worker when the old one was terminated).
       await expect(sandbox.run({ code: 'module.exports = () => 7', req: REQ, host: NO_HOST })).resolves.toMatchObject({ result: 7 });
@@ -112,7 +101,7 @@ describe('the thread serving requests keeps serving while reactor code runs', ()
     const sandbox = await warmSandbox({ workers: { size: 1 } });
     const hostile = startRun(sandbox, "return 'a'.repeat(2 ** 23).indexOf('a'.repeat(2 ** 13) + 'b')", { limits: { timeoutMs: HOSTILE_MS } });
     await hostile.started;
-    await rejection(hostile.run);
+    await reactorFailure(hostile.run);
     expect(sandbox.stats()).toMatchObject({ terminated: 1 });
   });
 });
@@ -143,7 +132,7 @@ describe('queueing for a worker', () => {
     await first.started;
     const second = sandbox.run({ code: 'module.exports = () => "second"', req: REQ, host: NO_HOST });
     expect(sandbox.stats()).toMatchObject({ busy: 1, queued: 1 });
-    const third = await rejection(sandbox.run({ code: 'module.exports = () => "third"', req: REQ, host: NO_HOST }));
+    const third = await reactorFailure(sandbox.run({ code: 'module.exports = () => "third"', req: REQ, host: NO_HOST }));
     expect(third).toMatchObject({ kind: 'ServiceUnavailableError', status: 503 });
     expect(third.message).toMatch(/busy/);
     first.release();
@@ -155,7 +144,7 @@ describe('queueing for a worker', () => {
     const sandbox = await sandboxWith({ workers: { size: 1 } });
     const first = holder(sandbox);
     await first.started;
-    const queued = await rejection(sandbox.run({ code: 'module.exports = () => 1', req: REQ, host: NO_HOST, limits: { timeoutMs: 50 } }));
+    const queued = await reactorFailure(sandbox.run({ code: 'module.exports = () => 1', req: REQ, host: NO_HOST, limits: { timeoutMs: 50 } }));
     expect(queued.message).toBe('Reactor exceeded its time limit of 50 ms');
     expect(sandbox.stats()).toMatchObject({ busy: 1, queued: 0 });
     first.release();
@@ -168,7 +157,7 @@ describe('queueing for a worker', () => {
     first.run.catch(() => undefined);
     await first.started;
     await sandbox.close();
-    expect(await rejection(first.run)).toMatchObject({ kind: 'ServiceUnavailableError', status: 503 });
+    expect(await reactorFailure(first.run)).toMatchObject({ kind: 'ServiceUnavailableError', status: 503 });
   });
 
   it('validates its options once, at construction', async () => {
@@ -192,8 +181,8 @@ describe('nested runs', () => {
         },
       },
     };
-    await rejection(sandbox.run({ code: 'module.exports = (req) => req.bt.nested()', req: REQ, host, limits: { timeoutMs: 300 } }));
-    const error = await rejection(inner!);
+    await reactorFailure(sandbox.run({ code: 'module.exports = (req) => req.bt.nested()', req: REQ, host, limits: { timeoutMs: 300 } }));
+    const error = await reactorFailure(inner!);
     // It timed out on the caller's budget, or was cancelled when the caller ended: never 60 s.
     if (error.message !== CANCELLED) {
       const limit = Number(/^Reactor exceeded its time limit of (\d+) ms$/.exec(error.message)?.[1]);
@@ -221,7 +210,7 @@ describe('nested runs', () => {
     };
     const outer = await sandbox.run({ code: 'module.exports = async (req) => { await req.bt.spawn(); await req.bt.innerStarted(); return "done" }', req: REQ, host });
     expect(outer.result).toBe('done');
-    expect(await rejection(inner!)).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: CANCELLED });
+    expect(await reactorFailure(inner!)).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: CANCELLED });
     expect(sandbox.stats()).toMatchObject({ terminated: 1 });
   });
 });
