@@ -11,6 +11,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
+  JobRecord,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -54,6 +55,7 @@ import {
   type SqliteStoreOptions,
   type SqliteTransaction,
 } from './sqlite-options.js';
+import { SqliteJobs } from './sqlite-jobs.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
@@ -131,6 +133,7 @@ export class SqliteStore implements Store {
   #owned: boolean;
   #statements: StatementCache;
   #tokens: SqliteTokens;
+  #jobs: SqliteJobs;
   #read: <R>(fn: () => R) => R;
   #deleteFormulaTx: SqliteTransaction<(tenantId: string, id: string) => 'deleted' | 'not_found' | 'in_use'>;
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
@@ -148,6 +151,7 @@ export class SqliteStore implements Store {
     const readTx = db.transaction((fn: () => unknown) => fn());
     this.#read = <R>(fn: () => R): R => readTx.deferred(fn) as R;
     this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
+    this.#jobs = new SqliteJobs(this.#statements);
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
     this.#claimTx = db.transaction(this.#claim);
     this.#completeTx = db.transaction(this.#complete);
@@ -462,6 +466,32 @@ export class SqliteStore implements Store {
 
   purgeExpiredIdempotencyKeys(now: number, limit: number): number {
     return this.#statements.get(SQL.purgeExpiredIdempotency).run(now, checkLimit(limit)).changes;
+  }
+
+  // --- background jobs ---------------------------------------------------------------------------
+
+  async enqueueJob(job: JobRecord): Promise<boolean> {
+    return this.#jobs.enqueue(job);
+  }
+
+  async claimJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]> {
+    return this.#jobs.claim(owner, now, leaseMs, limit);
+  }
+
+  async renewJobLease(id: string, owner: string, until: number): Promise<boolean> {
+    return this.#jobs.renew(id, owner, until);
+  }
+
+  async finishJob(id: string, owner: string): Promise<boolean> {
+    return this.#jobs.finish(id, owner);
+  }
+
+  async rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean> {
+    return this.#jobs.reschedule(id, owner, runAt, lastError);
+  }
+
+  async countDueJobs(now: number): Promise<number> {
+    return this.#jobs.countDue(now);
   }
 
   // --- audit ------------------------------------------------------------------------------------
