@@ -246,6 +246,15 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       });
     return sandboxPromise;
   };
+  const jobOptions = options.jobs ?? {};
+  const jobs = new JobQueue({
+    store,
+    clock,
+    logger,
+    concurrency: jobOptions.concurrency ?? 8,
+    pollIntervalMs: jobOptions.pollIntervalMs ?? 1000,
+    shutdownGraceMs: jobOptions.shutdownGraceMs ?? 10_000,
+  });
   const formulas = new FormulaService({ store, clock, audit, sandbox });
   const reactors = new ReactorService({
     store,
@@ -257,19 +266,13 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     sandbox,
     fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork: reactorOptions.egress?.allowPrivateNetwork === true }),
     consoleOutput: reactorOptions.consoleOutput ?? 'summary',
+    jobs,
+    records: keyRing,
+    allowPrivateNetwork: reactorOptions.egress?.allowPrivateNetwork === true,
     // The default sandbox has the limits built in; a given one gets them on every run.
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
-  const jobOptions = options.jobs ?? {};
-  const jobs = new JobQueue({
-    store,
-    clock,
-    logger,
-    concurrency: jobOptions.concurrency ?? 8,
-    pollIntervalMs: jobOptions.pollIntervalMs ?? 1000,
-    shutdownGraceMs: jobOptions.shutdownGraceMs ?? 10_000,
-  });
   const runSweep = () => sweep(store, keyRing, clock, logger);
   const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
   // The sweep is one job for all instances (key 'sweep'): whichever claims it sweeps, then makes it

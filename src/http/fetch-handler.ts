@@ -108,13 +108,16 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
       const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
       const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);
-      if (idempotencyKey === null) return respond(serialize(route.status, await route.handle(input)));
+      if (idempotencyKey === null) {
+        const result = await route.handle(input);
+        return respond(serialize(route.statusFor?.(result) ?? route.status, result));
+      }
       const key = checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`);
       const hash = requestHash(route.method, request.pathname + request.search, body === null ? null : body.text);
       return respond(
         await runIdempotent(idempotencyDeps, caller, key, hash, async () => {
           const result = await route.handle(input);
-          return { ...serialize(route.status, result), tokenIds: referencedTokenIds(route.path, params, input.body, result) };
+          return { ...serialize(route.statusFor?.(result) ?? route.status, result), tokenIds: referencedTokenIds(route.path, params, input.body, result) };
         }),
       );
     } catch (error) {

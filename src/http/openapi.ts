@@ -163,7 +163,7 @@ const SCHEMAS: Record<string, Schema> = {
     additionalProperties: false,
     properties: {
       args: { type: 'object', description: 'Arguments; string values may hold {{<token id>}} expressions, replaced by the token data.' },
-      callback_url: str('Asynchronous invocation (result delivered to this URL as a signed webhook); refused with 400 while it is not available.', { format: 'uri' }),
+      callback_url: str('Asks for an asynchronous run (202): the result is delivered to this URL as a signed webhook.', { format: 'uri' }),
       timeout_ms: { type: 'integer', minimum: 10000, maximum: 210000, default: 10000 },
     },
   },
@@ -171,6 +171,32 @@ const SCHEMAS: Record<string, Schema> = {
     type: 'object',
     description: 'Reactor Response (spec 2.5).',
     properties: { tokens: { type: 'object' }, raw: anyJson('Raw output of the reactor.') },
+  },
+  ReactAsyncRequest: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      args: { type: 'object', description: 'Arguments; string values may hold {{<token id>}} expressions, replaced by the token data when the run starts.' },
+      timeout_ms: { type: 'integer', minimum: 10000, maximum: 210000, default: 10000, description: 'Wall-time limit of the run.' },
+    },
+  },
+  ReactorRunAccepted: {
+    type: 'object',
+    required: ['id', 'status', 'reactor_id', 'created_at'],
+    properties: { id: uuid('The request id: read the result at /reactors/{id}/results/{request_id}.'), status: { const: 'pending' }, reactor_id: uuid(), created_at: { type: 'string', format: 'date-time' } },
+  },
+  ReactorRunResult: {
+    type: 'object',
+    required: ['id', 'reactor_id', 'status', 'created_at'],
+    properties: {
+      id: uuid(),
+      reactor_id: uuid(),
+      status: { enum: ['pending', 'running', 'completed', 'failed'] },
+      created_at: { type: 'string', format: 'date-time' },
+      completed_at: { type: 'string', format: 'date-time' },
+      result: ref('ReactorResponse'),
+      error: ref('Problem'),
+    },
   },
   ReactorList: list('Reactor'),
   Formula: {
@@ -306,6 +332,7 @@ const SCHEMAS: Record<string, Schema> = {
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   201: 'Created',
+  202: 'Accepted: the run is stored and done in the background',
   204: 'No Content',
   400: 'Validation failed or malformed request',
   401: 'Missing or unknown API key',
@@ -366,6 +393,8 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[], options
       });
     }
     const responses: Record<string, unknown> = {};
+    const alternate = route.docs.alternateSuccess;
+    if (alternate) responses[String(alternate.status)] = { description: STATUS_TEXT[alternate.status], content: { 'application/json': { schema: ref(alternate.responseSchema) } } };
     for (const status of statusesOf(route)) {
       if (status === route.status) {
         responses[String(status)] =

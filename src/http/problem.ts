@@ -1,44 +1,12 @@
-import { type ErrorCode, type FieldErrors, ReactorError, ValidationError, VaultError, statusOf } from '../errors.js';
+import { ReactorError, VaultError } from '../errors.js';
+import { PROBLEMS, type ProblemDetails, problemOfError } from '../problem.js';
+export type { HttpProblemCode, ProblemDetails } from '../problem.js';
+export { INTERNAL_DETAIL } from '../problem.js';
 import type { Logger } from '../logger.js';
 import type { ExchangeResponse } from './exchange.js';
 import { reactorResponse } from './reactor-response.js';
 
-/** The body of an error response (RFC 9457, `application/problem+json`). */
-export interface ProblemDetails {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: FieldErrors;
-}
-
-/** Codes the HTTP layer adds to the core's closed set: routing outcomes that no service raises. */
-export type HttpProblemCode = ErrorCode | 'route_not_found' | 'method_not_allowed';
-
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-
-/**
- * The one mapping table: each code's problem type URI and title. The status comes from the core's
- * `STATUS_BY_CODE` (via `statusOf`), so there is a single source for it. Type URIs are URNs: stable
- * identifiers that do not pretend to be documentation pages.
- */
-const PROBLEMS: Readonly<Record<HttpProblemCode, { type: string; title: string }>> = Object.freeze({
-  validation_error: { type: 'urn:tokenvault:problem:validation-error', title: 'Bad Request' },
-  authentication_error: { type: 'urn:tokenvault:problem:authentication-error', title: 'Unauthorized' },
-  authorization_error: { type: 'urn:tokenvault:problem:authorization-error', title: 'Forbidden' },
-  not_found: { type: 'urn:tokenvault:problem:not-found', title: 'Not Found' },
-  route_not_found: { type: 'urn:tokenvault:problem:route-not-found', title: 'Not Found' },
-  method_not_allowed: { type: 'urn:tokenvault:problem:method-not-allowed', title: 'Method Not Allowed' },
-  conflict: { type: 'urn:tokenvault:problem:conflict', title: 'Conflict' },
-  payload_too_large: { type: 'urn:tokenvault:problem:payload-too-large', title: 'Content Too Large' },
-  unsupported_media_type: { type: 'urn:tokenvault:problem:unsupported-media-type', title: 'Unsupported Media Type' },
-  unprocessable: { type: 'urn:tokenvault:problem:unprocessable', title: 'Unprocessable Content' },
-  reactor_error: { type: 'urn:tokenvault:problem:reactor-error', title: 'Reactor Error' },
-  internal_error: { type: 'urn:tokenvault:problem:internal-error', title: 'Internal Server Error' },
-});
-
-/** The fixed detail of every 500 that is not a reactor's: nothing about the cause leaks. */
-export const INTERNAL_DETAIL = 'An unexpected error occurred; it has been logged.';
 
 /** A routing outcome (404 unknown route, 405 wrong method) raised by the handler itself. */
 export class RouteError extends Error {
@@ -59,16 +27,7 @@ export function problemOf(error: unknown): ProblemDetails {
   if (error instanceof RouteError) {
     return { ...PROBLEMS[error.problemCode], status: STATUS_OF_ROUTE[error.problemCode], detail: error.message };
   }
-  if (!(error instanceof VaultError)) {
-    return { ...PROBLEMS.internal_error, status: 500, detail: INTERNAL_DETAIL };
-  }
-  const status = statusOf(error);
-  const entry = PROBLEMS[error.code];
-  // A reactor error names the sandbox class (BadRequestError, RateLimitError…) as its title.
-  const title = error instanceof ReactorError ? error.kind : entry.title;
-  const problem: ProblemDetails = { type: entry.type, title, status, detail: error.message };
-  if (error instanceof ValidationError && Object.keys(error.errors).length > 0) problem.errors = error.errors;
-  return problem;
+  return problemOfError(error);
 }
 
 /**

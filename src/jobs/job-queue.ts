@@ -126,8 +126,13 @@ export class JobQueue {
       lastError: null,
     };
     if (!(await this.#store.enqueueJob(job))) return null;
-    if (this.#started && job.runAt <= now) this.#schedulePoll(0);
+    if (job.runAt <= now) this.notifyEnqueued();
     return job.id;
+  }
+
+  /** Wakes a started queue for a due job stored here by other means (a store operation that enqueues atomically with its record). */
+  notifyEnqueued(): void {
+    if (this.#started) this.#schedulePoll(0);
   }
 
   /** Claims and runs every job due now (and those the runs enqueue, when due), and waits for them. Returns how many ran. */

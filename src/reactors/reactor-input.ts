@@ -82,12 +82,18 @@ export function checkConfiguration(configuration: Record<string, unknown>, decla
 
 export interface InvokeInput {
   args: unknown;
+  /** The wall-time limit of an asynchronous run. */
   timeoutMs: number;
+}
+
+/** An Invoke Reactor body: the run's input, and where to deliver the result of an asynchronous run. */
+export interface InvokeRequest extends InvokeInput {
+  callbackUrl: string | null;
 }
 
 const InvokeSchema = v.strictObject({
   args: v.nullish(v.unknown()),
-  callback_url: v.nullish(v.unknown()),
+  callback_url: v.nullish(v.string('must be an absolute http or https URL')),
   timeout_ms: v.nullish(
     v.pipe(
       v.number('must be a whole number of milliseconds'),
@@ -99,21 +105,19 @@ const InvokeSchema = v.strictObject({
 });
 
 /**
- * Validates an Invoke Reactor body (spec 4.2). `timeout_ms` is range-checked though it only governs
- * asynchronous runs; `callback_url` (asynchronous invocation) is refused until it is available.
+ * Validates an Invoke Reactor body (spec 4.2): `args`, `timeout_ms` (the wall-time limit of an
+ * asynchronous run, range-checked for both kinds) and `callback_url` (asks for an asynchronous run;
+ * its address is checked by the asynchronous path).
  */
-export function parseInvoke(body: unknown): InvokeInput {
+export function parseInvoke(body: unknown): InvokeRequest {
   const record = body === undefined || body === null ? {} : asObject(body);
   const result = v.safeParse(InvokeSchema, record);
   if (!result.success) throw validationFromIssues(result.issues);
   const { args, callback_url, timeout_ms } = result.output;
-  if (callback_url !== undefined && callback_url !== null) {
-    throw ValidationError.field('callback_url', 'asynchronous invocation is not available yet; invoke without callback_url');
-  }
   if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) {
     throw ValidationError.field('args', 'must be an object');
   }
-  return { args: args ?? {}, timeoutMs: timeout_ms ?? TIMEOUT_MS.default };
+  return { args: args ?? {}, timeoutMs: timeout_ms ?? TIMEOUT_MS.default, callbackUrl: callback_url ?? null };
 }
 
 function asObject(body: unknown): Record<string, unknown> {

@@ -4,6 +4,7 @@ import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
+import type { JobQueue } from '../jobs/job-queue.js';
 import type { Logger } from '../logger.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
@@ -14,7 +15,8 @@ import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz
 import { createBtTree } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { applyDetokenize, planDetokenize } from './detokenize.js';
-import { checkConfiguration, parseCreateReactor, parseInvoke, parseUpdateReactor } from './reactor-input.js';
+import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
+import { type InvokeInput, type InvokeRequest, checkConfiguration, parseCreateReactor, parseInvoke, parseUpdateReactor } from './reactor-input.js';
 import { readReactorOutput } from './reactor-result.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
@@ -49,6 +51,24 @@ export interface ReactorServiceDeps {
   limits?: Partial<SandboxLimits>;
   /** What becomes of reactor console output (default `summary`: discarded, only its size logged). */
   consoleOutput?: ConsoleOutputMode;
+  /** The job queue asynchronous runs are done by. */
+  jobs: JobQueue;
+  /** Seals asynchronous runs' args and results with the tenant key. */
+  records: RecordSealer;
+  /** Whether callback URLs may name loopback and private addresses (the egress option). */
+  allowPrivateNetwork: boolean;
+  /** Told when an asynchronous run ends (callback and event webhooks). */
+  onRunFinished?: (event: ReactorRunFinished) => Promise<void>;
+}
+
+/** An invocation that passed every check, ready to run. */
+interface PreparedRun {
+  reactor: ReactorRecord;
+  formula: FormulaRecord;
+  configuration: Record<string, unknown>;
+  args: unknown;
+  sensitive: SensitiveValues;
+  appCaller: Caller | null;
 }
 
 /**
@@ -71,6 +91,7 @@ export class ReactorService {
   #fetch: HostFetch | null;
   #limits: Partial<SandboxLimits> | undefined;
   #consoleOutput: ConsoleOutputMode;
+  #async: AsyncRuns;
 
   constructor(deps: ReactorServiceDeps) {
     this.#store = deps.store;
@@ -83,6 +104,13 @@ export class ReactorService {
     this.#fetch = deps.fetch;
     this.#limits = deps.limits;
     this.#consoleOutput = deps.consoleOutput ?? 'summary';
+    this.#async = new AsyncRuns(
+      { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}) },
+      {
+        check: async (caller, id, input) => void (await this.#prepare(caller, id, input, 0)),
+        run: (caller, id, input) => this.#invoke(caller, id, input, 0, input.timeoutMs),
+      },
+    );
   }
 
   /** Creates a reactor (reactor:create) from a formula of the tenant, with a configuration that matches its declarations. */
@@ -184,64 +212,125 @@ export class ReactorService {
   }
 
   /**
-   * Invokes a reactor synchronously (token:use; spec 4.2 "Invoke a Reactor"). Body:
-   * `{ args?, timeout_ms? }`. Every token named in args needs token:use on all its containers; a
-   * denied or unknown token fails the whole call before any code runs.
+   * Invokes a reactor synchronously (token:use; spec 4.2 "Invoke a Reactor"). Body: `{ args?,
+   * timeout_ms? }`. Every token named in args needs token:use on all its containers; a denied or
+   * unknown token fails the whole call before any code runs. For an asynchronous run use reactAsync
+   * (or `invoke` with a `callback_url`).
    */
   async react(caller: Caller, id: string, body: unknown): Promise<ReactorResponse> {
-    return this.#invoke(caller, id, body, 0);
+    const request = parseInvoke(body);
+    if (request.callbackUrl !== null) throw ValidationError.field('callback_url', 'asks for an asynchronous run: call reactAsync (or invoke) instead of react');
+    return this.#invoke(caller, id, request, 0);
   }
 
-  async #invoke(caller: Caller, id: string, body: unknown, depth: number): Promise<ReactorResponse> {
-    return this.#audit.guard(caller, 'reactor:invoke', id, async () => {
+  /**
+   * Spec 4.2 as the HTTP API has it: a synchronous run, or with `callback_url` an asynchronous one
+   * (the answer is then the accepted request, and the result is delivered to the URL).
+   */
+  async invoke(caller: Caller, id: string, body: unknown): Promise<ReactorResponse | ReactorRunAccepted> {
+    const request = parseInvoke(body);
+    if (request.callbackUrl !== null) return this.#accept(caller, id, request);
+    return this.#invoke(caller, id, request, 0);
+  }
+
+  /**
+   * Invokes a reactor asynchronously (token:use; `POST /reactors/{id}/react-async`): every check of
+   * a synchronous call is made now, then the run is stored and done by the job worker, as the
+   * caller's application with its grants at that time, bounded by `timeout_ms`. The result is read
+   * with `result` (by this application only) for 24 hours, and announced by webhook.
+   */
+  async reactAsync(caller: Caller, id: string, body: unknown): Promise<ReactorRunAccepted> {
+    return this.#accept(caller, id, parseInvoke(body));
+  }
+
+  /** An asynchronous run's status and result (token:use), for the application that requested it; others get not found. */
+  async result(caller: Caller, id: string, requestId: string): Promise<ReactorRunView> {
+    return this.#audit.guard(caller, 'reactor:result', requestId, async () => {
       requirePermission(caller, 'token:use');
-      if (depth > MAX_REACTOR_NESTING) {
-        throw ValidationError.field('reactor', `bt.reactors.react nests more than ${MAX_REACTOR_NESTING} reactor runs deep`);
-      }
-      const input = parseInvoke(body);
-      const reactor = await this.#find(caller, id);
-      const formula = await this.#formula(reactor);
-      let configuration: Record<string, unknown>;
-      try {
-        configuration = checkConfiguration(reactor.configuration, formula.configuration);
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        throw new ConflictError("The reactor's configuration no longer matches its formula's declarations; update the reactor");
-      }
-      // Every value this run is handed from a token: what a redacted console log must not show.
-      const sensitive = new SensitiveValues();
-      const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula.requestParameters);
-      const appCaller = await this.#applicationCaller(reactor);
+      const view = await this.#async.result(caller, id, requestId);
+      this.#record(caller, 'reactor:result', requestId);
+      return view;
+    });
+  }
 
-      const sandbox = await this.#sandbox();
-      const bt =
-        appCaller &&
-        createBtTree(this.#tokens, (c, nestedId, nestedBody) => this.#invoke(c, nestedId, nestedBody, depth + 1), appCaller, (method, result) =>
-          sensitive.addBtResult(method, result),
-        );
-      const run = await sandbox.run({
-        code: formula.code,
-        req: { args, configuration },
-        host: { bt, fetch: this.#fetch },
-        ...(this.#limits ? { limits: this.#limits } : {}),
-        // Also for a failed run. Reactor code sees detokenized data: by default only the output's
-        // size reaches the logger; `consoleOutput: 'redacted'` adds the lines, token values redacted.
-        onLogs: (lines, truncated) =>
-          logConsoleOutput(this.#logger, this.#consoleOutput, { tenantId: caller.tenantId, reactorId: reactor.id }, lines, truncated, sensitive),
-      });
+  async #accept(caller: Caller, id: string, request: InvokeRequest): Promise<ReactorRunAccepted> {
+    return this.#audit.guard(caller, 'reactor:invoke_async', id, async () => {
+      requirePermission(caller, 'token:use');
+      const accepted = await this.#async.accept(caller, id, { args: request.args, timeoutMs: request.timeoutMs }, request.callbackUrl);
+      this.#record(caller, 'reactor:invoke_async', accepted.id);
+      return accepted;
+    });
+  }
 
-      const output = readReactorOutput(run.result);
-      const response: ReactorResponse = {};
-      if (output.raw !== undefined) response.raw = output.raw;
-      if (output.tokenize !== undefined) {
-        if (!appCaller) {
-          throw ValidationError.field('tokenize', 'the reactor returned a tokenize block but has no application to create the tokens as; give the reactor an application');
-        }
-        response.tokens = await this.#tokenize(appCaller, output.tokenize);
-      }
-      this.#record(caller, 'reactor:invoke', reactor.id);
+  async #invoke(caller: Caller, id: string, input: InvokeInput, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
+    return this.#audit.guard(caller, 'reactor:invoke', id, async () => {
+      const prepared = await this.#prepare(caller, id, input, depth);
+      const response = await this.#execute(caller, prepared, depth, timeoutMs);
+      this.#record(caller, 'reactor:invoke', prepared.reactor.id);
       return response;
     });
+  }
+
+  /** Every check of an invocation (permission, nesting, reactor, configuration, args and their tokens), without running it. */
+  async #prepare(caller: Caller, id: string, input: InvokeInput, depth: number): Promise<PreparedRun> {
+    requirePermission(caller, 'token:use');
+    if (depth > MAX_REACTOR_NESTING) {
+      throw ValidationError.field('reactor', `bt.reactors.react nests more than ${MAX_REACTOR_NESTING} reactor runs deep`);
+    }
+    const reactor = await this.#find(caller, id);
+    const formula = await this.#formula(reactor);
+    let configuration: Record<string, unknown>;
+    try {
+      configuration = checkConfiguration(reactor.configuration, formula.configuration);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      throw new ConflictError("The reactor's configuration no longer matches its formula's declarations; update the reactor");
+    }
+    // Every value this run is handed from a token: what a redacted console log must not show.
+    const sensitive = new SensitiveValues();
+    const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula.requestParameters);
+    const appCaller = await this.#applicationCaller(reactor);
+    return { reactor, formula, configuration, args, sensitive, appCaller };
+  }
+
+  /** Runs a prepared invocation in the sandbox and tokenizes its `tokenize` block. `timeoutMs`: an asynchronous run's wall-time limit. */
+  async #execute(caller: Caller, prepared: PreparedRun, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
+    const { reactor, formula, configuration, args, sensitive, appCaller } = prepared;
+    const sandbox = await this.#sandbox();
+    const bt =
+      appCaller &&
+      createBtTree(
+        this.#tokens,
+        (c, nestedId, nestedBody) => {
+          const nested = parseInvoke(nestedBody);
+          if (nested.callbackUrl !== null) throw ValidationError.field('callback_url', 'a reactor cannot start an asynchronous run; call bt.reactors.react without callback_url');
+          return this.#invoke(c, nestedId, nested, depth + 1);
+        },
+        appCaller,
+        (method, result) => sensitive.addBtResult(method, result),
+      );
+    const limits = timeoutMs === undefined ? this.#limits : { ...this.#limits, timeoutMs };
+    const run = await sandbox.run({
+      code: formula.code,
+      req: { args, configuration },
+      host: { bt, fetch: this.#fetch },
+      ...(limits ? { limits } : {}),
+      // Also for a failed run. Reactor code sees detokenized data: by default only the output's
+      // size reaches the logger; `consoleOutput: 'redacted'` adds the lines, token values redacted.
+      onLogs: (lines, truncated) =>
+        logConsoleOutput(this.#logger, this.#consoleOutput, { tenantId: caller.tenantId, reactorId: reactor.id }, lines, truncated, sensitive),
+    });
+
+    const output = readReactorOutput(run.result);
+    const response: ReactorResponse = {};
+    if (output.raw !== undefined) response.raw = output.raw;
+    if (output.tokenize !== undefined) {
+      if (!appCaller) {
+        throw ValidationError.field('tokenize', 'the reactor returned a tokenize block but has no application to create the tokens as; give the reactor an application');
+      }
+      response.tokens = await this.#tokenize(appCaller, output.tokenize);
+    }
+    return response;
   }
 
   /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */

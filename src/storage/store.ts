@@ -263,6 +263,41 @@ export interface JobRecord {
   lastError: string | null;
 }
 
+/**
+ * An asynchronous reactor invocation (spec 4.2 with callback_url, or react-async). The args as the
+ * caller gave them (token references unresolved, but possibly raw data) and the run's result are
+ * sealed with the tenant's data key (KeyRing.sealRecord); the error is a problem object, which
+ * carries no data.
+ */
+export interface ReactorRequestRecord {
+  tenantId: string;
+  id: string;
+  reactorId: string;
+  /** The application that asked for the run: the run acts with its grants, and only it reads the result. */
+  applicationId: string;
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  callbackUrl: string | null;
+  timeoutMs: number;
+  args: Uint8Array;
+  result: Uint8Array | null;
+  /** JSON text of the problem object of a failed run. */
+  error: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  /** When the finished request is removed (completedAt + 24 h); null until it finishes. */
+  expiresAt: number | null;
+}
+
+/** How an asynchronous run ended (Store.finishReactorRequest). */
+export interface ReactorRequestOutcome {
+  status: 'completed' | 'failed';
+  result: Uint8Array | null;
+  error: string | null;
+  completedAt: number;
+  expiresAt: number;
+}
+
 export type CreateTokenResult =
   | { status: 'created' }
   | { status: 'id_conflict' }
@@ -394,6 +429,18 @@ export interface Store {
    * an expired record answers nothing any more. Returns how many it removed.
    */
   purgeExpiredIdempotencyKeys(now: number, limit: number): MaybePromise<number>;
+
+  // --- asynchronous reactor runs -----------------------------------------------------------------
+  /** Atomically stores a pending request and the job that will run it: both or neither. */
+  createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void>;
+  /** The request of the tenant with that id (any status), or null. */
+  getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null>;
+  /** Marks a pending (or, after a lost worker, running) request running; startedAt keeps its first value. False once it finished or when missing. */
+  startReactorRequest(tenantId: string, id: string, now: number): Promise<boolean>;
+  /** Records the outcome of a request not yet finished; false (nothing written) when it already finished or is missing. */
+  finishReactorRequest(tenantId: string, id: string, outcome: ReactorRequestOutcome): Promise<boolean>;
+  /** Removes up to `limit` finished requests (any tenant) whose expiresAt <= now; how many it removed. */
+  purgeExpiredReactorRequests(now: number, limit: number): Promise<number>;
 
   // --- background jobs ---------------------------------------------------------------------------
   /** Inserts a job; false (nothing written) when `job.key` is not null and a job with that key exists. */

@@ -200,10 +200,10 @@ describe('rule 10 (decided): undeclared args pass through unvalidated', () => {
 });
 
 describe('invoke body', () => {
-  it('refuses callback_url (asynchronous invocation is not available yet) and checks timeout_ms', async () => {
+  it('react refuses callback_url (that is reactAsync or invoke) and checks timeout_ms', async () => {
     const id = await f.reactor(ECHO);
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { callback_url: 'https://example.com/hook' }))).toEqual({
-      callback_url: ['asynchronous invocation is not available yet; invoke without callback_url'],
+      callback_url: ['asks for an asynchronous run: call reactAsync (or invoke) instead of react'],
     });
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { timeout_ms: 9999 }))).toHaveProperty(['timeout_ms']);
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { timeout_ms: 210_001 }))).toHaveProperty(['timeout_ms']);

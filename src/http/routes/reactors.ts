@@ -71,14 +71,42 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     auth: true,
     permission: 'token:use',
     status: 200,
+    statusFor: (result) => (isAccepted(result) ? 202 : 200),
     body: 'optional-json',
     docs: {
-      summary: 'Invoke a reactor (synchronously, or asynchronously with callback_url)',
+      summary: 'Invoke a reactor (synchronously, or asynchronously with callback_url: 202)',
       tag: 'Reactors',
       requestSchema: 'ReactRequest',
       responseSchema: 'ReactorResponse',
+      alternateSuccess: { status: 202, responseSchema: 'ReactorRunAccepted' },
       extraStatuses: [402, 429, 503],
     },
-    handle: ({ vault, caller, params, body }) => vault.reactors.react(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.reactors.invoke(caller, params['id']!, body),
+  },
+  {
+    method: 'POST',
+    path: '/reactors/{id}/react-async',
+    operationId: 'invokeReactorAsync',
+    auth: true,
+    permission: 'token:use',
+    status: 202,
+    body: 'optional-json',
+    docs: { summary: 'Invoke a reactor asynchronously (the result is read at /results/{request_id} and announced by webhook)', tag: 'Reactors', requestSchema: 'ReactAsyncRequest', responseSchema: 'ReactorRunAccepted' },
+    handle: ({ vault, caller, params, body }) => vault.reactors.reactAsync(caller, params['id']!, body),
+  },
+  {
+    method: 'GET',
+    path: '/reactors/{id}/results/{request_id}',
+    operationId: 'getReactorResult',
+    auth: true,
+    permission: 'token:use',
+    status: 200,
+    docs: { summary: "An asynchronous run's status and result (its requesting application only; kept 24 hours)", tag: 'Reactors', responseSchema: 'ReactorRunResult' },
+    handle: ({ vault, caller, params }) => vault.reactors.result(caller, params['id']!, params['request_id']!),
   },
 ];
+
+/** An accepted asynchronous invocation (rather than a Reactor Response, which has only raw and tokens). */
+function isAccepted(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && (result as { status?: unknown }).status === 'pending';
+}

@@ -48,6 +48,8 @@ export interface RouteDocs {
   query?: QueryParameterDoc[];
   /** Statuses this route may answer besides the common ones the document derives. */
   extraStatuses?: number[];
+  /** A second success this route may answer (see `statusFor`), with its schema. */
+  alternateSuccess?: { status: 200 | 201 | 202; responseSchema: string };
 }
 
 interface RouteBase {
@@ -56,7 +58,9 @@ interface RouteBase {
   path: string;
   operationId: string;
   /** The status of a success. */
-  status: 200 | 201 | 204;
+  status: 200 | 201 | 202 | 204;
+  /** The status of a success that depends on the result (an invocation accepted to run later: 202). */
+  statusFor?: (result: unknown) => 200 | 201 | 202 | 204;
   body?: BodyKind;
   docs: RouteDocs;
 }

@@ -259,6 +259,27 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   );
   CREATE INDEX jobs_due ON jobs (run_at);
   `,
+  // 5: asynchronous reactor runs: args and results sealed with the tenant key, removed 24 h after they finish.
+  `
+  CREATE TABLE reactor_requests (
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    reactor_id text NOT NULL,
+    application_id text NOT NULL,
+    status text NOT NULL,
+    callback_url text,
+    timeout_ms integer NOT NULL,
+    args bytea NOT NULL,
+    result bytea,
+    error text,
+    created_at bigint NOT NULL,
+    started_at bigint,
+    completed_at bigint,
+    expires_at bigint,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX reactor_requests_expiry ON reactor_requests (expires_at) WHERE expires_at IS NOT NULL;
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -50,9 +50,14 @@ export class PostgresJobs {
     };
   }
 
-  async enqueue(job: JobRecord): Promise<boolean> {
+  enqueue(job: JobRecord): Promise<boolean> {
+    return this.enqueueWith(this.#db, job);
+  }
+
+  /** Enqueues on `db`: the pool, or a transaction that stores what the job will work on. */
+  async enqueueWith(db: Queryable, job: JobRecord): Promise<boolean> {
     const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError } = job;
-    const result = await this.#db.query(this.#sql.insert, [id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError]);
+    const result = await db.query(this.#sql.insert, [id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError]);
     return result.rowCount === 1;
   }
 

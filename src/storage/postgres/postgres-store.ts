@@ -13,6 +13,8 @@ import type {
   IdempotencyRecord,
   IdempotencyResponse,
   JobRecord,
+  ReactorRequestOutcome,
+  ReactorRequestRecord,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -27,6 +29,7 @@ import type {
 } from '../store.js';
 import { runMigrations } from './migrations.js';
 import { PostgresJobs } from './postgres-jobs.js';
+import { PostgresReactorRequests } from './postgres-reactor-requests.js';
 import { SqlParams, runPage } from './paging.js';
 import { PgExecutor, type Queryable } from './pg-executor.js';
 import { quoteSchema, resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
@@ -69,6 +72,7 @@ export class PostgresStore implements Store {
   readonly #sql: RecordStatements;
   readonly #tokens: PostgresTokens;
   readonly #jobs: PostgresJobs;
+  readonly #requests: PostgresReactorRequests;
   #closed: Promise<void> | undefined;
 
   /** Prefer `createPostgresStore`. `owned`: whether `close()` ends the pool. */
@@ -81,6 +85,7 @@ export class PostgresStore implements Store {
     this.#sql = recordStatements(this.#s);
     this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
     this.#jobs = new PostgresJobs(this.#db, this.#s);
+    this.#requests = new PostgresReactorRequests(this.#db, this.#s, this.#jobs);
   }
 
   /** The pool, for diagnostics and backups. Do not write to the store's tables. */
@@ -457,6 +462,28 @@ export class PostgresStore implements Store {
 
   async purgeExpiredIdempotencyKeys(now: number, limit: number): Promise<number> {
     return (await this.#db.query(this.#sql.purgeExpiredIdempotency, [now, checkLimit(limit)])).rowCount ?? 0;
+  }
+
+  // --- asynchronous reactor runs -----------------------------------------------------------------
+
+  createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
+    return this.#requests.create(request, job);
+  }
+
+  getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null> {
+    return this.#requests.get(tenantId, id);
+  }
+
+  startReactorRequest(tenantId: string, id: string, now: number): Promise<boolean> {
+    return this.#requests.start(tenantId, id, now);
+  }
+
+  finishReactorRequest(tenantId: string, id: string, outcome: ReactorRequestOutcome): Promise<boolean> {
+    return this.#requests.finish(tenantId, id, outcome);
+  }
+
+  purgeExpiredReactorRequests(now: number, limit: number): Promise<number> {
+    return this.#requests.purge(now, limit);
   }
 
   // --- background jobs ---------------------------------------------------------------------------

@@ -258,6 +258,27 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   );
   CREATE INDEX jobs_due ON jobs (run_at);
   `,
+  // 5: asynchronous reactor runs: args and results sealed with the tenant key, removed 24 h after they finish.
+  `
+  CREATE TABLE reactor_requests (
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    reactor_id TEXT NOT NULL,
+    application_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    callback_url TEXT,
+    timeout_ms INTEGER NOT NULL,
+    args BLOB NOT NULL,
+    result BLOB,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    completed_at INTEGER,
+    expires_at INTEGER,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX reactor_requests_expiry ON reactor_requests (expires_at) WHERE expires_at IS NOT NULL;
+  `,
 ]);
 
 /**

@@ -12,6 +12,8 @@ import type {
   IdempotencyRecord,
   IdempotencyResponse,
   JobRecord,
+  ReactorRequestOutcome,
+  ReactorRequestRecord,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -56,6 +58,7 @@ import {
   type SqliteTransaction,
 } from './sqlite-options.js';
 import { SqliteJobs } from './sqlite-jobs.js';
+import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
@@ -134,6 +137,7 @@ export class SqliteStore implements Store {
   #statements: StatementCache;
   #tokens: SqliteTokens;
   #jobs: SqliteJobs;
+  #requests: SqliteReactorRequests;
   #read: <R>(fn: () => R) => R;
   #deleteFormulaTx: SqliteTransaction<(tenantId: string, id: string) => 'deleted' | 'not_found' | 'in_use'>;
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
@@ -152,6 +156,7 @@ export class SqliteStore implements Store {
     this.#read = <R>(fn: () => R): R => readTx.deferred(fn) as R;
     this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
     this.#jobs = new SqliteJobs(this.#statements);
+    this.#requests = new SqliteReactorRequests(db, this.#statements, this.#jobs);
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
     this.#claimTx = db.transaction(this.#claim);
     this.#completeTx = db.transaction(this.#complete);
@@ -466,6 +471,28 @@ export class SqliteStore implements Store {
 
   purgeExpiredIdempotencyKeys(now: number, limit: number): number {
     return this.#statements.get(SQL.purgeExpiredIdempotency).run(now, checkLimit(limit)).changes;
+  }
+
+  // --- asynchronous reactor runs -----------------------------------------------------------------
+
+  async createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
+    return this.#requests.create(request, job);
+  }
+
+  async getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null> {
+    return this.#requests.get(tenantId, id);
+  }
+
+  async startReactorRequest(tenantId: string, id: string, now: number): Promise<boolean> {
+    return this.#requests.start(tenantId, id, now);
+  }
+
+  async finishReactorRequest(tenantId: string, id: string, outcome: ReactorRequestOutcome): Promise<boolean> {
+    return this.#requests.finish(tenantId, id, outcome);
+  }
+
+  async purgeExpiredReactorRequests(now: number, limit: number): Promise<number> {
+    return this.#requests.purge(now, limit);
   }
 
   // --- background jobs ---------------------------------------------------------------------------

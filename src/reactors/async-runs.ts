@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import { type Caller, makeCaller } from '../caller.js';
+import type { Clock } from '../clock.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { JobContext, JobQueue } from '../jobs/job-queue.js';
+import { problemOfError } from '../problem.js';
+import { isRefusedAddress } from '../sandbox/ip-ranges.js';
+import type { JobRecord, ReactorRequestRecord, Store } from '../storage/store.js';
+import type { InvokeInput } from './reactor-input.js';
+
+/** How long a finished asynchronous run's result is kept (spec 6). */
+export const RESULT_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** Lease beyond a run's timeout: time to store the result and notify before another worker may take the job. */
+const LEASE_MARGIN_MS = 60_000;
+const JOB_KIND = 'reactor.run';
+const MAX_CALLBACK_URL = 2048;
+
+/** The answer to an accepted asynchronous invocation (HTTP 202). */
+export interface ReactorRunAccepted {
+  id: string;
+  status: 'pending';
+  reactor_id: string;
+  created_at: string;
+}
+
+/** An asynchronous run as its requester sees it (GET /reactors/{id}/results/{request_id}). */
+export interface ReactorRunView {
+  id: string;
+  reactor_id: string;
+  status: ReactorRequestRecord['status'];
+  created_at: string;
+  completed_at?: string;
+  result?: { raw?: unknown; tokens?: unknown };
+  error?: Record<string, unknown>;
+}
+
+/** What the vault is told when an asynchronous run ends (callback and event webhooks are built from it). */
+export interface ReactorRunFinished {
+  tenantId: string;
+  requestId: string;
+  reactorId: string;
+  applicationId: string;
+  status: 'completed' | 'failed';
+  callbackUrl: string | null;
+  result?: { raw?: unknown; tokens?: unknown };
+  error?: Record<string, unknown>;
+  completedAt: number;
+}
+
+/** Encrypts records with the tenant's data key (the vault's KeyRing.sealRecord/openRecord). */
+export interface RecordSealer {
+  sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer>;
+  openRecord(tenantId: string, context: readonly string[], ciphertext: Uint8Array): Promise<Buffer>;
+}
+
+/** What the reactor service lends the asynchronous path: the same checks and the same run as a synchronous call. */
+export interface ReactorRunner {
+  /** Every check of a synchronous invocation, without running the code. */
+  check(caller: Caller, reactorId: string, input: InvokeInput): Promise<void>;
+  /** A synchronous invocation (audited), bounded by `timeoutMs`. */
+  run(caller: Caller, reactorId: string, input: InvokeInput): Promise<{ raw?: unknown; tokens?: unknown }>;
+}
+
+export interface AsyncRunsDeps {
+  store: Store;
+  clock: Clock;
+  jobs: JobQueue;
+  records: RecordSealer;
+  /** Whether callback URLs may name loopback and private addresses (the egress option). */
+  allowPrivateNetwork: boolean;
+  onRunFinished?: (event: ReactorRunFinished) => Promise<void>;
+}
+
+/**
+ * Asynchronous reactor invocation (spec 4.2, 6): accepted after every check a synchronous call
+ * makes, stored with its args sealed, run by a `reactor.run` job as the requesting application
+ * (with its grants at run time), its result sealed and readable by that application for 24 hours.
+ */
+export class AsyncRuns {
+  readonly #deps: AsyncRunsDeps;
+  readonly #runner: ReactorRunner;
+
+  constructor(deps: AsyncRunsDeps, runner: ReactorRunner) {
+    this.#deps = deps;
+    this.#runner = runner;
+    deps.jobs.register(JOB_KIND, (payload, ctx) => this.#run(payload as { tenantId: string; requestId: string }, ctx), {
+      leaseMs: LEASE_MARGIN_MS,
+      maxAttempts: 5,
+    });
+  }
+
+  /** Checks the invocation as a synchronous one, then stores it and its job; nothing is stored when a check fails. */
+  async accept(caller: Caller, reactorId: string, input: InvokeInput, callbackUrl: string | null): Promise<ReactorRunAccepted> {
+    if (callbackUrl !== null) checkCallbackUrl(callbackUrl, this.#deps.allowPrivateNetwork);
+    await this.#runner.check(caller, reactorId, input);
+    const { store, clock, records } = this.#deps;
+    const id = randomUUID();
+    const now = clock.now();
+    const args = await records.sealRecord(caller.tenantId, context(id, 'args'), Buffer.from(JSON.stringify(input.args ?? {}), 'utf8'));
+    const request: ReactorRequestRecord = {
+      tenantId: caller.tenantId,
+      id,
+      reactorId,
+      applicationId: caller.applicationId,
+      status: 'pending',
+      callbackUrl,
+      timeoutMs: input.timeoutMs,
+      args,
+      result: null,
+      error: null,
+      createdAt: now,
+      startedAt: null,
+      completedAt: null,
+      expiresAt: null,
+    };
+    const job: JobRecord = {
+      id: randomUUID(),
+      tenantId: caller.tenantId,
+      kind: JOB_KIND,
+      key: null,
+      payload: JSON.stringify({ tenantId: caller.tenantId, requestId: id }),
+      runAt: now,
+      attempts: 0,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      createdAt: now,
+      lastError: null,
+    };
+    await store.createReactorRequest(request, job);
+    this.#deps.jobs.notifyEnqueued();
+    return { id, status: 'pending', reactor_id: reactorId, created_at: new Date(now).toISOString() };
+  }
+
+  /** The run as its requester sees it; another application's (or tenant's) request is not found. */
+  async result(caller: Caller, reactorId: string, requestId: string): Promise<ReactorRunView> {
+    const request = typeof requestId === 'string' ? await this.#deps.store.getReactorRequest(caller.tenantId, requestId) : null;
+    if (!request || request.reactorId !== reactorId || request.applicationId !== caller.applicationId) {
+      throw new NotFoundError('Reactor result', String(requestId));
+    }
+    const view: ReactorRunView = { id: request.id, reactor_id: request.reactorId, status: request.status, created_at: new Date(request.createdAt).toISOString() };
+    if (request.completedAt !== null) view.completed_at = new Date(request.completedAt).toISOString();
+    const result = await this.#result(request);
+    if (result !== undefined) view.result = result;
+    if (request.error !== null) view.error = JSON.parse(request.error) as Record<string, unknown>;
+    return view;
+  }
+
+  async #result(request: ReactorRequestRecord): Promise<{ raw?: unknown; tokens?: unknown } | undefined> {
+    if (request.result === null) return undefined;
+    const plaintext = await this.#deps.records.openRecord(request.tenantId, context(request.id, 'result'), request.result);
+    return JSON.parse(plaintext.toString('utf8')) as { raw?: unknown; tokens?: unknown };
+  }
+
+  /** The `reactor.run` job. A request that already finished is only announced again (at-least-once). */
+  async #run({ tenantId, requestId }: { tenantId: string; requestId: string }, ctx: JobContext): Promise<void> {
+    const { store, clock, records } = this.#deps;
+    let request = await store.getReactorRequest(tenantId, requestId);
+    if (!request) return; // removed (its retention ended): nothing to run or announce
+    if (request.status === 'pending' || request.status === 'running') {
+      await ctx.renew(request.timeoutMs + LEASE_MARGIN_MS);
+      await store.startReactorRequest(tenantId, requestId, clock.now());
+      let result: Buffer | null = null;
+      let error: string | null = null;
+      try {
+        const response = await abortable(this.#execute(request), ctx.signal);
+        result = await records.sealRecord(tenantId, context(requestId, 'result'), Buffer.from(JSON.stringify(response), 'utf8'));
+      } catch (thrown) {
+        if (ctx.signal.aborted) throw thrown; // released at shutdown: the run starts again on the next claim
+        error = JSON.stringify(problemOfError(thrown));
+      }
+      const completedAt = clock.now();
+      const status = error === null ? 'completed' : 'failed';
+      await store.finishReactorRequest(tenantId, requestId, { status, result, error, completedAt, expiresAt: completedAt + RESULT_RETENTION_MS });
+      request = await store.getReactorRequest(tenantId, requestId);
+      if (!request) return;
+    }
+    await this.#announce(request);
+  }
+
+  async #execute(request: ReactorRequestRecord): Promise<{ raw?: unknown; tokens?: unknown }> {
+    // The requesting application as it is now: a grant removed since the request no longer holds.
+    const app = await this.#deps.store.getApplication(request.tenantId, request.applicationId);
+    if (!app) throw new ConflictError('The application that requested this run no longer exists');
+    const args = JSON.parse((await this.#deps.records.openRecord(request.tenantId, context(request.id, 'args'), request.args)).toString('utf8')) as unknown;
+    return this.#runner.run(makeCaller(app), request.reactorId, { args, timeoutMs: request.timeoutMs });
+  }
+
+  async #announce(request: ReactorRequestRecord): Promise<void> {
+    const notify = this.#deps.onRunFinished;
+    if (!notify || (request.status !== 'completed' && request.status !== 'failed')) return;
+    const event: ReactorRunFinished = {
+      tenantId: request.tenantId,
+      requestId: request.id,
+      reactorId: request.reactorId,
+      applicationId: request.applicationId,
+      status: request.status,
+      callbackUrl: request.callbackUrl,
+      completedAt: request.completedAt ?? this.#deps.clock.now(),
+    };
+    const result = await this.#result(request);
+    if (result !== undefined) event.result = result;
+    if (request.error !== null) event.error = JSON.parse(request.error) as Record<string, unknown>;
+    await notify(event);
+  }
+}
+
+/** The sealing context of a request's args or result: a ciphertext cannot be moved to another request or field. */
+function context(requestId: string, field: 'args' | 'result'): string[] {
+  return ['reactor-request', requestId, field];
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * A callback URL: absolute http(s), and (unless the private network is allowed) not naming a
+ * loopback, private, link-local, CGNAT or metadata address. Names are resolved again at delivery.
+ */
+export function checkCallbackUrl(value: string, allowPrivateNetwork: boolean): void {
+  const field = 'callback_url';
+  if (value.length > MAX_CALLBACK_URL) throw ValidationError.field(field, `must be at most ${MAX_CALLBACK_URL} characters`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw ValidationError.field(field, 'must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ValidationError.field(field, 'must be an absolute http or https URL');
+  if (url.username !== '' || url.password !== '') throw ValidationError.field(field, 'must not carry credentials');
+  if (allowPrivateNetwork) return;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const local = host === 'localhost' || host.endsWith('.localhost');
+  if (local || (isIP(host) !== 0 && isRefusedAddress(host))) {
+    throw ValidationError.field(
+      field,
+      'names a loopback, private, link-local or metadata address; allow it with the reactors.egress.allowPrivateNetwork option (CLI --allow-private-network)',
+    );
+  }
+}

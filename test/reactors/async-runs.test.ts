@@ -1,0 +1,280 @@
+/** Asynchronous reactor invocation (spec 4.2 with callback_url, react-async, results; spec 6), on both stores. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import type { Caller } from '../../src/caller.js';
+import { generateMasterKey } from '../../src/crypto/key-provider.js';
+import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { createPostgresStore } from '../../src/postgres.js';
+import { createQuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
+import type { Sandbox, SandboxRunInput } from '../../src/sandbox/sandbox.js';
+import { createSqliteStore } from '../../src/sqlite.js';
+import type { PostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import type { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import type { Store } from '../../src/storage/store.js';
+import { createTestVault, type TestVault } from '../../src/testing/index.js';
+import { PG_URL, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { type TestStore, describeEachStore } from '../support/stores.js';
+import { VISA, rejection } from './helpers.js';
+
+const ECHO = 'module.exports = async function (req) { return { raw: req.args }; }';
+const THROWS = "module.exports = async function () { throw new Error('declined'); }";
+const HOUR = 3_600_000;
+
+let sandbox: Sandbox | undefined;
+/** One real QuickJS sandbox for the file, wrapped per test to watch or hold runs. */
+async function realSandbox(): Promise<Sandbox> {
+  sandbox ??= await createQuickJsSandbox();
+  return sandbox;
+}
+afterAll(async () => {
+  await sandbox?.close?.();
+});
+
+/** The real sandbox, recording each run's limits and holding runs until `release()` while `hold` is set. */
+async function watchedSandbox() {
+  const real = await realSandbox();
+  const limits: (SandboxRunInput['limits'] | undefined)[] = [];
+  let hold = false;
+  let release!: () => void;
+  let gate = Promise.resolve();
+  let started!: () => void;
+  let whenStarted = new Promise<void>((resolve) => (started = resolve));
+  const watched: Sandbox = {
+    check: (code) => real.check(code),
+    async run(input) {
+      limits.push(input.limits);
+      started();
+      if (hold) await gate;
+      return real.run(input);
+    },
+  };
+  return {
+    sandbox: watched,
+    limits,
+    holdNext() {
+      hold = true;
+      gate = new Promise<void>((resolve) => (release = resolve));
+      whenStarted = new Promise<void>((resolve) => (started = resolve));
+    },
+    started: () => whenStarted,
+    release: () => release(),
+  };
+}
+
+async function setup(vault: TestVault, code = ECHO) {
+  const admin = await vault.authenticate(vault.adminKey);
+  const user = await vault.caller({ name: 'user', permissions: ['token:create', 'token:read', 'token:use'] });
+  const formula = await vault.formulas.create(admin, { name: 'f', code, request_parameters: [{ name: 'card', type: 'object', optional: true }] });
+  const reactor = await vault.reactors.create(admin, { name: 'r', formula: { id: formula.id }, configuration: {} });
+  const card = await vault.tokens.create(user, { type: 'card', data: VISA });
+  return { admin, user, reactorId: reactor.id, card };
+}
+
+async function errorsOf(fn: () => Promise<unknown>): Promise<Record<string, string[]>> {
+  const error = await rejection(fn);
+  expect(error).toBeInstanceOf(ValidationError);
+  return (error as unknown as ValidationError).errors;
+}
+
+describeEachStore('asynchronous reactor runs', (store) => {
+  it('accepts (202 shape), runs as pending → running → completed, and gives the result to its requester', async () => {
+    const watch = await watchedSandbox();
+    const vault = await store.vault({ reactors: { sandbox: watch.sandbox } });
+    const { user, reactorId, card } = await setup(vault);
+    const accepted = await vault.reactors.reactAsync(user, reactorId, { args: { card: `{{ ${card.id} }}` }, timeout_ms: 45_000 });
+    expect(accepted).toEqual({ id: expect.any(String), status: 'pending', reactor_id: reactorId, created_at: '2030-01-01T00:00:00.000Z' });
+    expect(await vault.reactors.result(user, reactorId, accepted.id)).toEqual({ id: accepted.id, reactor_id: reactorId, status: 'pending', created_at: accepted.created_at });
+
+    watch.holdNext();
+    const running = vault.worker.runDue();
+    await watch.started();
+    expect((await vault.reactors.result(user, reactorId, accepted.id)).status).toBe('running');
+    vault.clock.advance(1500);
+    watch.release();
+    expect(await running).toBe(1);
+    // timeout_ms is the run's wall-time limit.
+    expect(watch.limits.at(-1)).toMatchObject({ timeoutMs: 45_000 });
+    expect(await vault.reactors.result(user, reactorId, accepted.id)).toEqual({
+      id: accepted.id,
+      reactor_id: reactorId,
+      status: 'completed',
+      created_at: accepted.created_at,
+      completed_at: '2030-01-01T00:00:01.500Z',
+      result: { raw: { card: { ...VISA, cvc: VISA.cvc } } },
+    });
+  });
+
+  it('a failing run is failed, with the problem of the error', async () => {
+    const vault = await store.vault();
+    const { user, reactorId } = await setup(vault, THROWS);
+    const { id } = await vault.reactors.reactAsync(user, reactorId, {});
+    await vault.worker.runDue();
+    const view = await vault.reactors.result(user, reactorId, id);
+    expect(view.status).toBe('failed');
+    expect(view.error).toMatchObject({ status: expect.any(Number), type: expect.stringMatching(/^urn:tokenvault:problem:/), detail: expect.stringMatching(/declined/) });
+    expect(view.result).toBeUndefined();
+  });
+
+  it('invoke with callback_url is the asynchronous form; react without it stays synchronous', async () => {
+    const vault = await store.vault();
+    const { user, reactorId } = await setup(vault);
+    const accepted = await vault.reactors.invoke(user, reactorId, { args: { a: 1 }, callback_url: 'https://hooks.example.com/done' });
+    expect(accepted).toMatchObject({ status: 'pending' });
+    expect(await vault.reactors.invoke(user, reactorId, { args: { a: 1 } })).toEqual({ raw: { a: 1 } });
+    await vault.worker.runDue();
+    expect(await vault.reactors.result(user, reactorId, (accepted as { id: string }).id)).toMatchObject({ status: 'completed', result: { raw: { a: 1 } } });
+  });
+
+  it('every bad input is refused before anything is stored or enqueued', async () => {
+    const vault = await store.vault();
+    const { user, reactorId, card } = await setup(vault);
+    const reader = await vault.caller({ permissions: ['token:read'] });
+    const generalOnly = await vault.caller({ permissions: ['token:use'], rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }] });
+    const bad: [Caller, string, unknown, unknown][] = [
+      [reader, reactorId, {}, AuthorizationError],
+      [user, 'no-such-reactor', {}, NotFoundError],
+      [generalOnly, reactorId, { args: { card: `{{ ${card.id} }}` } }, AuthorizationError],
+    ];
+    for (const [caller, id, body, type] of bad) await expect(vault.reactors.reactAsync(caller, id, body)).rejects.toBeInstanceOf(type);
+    expect(await errorsOf(() => vault.reactors.reactAsync(user, reactorId, { args: { card: '{{ 00000000-0000-4000-8000-000000000000 }}' } }))).toHaveProperty(['args.card']);
+    expect(await errorsOf(() => vault.reactors.reactAsync(user, reactorId, { args: { card: 'not an object' } }))).toHaveProperty(['args.card']);
+    for (const timeout of [9_999, 210_001, 10_000.5, '20000']) {
+      expect(await errorsOf(() => vault.reactors.reactAsync(user, reactorId, { timeout_ms: timeout }))).toHaveProperty(['timeout_ms']);
+    }
+    expect(await errorsOf(() => vault.reactors.reactAsync(user, reactorId, { nope: 1 }))).toHaveProperty(['nope']);
+    const urls = ['/relative', 'ftp://example.com/x', 'not a url', 'http://127.0.0.1/x', 'http://10.0.0.8/x', 'http://169.254.169.254/latest', 'http://100.64.0.1/', 'http://[::1]/', 'http://localhost:8080/', 'https://user:pw@example.com/', `https://example.com/${'a'.repeat(2100)}`];
+    for (const url of urls) {
+      expect(await errorsOf(() => vault.reactors.invoke(user, reactorId, { callback_url: url }))).toHaveProperty(['callback_url']);
+    }
+    expect(await errorsOf(() => vault.reactors.invoke(user, reactorId, { callback_url: 42 }))).toHaveProperty(['callback_url']);
+    expect(await vault.store.countDueJobs(vault.clock.now() + 365 * 24 * HOUR)).toBe(0);
+    expect(await rowsOf(vault.store, 'reactor_requests')).toEqual([]);
+  });
+
+  it('the private network may be allowed for callback URLs', async () => {
+    const vault = await store.vault({ reactors: { egress: { allowPrivateNetwork: true } } });
+    const { user, reactorId } = await setup(vault);
+    await expect(vault.reactors.invoke(user, reactorId, { callback_url: 'http://127.0.0.1:9/hook' })).resolves.toMatchObject({ status: 'pending' });
+  });
+
+  it("only the requesting application reads a result: another application, another reactor path or tenant get not found", async () => {
+    const vault = await store.vault();
+    const { admin, user, reactorId } = await setup(vault);
+    const other = await vault.caller({ permissions: ['token:use'] });
+    const { id } = await vault.reactors.reactAsync(user, reactorId, {});
+    await vault.worker.runDue();
+    await expect(vault.reactors.result(other, reactorId, id)).rejects.toBeInstanceOf(NotFoundError);
+    const formula = await vault.formulas.create(admin, { name: 'g', code: ECHO });
+    const second = await vault.reactors.create(admin, { name: 'r2', formula: { id: formula.id }, configuration: {} });
+    await expect(vault.reactors.result(user, second.id, id)).rejects.toBeInstanceOf(NotFoundError);
+    const { application } = await vault.createTenant({ name: 'other tenant' });
+    const otherAdmin = await vault.authenticate(application.key);
+    const foreign = await vault.applications.create(otherAdmin, { name: 'x', type: 'private', permissions: ['token:use'] });
+    await expect(vault.reactors.result(await vault.authenticate(foreign.key), reactorId, id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(vault.reactors.result(await vault.caller({ permissions: ['token:read'] }), reactorId, id)).rejects.toBeInstanceOf(AuthorizationError);
+  });
+
+  it('runs with the requester’s grants at run time, and results are removed 24 hours after they finish', async () => {
+    const vault = await store.vault();
+    const { admin, user, reactorId, card } = await setup(vault);
+    const { id } = await vault.reactors.reactAsync(user, reactorId, { args: { card: `{{ ${card.id} }}` } });
+    // The grant is withdrawn before the run: the run fails instead of seeing the card.
+    await vault.applications.update(admin, user.applicationId, { name: 'user', permissions: ['token:create', 'token:read'], rules: [] });
+    await vault.worker.runDue();
+    expect(await vault.reactors.result(user, reactorId, id)).toMatchObject({ status: 'failed', error: { status: 403 } });
+    vault.clock.advance(24 * HOUR - 1);
+    await vault.sweep();
+    expect(await rowsOf(vault.store, 'reactor_requests')).toHaveLength(1);
+    vault.clock.advance(1);
+    expect((await vault.sweep()).reactorResultsRemoved).toBe(1);
+    expect(await rowsOf(vault.store, 'reactor_requests')).toEqual([]);
+  });
+
+  it('neither args nor results are stored in clear (request and job rows scanned)', async () => {
+    const vault = await store.vault();
+    const { user, reactorId, card } = await setup(vault);
+    const { id } = await vault.reactors.reactAsync(user, reactorId, { args: { card: `{{ ${card.id} }}`, raw: { number: '4000056655665556', cvc: '987' } } });
+    const scan = async () => {
+      const text = JSON.stringify([...(await rowsOf(vault.store, 'reactor_requests')), ...(await rowsOf(vault.store, 'jobs'))], (_k, v: unknown) =>
+        v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v,
+      );
+      for (const secret of ['4000056655665556', '987', VISA.number]) expect(text).not.toContain(secret);
+      return text;
+    };
+    expect(await scan()).toContain(id);
+    await vault.worker.runDue();
+    expect((await vault.reactors.result(user, reactorId, id)).result?.raw).toMatchObject({ raw: { number: '4000056655665556' }, card: { number: VISA.number } });
+    await scan();
+  });
+
+  it('a vault closed mid-run releases the job; reopened on the same database, it finishes it', async () => {
+    const masterKey = generateMasterKey();
+    const place = reopenable(store);
+    const watch = await watchedSandbox();
+    const first = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: watch.sandbox } });
+    const { user, reactorId } = await setup(first);
+    const userKey = (user as Caller & { key: string }).key;
+    const { id } = await first.reactors.reactAsync(user, reactorId, { args: { a: 1 } });
+    watch.holdNext();
+    const running = first.worker.runDue();
+    await watch.started();
+    await first.close();
+    watch.release();
+    await running;
+
+    const second = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+    try {
+      const caller = await second.authenticate(userKey);
+      expect((await second.reactors.result(caller, reactorId, id)).status).toBe('running');
+      expect(await second.worker.runDue()).toBe(1);
+      expect(await second.reactors.result(caller, reactorId, id)).toMatchObject({ status: 'completed', result: { raw: { a: 1 } } });
+    } finally {
+      await second.close();
+      await place.cleanup();
+    }
+  });
+
+  if (store.name === 'postgres') {
+    it('two instances on one database run 200 requests, each exactly once', async () => {
+      const masterKey = generateMasterKey();
+      const place = reopenable(store);
+      const a = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      const b = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      try {
+        const { user, reactorId } = await setup(a);
+        const ids: string[] = [];
+        for (let n = 0; n < 200; n++) ids.push((await a.reactors.reactAsync(user, reactorId, { args: { n } })).id);
+        const [ranA, ranB] = await Promise.all([a.worker.runDue(), b.worker.runDue()]);
+        expect(ranA + ranB).toBe(200);
+        expect(ranA).toBeGreaterThan(0);
+        expect(ranB).toBeGreaterThan(0);
+        const results = await Promise.all(ids.map((id) => a.reactors.result(user, reactorId, id)));
+        expect(results.map((r, n) => [r.status, (r.result?.raw as { n: number }).n])).toEqual(ids.map((_, n) => ['completed', n]));
+        await Promise.all([a.close(), b.close()]);
+        const audit = await adminPool().query(`SELECT count(*)::int AS n FROM "${place.schema}".audit_log WHERE operation = 'reactor:invoke' AND outcome = 'success'`);
+        expect(audit.rows[0].n).toBe(200);
+      } finally {
+        await Promise.all([a.close(), b.close()]).catch(() => undefined);
+        await place.cleanup();
+      }
+    });
+  }
+});
+
+/** A database the test can open more than once (a SQLite file, a PostgreSQL schema). */
+function reopenable(store: TestStore): { open(): Store; cleanup(): Promise<void>; schema?: string } {
+  if (store.name === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenvault-async-'));
+    return { open: () => createSqliteStore({ filename: join(dir, 'vault.db') }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = freshSchema('async');
+  return { schema, open: () => createPostgresStore({ connectionString: PG_URL!, schema, max: 4 }), cleanup: () => dropSchema(schema) };
+}
+
+/** Every row of a table of the store (SQLite or PostgreSQL). */
+async function rowsOf(store: Store, table: 'reactor_requests' | 'jobs'): Promise<Record<string, unknown>[]> {
+  if ('database' in store) return (store as SqliteStore).database.prepare(`SELECT * FROM ${table}`).all() as Record<string, unknown>[];
+  return (await adminPool().query(`SELECT * FROM "${(store as PostgresStore).schema}".${table}`)).rows;
+}
