@@ -205,7 +205,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       });
     return sandboxPromise;
   };
-  const formulas = new FormulaService({ store, clock, audit, sandbox });
+  const formulas = new FormulaService({ store, clock, audit, sandbox, ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}) });
   const reactors = new ReactorService({
     store,
     clock,

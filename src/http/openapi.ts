@@ -112,13 +112,14 @@ const SCHEMAS: Record<string, Schema> = {
   },
   Reactor: {
     type: 'object',
-    description: 'A reactor (spec 2.3).',
-    required: ['id', 'tenant_id', 'name', 'formula', 'configuration'],
+    description: 'A reactor (spec 2.3): it runs its formula’s code (`formula`) or its own inline `code`.',
+    required: ['id', 'tenant_id', 'name', 'configuration', 'created_at'],
     properties: {
       id: uuid(),
       tenant_id: uuid(),
       name: str(undefined, { maxLength: 200 }),
       formula: ref('Formula'),
+      code: str('Inline code (a reactor created with code instead of a formula).'),
       configuration: { type: 'object' },
       application: {
         oneOf: [
@@ -139,23 +140,38 @@ const SCHEMAS: Record<string, Schema> = {
   },
   CreateReactorRequest: {
     type: 'object',
+    description: 'Either formula (spec 4.2; configuration then required) or code (inline code; configuration optional), not both.',
     additionalProperties: false,
-    required: ['name', 'configuration', 'formula'],
+    required: ['name'],
     properties: {
       name: str(undefined, { maxLength: 200 }),
-      configuration: { type: 'object', description: 'Names and values satisfying the formula’s configuration declaration.' },
+      configuration: { type: 'object', description: 'Names and values satisfying the formula’s configuration declaration; for inline code, any names with string, number or boolean values.' },
       formula: { type: 'object', required: ['id'], properties: { id: uuid() } },
+      code: str('JavaScript: module.exports = async function (req) { … }. Checked when saved.'),
       application: { type: 'object', required: ['id'], properties: { id: uuid('A public or private application.') } },
     },
   },
   UpdateReactorRequest: {
     type: 'object',
+    description: 'PUT replaces: configuration is required for a formula’s reactor, code for an inline-code reactor (and refused for a formula’s).',
     additionalProperties: false,
-    required: ['name', 'configuration'],
+    required: ['name'],
     properties: {
       name: str(undefined, { maxLength: 200 }),
       configuration: { type: 'object' },
+      code: str('Inline-code reactors only.'),
       application: { type: 'object', required: ['id'], properties: { id: uuid('A public or private application.') } },
+    },
+  },
+  PatchReactorRequest: {
+    type: 'object',
+    description: 'JSON merge patch (RFC 7386): absent attributes keep their value.',
+    additionalProperties: false,
+    properties: {
+      name: str(undefined, { maxLength: 200 }),
+      configuration: { type: ['object', 'null'], description: 'Merged into the configuration; null empties it.' },
+      code: str('Inline-code reactors only.'),
+      application: { type: ['object', 'null'], required: ['id'], properties: { id: uuid('A public or private application.') }, description: 'null removes it.' },
     },
   },
   ReactRequest: {
@@ -175,11 +191,12 @@ const SCHEMAS: Record<string, Schema> = {
   ReactorList: list('Reactor'),
   Formula: {
     type: 'object',
-    required: ['id', 'tenant_id', 'name', 'description', 'code', 'configuration', 'request_parameters', 'created_at'],
+    required: ['id', 'tenant_id', 'name', 'type', 'description', 'code', 'configuration', 'request_parameters', 'created_at'],
     properties: {
       id: uuid(),
       tenant_id: uuid(),
       name: str(),
+      type: { enum: ['private'], description: 'Always private: the tenant’s own formula.' },
       description: { type: ['string', 'null'] },
       code: str('JavaScript run in the sandbox.'),
       configuration: { type: 'array', items: ref('FormulaConfigurationEntry') },
@@ -212,6 +229,7 @@ const SCHEMAS: Record<string, Schema> = {
     additionalProperties: false,
     required: ['name', 'code'],
     properties: {
+      type: { enum: ['private'], description: 'Optional; only private formulas exist here.' },
       name: str(),
       description: { type: ['string', 'null'] },
       code: str('JavaScript: module.exports = async function (req) { … }.'),

@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BasisTheory } from '@basis-theory/basis-theory-js';
+/** The SDK client `init` resolves with (without Elements). */
+export type BasisTheoryClient = Awaited<ReturnType<BasisTheory['init']>>;
 import { onTestFinished } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
 import { toNodeListener } from '../../src/http/node.js';
@@ -18,7 +20,7 @@ export interface SdkServer {
   url: string;
   adminKey: string;
   /** An initialized SDK client acting with `key`. */
-  sdk(key: string): Promise<BasisTheory>;
+  sdk(key: string): Promise<BasisTheoryClient>;
   /** Creates an application in the test tenant and returns its key. */
   key(options: { permissions: Permission[]; rules?: AccessRule[]; type?: 'public' | 'private' | 'management' }): Promise<string>;
   /** A raw request with `BT-API-KEY`, for what the SDK has no call for and for malformed input. */
@@ -44,7 +46,7 @@ export async function startSdkServer(store: TestStore): Promise<SdkServer> {
     vault,
     url,
     adminKey: vault.adminKey,
-    sdk: (key) => new BasisTheory().init(key, { apiBaseUrl: url, disableTelemetry: true }),
+    sdk: (key) => new BasisTheory().init(key, { apiBaseUrl: url, disableTelemetry: true }) as Promise<BasisTheoryClient>,
     async key({ permissions, rules = [], type }) {
       return (await vault.caller({ permissions, rules, ...(type ? { type } : {}) })).key;
     },
