@@ -21,6 +21,9 @@ import { resolveWorkerOptions, type SandboxWorkerOptions } from './sandbox/worke
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
+import { DetokenizeService } from './tokens/detokenize-service.js';
+import { PermissionService } from './permission-service.js';
+import { TenantService } from './tenant-service.js';
 
 export interface VaultOptions {
   /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
@@ -144,6 +147,12 @@ export interface Vault {
   /** Reactors: configured formulas, and their invocation. */
   readonly reactors: ReactorService;
   readonly applications: ApplicationService;
+  /** Detokenization of any JSON (`POST /detokenize`, token:use). */
+  readonly detokenize: DetokenizeService;
+  /** The permission catalog (`GET /permissions`). */
+  readonly permissions: PermissionService;
+  /** The caller's own tenant (`GET /tenants/self`). */
+  readonly tenants: TenantService;
   /** The audit trail (log:read). */
   readonly logs: AuditService;
   readonly keys: VaultKeys;
@@ -261,6 +270,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     formulas,
     reactors,
     applications,
+    detokenize: new DetokenizeService({ tokens, expressions, audit }),
+    permissions: new PermissionService(),
+    tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
     keys,
     clock,

@@ -317,6 +317,19 @@ const SCHEMAS: Record<string, Schema> = {
       errors: { type: 'object', additionalProperties: { type: 'array', items: str() }, description: 'Validation messages by field path.' },
     },
   },
+  DetokenizeRequest: { description: 'Any JSON value; each string may hold {{ <token id> }} expressions (optionally with filters), as reactor args.' },
+  DetokenizeResponse: { description: 'The request with every expression replaced by the token data under the caller’s token:use transform.' },
+  Tenant: {
+    type: 'object',
+    required: ['id', 'name', 'created_at'],
+    properties: { id: uuid(), name: str(), created_at: dateTime() },
+  },
+  Permission: {
+    type: 'object',
+    required: ['type', 'description', 'application_types'],
+    properties: { type: str('e.g. token:create'), description: str(), application_types: { type: 'array', items: { enum: [...APPLICATION_TYPES] } } },
+  },
+  PermissionList: { type: 'array', items: ref('Permission') },
   Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
   OpenApiDocument: { type: 'object', description: 'This document.' },
 };

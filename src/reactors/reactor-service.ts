@@ -8,13 +8,13 @@ import type { Logger } from '../logger.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorFilter, ReactorRecord, Store } from '../storage/store.js';
+import { detokenizeValue } from '../tokens/detokenize-service.js';
 import { mergePatch } from '../tokens/merge-patch.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { validateArgs } from './args.js';
 import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
 import { createBtTree } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
-import { applyDetokenize, planDetokenize } from './detokenize.js';
 import { checkReactorCode } from './code-check.js';
 import { checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseUpdateReactor } from './reactor-input.js';
 import { readReactorOutput } from './reactor-result.js';
@@ -301,20 +301,9 @@ export class ReactorService {
 
   /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */
   async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<unknown> {
-    const plan = planDetokenize(args);
-    if (plan.ids.size === 0) return applyDetokenize(plan, new Map(), this.#engine);
-    let data: Map<string, unknown>;
-    try {
-      data = await this.#tokens.use(caller, [...plan.ids.keys()]);
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      // Report the missing id on the arg that holds it.
-      const field = error.id === undefined ? undefined : plan.ids.get(error.id);
-      if (field !== undefined) throw ValidationError.field(field, `names the token '${error.id}', which does not exist`);
-      throw ValidationError.field('args', 'names a token that does not exist');
-    }
-    for (const value of data.values()) sensitive.addTokenData(value);
-    return applyDetokenize(plan, data, this.#engine);
+    const { value, data } = await detokenizeValue(this.#tokens, this.#engine, caller, args, 'args');
+    for (const item of data.values()) sensitive.addTokenData(item);
+    return value;
   }
 
   async #tokenize(appCaller: Caller, block: unknown): Promise<unknown> {
