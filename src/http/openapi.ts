@@ -95,7 +95,11 @@ const SCHEMAS: Record<string, Schema> = {
         type: 'object',
         description: 'Cursor paging (default).',
         required: ['page_size', 'next'],
-        properties: { page_size: { type: 'integer' }, next: { type: ['string', 'null'], description: 'Pass as start for the next page.' } },
+        properties: {
+          page_size: { type: 'integer' },
+          next: { type: ['string', 'null'], description: 'Pass as start for the next page.' },
+          after: { type: 'string', description: 'The same cursor as next, when there is a next page (the name the Basis Theory SDK reads).' },
+        },
       },
       {
         type: 'object',
