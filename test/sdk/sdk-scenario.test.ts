@@ -151,4 +151,20 @@ describeEachStore('Basis Theory JS SDK against tokenvault serve --header-prefix 
 
     expect(await bt.tenants.retrieve()).toEqual({ id: server.vault.tenantId, name: 'test', createdAt: expect.any(String) });
   });
+
+  it('what the README lists as unsupported fails plainly (4xx), and logs.list lists the audit log', async () => {
+    const server = await startSdkServer(store);
+    const admin = await server.sdk(server.adminKey);
+    const user = await server.sdk(await server.key({ permissions: PRIVATE }));
+    const token = await user.tokens.create({ type: 'token', data: 'x' });
+    await user.tokens.delete(token.id); // a delete is audited in its own transaction (no queue to wait for)
+    const logs = await admin.logs.list({ size: 100 });
+    expect(logs.data).toContainEqual(expect.objectContaining({ operation: 'token:delete', resourceId: token.id }));
+    expect((await sdkFailure(admin.tenants.update({ name: 'renamed' }))).status).toBe(405);
+    expect((await sdkFailure(admin.applications.retrieveByKey())).status).toBe(404);
+    expect((await sdkFailure(admin.proxies.list())).status).toBe(404);
+    const failed = await sdkFailure(admin.reactorFormulas.create({ name: 'f', type: 'private', code: ECHO, icon: 'data:,', configuration: [], requestParameters: [] }));
+    expect(failed.status).toBe(400);
+    expect(failed.data.errors).toHaveProperty(['icon']);
+  });
 });
