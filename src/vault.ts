@@ -22,6 +22,9 @@ import { resolveWorkerOptions, type SandboxWorkerOptions } from './sandbox/worke
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
+import { DetokenizeService } from './tokens/detokenize-service.js';
+import { PermissionService } from './permission-service.js';
+import { TenantService } from './tenant-service.js';
 
 export interface VaultOptions {
   /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
@@ -183,6 +186,12 @@ export interface Vault {
   /** Reactors: configured formulas, and their invocation. */
   readonly reactors: ReactorService;
   readonly applications: ApplicationService;
+  /** Detokenization of any JSON (`POST /detokenize`, token:use). */
+  readonly detokenize: DetokenizeService;
+  /** The permission catalog (`GET /permissions`). */
+  readonly permissions: PermissionService;
+  /** The caller's own tenant (`GET /tenants/self`). */
+  readonly tenants: TenantService;
   /** The audit trail (log:read). */
   readonly logs: AuditService;
   readonly keys: VaultKeys;
@@ -255,7 +264,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     pollIntervalMs: jobOptions.pollIntervalMs ?? 1000,
     shutdownGraceMs: jobOptions.shutdownGraceMs ?? 10_000,
   });
-  const formulas = new FormulaService({ store, clock, audit, sandbox });
+  const formulas = new FormulaService({ store, clock, audit, sandbox, ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}) });
   const reactors = new ReactorService({
     store,
     clock,
@@ -314,6 +323,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     formulas,
     reactors,
     applications,
+    detokenize: new DetokenizeService({ tokens, expressions, audit }),
+    permissions: new PermissionService(),
+    tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
     keys,
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue() }),

@@ -39,6 +39,14 @@ const MAX_ID_DEPTH = 64;
  */
 export function referencedTokenIds(routePath: string, params: Record<string, string>, body: unknown, result: unknown): string[] {
   const isReact = routePath === '/reactors/{id}/react';
+  if (routePath === '/detokenize') {
+    // The response is the body with the data of the tokens it names: follow those tokens.
+    try {
+      return [...planDetokenize(body, 'body').ids.keys()];
+    } catch {
+      return [];
+    }
+  }
   if (!isReact && !routePath.startsWith('/tokens') && routePath !== '/tokenize') return [];
   const ids = new Set<string>();
   collectIds(result, ids, 0);

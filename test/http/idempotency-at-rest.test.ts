@@ -146,6 +146,19 @@ describeEachStore('stored idempotent responses at rest', (store) => {
     withdrawn(await call('POST', `/reactors/${reactor.body.id}/react`, args, 'react-1'));
   });
 
+  it('a detokenize response is withdrawn when a token it detokenized is deleted', async () => {
+    const vault = await store.vault();
+    const { call } = await setup(vault);
+    const token = (await call('POST', '/tokens', { type: 'card', data: VISA })).body;
+    const body = { card: `{{ ${token.id} }}` };
+    const first = await call('POST', '/detokenize', body, 'detok-1');
+    expect(first.status).toBe(200);
+    expect(first.text).toContain(VISA.number);
+    expect((await call('POST', '/detokenize', body, 'detok-1')).text).toBe(first.text);
+    await call('DELETE', `/tokens/${token.id}`);
+    withdrawn(await call('POST', '/detokenize', body, 'detok-1'));
+  });
+
   it('responses that carry no token are replayed as before (a management create)', async () => {
     const vault = await store.vault();
     const { call } = await setup(vault);
@@ -162,5 +175,6 @@ describe('referencedTokenIds', () => {
     expect(referencedTokenIds('/tokens/{id}', { id: 'p' }, {}, { id: 'a', data: { nested: [{ id: 'b' }] } }).sort()).toEqual(['a', 'b', 'p']);
     expect(referencedTokenIds('/reactors/{id}/react', { id: 'reactor' }, { args: { x: '{{ t1 | json: "$.n" }}', y: ['{{t2}}'] } }, { raw: {} }).sort()).toEqual(['t1', 't2']);
     expect(referencedTokenIds('/applications', {}, {}, { id: 'app' })).toEqual([]);
+    expect(referencedTokenIds('/detokenize', {}, { a: ['{{ t1 }}'], id: 'not-followed' }, { a: [{ number: '4242' }], id: 'not-followed' })).toEqual(['t1']);
   });
 });

@@ -128,6 +128,27 @@ describeEachStore('binding a reactor to an application needs every grant of it',
     expect((await w.vault.reactors.get(w.attacker, own.id)).application).toMatchObject({ id: w.attacker.applicationId });
   });
 
+  it('inline code: binding needs cover, and changing the code of a bound reactor (PUT or PATCH) needs the same authority as its configuration', async () => {
+    const w = await world(await store.vault());
+    const message = await forbidden(() => w.vault.reactors.create(w.attacker, { name: 'r', code: STEAL, application: { id: w.payments.applicationId } }));
+    expect(message).toContain('needs every permission and access grant that application holds');
+    const bound = await w.vault.reactors.create(w.admin, { name: 'charge', code: BENIGN, configuration: { URL: 'https://psp.example' }, application: { id: w.payments.applicationId } });
+    // The confused deputy: the attacker recodes the administrator's reactor to read as payments.
+    await forbidden(() => w.vault.reactors.patch(w.attacker, bound.id, { code: STEAL }));
+    await forbidden(() => w.vault.reactors.update(w.attacker, bound.id, { name: 'charge', code: STEAL, application: { id: w.payments.applicationId } }));
+    await forbidden(() => w.vault.reactors.patch(w.attacker, bound.id, { configuration: { URL: 'https://evil.example' } }));
+    // Unbinding is a change of a bound reactor too; so is a rename (any change needs cover).
+    await forbidden(() => w.vault.reactors.patch(w.attacker, bound.id, { application: null }));
+    expect(await w.vault.reactors.get(w.admin, bound.id)).toMatchObject({ code: BENIGN, configuration: { URL: 'https://psp.example' }, application: { id: w.payments.applicationId } });
+    expect(await w.vault.reactors.react(w.attacker, bound.id, { args: { id: w.cardId } })).toEqual({ raw: { ok: true } });
+    // Rebinding an unbound reactor of its own to payments by PATCH is a bind.
+    const own = await w.vault.reactors.create(w.attacker, { name: 'own', code: STEAL });
+    await forbidden(() => w.vault.reactors.patch(w.attacker, own.id, { application: { id: w.payments.applicationId } }));
+    // The administrator may recode it; the attacker may recode its own unbound reactor.
+    await expect(w.vault.reactors.patch(w.admin, bound.id, { code: STEAL })).resolves.toMatchObject({ code: STEAL });
+    await expect(w.vault.reactors.patch(w.attacker, own.id, { code: BENIGN })).resolves.toMatchObject({ code: BENIGN });
+  });
+
   it('deleting a bound reactor is not an escalation and stays allowed', async () => {
     const w = await world(await store.vault());
     const formula = await w.vault.formulas.create(w.admin, { name: 'f', code: BENIGN });

@@ -5,8 +5,9 @@
  *
  * fast-check draws applications (public and private, random permissions and rules on random
  * containers), tokens owned by a revealing application, and a sequence of creates, updates of
- * every attribute, tokenizes, gets, lists, searches, dedupes, detokenizations and reactor
- * creations, recodings, rebindings and invocations by those applications. After every step:
+ * every attribute, tokenizes, gets, lists, searches, dedupes, detokenizations (token:use and
+ * POST /detokenize) and reactor creations (from a formula or with inline code), recodings (formula
+ * PUT, inline-code PATCH), rebindings (PUT, PATCH) and invocations by those applications. After every step:
  * - no response or error carries a secret (card number, cvc, string token) the reference model
  *   (reference-model.ts) says its caller cannot know, nor a fingerprint of a token it cannot reveal;
  * - list and search return exactly the tokens, and count exactly the tokens, the model allows;
@@ -77,7 +78,8 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('search' as const), actor: n, term: fc.constantFrom('type', 'container', 'data'), target: n, container: n }),
   fc.record({ kind: fc.constant('tokenize' as const), actor: n, container: n }),
   fc.record({ kind: fc.constant('use' as const), actor: n, target: n }),
-  fc.record({ kind: fc.constant('reactor' as const), actor: n, app: fc.option(n) }),
+  fc.record({ kind: fc.constant('detokenize' as const), actor: n, target: n, filtered: fc.boolean() }),
+  fc.record({ kind: fc.constant('reactor' as const), actor: n, app: fc.option(n), inline: fc.boolean() }),
   fc.record({ kind: fc.constant('recode' as const), actor: n, reactor: n }),
   fc.record({ kind: fc.constant('rebind' as const), actor: n, reactor: n, app: n }),
   fc.record({ kind: fc.constant('invoke' as const), actor: n, reactor: n, target: n, detokenize: fc.boolean() }),
@@ -90,7 +92,8 @@ interface Actor {
 }
 interface Reactor {
   id: string;
-  formulaId: string;
+  /** null: the reactor has inline code (recoded by PUT or PATCH of the reactor itself). */
+  formulaId: string | null;
   /** Who wrote the code that runs now; null: the benign code of the setup. */
   author: Actor | null;
   app: ModelApp | null;
@@ -317,6 +320,13 @@ async function step(world: World, o: Op): Promise<void> {
       if (result.ok) world.check(label, Object.fromEntries(result.value), [actor], actor);
       return;
     }
+    case 'detokenize': {
+      const id = pick(o.target);
+      const body = { whole: `{{ ${id} }}`, nested: [o.filtered ? `x{{ ${id} | json: '$.number' }}` : `x{{ ${id} }}`] };
+      const result = await attempt(label, world, [actor], () => vault.detokenize.detokenize(actor.caller, body));
+      if (result.ok) world.check(label, result.value, [actor], actor);
+      return;
+    }
     case 'tokenize': {
       const items = [
         { type: 'card', data: { number: secretSource.card(), cvc: secretSource.cvc() }, containers: [container(o.container)] },
@@ -362,22 +372,33 @@ async function step(world: World, o: Op): Promise<void> {
     case 'reactor': {
       const apps = [world.owner, ...actors];
       const bound = o.app === null ? null : apps[o.app % apps.length]!;
+      const application = bound ? { application: { id: bound.model.id } } : {};
       const created = await attempt(label, world, [actor], async () => {
+        if (o.inline) return { formula: null, reactor: await vault.reactors.create(actor.caller, { name: 'r', code: EXFIL, ...application }) };
         const formula = await vault.formulas.create(actor.caller, { name: 'exfil', code: EXFIL });
-        const reactor = await vault.reactors.create(actor.caller, { name: 'r', formula: { id: formula.id }, configuration: {}, ...(bound ? { application: { id: bound.model.id } } : {}) });
+        const reactor = await vault.reactors.create(actor.caller, { name: 'r', formula: { id: formula.id }, configuration: {}, ...application });
         return { formula, reactor };
       });
       if (!created.ok) return;
       if (bound) expect(modelCovers(actor.model, bound.model), `${label}: bound a reactor to an application it does not cover`).toBe(true);
       world.check(label, created.value, [actor], null);
-      world.reactors.push({ id: created.value.reactor.id, formulaId: created.value.formula.id, author: actor, app: bound?.model ?? null });
+      world.reactors.push({ id: created.value.reactor.id, formulaId: created.value.formula?.id ?? null, author: actor, app: bound?.model ?? null });
       return;
     }
     case 'recode': {
       const reactor = world.reactors[o.reactor % world.reactors.length]!;
-      const result = await attempt(label, world, [actor], () => vault.formulas.update(actor.caller, reactor.formulaId, { name: 'recoded', code: EXFIL }));
+      const formulaId = reactor.formulaId;
+      if (formulaId === null) {
+        // Inline code: PATCH the reactor's own code (the confused deputy when it is bound).
+        const result = await attempt(label, world, [actor], () => vault.reactors.patch(actor.caller, reactor.id, { code: EXFIL }));
+        if (!result.ok) return;
+        if (reactor.app) expect(modelCovers(actor.model, reactor.app), `${label}: changed the inline code that runs as an application it does not cover`).toBe(true);
+        reactor.author = actor;
+        return;
+      }
+      const result = await attempt(label, world, [actor], () => vault.formulas.update(actor.caller, formulaId, { name: 'recoded', code: EXFIL }));
       if (!result.ok) return;
-      for (const r of world.reactors.filter((r) => r.formulaId === reactor.formulaId)) {
+      for (const r of world.reactors.filter((r) => r.formulaId === formulaId)) {
         if (r.app) expect(modelCovers(actor.model, r.app), `${label}: changed the code that runs as an application it does not cover`).toBe(true);
         r.author = actor;
       }
@@ -388,7 +409,9 @@ async function step(world: World, o: Op): Promise<void> {
       const apps = [world.owner, ...actors];
       const target = apps[o.app % apps.length]!;
       const result = await attempt(label, world, [actor], () =>
-        vault.reactors.update(actor.caller, reactor.id, { name: 'rebound', configuration: {}, application: { id: target.model.id } }),
+        reactor.formulaId === null
+          ? vault.reactors.patch(actor.caller, reactor.id, { name: 'rebound', application: { id: target.model.id } })
+          : vault.reactors.update(actor.caller, reactor.id, { name: 'rebound', configuration: {}, application: { id: target.model.id } }),
       );
       if (!result.ok) return;
       expect(modelCovers(actor.model, target.model), `${label}: rebound a reactor to an application it does not cover`).toBe(true);

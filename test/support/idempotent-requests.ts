@@ -4,8 +4,8 @@ import type { Vault } from '../../src/vault.js';
 
 /**
  * Makes idempotent HTTP requests whose stored responses reveal a card (create, update, search,
- * tokenize) or carry an API key (application create), for the plaintext scans of every store.
- * `tokenKey` must reveal cards; `adminKey` may create applications. Returns what must not be found.
+ * tokenize, detokenize) or carry an API key (application create), for the plaintext scans of every
+ * store. `tokenKey` must reveal cards (token:use included); `adminKey` may create applications. Returns what must not be found.
  */
 export async function makeIdempotentRevealingRequests(vault: Vault, tokenKey: string, adminKey: string): Promise<{ card: { number: string; cvc: string }; apiKey: string }> {
   const handler = createFetchHandler(vault);
@@ -22,6 +22,8 @@ export async function makeIdempotentRevealingRequests(vault: Vault, tokenKey: st
   await http('PATCH', `/tokens/${idem.id}`, tokenKey, { metadata: { a: 'b' } }, 'scan-update');
   await http('POST', '/tokens/search', tokenKey, { query: `id:${idem.id}` }, 'scan-search');
   await http('POST', '/tokenize', tokenKey, { c: { type: 'card', data: card } }, 'scan-tokenize');
+  const detokenized = await http('POST', '/detokenize', tokenKey, { c: `{{ ${idem.id} }}` }, 'scan-detokenize');
+  expect(JSON.stringify(detokenized)).toContain(card.number);
   const created = await http('POST', '/applications', adminKey, { name: 'idem-app', type: 'private', permissions: ['token:read'] }, 'scan-app');
   return { card, apiKey: created.key! };
 }

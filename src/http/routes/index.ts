@@ -4,6 +4,7 @@ import { formulaRoutes } from './formulas.js';
 import { reactorRoutes } from './reactors.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
+import { tenantRoutes } from './tenants.js';
 import { tokenRoutes } from './tokens.js';
 
 export type { AuthenticatedRoute, PublicRoute, RouteContext, RouteDefinition, RouteDocs, HttpMethod } from './route.js';
@@ -15,5 +16,6 @@ export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...formulaRoutes,
   ...applicationRoutes,
   ...logRoutes,
+  ...tenantRoutes,
   ...systemRoutes,
 ]);

@@ -280,6 +280,11 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   );
   CREATE INDEX reactor_requests_expiry ON reactor_requests (expires_at) WHERE expires_at IS NOT NULL;
   `,
+  /* 6: reactors with inline code (issue 12): a reactor runs either its formula's code or its own */ `
+  ALTER TABLE reactors ADD COLUMN code text;
+  ALTER TABLE reactors ALTER COLUMN formula_id DROP NOT NULL;
+  ALTER TABLE reactors ADD CONSTRAINT reactors_formula_or_code CHECK ((formula_id IS NULL) <> (code IS NULL));
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -279,6 +279,12 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   );
   CREATE INDEX reactor_requests_expiry ON reactor_requests (expires_at) WHERE expires_at IS NOT NULL;
   `,
+  /* 6: reactors with inline code (issue 12): a reactor runs either its formula's code or its own */ `
+  -- SQLite cannot drop formula_id's NOT NULL without rebuilding the table (and dropping columns
+  -- other migrations may add); the empty string stands for "no formula" (formula ids are never
+  -- empty), mapped to null in record-rows.ts.
+  ALTER TABLE reactors ADD COLUMN code TEXT;
+  `,
 ]);
 
 /**
