@@ -10,12 +10,15 @@ export interface SweepResult {
   cvcRemoved: number;
   /** Idempotency records past their expiry (stored responses after 24 hours, abandoned claims after their lease). */
   idempotencyKeysRemoved: number;
+  /** Sessions past their expiry (they stopped authenticating then). */
+  sessionsRemoved: number;
 }
 
 const BATCH = 500;
 
 /**
- * Removes expired tokens, cvc values past their one-hour lifetime and expired idempotency records.
+ * Removes expired tokens, cvc values past their one-hour lifetime, expired idempotency records and
+ * expired sessions.
  * Reads already ignore all three from the moment they lapse; the sweep makes the removal physical
  * (and keeps the idempotency table from growing with every request). Safe to run from several
  * instances: removal is idempotent and cvc removal is compare-and-set on the ciphertext.
@@ -49,6 +52,14 @@ export async function sweep(store: Store, keys: KeyRing, clock: Clock, logger: L
     idempotencyKeysRemoved += removed;
     if (removed < BATCH) break;
   }
-  if (expired > 0 || cvcRemoved > 0 || idempotencyKeysRemoved > 0) logger.info('sweep', { expired, cvcRemoved, idempotencyKeysRemoved });
-  return { expired, cvcRemoved, idempotencyKeysRemoved };
+  let sessionsRemoved = 0;
+  for (;;) {
+    const removed = await store.purgeExpiredSessions(now, BATCH);
+    sessionsRemoved += removed;
+    if (removed < BATCH) break;
+  }
+  if (expired > 0 || cvcRemoved > 0 || idempotencyKeysRemoved > 0 || sessionsRemoved > 0) {
+    logger.info('sweep', { expired, cvcRemoved, idempotencyKeysRemoved, sessionsRemoved });
+  }
+  return { expired, cvcRemoved, idempotencyKeysRemoved, sessionsRemoved };
 }
