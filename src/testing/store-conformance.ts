@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, ValidationError } from '../errors.js';
+import { credentialsConformance } from './credentials-conformance.js';
 import type {
   ApplicationKeyRecord,
   ApplicationRecord,
@@ -83,7 +85,7 @@ export function makeApplication(overrides: Partial<ApplicationRecord> = {}): App
 /** A key of an application (its tenant and id), with overrides. */
 export function makeApplicationKey(app: Pick<ApplicationRecord, 'tenantId' | 'id'>, overrides: Partial<ApplicationKeyRecord> = {}): ApplicationKeyRecord {
   const id = overrides.id ?? nextId('key');
-  const keyHash = overrides.keyHash ?? Buffer.from(`key ${id} of ${app.id}`).toString('hex').padEnd(64, '0').slice(0, 64);
+  const keyHash = overrides.keyHash ?? createHash('sha256').update(`key ${id} of ${app.tenantId}/${app.id}`).digest('hex');
   return { id, tenantId: app.tenantId, applicationId: app.id, keyHash, keyLookup: keyHash.slice(0, 16), createdBy: null, createdAt: T0, ...overrides };
 }
 
@@ -170,6 +172,8 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
       if (cleanup) await cleanup(store);
       else await store.close();
     });
+
+    credentialsConformance(() => store);
 
     const create = async (token: StoredToken, now = T0) =>
       store.createToken(token, makeAudit({ tenantId: token.tenantId, actor: token.createdBy, resourceId: token.id, at: now }), now);

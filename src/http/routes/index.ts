@@ -1,7 +1,9 @@
+import { applicationKeyRoutes } from './application-keys.js';
 import { applicationRoutes } from './applications.js';
 import { logRoutes } from './logs.js';
 import { formulaRoutes } from './formulas.js';
 import { reactorRoutes } from './reactors.js';
+import { sessionRoutes } from './sessions.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
 import { tokenRoutes } from './tokens.js';
@@ -14,6 +16,8 @@ export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...reactorRoutes,
   ...formulaRoutes,
   ...applicationRoutes,
+  ...applicationKeyRoutes,
+  ...sessionRoutes,
   ...logRoutes,
   ...systemRoutes,
 ]);
