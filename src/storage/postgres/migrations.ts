@@ -244,6 +244,7 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   `,
   /* application keys and sessions: several keys per application, keys moved out of applications */ `
   CREATE TABLE application_keys (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     tenant_id text NOT NULL,
     application_id text NOT NULL,
     id text NOT NULL,
@@ -251,11 +252,11 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
     key_lookup text NOT NULL,
     created_by text,
     created_at bigint NOT NULL,
-    PRIMARY KEY (tenant_id, application_id, id)
+    UNIQUE (tenant_id, application_id, id)
   );
   CREATE INDEX application_keys_lookup ON application_keys (key_lookup);
   INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at)
-    SELECT tenant_id, id, gen_random_uuid()::text, key_hash, key_lookup, created_by, coalesce(modified_at, created_at) FROM applications;
+    SELECT tenant_id, id, gen_random_uuid()::text, key_hash, key_lookup, created_by, coalesce(modified_at, created_at) FROM applications ORDER BY seq;
   DROP INDEX applications_key_lookup;
   ALTER TABLE applications DROP COLUMN key_hash, DROP COLUMN key_lookup;
 

@@ -27,7 +27,7 @@ function statements(s: string) {
     /** Serializes key changes of one application (and proves it exists). */
     lockApplication: `SELECT 1 FROM ${s}.applications WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
     countKeys: `SELECT count(*)::int AS n FROM ${s}.application_keys WHERE tenant_id = $1 AND application_id = $2`,
-    listKeys: `SELECT ${KEY_COLUMNS} FROM ${s}.application_keys k WHERE k.tenant_id = $1 AND k.application_id = $2 ORDER BY k.created_at, k.id`,
+    listKeys: `SELECT ${KEY_COLUMNS} FROM ${s}.application_keys k WHERE k.tenant_id = $1 AND k.application_id = $2 ORDER BY k.seq`,
     getKey: `SELECT ${KEY_COLUMNS} FROM ${s}.application_keys k WHERE k.tenant_id = $1 AND k.application_id = $2 AND k.id = $3`,
     deleteKey: `DELETE FROM ${s}.application_keys WHERE tenant_id = $1 AND application_id = $2 AND id = $3`,
     deleteKeys: `DELETE FROM ${s}.application_keys WHERE tenant_id = $1 AND application_id = $2`,

@@ -242,6 +242,7 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   `,
   /* application keys and sessions: several keys per application, keys moved out of applications */ `
   CREATE TABLE application_keys (
+    seq INTEGER PRIMARY KEY,        -- creation order
     tenant_id TEXT NOT NULL,
     application_id TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -249,15 +250,15 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
     key_lookup TEXT NOT NULL,
     created_by TEXT,
     created_at INTEGER NOT NULL,
-    PRIMARY KEY (tenant_id, application_id, id)
-  ) WITHOUT ROWID;
+    UNIQUE (tenant_id, application_id, id)
+  );
   CREATE INDEX application_keys_lookup ON application_keys (key_lookup);
   INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at)
     SELECT tenant_id, id,
       lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' ||
         substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))),
       key_hash, key_lookup, created_by, coalesce(modified_at, created_at)
-    FROM applications;
+    FROM applications ORDER BY seq;
   DROP INDEX applications_key_lookup;
   ALTER TABLE applications DROP COLUMN key_hash;
   ALTER TABLE applications DROP COLUMN key_lookup;

@@ -22,7 +22,7 @@ const SQL = {
     'JOIN applications t ON t.tenant_id = k.tenant_id AND t.id = k.application_id WHERE k.key_lookup = ?',
   applicationExists: 'SELECT 1 AS found FROM applications WHERE tenant_id = ? AND id = ?',
   countKeys: 'SELECT count(*) AS n FROM application_keys WHERE tenant_id = ? AND application_id = ?',
-  listKeys: `SELECT ${KEY_COLUMNS} FROM application_keys k WHERE k.tenant_id = ? AND k.application_id = ? ORDER BY k.created_at, k.id`,
+  listKeys: `SELECT ${KEY_COLUMNS} FROM application_keys k WHERE k.tenant_id = ? AND k.application_id = ? ORDER BY k.seq`,
   getKey: `SELECT ${KEY_COLUMNS} FROM application_keys k WHERE k.tenant_id = ? AND k.application_id = ? AND k.id = ?`,
   deleteKey: 'DELETE FROM application_keys WHERE tenant_id = ? AND application_id = ? AND id = ?',
   deleteKeys: 'DELETE FROM application_keys WHERE tenant_id = ? AND application_id = ?',
