@@ -34,6 +34,11 @@ export type { ListTokensQuery, SearchTokensQuery } from './tokens/token-service.
 export type { TokenView } from './tokens/token-view.js';
 export { ApplicationService } from './applications/application-service.js';
 export type { ApplicationView } from './applications/application-service.js';
+export { DetokenizeService } from './tokens/detokenize-service.js';
+export { PermissionService } from './permission-service.js';
+export type { PermissionView } from './permission-service.js';
+export { TenantService } from './tenant-service.js';
+export type { TenantView } from './tenant-service.js';
 export { FormulaService } from './reactors/formula-service.js';
 export { ReactorService, MAX_REACTOR_NESTING } from './reactors/reactor-service.js';
 export type { ListReactorsQuery, ReactorResponse } from './reactors/reactor-service.js';

@@ -6,7 +6,8 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
 export type Pagination =
-  | { page_size: number; next: string | null }
+  /** `after` repeats `next` when there is one: the name the Basis Theory SDK's types read the cursor by. */
+  | { page_size: number; next: string | null; after?: string }
   | { total_items: number; page_number: number; page_size: number; total_pages: number };
 
 /** A list response: `{ pagination, data }`. */
@@ -70,7 +71,7 @@ export function toPaginated<S, T>(request: PageRequest, result: PageResult<S>, m
       data,
     };
   }
-  return { pagination: { page_size: request.size, next: result.next }, data };
+  return { pagination: result.next === null ? { page_size: request.size, next: null } : { page_size: request.size, next: result.next, after: result.next }, data };
 }
 
 /** Converts valibot issues into a ValidationError keyed by dotted paths. */

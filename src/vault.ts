@@ -24,6 +24,9 @@ import { resolveWorkerOptions, type SandboxWorkerOptions } from './sandbox/worke
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
+import { DetokenizeService } from './tokens/detokenize-service.js';
+import { PermissionService } from './permission-service.js';
+import { TenantService } from './tenant-service.js';
 
 export interface VaultOptions {
   /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
@@ -153,6 +156,12 @@ export interface Vault {
   readonly applicationKeys: ApplicationKeyService;
   /** Sessions: short-lived keys a public application creates and a private one authorizes. */
   readonly sessions: SessionService;
+  /** Detokenization of any JSON (`POST /detokenize`, token:use). */
+  readonly detokenize: DetokenizeService;
+  /** The permission catalog (`GET /permissions`). */
+  readonly permissions: PermissionService;
+  /** The caller's own tenant (`GET /tenants/self`). */
+  readonly tenants: TenantService;
   /** The audit trail (log:read). */
   readonly logs: AuditService;
   readonly keys: VaultKeys;
@@ -215,7 +224,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       });
     return sandboxPromise;
   };
-  const formulas = new FormulaService({ store, clock, audit, sandbox });
+  const formulas = new FormulaService({ store, clock, audit, sandbox, ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}) });
   const reactors = new ReactorService({
     store,
     clock,
@@ -273,6 +282,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     applications,
     applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache }),
     sessions: new SessionService({ store, clock, audit }),
+    detokenize: new DetokenizeService({ tokens, expressions, audit }),
+    permissions: new PermissionService(),
+    tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
     keys,
     clock,

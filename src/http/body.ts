@@ -4,7 +4,8 @@ import type { BodyReader, ExchangeRequest } from './exchange.js';
 /**
  * What a route accepts as its body:
  * - `json`: required, `application/json` or any `application/*+json`;
- * - `optional-json`: the same, but a request with no body at all is fine (e.g. `/react`);
+ * - `optional-json`: the same, but a request with an empty body is fine, whatever its Content-Type
+ *   (e.g. `/react`, `/applications/{id}/regenerate`);
  * - `merge-patch`: required, `application/merge-patch+json` only (spec 4.1, 7).
  */
 export type BodyKind = 'json' | 'optional-json' | 'merge-patch';
@@ -28,14 +29,15 @@ export async function readJsonBody(request: ExchangeRequest, kind: BodyKind, max
   const declared = request.header('content-length');
   if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) throw new PayloadTooLargeError(maxBytes);
 
-  if (contentType === null || contentType.trim() === '') {
+  if (contentType === null || contentType.trim() === '' || !acceptable(contentType, kind)) {
+    // An empty optional body is no body, whatever it is labelled: the Basis Theory SDK posts
+    // `/applications/{id}/regenerate` with no body and `application/x-www-form-urlencoded`.
     if (kind === 'optional-json') {
       const bytes = request.hasBody ? await request.readBody(maxBytes) : EMPTY;
       if (bytes.byteLength === 0) return null;
     }
     throw mediaTypeError(kind);
   }
-  if (!acceptable(contentType, kind)) throw mediaTypeError(kind);
 
   const bytes = request.hasBody ? await request.readBody(maxBytes) : EMPTY;
   let text: string;

@@ -95,7 +95,11 @@ const SCHEMAS: Record<string, Schema> = {
         type: 'object',
         description: 'Cursor paging (default).',
         required: ['page_size', 'next'],
-        properties: { page_size: { type: 'integer' }, next: { type: ['string', 'null'], description: 'Pass as start for the next page.' } },
+        properties: {
+          page_size: { type: 'integer' },
+          next: { type: ['string', 'null'], description: 'Pass as start for the next page.' },
+          after: { type: 'string', description: 'The same cursor as next, when there is a next page (the name the Basis Theory SDK reads).' },
+        },
       },
       {
         type: 'object',
@@ -112,13 +116,14 @@ const SCHEMAS: Record<string, Schema> = {
   },
   Reactor: {
     type: 'object',
-    description: 'A reactor (spec 2.3).',
-    required: ['id', 'tenant_id', 'name', 'formula', 'configuration'],
+    description: 'A reactor (spec 2.3): it runs its formula’s code (`formula`) or its own inline `code`.',
+    required: ['id', 'tenant_id', 'name', 'configuration', 'created_at'],
     properties: {
       id: uuid(),
       tenant_id: uuid(),
       name: str(undefined, { maxLength: 200 }),
       formula: ref('Formula'),
+      code: str('Inline code (a reactor created with code instead of a formula).'),
       configuration: { type: 'object' },
       application: {
         oneOf: [
@@ -139,23 +144,38 @@ const SCHEMAS: Record<string, Schema> = {
   },
   CreateReactorRequest: {
     type: 'object',
+    description: 'Either formula (spec 4.2; configuration then required) or code (inline code; configuration optional), not both.',
     additionalProperties: false,
-    required: ['name', 'configuration', 'formula'],
+    required: ['name'],
     properties: {
       name: str(undefined, { maxLength: 200 }),
-      configuration: { type: 'object', description: 'Names and values satisfying the formula’s configuration declaration.' },
+      configuration: { type: 'object', description: 'Names and values satisfying the formula’s configuration declaration; for inline code, any names with string, number or boolean values.' },
       formula: { type: 'object', required: ['id'], properties: { id: uuid() } },
+      code: str('JavaScript: module.exports = async function (req) { … }. Checked when saved.'),
       application: { type: 'object', required: ['id'], properties: { id: uuid('A public or private application.') } },
     },
   },
   UpdateReactorRequest: {
     type: 'object',
+    description: 'PUT replaces: configuration is required for a formula’s reactor, code for an inline-code reactor (and refused for a formula’s).',
     additionalProperties: false,
-    required: ['name', 'configuration'],
+    required: ['name'],
     properties: {
       name: str(undefined, { maxLength: 200 }),
       configuration: { type: 'object' },
+      code: str('Inline-code reactors only.'),
       application: { type: 'object', required: ['id'], properties: { id: uuid('A public or private application.') } },
+    },
+  },
+  PatchReactorRequest: {
+    type: 'object',
+    description: 'JSON merge patch (RFC 7386): absent attributes keep their value.',
+    additionalProperties: false,
+    properties: {
+      name: str(undefined, { maxLength: 200 }),
+      configuration: { type: ['object', 'null'], description: 'Merged into the configuration; null empties it.' },
+      code: str('Inline-code reactors only.'),
+      application: { type: ['object', 'null'], required: ['id'], properties: { id: uuid('A public or private application.') }, description: 'null removes it.' },
     },
   },
   ReactRequest: {
@@ -175,11 +195,12 @@ const SCHEMAS: Record<string, Schema> = {
   ReactorList: list('Reactor'),
   Formula: {
     type: 'object',
-    required: ['id', 'tenant_id', 'name', 'description', 'code', 'configuration', 'request_parameters', 'created_at'],
+    required: ['id', 'tenant_id', 'name', 'type', 'description', 'code', 'configuration', 'request_parameters', 'created_at'],
     properties: {
       id: uuid(),
       tenant_id: uuid(),
       name: str(),
+      type: { enum: ['private'], description: 'Always private: the tenant’s own formula.' },
       description: { type: ['string', 'null'] },
       code: str('JavaScript run in the sandbox.'),
       configuration: { type: 'array', items: ref('FormulaConfigurationEntry') },
@@ -212,6 +233,7 @@ const SCHEMAS: Record<string, Schema> = {
     additionalProperties: false,
     required: ['name', 'code'],
     properties: {
+      type: { enum: ['private'], description: 'Optional; only private formulas exist here.' },
       name: str(),
       description: { type: ['string', 'null'] },
       code: str('JavaScript: module.exports = async function (req) { … }.'),
@@ -331,6 +353,19 @@ const SCHEMAS: Record<string, Schema> = {
       errors: { type: 'object', additionalProperties: { type: 'array', items: str() }, description: 'Validation messages by field path.' },
     },
   },
+  DetokenizeRequest: { description: 'Any JSON value; each string may hold {{ <token id> }} expressions (optionally with filters), as reactor args.' },
+  DetokenizeResponse: { description: 'The request with every expression replaced by the token data under the caller’s token:use transform.' },
+  Tenant: {
+    type: 'object',
+    required: ['id', 'name', 'created_at'],
+    properties: { id: uuid(), name: str(), created_at: dateTime() },
+  },
+  Permission: {
+    type: 'object',
+    required: ['type', 'description', 'application_types'],
+    properties: { type: str('e.g. token:create'), description: str(), application_types: { type: 'array', items: { enum: [...APPLICATION_TYPES] } } },
+  },
+  PermissionList: { type: 'array', items: ref('Permission') },
   Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
   OpenApiDocument: { type: 'object', description: 'This document.' },
 };

@@ -13,9 +13,10 @@ export type RouteMatch<T> =
 
 /**
  * A small method + path router. Patterns are `/`-separated literals and `{name}` parameters that
- * match exactly one non-empty segment; parameters are percent-decoded. Matching is exact (no
- * trailing slash, case-sensitive). A path that matches with another method gives the methods
- * allowed there, for a 405 with `Allow`.
+ * match exactly one non-empty segment; parameters are percent-decoded. Matching is exact and
+ * case-sensitive, except that one trailing slash routes like the path without it (`/tokens/` is
+ * `/tokens`: clients such as the Basis Theory SDK send collection paths that way); two do not.
+ * A path that matches with another method gives the methods allowed there, for a 405 with `Allow`.
  */
 export class Router<T extends RoutePattern> {
   #routes: { route: T; segments: (string | { param: string })[] }[] = [];
@@ -53,7 +54,8 @@ export class Router<T extends RoutePattern> {
   }
 
   /** Finds the route for a method and a (still percent-encoded) path. */
-  match(method: string, pathname: string): RouteMatch<T> {
+  match(method: string, path: string): RouteMatch<T> {
+    const pathname = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const byMethod = this.#static.get(pathname);
     const exact = byMethod?.get(method);
     if (exact) return { kind: 'found', route: exact, params: {} };

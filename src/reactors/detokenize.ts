@@ -45,19 +45,20 @@ export interface DetokenizePlan {
 }
 
 /**
- * Parses args, finding every expression. Throws ValidationError for a malformed expression (naming
- * the field), args nested too deep, or more than {@link MAX_DETOKENIZED_TOKENS} distinct tokens.
+ * Parses args (or any JSON; `root` names it in field paths), finding every expression. Throws
+ * ValidationError for a malformed expression (naming the field), a value nested too deep, or more
+ * than {@link MAX_DETOKENIZED_TOKENS} distinct tokens.
  */
-export function planDetokenize(args: unknown): DetokenizePlan {
+export function planDetokenize(args: unknown, root = 'args'): DetokenizePlan {
   const ids = new Map<string, string>();
-  const tree = walk(args, 'args', 0, (text, field) => {
+  const tree = walk(args, root, 0, (text, field) => {
     if (!text.includes('{{')) return text;
     const pieces = parseTemplate(text, field);
     for (const piece of pieces) if (typeof piece !== 'string' && !ids.has(piece.id)) ids.set(piece.id, field);
     return new Template(pieces, field);
   });
   if (ids.size > MAX_DETOKENIZED_TOKENS) {
-    throw ValidationError.field('args', `detokenizes ${ids.size} distinct tokens; at most ${MAX_DETOKENIZED_TOKENS} are allowed per invocation`);
+    throw ValidationError.field(root, `detokenizes ${ids.size} distinct tokens; at most ${MAX_DETOKENIZED_TOKENS} are allowed per ${root === 'args' ? 'invocation' : 'request'}`);
   }
   return { ids, tree };
 }

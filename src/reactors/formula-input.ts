@@ -17,7 +17,8 @@ const L = FORMULA_LIMITS;
 
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(L.nameLength, `must be at most ${L.nameLength} characters`));
 const Description = v.nullish(v.pipe(v.string('must be a string'), v.maxLength(L.descriptionLength, `must be at most ${L.descriptionLength} characters`)));
-const Code = v.pipe(
+/** Reactor code (a formula's, or a reactor's inline code): a non-empty string of at most 256 KB. */
+export const CodeSchema = v.pipe(
   v.string('must be a string of JavaScript'),
   v.check((code) => code.trim().length > 0, 'is required'),
   v.check((code) => Buffer.byteLength(code, 'utf8') <= L.codeBytes, `must be at most ${L.codeBytes / 1024} KB`),
@@ -45,9 +46,11 @@ const RequestParameter = v.strictObject({
 });
 
 const FormulaSchema = v.strictObject({
+  // The Basis Theory SDK sends the formula's type: here every formula is the tenant's own.
+  type: v.nullish(v.picklist(['private'], "must be 'private' (official formulas belong to the hosted service; a tenant's formulas are private)")),
   name: Name,
   description: Description,
-  code: Code,
+  code: CodeSchema,
   configuration: v.nullish(v.pipe(v.array(ConfigurationEntry, 'must be an array'), v.maxLength(L.declarations, `must have at most ${L.declarations} entries`))),
   request_parameters: v.nullish(v.pipe(v.array(RequestParameter, 'must be an array'), v.maxLength(L.declarations, `must have at most ${L.declarations} entries`))),
 });

@@ -4,7 +4,8 @@ import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
+import { checkReactorCode } from './code-check.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
 import { changesWhatRuns, requireMayChangeFormula } from './binding-authz.js';
 import { parseFormulaInput } from './formula-input.js';
@@ -14,14 +15,17 @@ export interface FormulaServiceDeps {
   store: Store;
   clock: Clock;
   audit: AuditLog;
-  /** The sandbox, created on first need: it compiles code on save. */
+  /** The sandbox, created on first need: it checks code on save. */
   sandbox: () => Promise<Sandbox>;
+  /** Per-run limit overrides passed to the sandbox (for the load check of saved code). */
+  limits?: Partial<SandboxLimits>;
 }
 
 /**
  * Reactor formulas: JavaScript code plus the declarations of its configuration and request
- * parameters (spec 2.6 leaves them open; issue 3 decides). Code is compiled when it is saved, so a
- * syntax error is a ValidationError on `code` with its line, never a runtime surprise.
+ * parameters (spec 2.6 leaves them open; issue 3 decides). Code is checked when it is saved
+ * (code-check.ts): a syntax error, or code that does not set `module.exports` to a function, is a
+ * ValidationError on `code`, never a failure of every invocation.
  *
  * @example
  * const formula = await vault.formulas.create(caller, {
@@ -35,8 +39,10 @@ export class FormulaService {
   #clock: Clock;
   #audit: AuditLog;
   #sandbox: () => Promise<Sandbox>;
+  #limits: Partial<SandboxLimits> | undefined;
 
   constructor(deps: FormulaServiceDeps) {
+    this.#limits = deps.limits;
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
@@ -48,7 +54,7 @@ export class FormulaService {
     return this.#audit.guard(caller, 'formula:create', null, async () => {
       requirePermission(caller, 'reactor:create');
       const input = parseFormulaInput(body);
-      (await this.#sandbox()).check(input.code);
+      await checkReactorCode(await this.#sandbox(), input.code, this.#limits);
       const formula: FormulaRecord = {
         id: randomUUID(),
         tenantId: caller.tenantId,
@@ -100,6 +106,8 @@ export class FormulaService {
       (await this.#sandbox()).check(input.code);
       const next: FormulaRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if (changesWhatRuns(current, next)) await requireMayChangeFormula(this.#store, caller, current.id);
+      // After the authorization: the load check runs the code's top level.
+      if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits);
       if (!(await this.#store.updateFormula(next))) throw new NotFoundError('Formula', String(id));
       this.#record(caller, 'formula:update', next.id);
       return formulaView(next);

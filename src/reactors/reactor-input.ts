@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import { validationFromIssues } from '../pagination.js';
 import type { FormulaRecord } from '../storage/store.js';
+import { CodeSchema } from './formula-input.js';
 
 /** Reactor name length (spec 2.3, 8). */
 export const MAX_REACTOR_NAME = 200;
@@ -17,45 +18,125 @@ const Configuration = v.custom<Record<string, unknown>>(
 );
 const Reference = v.strictObject({ id: v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(250, 'is too long')) }, 'must be an object with an id');
 
+/** Inline-code reactors declare no configuration: any names, with string, number or boolean values (bounded). */
+export const INLINE_CONFIGURATION_LIMITS = Object.freeze({ entries: 100, nameLength: 200, valueLength: 4096 });
+
 const CreateSchema = v.strictObject({
   name: Name,
-  configuration: Configuration,
-  formula: Reference,
+  configuration: v.nullish(Configuration),
+  formula: v.nullish(Reference),
+  code: v.nullish(CodeSchema),
   application: v.nullish(Reference),
 });
 
 const UpdateSchema = v.strictObject({
   name: Name,
-  configuration: Configuration,
+  configuration: v.nullish(Configuration),
+  code: v.nullish(CodeSchema),
   application: v.nullish(Reference),
+});
+
+const PatchSchema = v.strictObject({
+  name: v.optional(Name),
+  configuration: v.optional(v.nullable(Configuration)),
+  code: v.optional(CodeSchema),
+  application: v.optional(v.nullable(Reference)),
 });
 
 export interface ReactorInput {
   name: string;
-  configuration: Record<string, unknown>;
+  /** Undefined when absent (required for a formula's reactor; `{}` for inline code). */
+  configuration: Record<string, unknown> | undefined;
   /** Null: the reactor has no application (req.bt is null). */
   applicationId: string | null;
 }
 
-/** Validates a Create Reactor body (spec 4.2). The configuration is checked against the formula by the service. */
-export function parseCreateReactor(body: unknown): ReactorInput & { formulaId: string } {
+/** What a created reactor runs: a formula's code, or its own. */
+export type ReactorSource = { formulaId: string } | { code: string };
+
+/**
+ * Validates a Create Reactor body: spec 4.2 (`formula.id`, `configuration` required), or a reactor
+ * with inline `code` instead of a formula (as current hosted vaults and their SDKs create them;
+ * `configuration` optional). The configuration is checked by the service.
+ */
+export function parseCreateReactor(body: unknown): ReactorInput & { source: ReactorSource } {
   const result = v.safeParse(CreateSchema, asObject(body));
   if (!result.success) throw validationFromIssues(result.issues);
-  const { name, configuration, formula, application } = result.output;
-  return { name, configuration, formulaId: formula.id, applicationId: application?.id ?? null };
+  const { name, configuration, formula, code, application } = result.output;
+  if (formula && code) throw ValidationError.field('code', 'cannot be given with formula: a reactor runs either a formula’s code or its own');
+  if (!formula && !code) throw ValidationError.field('code', 'is required (the reactor’s JavaScript), unless formula.id names a formula to run');
+  if (formula && (configuration === undefined || configuration === null)) throw ValidationError.field('configuration', 'is required (an object of configuration names and values)');
+  return { name, configuration: configuration ?? undefined, source: formula ? { formulaId: formula.id } : { code: code! }, applicationId: application?.id ?? null };
 }
 
 /**
- * Validates an Update Reactor body (PUT, spec 4.2): name and configuration required; an absent
- * application removes it; the formula cannot change.
+ * Validates an Update Reactor body (PUT, spec 4.2): name required; the formula cannot change; an
+ * absent application removes it. A formula's reactor needs `configuration` and takes no `code`; a
+ * reactor with inline code needs `code` (PUT replaces it) and its absent configuration is empty.
  */
-export function parseUpdateReactor(body: unknown): ReactorInput {
+export function parseUpdateReactor(body: unknown, inline: boolean): ReactorInput & { code: string | null } {
   const record = asObject(body);
   if ('formula' in record) throw ValidationError.field('formula', 'cannot be changed; create a new reactor for another formula');
   const result = v.safeParse(UpdateSchema, record);
   if (!result.success) throw validationFromIssues(result.issues);
-  const { name, configuration, application } = result.output;
-  return { name, configuration, applicationId: application?.id ?? null };
+  const { name, configuration, code, application } = result.output;
+  if (inline && !code) throw ValidationError.field('code', 'is required (PUT replaces the reactor; PATCH changes only what it names)');
+  if (!inline && code) throw ValidationError.field('code', 'cannot be set on a reactor that runs a formula’s code; update the formula, or create a reactor with inline code');
+  if (!inline && (configuration === undefined || configuration === null)) throw ValidationError.field('configuration', 'is required (an object of configuration names and values)');
+  return { name, configuration: configuration ?? undefined, code: code ?? null, applicationId: application?.id ?? null };
+}
+
+/** A validated merge patch of a reactor (PATCH): each attribute absent keeps its value. */
+export interface ReactorPatch {
+  name?: string;
+  /** A merge patch of the configuration (RFC 7386); null empties it. */
+  configuration?: Record<string, unknown> | null;
+  code?: string;
+  /** null unbinds the application. */
+  applicationId?: string | null;
+}
+
+/**
+ * Validates a PATCH body (RFC 7386 merge patch): `name`, `configuration` (merged; null empties it),
+ * `code` (inline-code reactors only) and `application` (null removes it). The formula cannot change.
+ */
+export function parsePatchReactor(body: unknown, inline: boolean): ReactorPatch {
+  const record = asObject(body);
+  if ('formula' in record) throw ValidationError.field('formula', 'cannot be changed; create a new reactor for another formula');
+  for (const field of ['name', 'code'] as const) {
+    if (record[field] === null) throw ValidationError.field(field, 'cannot be removed (null); give a new value or leave it out');
+  }
+  const result = v.safeParse(PatchSchema, record);
+  if (!result.success) throw validationFromIssues(result.issues);
+  const { name, configuration, code, application } = result.output;
+  if (!inline && code !== undefined) throw ValidationError.field('code', 'cannot be set on a reactor that runs a formula’s code; update the formula, or create a reactor with inline code');
+  const patch: ReactorPatch = {};
+  if (name !== undefined) patch.name = name;
+  if (configuration !== undefined) patch.configuration = configuration;
+  if (code !== undefined) patch.code = code;
+  if (application !== undefined) patch.applicationId = application === null ? null : application.id;
+  return patch;
+}
+
+/**
+ * Checks the configuration of a reactor with inline code, which declares none: at most 100 names of
+ * 1-200 characters, each a string (at most 4,096 characters), number or boolean. Returns a copy.
+ */
+export function checkInlineConfiguration(configuration: Record<string, unknown>): Record<string, unknown> {
+  const L = INLINE_CONFIGURATION_LIMITS;
+  const errors: Record<string, string[]> = {};
+  const keys = Object.keys(configuration);
+  if (keys.length > L.entries) errors['configuration'] = [`must have at most ${L.entries} entries`];
+  const out: Record<string, unknown> = {};
+  for (const key of keys.slice(0, L.entries)) {
+    const value = configuration[key];
+    if (key.length === 0 || key.length > L.nameLength) errors[`configuration.${key}`] = [`names must be 1 to ${L.nameLength} characters`];
+    else if (typeof value === 'string' ? value.length > L.valueLength : typeof value === 'number' ? !Number.isFinite(value) : typeof value !== 'boolean') {
+      errors[`configuration.${key}`] = [`must be a string (at most ${L.valueLength} characters), a number or a boolean`];
+    } else Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  return out;
 }
 
 /**

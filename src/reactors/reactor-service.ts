@@ -8,13 +8,15 @@ import type { Logger } from '../logger.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorFilter, ReactorRecord, Store } from '../storage/store.js';
+import { detokenizeValue } from '../tokens/detokenize-service.js';
+import { mergePatch } from '../tokens/merge-patch.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { validateArgs } from './args.js';
 import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
 import { createBtTree } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
-import { applyDetokenize, planDetokenize } from './detokenize.js';
-import { checkConfiguration, parseCreateReactor, parseInvoke, parseUpdateReactor } from './reactor-input.js';
+import { checkReactorCode } from './code-check.js';
+import { checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseUpdateReactor } from './reactor-input.js';
 import { readReactorOutput } from './reactor-result.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
@@ -85,21 +87,33 @@ export class ReactorService {
     this.#consoleOutput = deps.consoleOutput ?? 'summary';
   }
 
-  /** Creates a reactor (reactor:create) from a formula of the tenant, with a configuration that matches its declarations. */
+  /**
+   * Creates a reactor (reactor:create): from a formula of the tenant, with a configuration that
+   * matches its declarations (spec 4.2), or with its own inline `code` (checked as a formula's is:
+   * it must compile and export a function) and any configuration of scalar values.
+   */
   async create(caller: Caller, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:create', null, async () => {
       requirePermission(caller, 'reactor:create');
       const input = parseCreateReactor(body);
-      const formula = await this.#store.getFormula(caller.tenantId, input.formulaId);
-      if (!formula) throw ValidationError.field('formula.id', 'does not name a formula of this tenant');
-      const configuration = checkConfiguration(input.configuration, formula.configuration);
+      let formula: FormulaRecord | null = null;
+      let configuration: Record<string, unknown>;
+      if ('formulaId' in input.source) {
+        formula = await this.#store.getFormula(caller.tenantId, input.source.formulaId);
+        if (!formula) throw ValidationError.field('formula.id', 'does not name a formula of this tenant');
+        configuration = checkConfiguration(input.configuration ?? {}, formula.configuration);
+      } else configuration = checkInlineConfiguration(input.configuration ?? {});
       const application = await this.#application(caller.tenantId, input.applicationId);
       if (application) requireMayBind(caller, application);
+      const code = 'code' in input.source ? input.source.code : null;
+      // Last: it runs the code's top level, which a refused caller should not get to do.
+      if (code !== null) await checkReactorCode(await this.#sandbox(), code, this.#limits);
       const reactor: ReactorRecord = {
         id: randomUUID(),
         tenantId: caller.tenantId,
         name: input.name,
-        formulaId: formula.id,
+        formulaId: formula?.id ?? null,
+        code,
         configuration,
         applicationId: application?.id ?? null,
         createdBy: caller.applicationId,
@@ -143,35 +157,75 @@ export class ReactorService {
   }
 
   /**
-   * Replaces a reactor's name, configuration and application (reactor:update, PUT). The formula
-   * cannot change. A reactor bound to an application (before or after) may only be changed by a
-   * caller that holds every grant of that application, or a management application: its
-   * configuration steers where the data its code sees goes.
+   * Replaces a reactor's name, configuration, application and (inline-code reactors) code
+   * (reactor:update, PUT). The formula cannot change. A reactor bound to an application (before or
+   * after) may only be changed by a caller that holds every grant of that application, or a
+   * management application: its configuration steers where the data its code sees goes, and its
+   * code runs as that application.
    */
   async update(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
       const current = await this.#find(caller, id);
-      // A reactor this caller may not change is refused before its input is looked at.
-      const bound = current.applicationId === null ? null : await this.#store.getApplication(current.tenantId, current.applicationId);
-      if (bound) requireMayChangeBound(caller, current.id, bound);
-      const input = parseUpdateReactor(body);
-      const formula = await this.#formula(current);
-      const configuration = checkConfiguration(input.configuration, formula.configuration);
+      const bound = await this.#requireMayChange(caller, current);
+      const input = parseUpdateReactor(body, current.formulaId === null);
+      const formula = current.formulaId === null ? null : await this.#formula(current);
+      const configuration = formula ? checkConfiguration(input.configuration ?? {}, formula.configuration) : checkInlineConfiguration(input.configuration ?? {});
       const application = await this.#application(caller.tenantId, input.applicationId);
       if (application && application.id !== bound?.id) requireMayBind(caller, application);
-      const next: ReactorRecord = {
-        ...current,
-        name: input.name,
-        configuration,
-        applicationId: application?.id ?? null,
-        modifiedBy: caller.applicationId,
-        modifiedAt: this.#clock.now(),
-      };
-      if (!(await this.#store.updateReactor(next))) throw new NotFoundError('Reactor', String(id));
-      this.#record(caller, 'reactor:update', next.id);
-      return reactorView(next, formula, application, true);
+      return this.#save(caller, current, { name: input.name, configuration, code: input.code, applicationId: application?.id ?? null }, formula, application);
     });
+  }
+
+  /**
+   * Changes what a JSON merge patch (RFC 7386) names of a reactor (reactor:update, PATCH): `name`,
+   * `configuration` (merged into the current one, then checked like a PUT's), `code` (inline-code
+   * reactors) and `application` (null removes it). The same rules as PUT hold: changing a bound
+   * reactor in any way needs every grant of its application.
+   */
+  async patch(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
+    return this.#audit.guard(caller, 'reactor:update', id, async () => {
+      requirePermission(caller, 'reactor:update');
+      const current = await this.#find(caller, id);
+      const bound = await this.#requireMayChange(caller, current);
+      const patch = parsePatchReactor(body, current.formulaId === null);
+      const formula = current.formulaId === null ? null : await this.#formula(current);
+      const merged =
+        patch.configuration === undefined ? current.configuration : patch.configuration === null ? {} : (mergePatch(current.configuration, patch.configuration) as Record<string, unknown>);
+      const configuration = formula ? checkConfiguration(merged, formula.configuration) : checkInlineConfiguration(merged);
+      let application = bound;
+      if (patch.applicationId !== undefined) {
+        application = await this.#application(caller.tenantId, patch.applicationId);
+        if (application && application.id !== bound?.id) requireMayBind(caller, application);
+      }
+      const code = patch.code ?? current.code;
+      return this.#save(caller, current, { name: patch.name ?? current.name, configuration, code, applicationId: application?.id ?? null }, formula, application);
+    });
+  }
+
+  /**
+   * Refuses a change to a reactor bound to an application the caller does not cover, before its
+   * input is looked at; returns that application (null: unbound, or its application is gone).
+   */
+  async #requireMayChange(caller: Caller, current: ReactorRecord): Promise<ApplicationRecord | null> {
+    const bound = current.applicationId === null ? null : await this.#store.getApplication(current.tenantId, current.applicationId);
+    if (bound) requireMayChangeBound(caller, current.id, bound);
+    return bound;
+  }
+
+  /** Writes an update (PUT or PATCH); new inline code is checked first, as at create. */
+  async #save(
+    caller: Caller,
+    current: ReactorRecord,
+    change: Pick<ReactorRecord, 'name' | 'configuration' | 'code' | 'applicationId'>,
+    formula: FormulaRecord | null,
+    application: ApplicationRecord | null,
+  ): Promise<ReactorView> {
+    if (change.code !== null && change.code !== current.code) await checkReactorCode(await this.#sandbox(), change.code, this.#limits);
+    const next: ReactorRecord = { ...current, ...change, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+    if (!(await this.#store.updateReactor(next))) throw new NotFoundError('Reactor', current.id);
+    this.#record(caller, 'reactor:update', next.id);
+    return reactorView(next, formula, application, true);
   }
 
   /** Deletes a reactor (reactor:delete). */
@@ -200,17 +254,18 @@ export class ReactorService {
       }
       const input = parseInvoke(body);
       const reactor = await this.#find(caller, id);
-      const formula = await this.#formula(reactor);
-      let configuration: Record<string, unknown>;
+      const formula = reactor.formulaId === null ? null : await this.#formula(reactor);
+      let configuration: Record<string, unknown> = reactor.configuration;
       try {
-        configuration = checkConfiguration(reactor.configuration, formula.configuration);
+        if (formula) configuration = checkConfiguration(reactor.configuration, formula.configuration);
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         throw new ConflictError("The reactor's configuration no longer matches its formula's declarations; update the reactor");
       }
       // Every value this run is handed from a token: what a redacted console log must not show.
       const sensitive = new SensitiveValues();
-      const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula.requestParameters);
+      // Inline code declares no request parameters: any args pass (spec 4.2, rule 2).
+      const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula?.requestParameters ?? []);
       const appCaller = await this.#applicationCaller(reactor);
 
       const sandbox = await this.#sandbox();
@@ -220,7 +275,7 @@ export class ReactorService {
           sensitive.addBtResult(method, result),
         );
       const run = await sandbox.run({
-        code: formula.code,
+        code: formula?.code ?? reactor.code!,
         req: { args, configuration },
         host: { bt, fetch: this.#fetch },
         ...(this.#limits ? { limits: this.#limits } : {}),
@@ -246,20 +301,9 @@ export class ReactorService {
 
   /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */
   async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<unknown> {
-    const plan = planDetokenize(args);
-    if (plan.ids.size === 0) return applyDetokenize(plan, new Map(), this.#engine);
-    let data: Map<string, unknown>;
-    try {
-      data = await this.#tokens.use(caller, [...plan.ids.keys()]);
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      // Report the missing id on the arg that holds it.
-      const field = error.id === undefined ? undefined : plan.ids.get(error.id);
-      if (field !== undefined) throw ValidationError.field(field, `names the token '${error.id}', which does not exist`);
-      throw ValidationError.field('args', 'names a token that does not exist');
-    }
-    for (const value of data.values()) sensitive.addTokenData(value);
-    return applyDetokenize(plan, data, this.#engine);
+    const { value, data } = await detokenizeValue(this.#tokens, this.#engine, caller, args, 'args');
+    for (const item of data.values()) sensitive.addTokenData(item);
+    return value;
   }
 
   async #tokenize(appCaller: Caller, block: unknown): Promise<unknown> {
@@ -298,8 +342,9 @@ export class ReactorService {
     return reactor;
   }
 
+  /** The formula of a reactor that runs one (`formulaId` set). */
   async #formula(reactor: ReactorRecord): Promise<FormulaRecord> {
-    const formula = await this.#store.getFormula(reactor.tenantId, reactor.formulaId);
+    const formula = reactor.formulaId === null ? null : await this.#store.getFormula(reactor.tenantId, reactor.formulaId);
     // The store refuses to delete a formula in use, so this is a broken store, not a user error.
     if (!formula) throw new Error(`Reactor ${reactor.id} references a missing formula`);
     return formula;
@@ -312,8 +357,11 @@ export class ReactorService {
     formulas: Map<string, FormulaRecord | null>,
     applications: Map<string, { record: ApplicationRecord | null; visible: boolean }>,
   ): Promise<ReactorView> {
-    let formula = formulas.get(reactor.formulaId);
-    if (formula === undefined) formulas.set(reactor.formulaId, (formula = await this.#formula(reactor)));
+    let formula: FormulaRecord | null | undefined = null;
+    if (reactor.formulaId !== null) {
+      formula = formulas.get(reactor.formulaId);
+      if (formula === undefined) formulas.set(reactor.formulaId, (formula = await this.#formula(reactor)));
+    }
     let application: { record: ApplicationRecord | null; visible: boolean } = { record: null, visible: true };
     if (reactor.applicationId !== null) {
       const cached = applications.get(reactor.applicationId);
@@ -324,7 +372,7 @@ export class ReactorService {
         applications.set(reactor.applicationId, application);
       }
     }
-    return reactorView(reactor, formula!, application.record, application.visible);
+    return reactorView(reactor, formula, application.record, application.visible);
   }
 
   #record(caller: Caller, operation: string, resourceId: string | null): void {

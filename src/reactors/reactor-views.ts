@@ -7,6 +7,8 @@ export interface FormulaView {
   id: string;
   tenant_id: string;
   name: string;
+  /** Always `private`: a tenant's own formula (the Basis Theory SDK reads it). */
+  type: 'private';
   description: string | null;
   code: string;
   configuration: { name: string; description: string | null; type: 'string' | 'number' | 'boolean' }[];
@@ -18,7 +20,8 @@ export interface FormulaView {
 }
 
 /**
- * A reactor as the API returns it (spec 2.3): its formula in full, its application in brief. A
+ * A reactor as the API returns it (spec 2.3): its formula in full (or, for a reactor with inline
+ * code, that `code` and no formula), its application in brief. A
  * caller that could not bind the reactor to its application (it lacks some grant of it) sees only
  * that one is bound: `application: { redacted: true }`, without its id, name or type.
  */
@@ -26,7 +29,9 @@ export interface ReactorView {
   id: string;
   tenant_id: string;
   name: string;
-  formula: FormulaView;
+  formula?: FormulaView;
+  /** Inline code (a reactor created with `code` instead of a formula). */
+  code?: string;
   configuration: Record<string, unknown>;
   application?: { id: string; name: string; type: ApplicationType } | { redacted: true };
   created_by?: string;
@@ -41,6 +46,7 @@ export function formulaView(formula: FormulaRecord): FormulaView {
     id: formula.id,
     tenant_id: formula.tenantId,
     name: formula.name,
+    type: 'private',
     description: formula.description,
     code: formula.code,
     configuration: formula.configuration.map((c) => ({ ...c })),
@@ -56,15 +62,13 @@ export function formulaView(formula: FormulaRecord): FormulaView {
  * record, or null when it has none (or it was deleted since: the view then shows none);
  * `applicationVisible` is false when the viewer may not learn which application it is.
  */
-export function reactorView(reactor: ReactorRecord, formula: FormulaRecord, application: ApplicationRecord | null, applicationVisible: boolean): ReactorView {
-  const view: ReactorView = {
-    id: reactor.id,
-    tenant_id: reactor.tenantId,
-    name: reactor.name,
-    formula: formulaView(formula),
-    configuration: structuredClone(reactor.configuration),
-    created_at: formatIso(reactor.createdAt),
-  };
+export function reactorView(reactor: ReactorRecord, formula: FormulaRecord | null, application: ApplicationRecord | null, applicationVisible: boolean): ReactorView {
+  // Keys in this order: the formula (or code) before the configuration, as before inline code.
+  const view = { id: reactor.id, tenant_id: reactor.tenantId, name: reactor.name } as ReactorView;
+  if (formula !== null) view.formula = formulaView(formula);
+  else if (reactor.code !== null) view.code = reactor.code;
+  view.configuration = structuredClone(reactor.configuration);
+  view.created_at = formatIso(reactor.createdAt);
   if (application !== null) view.application = applicationVisible ? { id: application.id, name: application.name, type: application.type } : { redacted: true };
   stamp(view, reactor);
   return view;

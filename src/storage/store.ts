@@ -222,11 +222,14 @@ export interface FormulaRecord {
   modifiedAt: number | null;
 }
 
+/** A reactor runs exactly one of: its formula's code (`formulaId`) or its own inline `code`; the other is null. */
 export interface ReactorRecord {
   id: string;
   tenantId: string;
   name: string;
-  formulaId: string;
+  formulaId: string | null;
+  /** Inline code (the reactor was created with `code` instead of a formula). */
+  code: string | null;
   configuration: Record<string, unknown>;
   applicationId: string | null;
   createdBy: string | null;

@@ -107,12 +107,13 @@ export function makeFormula(overrides: Partial<FormulaRecord> = {}): FormulaReco
   };
 }
 
-/** A reactor of tenant A (its formula id must be created separately), with overrides. */
-export function makeReactor(overrides: Partial<ReactorRecord> & { formulaId: string }): ReactorRecord {
+/** A reactor of tenant A (its formula id must be created separately; null with inline `code`), with overrides. */
+export function makeReactor(overrides: Partial<ReactorRecord> & { formulaId: string | null }): ReactorRecord {
   return {
     id: overrides.id ?? nextId('reactor'),
     tenantId: TENANT_A,
     name: 'My reactor',
+    code: null,
     configuration: { API_KEY: 'not-a-secret' },
     applicationId: null,
     createdBy: APP_A,
@@ -1124,6 +1125,20 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await store.deleteReactor(TENANT_A, reactor.id)).toBe(true);
         expect(await store.getReactor(TENANT_A, reactor.id)).toBeNull();
         expect(await store.deleteReactor(TENANT_A, reactor.id)).toBe(false);
+      });
+
+      it('a reactor with inline code references no formula; its code round-trips and updates', async () => {
+        const reactor = makeReactor({ formulaId: null, code: 'module.exports = async () => ({ raw: 1 })' });
+        await store.createReactor(reactor);
+        expect(await store.getReactor(TENANT_A, reactor.id)).toEqual(reactor);
+        const next: ReactorRecord = { ...reactor, code: 'module.exports = async () => ({ raw: 2 })', modifiedBy: APP_B, modifiedAt: T0 + 1 };
+        expect(await store.updateReactor(next)).toBe(true);
+        expect(await store.getReactor(TENANT_A, reactor.id)).toEqual(next);
+        expect((await store.listReactors(TENANT_A, { ids: [reactor.id] }, cursor(10))).items).toEqual([next]);
+        // It holds no formula: the tenant's formula is deleted while it exists.
+        const free = makeFormula();
+        await store.createFormula(free);
+        expect(await store.deleteFormula(TENANT_A, free.id)).toBe('deleted');
       });
 
       it('is scoped by tenant', async () => {

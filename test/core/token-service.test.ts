@@ -222,7 +222,7 @@ describe('list and pagination', () => {
   it('cursor mode pages through everything in creation order (default size 20)', async () => {
     const first = await vault.tokens.list(revealer);
     expect(first.data).toHaveLength(20);
-    expect(first.pagination).toEqual({ page_size: 20, next: expect.any(String) });
+    expect(first.pagination).toEqual({ page_size: 20, next: expect.any(String), after: (first.pagination as { next: string }).next });
     const second = await vault.tokens.list(revealer, { start: (first.pagination as { next: string }).next });
     expect(second.data.map((t) => t.id)).toEqual(['t20', 't21', 't22', 't23', 't24']);
     expect((second.pagination as { next: string | null }).next).toBeNull();

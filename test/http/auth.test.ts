@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, PERMISSIONS_BY_TYPE, type Permission } from '../../src/permissions.js';
 import { ROUTES } from '../../src/http/routes/index.js';
+import { ANY_APPLICATION } from '../../src/http/routes/route.js';
 import { type Harness, VISA, expectProblem, harness } from './helpers.js';
 
 let h: Harness;
@@ -42,7 +43,7 @@ describe('authentication (spec 5)', () => {
 describe('authorization: every endpoint, called by an application lacking its permission, is a 403', () => {
   const typeFor = (permission: string) => (permission.startsWith('application:') || permission === 'log:read' ? 'management' : 'private');
   // Sessions are decided by application type, not a permission (test/http/sessions.test.ts).
-  const byPermission = authenticated.filter((r) => (PERMISSIONS as readonly string[]).includes(r.permission));
+  const byPermission = authenticated.filter((r) => r.permission !== ANY_APPLICATION && (PERMISSIONS as readonly string[]).includes(r.permission));
   it.each(byPermission.map((r) => [r.method, r.path, r] as const))('%s %s', async (method, path, route) => {
     const type = typeFor(route.permission);
     const others = PERMISSIONS_BY_TYPE[type].filter((p) => p !== route.permission) as Permission[];
@@ -51,6 +52,13 @@ describe('authorization: every endpoint, called by an application lacking its pe
     const problem = expectProblem(sent, 403);
     expect(problem.title).toBe('Forbidden');
     expect(problem.detail).toContain(route.permission);
+  });
+
+  it('the tenant and the permission catalog need no permission: any application reads them', async () => {
+    for (const route of authenticated.filter((r) => r.permission === ANY_APPLICATION)) {
+      const key = await h.key(['token:create'], 'public');
+      expect((await h.call(route.method, pathOf(route.path), { key })).status, route.path).toBe(200);
+    }
   });
 
   it('403 when the access rules do not grant the token’s container', async () => {

@@ -15,7 +15,7 @@ afterAll(async () => {
 
 describe('routing', () => {
   it('404 problem for an unknown route, with or without a key', async () => {
-    for (const path of ['/nope', '/tokens/a/b', '/tokens/', '/Tokens', '/']) {
+    for (const path of ['/nope', '/tokens/a/b', '/tokens//', '/Tokens', '/']) {
       const problem = expectProblem(await h.call('GET', path, { key: h.userKey }), 404);
       expect(problem.title).toBe('Not Found');
     }
@@ -96,6 +96,10 @@ describe('bodies', () => {
     const app = (await h.call('POST', '/applications', { key: h.adminKey, body: { name: 'x', type: 'public', permissions: ['token:create'] } })).body;
     const none = await h.call('POST', `/applications/${app.id}/regenerate`, { key: h.adminKey });
     expect(none.status).toBe(200);
+    // The Basis Theory SDK's regenerateKey: no body, labelled as a form.
+    const emptyForm = await h.call('POST', `/applications/${app.id}/regenerate`, { key: h.adminKey, contentType: 'application/x-www-form-urlencoded' });
+    expect(emptyForm.status).toBe(200);
+    expectProblem(await h.call('POST', `/applications/${app.id}/regenerate`, { key: h.adminKey, body: 'a=1', contentType: 'application/x-www-form-urlencoded' }), 415);
     const text = await h.call('POST', `/applications/${app.id}/regenerate`, { key: h.adminKey, body: 'hello', contentType: 'text/plain' });
     expectProblem(text, 415);
     const untyped = await h.call('POST', `/applications/${app.id}/regenerate`, { key: h.adminKey, body: '{}', contentType: null });

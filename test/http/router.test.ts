@@ -28,10 +28,18 @@ describe('Router', () => {
     expect(router.match('PUT', '/tokens/search')).toEqual({ kind: 'method_not_allowed', allow: ['DELETE', 'GET', 'POST'] });
   });
 
-  it('is exact: no trailing slash, no empty parameter, case-sensitive', () => {
-    for (const path of ['/tokens/', '/tokens//', '/Tokens', '/tokens/a/b', '', '/reactors//react']) {
+  it('is exact: no empty parameter, case-sensitive, at most one trailing slash', () => {
+    for (const path of ['/tokens//', '/Tokens', '/tokens/a/b', '', '/reactors//react', '/reactors/r1/react//', '//']) {
       expect(router.match('GET', path).kind, path).toBe('not_found');
     }
+  });
+
+  it('one trailing slash routes like the path without it (as the Basis Theory SDK sends collection paths)', () => {
+    expect(router.match('GET', '/tokens/')).toMatchObject({ kind: 'found', route: { name: 'list' } });
+    expect(router.match('POST', '/tokens/')).toMatchObject({ kind: 'found', route: { name: 'create' } });
+    expect(router.match('GET', '/tokens/t1/')).toMatchObject({ kind: 'found', route: { name: 'get' }, params: { id: 't1' } });
+    expect(router.match('POST', '/reactors/r1/react/')).toMatchObject({ kind: 'found', route: { name: 'react' } });
+    expect(router.match('PUT', '/tokens/')).toEqual({ kind: 'method_not_allowed', allow: ['GET', 'POST'] });
   });
 
   it('malformed percent-encoding in a parameter is a ValidationError', () => {

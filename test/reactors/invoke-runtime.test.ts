@@ -302,7 +302,8 @@ describe('vault options', () => {
           check: (code) => void calls.push(`check ${code}`),
           run: async (input) => {
             calls.push(`run ${JSON.stringify(input.req.args)}`);
-            return { result: { raw: 'fake' }, logs: [], logsTruncated: false };
+            // Saved code is loaded once (args null) to check that it exports a function (code-check.ts).
+            return { result: input.req.args === null ? 'function' : { raw: 'fake' }, logs: [], logsTruncated: false };
           },
         },
       },
@@ -310,7 +311,7 @@ describe('vault options', () => {
     try {
       const id = await g.reactor('anything');
       await expect(g.vault.reactors.react(g.user, id, { args: { a: 1 } })).resolves.toEqual({ raw: 'fake' });
-      expect(calls).toEqual(['check anything', 'run {"a":1}']);
+      expect(calls).toEqual(['check anything', 'run null', 'run {"a":1}']);
     } finally {
       await g.vault.close();
     }

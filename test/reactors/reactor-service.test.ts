@@ -79,8 +79,10 @@ describe('ReactorService CRUD', () => {
     expect(await errorsOf(() => f.vault.reactors.update(f.admin, id, { name: 'r', configuration: {} }))).toHaveProperty(['configuration.api_key']);
   });
 
-  it('requires a formula of this tenant and refuses to change it on update', async () => {
-    expect(await errorsOf(() => f.vault.reactors.create(f.admin, { name: 'r', configuration: {} }))).toHaveProperty(['formula']);
+  it('requires a formula of this tenant (or inline code) and refuses to change it on update', async () => {
+    expect(await errorsOf(() => f.vault.reactors.create(f.admin, { name: 'r', configuration: {} }))).toEqual({
+      code: ['is required (the reactor’s JavaScript), unless formula.id names a formula to run'],
+    });
     expect(await errorsOf(() => f.vault.reactors.create(f.admin, { name: 'r', formula: { id: 'nope' }, configuration: {} }))).toEqual({ 'formula.id': ['does not name a formula of this tenant'] });
     const id = (await f.vault.reactors.create(f.admin, { name: 'r', formula: { id: formula.id }, configuration: CONFIG })).id;
     expect(await errorsOf(() => f.vault.reactors.update(f.admin, id, { name: 'r', configuration: CONFIG, formula: { id: formula.id } }))).toHaveProperty(['formula']);
@@ -115,7 +117,7 @@ describe('ReactorService CRUD', () => {
     expect(await names({ id: [refund], name: 'charge' })).toEqual([]);
     const page = await f.vault.reactors.list(f.admin, { size: 2, page: 1 });
     expect(page.pagination).toEqual({ total_items: 3, page_number: 1, page_size: 2, total_pages: 2 });
-    expect(page.data[0]?.formula.id).toBe(formula.id);
+    expect(page.data[0]?.formula?.id).toBe(formula.id);
     await expect(f.vault.reactors.list(f.admin, { id: [''] })).rejects.toBeInstanceOf(ValidationError);
   });
 

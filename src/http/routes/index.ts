@@ -6,6 +6,7 @@ import { reactorRoutes } from './reactors.js';
 import { sessionRoutes } from './sessions.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
+import { tenantRoutes } from './tenants.js';
 import { tokenRoutes } from './tokens.js';
 
 export type { AuthenticatedRoute, PublicRoute, RouteContext, RouteDefinition, RouteDocs, HttpMethod } from './route.js';
@@ -19,5 +20,6 @@ export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...applicationKeyRoutes,
   ...sessionRoutes,
   ...logRoutes,
+  ...tenantRoutes,
   ...systemRoutes,
 ]);

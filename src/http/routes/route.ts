@@ -61,6 +61,9 @@ interface RouteBase {
   docs: RouteDocs;
 }
 
+/** The `permission` of a route any authenticated application may call (no permission is checked). */
+export const ANY_APPLICATION = 'none (any application)';
+
 /** A route behind the API key. `permission` is what the service checks (for the document only). */
 export interface AuthenticatedRoute extends RouteBase {
   auth: true;

@@ -87,4 +87,20 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     docs: { summary: 'Tokenize in bulk: every {type, data} object in the body becomes a token', tag: 'Tokens', requestSchema: 'TokenizeRequest', responseSchema: 'TokenizeResponse', extraStatuses: [409] },
     handle: ({ vault, caller, body }) => vault.tokens.tokenize(caller, body),
   },
+  {
+    method: 'POST',
+    path: '/detokenize',
+    operationId: 'detokenize',
+    auth: true,
+    permission: 'token:use',
+    status: 200,
+    body: 'json',
+    docs: {
+      summary: 'Detokenize: any JSON comes back with the {{ token_id }} expressions in its strings replaced by the token data (token:use transform)',
+      tag: 'Tokens',
+      requestSchema: 'DetokenizeRequest',
+      responseSchema: 'DetokenizeResponse',
+    },
+    handle: ({ vault, caller, body }) => vault.detokenize.detokenize(caller, body),
+  },
 ];

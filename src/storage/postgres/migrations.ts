@@ -242,6 +242,11 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE TRIGGER idempotency_tokens_record_reclaimed AFTER UPDATE OF created_at ON idempotency_keys FOR EACH ROW
     WHEN (OLD.created_at <> NEW.created_at) EXECUTE FUNCTION idempotency_drop_references();
   `,
+  /* reactors with inline code (issue 12): a reactor runs either its formula's code or its own */ `
+  ALTER TABLE reactors ADD COLUMN code text;
+  ALTER TABLE reactors ALTER COLUMN formula_id DROP NOT NULL;
+  ALTER TABLE reactors ADD CONSTRAINT reactors_formula_or_code CHECK ((formula_id IS NULL) <> (code IS NULL));
+  `,
   /* application keys and sessions: several keys per application, keys moved out of applications */ `
   CREATE TABLE application_keys (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

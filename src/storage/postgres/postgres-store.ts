@@ -393,13 +393,15 @@ export class PostgresStore implements Store {
 
   async createReactor(reactor: ReactorRecord): Promise<void> {
     const inserted = await this.#db.transaction(async (tx) => {
-      await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
+      // A reactor with inline code references no formula, and locks none.
+      if (reactor.formulaId !== null) await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
       const result = await tx.query(this.#sql.insertReactor, [
         reactor.tenantId,
         reactor.id,
         reactor.name,
         reactor.name.toLowerCase(),
         reactor.formulaId,
+        reactor.code,
         json(reactor.configuration ?? {}),
         reactor.applicationId ?? null,
         reactor.createdBy ?? null,
@@ -432,11 +434,13 @@ export class PostgresStore implements Store {
 
   async updateReactor(reactor: ReactorRecord): Promise<boolean> {
     return this.#db.transaction(async (tx) => {
-      await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
+      // A reactor with inline code references no formula, and locks none.
+      if (reactor.formulaId !== null) await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
       const result = await tx.query(this.#sql.updateReactor, [
         reactor.name,
         reactor.name.toLowerCase(),
         reactor.formulaId,
+        reactor.code,
         json(reactor.configuration ?? {}),
         reactor.applicationId ?? null,
         reactor.modifiedBy ?? null,

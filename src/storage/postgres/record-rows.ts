@@ -56,12 +56,13 @@ export const toFormula = (row: Row): FormulaRecord => ({
 });
 
 export const REACTOR_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
 export const toReactor = (row: Row): ReactorRecord => ({
   id: row['id'] as string,
   tenantId: row['tenant_id'] as string,
   name: row['name'] as string,
-  formulaId: row['formula_id'] as string,
+  formulaId: row['formula_id'] as string | null,
+  code: row['code'] as string | null,
   configuration: row['configuration'] as Record<string, unknown>,
   applicationId: row['application_id'] as string | null,
   createdBy: row['created_by'] as string | null,

@@ -38,12 +38,12 @@ export function recordStatements(s: string) {
     deleteFormula: `DELETE FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2`,
 
     insertReactor:
-      `INSERT INTO ${s}.reactors (tenant_id, id, name, name_lower, formula_id, configuration, application_id, created_by, created_at, modified_by, modified_at) ` +
-      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, id) DO NOTHING',
+      `INSERT INTO ${s}.reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, created_by, created_at, modified_by, modified_at) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
     getReactor: `SELECT ${REACTOR_COLUMNS} FROM ${s}.reactors t WHERE t.tenant_id = $1 AND t.id = $2`,
     updateReactor:
-      `UPDATE ${s}.reactors SET name = $1, name_lower = $2, formula_id = $3, configuration = $4, application_id = $5, modified_by = $6, modified_at = $7 ` +
-      'WHERE tenant_id = $8 AND id = $9',
+      `UPDATE ${s}.reactors SET name = $1, name_lower = $2, formula_id = $3, code = $4, configuration = $5, application_id = $6, modified_by = $7, modified_at = $8 ` +
+      'WHERE tenant_id = $9 AND id = $10',
     deleteReactor: `DELETE FROM ${s}.reactors WHERE tenant_id = $1 AND id = $2`,
 
     /**

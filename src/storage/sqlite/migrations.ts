@@ -240,6 +240,12 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
       WHERE tenant_id = OLD.tenant_id AND application_id = OLD.application_id AND key = OLD.key AND created_at = OLD.created_at;
   END;
   `,
+  /* reactors with inline code (issue 12): a reactor runs either its formula's code or its own */ `
+  -- SQLite cannot drop formula_id's NOT NULL without rebuilding the table (and dropping columns
+  -- other migrations may add); the empty string stands for "no formula" (formula ids are never
+  -- empty), mapped to null in record-rows.ts.
+  ALTER TABLE reactors ADD COLUMN code TEXT;
+  `,
   /* application keys and sessions: several keys per application, keys moved out of applications */ `
   CREATE TABLE application_keys (
     seq INTEGER PRIMARY KEY,        -- creation order

@@ -108,13 +108,15 @@ export const toFormula = (row: FormulaRow): FormulaRecord => ({
 });
 
 export const REACTOR_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
 export interface ReactorRow {
   seq: number;
   tenant_id: string;
   id: string;
   name: string;
+  /** '' when the reactor has inline code (migrations.ts). */
   formula_id: string;
+  code: string | null;
   configuration: string;
   application_id: string | null;
   created_by: string | null;
@@ -126,7 +128,8 @@ export const toReactor = (row: ReactorRow): ReactorRecord => ({
   id: row.id,
   tenantId: row.tenant_id,
   name: row.name,
-  formulaId: row.formula_id,
+  formulaId: row.formula_id === '' ? null : row.formula_id,
+  code: row.code,
   configuration: JSON.parse(row.configuration) as Record<string, unknown>,
   applicationId: row.application_id,
   createdBy: row.created_by,

@@ -95,11 +95,11 @@ const SQL = {
   deleteFormula: 'DELETE FROM formulas WHERE tenant_id = ? AND id = ?',
 
   insertReactor:
-    'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, configuration, application_id, created_by, created_at, modified_by, modified_at) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+    'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, created_by, created_at, modified_by, modified_at) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getReactor: `SELECT ${REACTOR_COLUMNS} FROM reactors t WHERE t.tenant_id = ? AND t.id = ?`,
   updateReactor:
-    'UPDATE reactors SET name = ?, name_lower = ?, formula_id = ?, configuration = ?, application_id = ?, modified_by = ?, modified_at = ? ' +
+    'UPDATE reactors SET name = ?, name_lower = ?, formula_id = ?, code = ?, configuration = ?, application_id = ?, modified_by = ?, modified_at = ? ' +
     'WHERE tenant_id = ? AND id = ?',
   deleteReactor: 'DELETE FROM reactors WHERE tenant_id = ? AND id = ?',
 
@@ -446,7 +446,8 @@ export class SqliteStore implements Store {
         reactor.id,
         reactor.name,
         reactor.name.toLowerCase(),
-        reactor.formulaId,
+        reactor.formulaId ?? '',
+        reactor.code ?? null,
         JSON.stringify(reactor.configuration ?? {}),
         reactor.applicationId ?? null,
         reactor.createdBy ?? null,
@@ -483,7 +484,8 @@ export class SqliteStore implements Store {
       .run(
         reactor.name,
         reactor.name.toLowerCase(),
-        reactor.formulaId,
+        reactor.formulaId ?? '',
+        reactor.code ?? null,
         JSON.stringify(reactor.configuration ?? {}),
         reactor.applicationId ?? null,
         reactor.modifiedBy ?? null,

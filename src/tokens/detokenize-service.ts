@@ -1,0 +1,62 @@
+import type { AuditLog } from '../audit.js';
+import { type Caller, requirePermission } from '../caller.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import type { ExpressionEngine } from '../expressions/engine.js';
+import { applyDetokenize, planDetokenize } from '../reactors/detokenize.js';
+import type { TokenService } from './token-service.js';
+
+/** A detokenized value, and the data of each token it named (what a redacted reactor log must hide). */
+export interface Detokenized {
+  value: unknown;
+  data: ReadonlyMap<string, unknown>;
+}
+
+/**
+ * Replaces every `{{ token_id }}` expression in the strings of `value` (at any depth) by the token
+ * data, as the caller's token:use transform shows it: the rules of reactor args (detokenize.ts),
+ * at most 100 distinct tokens, every one of them allowed before anything is returned. An unknown id
+ * is a 400 naming the field that holds it; `root` names `value` in field paths (`args`, `body`).
+ */
+export async function detokenizeValue(tokens: TokenService, engine: ExpressionEngine, caller: Caller, value: unknown, root: string): Promise<Detokenized> {
+  const plan = planDetokenize(value, root);
+  if (plan.ids.size === 0) return { value: applyDetokenize(plan, new Map(), engine), data: new Map() };
+  let data: Map<string, unknown>;
+  try {
+    data = await tokens.use(caller, [...plan.ids.keys()]);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    // Report the missing id on the field that holds it.
+    const field = error.id === undefined ? undefined : plan.ids.get(error.id);
+    if (field !== undefined) throw ValidationError.field(field, `names the token '${error.id}', which does not exist`);
+    throw ValidationError.field(root, 'names a token that does not exist');
+  }
+  return { value: applyDetokenize(plan, data, engine), data };
+}
+
+/**
+ * `POST /detokenize` (token:use): any JSON comes back with the `{{ token_id }}` expressions in its
+ * strings replaced by the token data, exactly as a reactor invoked by the caller would receive its
+ * args. It discloses what a reactor run discloses to its code, and no more: the token:use transform.
+ *
+ * @example await vault.detokenize.detokenize(caller, { card: `{{ ${token.id} }}`, last4: `{{ ${token.id} | json: '$.number' | last4 }}` })
+ */
+export class DetokenizeService {
+  readonly #tokens: TokenService;
+  readonly #engine: ExpressionEngine;
+  readonly #audit: AuditLog;
+
+  constructor(deps: { tokens: TokenService; expressions: ExpressionEngine; audit: AuditLog }) {
+    this.#tokens = deps.tokens;
+    this.#engine = deps.expressions;
+    this.#audit = deps.audit;
+  }
+
+  /** Detokenizes `body` (any JSON value) for the caller; token:use is needed even when it names no token. */
+  async detokenize(caller: Caller, body: unknown): Promise<unknown> {
+    return this.#audit.guard(caller, 'token:detokenize', null, async () => {
+      requirePermission(caller, 'token:use');
+      if (body === undefined) throw ValidationError.field('body', 'is required (any JSON whose strings may hold {{ token_id }} expressions)');
+      return (await detokenizeValue(this.#tokens, this.#engine, caller, body, 'body')).value;
+    });
+  }
+}
