@@ -1,7 +1,6 @@
-import { type Caller, STRICTNESS, TOKEN_PERMISSIONS, transformFor } from '../caller.js';
+import { type Caller, STRICTNESS, TOKEN_PERMISSIONS, makeCaller, transformFor } from '../caller.js';
 import type { AccessRule, Permission, Transform } from '../permissions.js';
 import type { ApplicationRecord, SessionRecord } from '../storage/store.js';
-import { makeCaller } from '../caller.js';
 
 /** Depth of a container path: '/' is 0, '/pci/' 1, '/pci/high/' 2. */
 const depth = (container: string) => container.split('/').length - 2;
