@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import type { AccessRule } from '../../src/permissions.js';
 import { describeEachStore } from '../support/stores.js';
 import { SDK_VERSION, sdkFailure, startSdkServer } from './harness.js';
 
@@ -30,7 +31,7 @@ describeEachStore(`Basis Theory SDK ${SDK_VERSION}: application keys and session
 
   it('sessions: a public application creates one, a private one authorizes it, the session key reads with those grants', async () => {
     const server = await startSdkServer(store);
-    const rules = [{ description: 'cards', priority: 0, container: '/pci/', transform: 'reveal' as const, permissions: ['token:create', 'token:read'] }];
+    const rules: AccessRule[] = [{ description: 'cards', priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:create', 'token:read'] }];
     const backendKey = await server.key({ permissions: ['token:create', 'token:read'], rules });
     const browserKey = await server.key({ permissions: ['token:create'], type: 'public' });
     const backend = await server.sdk(backendKey);
