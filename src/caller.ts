@@ -14,10 +14,26 @@ export interface Caller {
   readonly permissions: ReadonlySet<Permission>;
   /** Effective rules, sorted by priority (explicit rules, or the implicit ones when there are none). */
   readonly rules: readonly AccessRule[];
+  /**
+   * Set when the caller is a session key: then `applicationId` is the session's id (what token
+   * `created_by` and audit entries name), and permissions and rules are the session's grants
+   * bounded by its authorizer's current grants (src/sessions/session-grants.ts).
+   */
+  readonly session?: SessionIdentity;
+}
+
+/** Who stands behind a session caller. */
+export interface SessionIdentity {
+  readonly id: string;
+  /** The public application that created the session. */
+  readonly createdBy: string;
+  /** The private application that authorized it. */
+  readonly authorizedBy: string;
+  readonly expiresAt: number;
 }
 
 /** Permissions that act on tokens in containers, and so are decided by access rules. */
-const TOKEN_PERMISSIONS: readonly Permission[] = [
+export const TOKEN_PERMISSIONS: readonly Permission[] = [
   'token:create',
   'token:read',
   'token:update',
@@ -68,7 +84,8 @@ export function requirePermission(caller: Caller, permission: Permission): void 
   }
 }
 
-const STRICTNESS: Readonly<Record<Transform, number>> = { reveal: 0, mask: 1, redact: 2 };
+/** How much a transform hides: reveal < mask < redact. */
+export const STRICTNESS: Readonly<Record<Transform, number>> = { reveal: 0, mask: 1, redact: 2 };
 
 /**
  * The transform granted for `permission` on a token in `containers`, or null when any container is

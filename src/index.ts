@@ -4,8 +4,8 @@
  */
 export { createVault } from './vault.js';
 export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions } from './vault.js';
-export type { Caller } from './caller.js';
-export { makeCaller, transformFor } from './caller.js';
+export type { Caller, SessionIdentity } from './caller.js';
+export { makeCaller, transformFor, coversGrants } from './caller.js';
 export { systemClock, ManualClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { consoleLogger, silentLogger } from './logger.js';
@@ -34,6 +34,11 @@ export type { ListTokensQuery, SearchTokensQuery } from './tokens/token-service.
 export type { TokenView } from './tokens/token-view.js';
 export { ApplicationService } from './applications/application-service.js';
 export type { ApplicationView } from './applications/application-service.js';
+export { ApplicationKeyService, MAX_KEYS_PER_APPLICATION } from './applications/application-key-service.js';
+export type { ApplicationKeyView } from './applications/application-key-service.js';
+export { SessionService, SESSION_TTL_MS } from './sessions/session-service.js';
+export type { SessionView } from './sessions/session-service.js';
+export { intersectGrants } from './sessions/session-grants.js';
 export { DetokenizeService } from './tokens/detokenize-service.js';
 export { PermissionService } from './permission-service.js';
 export type { PermissionView } from './permission-service.js';

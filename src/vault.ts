@@ -3,7 +3,10 @@ import * as v from 'valibot';
 import { AuditLog } from './audit.js';
 import { AuditService } from './audit-service.js';
 import { MIN_KEY_LENGTH } from './applications/api-keys.js';
+import { ApplicationKeyService } from './applications/application-key-service.js';
 import { ApplicationService, type ApplicationView } from './applications/application-service.js';
+import { AuthCache } from './applications/auth-cache.js';
+import { SessionService } from './sessions/session-service.js';
 import { type Clock, systemClock } from './clock.js';
 import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
 import { KeyRing } from './crypto/key-ring.js';
@@ -47,7 +50,9 @@ export interface VaultOptions {
   auditFlushMs?: number;
   /**
    * How long a resolved API key is remembered (ms, default 1000; 0 disables). Changes through this
-   * vault take effect at once; changes by another process sharing the database within this time.
+   * vault take effect at once; changes by another process sharing the database within this time
+   * (an application key deleted there, or an authorizer's grants reduced there, keep working here
+   * for at most this long). A session key is never remembered past its expiry.
    */
   authCacheMs?: number;
   /** Reactor runtime options. */
@@ -186,6 +191,10 @@ export interface Vault {
   /** Reactors: configured formulas, and their invocation. */
   readonly reactors: ReactorService;
   readonly applications: ApplicationService;
+  /** The API keys of applications (several per application). */
+  readonly applicationKeys: ApplicationKeyService;
+  /** Sessions: short-lived keys a public application creates and a private one authorizes. */
+  readonly sessions: SessionService;
   /** Detokenization of any JSON (`POST /detokenize`, token:use). */
   readonly detokenize: DetokenizeService;
   /** The permission catalog (`GET /permissions`). */
@@ -199,7 +208,7 @@ export interface Vault {
   readonly worker: VaultWorker;
   readonly clock: Clock;
   readonly store: Store;
-  /** Resolves an API key to its Caller (AuthenticationError when unknown). */
+  /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
   authenticate: ApplicationService['authenticate'];
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
   createTenant(input: { name: string; adminKey?: string; applicationName?: string }): Promise<{ tenant: TenantRecord; application: ApplicationView & { key: string } }>;
@@ -232,7 +241,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
   const expressions = new ExpressionEngine({ ...options.expressions });
   const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit });
-  const applications = new ApplicationService({ store, clock, audit, authCacheMs: options.authCacheMs ?? 1000 });
+  const authCache = new AuthCache(options.authCacheMs ?? 1000);
+  const applications = new ApplicationService({ store, clock, audit, authCache });
   const reactorOptions = options.reactors ?? {};
   if (reactorOptions.limits) checkLimits(reactorOptions.limits);
   if (reactorOptions.workers) checkWorkers(reactorOptions.workers);
@@ -323,6 +333,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     formulas,
     reactors,
     applications,
+    applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache }),
+    sessions: new SessionService({ store, clock, audit }),
     detokenize: new DetokenizeService({ tokens, expressions, audit }),
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),

@@ -1,14 +1,43 @@
 import * as crypto from 'node:crypto';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { ApplicationKeyRecord } from '../storage/store.js';
 
 /** The prefix makes a leaked key recognizable to secret scanners. */
 const KEY_PREFIX = 'tv_';
+/** Session keys carry their own prefix, so authentication looks in the sessions table only for them. */
+export const SESSION_KEY_PREFIX = 'tvs_';
 /** Keys given by an operator (TOKENVAULT_ADMIN_KEY) must carry at least this much. */
 export const MIN_KEY_LENGTH = 24;
 
 /** A new API key: 32 random bytes (256 bits), base64url. Shown once; only its hash is stored. */
 export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** A new key of an application: its record (hash only) and the key itself, to show once. `given`: an operator's key. */
+export function newApplicationKey(
+  app: { tenantId: string; id: string },
+  createdBy: string | null,
+  now: number,
+  given?: string,
+): { record: ApplicationKeyRecord; key: string } {
+  const key = given ?? generateApiKey();
+  return { record: { id: randomUUID(), tenantId: app.tenantId, applicationId: app.id, ...hashApiKey(key), createdBy, createdAt: now }, key };
+}
+
+/** A new session key: as an API key, with the session prefix. */
+export function generateSessionKey(): string {
+  return SESSION_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** A session nonce: 32 random bytes, base64url. Stored only as its SHA-256. */
+export function generateNonce(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** SHA-256 (hex) of a nonce: the stored form, looked up exactly. */
+export function hashNonce(nonce: string): string {
+  return sha256Hex(nonce);
 }
 
 /**

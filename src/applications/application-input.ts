@@ -12,7 +12,8 @@ import {
 } from '../permissions.js';
 import { normalizeContainer } from '../tokens/containers.js';
 
-const RuleSchema = v.strictObject({
+/** One access rule as an application or a session authorization gives it (containers not yet normalized). */
+export const RuleSchema = v.strictObject({
   description: v.optional(v.pipe(v.string(), v.maxLength(500, 'must be at most 500 characters'))),
   priority: v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be at least 0')),
   container: v.string('must be a container path like /pci/high/'),

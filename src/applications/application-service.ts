@@ -7,7 +7,9 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { ApplicationRecord, Store } from '../storage/store.js';
 import { formatIso } from '../tokens/expiry.js';
-import { MIN_KEY_LENGTH, generateApiKey, hashApiKey, hashesEqual } from './api-keys.js';
+import { resolveSessionKey } from '../sessions/session-auth.js';
+import { MIN_KEY_LENGTH, SESSION_KEY_PREFIX, hashApiKey, hashesEqual, newApplicationKey } from './api-keys.js';
+import { AuthCache } from './auth-cache.js';
 import { type ApplicationInput, parseCreateApplication, parseUpdateApplication } from './application-input.js';
 
 /**
@@ -24,9 +26,6 @@ function lastAdministrator(id: string): ConflictError {
       'deleting it or removing those permissions would lock the tenant out. Give them to another application first.',
   );
 }
-
-/** Past this many remembered keys the cache starts over (a bound, not an expected size). */
-const MAX_CACHED_KEYS = 10_000;
 
 /** An application as the API returns it. `key` appears only on create and regenerate. */
 export interface ApplicationView {
@@ -51,39 +50,44 @@ export class ApplicationService {
   #store: Store;
   #clock: Clock;
   #audit: AuditLog;
-  /** Key hash → Caller, for `authCacheMs`. Only valid keys are cached, so unknown keys cannot fill it. */
-  #callers = new Map<string, { caller: Caller; until: number }>();
-  #cacheMs: number;
+  /** Resolved keys (application and session keys alike), for `authCacheMs`. */
+  #callers: AuthCache;
 
-  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCacheMs?: number }) {
+  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCache?: AuthCache }) {
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
-    this.#cacheMs = deps.authCacheMs ?? 0;
+    this.#callers = deps.authCache ?? new AuthCache(0);
   }
 
   /**
-   * Resolves an API key to its Caller; AuthenticationError for a missing or unknown key.
-   * A resolved key is remembered for `authCacheMs` (vault option, default 1 s): changes made
-   * through this vault (update, regenerate, delete) forget every remembered key at once; a change
-   * made by another process sharing the database takes effect within that time.
+   * Resolves an API key (any live key of an application) or an authorized session key to its
+   * Caller; AuthenticationError for a missing or unknown key, and for a session key that is
+   * expired or not yet authorized (saying which). A resolved key is remembered for `authCacheMs`
+   * (vault option, default 1 s; a session key never past its expiry): changes made through this
+   * vault (application update, regenerate, delete, key deletion) forget every remembered key at
+   * once; a change made by another process sharing the database takes effect within that time.
    */
   async authenticate(key: string | null | undefined): Promise<Caller> {
     if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
     const { keyHash, keyLookup } = hashApiKey(key);
     const now = this.#clock.now();
-    const cached = this.#callers.get(keyHash);
-    if (cached !== undefined && now < cached.until) return cached.caller;
-    const candidates = await this.#store.findApplicationsByKeyLookup(keyLookup);
+    const cached = this.#callers.get(keyHash, now);
+    if (cached !== undefined) return cached;
+    if (key.startsWith(SESSION_KEY_PREFIX)) {
+      const session = await resolveSessionKey(this.#store, keyHash, keyLookup, now);
+      if (session !== null) {
+        this.#callers.set(keyHash, session.caller, now, session.expiresAt);
+        return session.caller;
+      }
+    }
+    const candidates = await this.#store.findApplicationKeys(keyLookup);
     // Compare against every candidate so the time does not depend on which one matched.
     let match: ApplicationRecord | undefined;
-    for (const app of candidates) if (hashesEqual(app.keyHash, keyHash)) match = app;
+    for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found.application;
     if (!match) throw new AuthenticationError('The API key is not valid');
     const caller = makeCaller(match);
-    if (this.#cacheMs > 0) {
-      if (this.#callers.size >= MAX_CACHED_KEYS) this.#callers.clear();
-      this.#callers.set(keyHash, { caller, until: now + this.#cacheMs });
-    }
+    this.#callers.set(keyHash, caller, now);
     return caller;
   }
 
@@ -139,14 +143,19 @@ export class ApplicationService {
     });
   }
 
-  /** Issues a new key (application:update); the old key stops working at once. */
+  /**
+   * Issues a new key (application:update) that replaces every key of the application: all of its
+   * old keys stop working at once. (To rotate without a gap, add a key with the keys API and
+   * delete the old one once clients use the new one.)
+   */
   async regenerateKey(caller: Caller, id: string): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:regenerate', id, async () => {
       requirePermission(caller, 'application:update');
       const current = await this.#find(caller, id);
-      const key = generateApiKey();
-      const next: ApplicationRecord = { ...current, ...hashApiKey(key), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
-      if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
+      const now = this.#clock.now();
+      const { record, key } = newApplicationKey(current, caller.applicationId, now);
+      const next: ApplicationRecord = { ...current, modifiedBy: caller.applicationId, modifiedAt: now };
+      if (!(await this.#store.replaceApplicationKeys(record, caller.applicationId))) throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:regenerate', id);
       return { ...view(next), key };
@@ -176,18 +185,10 @@ export class ApplicationService {
   }
 
   async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): Promise<{ app: ApplicationRecord; key: string }> {
-    const key = givenKey ?? generateApiKey();
-    const app: ApplicationRecord = {
-      id: randomUUID(),
-      tenantId,
-      ...input,
-      ...hashApiKey(key),
-      createdBy,
-      createdAt: this.#clock.now(),
-      modifiedBy: null,
-      modifiedAt: null,
-    };
-    await this.#store.createApplication(app);
+    const now = this.#clock.now();
+    const app: ApplicationRecord = { id: randomUUID(), tenantId, ...input, createdBy, createdAt: now, modifiedBy: null, modifiedAt: null };
+    const { record, key } = newApplicationKey(app, createdBy, now, givenKey);
+    await this.#store.createApplication(app, record);
     return { app, key };
   }
 

@@ -320,6 +320,38 @@ const SCHEMAS: Record<string, Schema> = {
     },
   },
   ApplicationList: list('Application'),
+  ApplicationKey: {
+    type: 'object',
+    required: ['id', 'created_at'],
+    properties: {
+      id: uuid(),
+      key: str('The API key: in the response that created it only.'),
+      created_by: uuid(),
+      created_at: dateTime(),
+    },
+  },
+  ApplicationKeyList: { type: 'array', description: 'Every key of the application, oldest first (not paginated: at most 20).', items: ref('ApplicationKey') },
+  Session: {
+    type: 'object',
+    required: ['session_key', 'nonce', 'expires_at'],
+    properties: {
+      session_key: str('The session key, shown once; it authenticates once the nonce is authorized.'),
+      nonce: str('Hand it to a private application to authorize the session; works once.'),
+      expires_at: dateTime('3 minutes after creation.'),
+    },
+  },
+  AuthorizeSessionRequest: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['nonce'],
+    description: 'Exactly one of permissions (held on every container) or rules. Token permissions only, within the authorizing application’s own grants.',
+    properties: {
+      nonce: str(undefined, { maxLength: 200 }),
+      permissions: { type: 'array', minItems: 1, items: { enum: ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'] } },
+      rules: { type: 'array', minItems: 1, maxItems: 100, items: ref('AccessRule') },
+      expires_at: dateTime('An earlier expiry (it cannot be extended).'),
+    },
+  },
   AuditEntry: {
     type: 'object',
     required: ['seq', 'tenant_id', 'actor', 'operation', 'resource_id', 'outcome', 'detail', 'at'],

@@ -12,14 +12,16 @@ export interface SweepResult {
   idempotencyKeysRemoved: number;
   /** Asynchronous reactor runs whose result passed its 24 hours. */
   reactorResultsRemoved: number;
+  /** Sessions past their expiry (they stopped authenticating then). */
+  sessionsRemoved: number;
 }
 
 const BATCH = 500;
 
 /**
- * Removes expired tokens, cvc values past their one-hour lifetime, expired idempotency records and
- * asynchronous reactor results past their 24 hours.
- * Reads already ignore all three from the moment they lapse; the sweep makes the removal physical
+ * Removes expired tokens, cvc values past their one-hour lifetime, expired idempotency records,
+ * asynchronous reactor results past their 24 hours and expired sessions.
+ * Reads already ignore them from the moment they lapse; the sweep makes the removal physical
  * (and keeps the idempotency table from growing with every request). Safe to run from several
  * instances: removal is idempotent and cvc removal is compare-and-set on the ciphertext.
  * Purging a token and removing a cvc also withdraw, in the same transaction, the stored idempotent
@@ -58,8 +60,13 @@ export async function sweep(store: Store, keys: KeyRing, clock: Clock, logger: L
     reactorResultsRemoved += removed;
     if (removed < BATCH) break;
   }
-  if (expired > 0 || cvcRemoved > 0 || idempotencyKeysRemoved > 0 || reactorResultsRemoved > 0) {
-    logger.info('sweep', { expired, cvcRemoved, idempotencyKeysRemoved, reactorResultsRemoved });
+  let sessionsRemoved = 0;
+  for (;;) {
+    const removed = await store.purgeExpiredSessions(now, BATCH);
+    sessionsRemoved += removed;
+    if (removed < BATCH) break;
   }
-  return { expired, cvcRemoved, idempotencyKeysRemoved, reactorResultsRemoved };
+  const result = { expired, cvcRemoved, idempotencyKeysRemoved, reactorResultsRemoved, sessionsRemoved };
+  if (Object.values(result).some((n) => n > 0)) logger.info('sweep', result);
+  return result;
 }

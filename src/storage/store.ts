@@ -120,15 +120,67 @@ export interface ApplicationRecord {
   type: ApplicationType;
   permissions: Permission[];
   rules: AccessRule[];
+  createdBy: string | null;
+  createdAt: number;
+  modifiedBy: string | null;
+  modifiedAt: number | null;
+}
+
+/** One API key of an application (an application has one or more). Only its hash is stored. */
+export interface ApplicationKeyRecord {
+  id: string;
+  tenantId: string;
+  applicationId: string;
   /** SHA-256 of the API key (hex); compared in constant time. */
   keyHash: string;
   /** First 16 hex characters of keyHash; an indexed lookup column that is not enough to authenticate. */
   keyLookup: string;
   createdBy: string | null;
   createdAt: number;
-  modifiedBy: string | null;
-  modifiedAt: number | null;
 }
+
+/** A key that authenticated: the key and its application. */
+export interface ApplicationKeyMatch {
+  key: ApplicationKeyRecord;
+  application: ApplicationRecord;
+}
+
+/** What an authorized session may do (before it is bounded by its authorizer's current grants). */
+export interface SessionGrants {
+  permissions: Permission[];
+  rules: AccessRule[];
+}
+
+/** A session: a short-lived key minted by a public application, usable once a private one authorizes it. */
+export interface SessionRecord {
+  id: string;
+  tenantId: string;
+  /** The (public) application that created it. */
+  applicationId: string;
+  /** SHA-256 (hex) of the session key; compared in constant time. */
+  keyHash: string;
+  /** First 16 hex characters of keyHash (indexed). */
+  keyLookup: string;
+  /** SHA-256 (hex) of the nonce that authorizes it; unique per tenant. */
+  nonceHash: string;
+  createdAt: number;
+  expiresAt: number;
+  /** The (private) application that authorized it; null until then. */
+  authorizedBy: string | null;
+  authorizedAt: number | null;
+  grants: SessionGrants | null;
+}
+
+/** An authorization of a pending session (Store.authorizeSession). */
+export interface SessionAuthorization {
+  authorizedBy: string;
+  authorizedAt: number;
+  grants: SessionGrants;
+  /** A requested earlier expiry; the session keeps the earlier of this and its own. */
+  expiresAt: number | null;
+}
+
+export type AuthorizeSessionResult = { status: 'authorized'; session: SessionRecord } | { status: 'not_found' } | { status: 'already_authorized' };
 
 export interface AuditEntry {
   tenantId: string;
@@ -377,11 +429,34 @@ export interface Store {
   countTokensBelowKeyVersion(tenantId: string, version: number): MaybePromise<number>;
 
   // --- applications ----------------------------------------------------------------------------
-  /** Inserts; ConflictError when the id exists. */
-  createApplication(app: ApplicationRecord): MaybePromise<void>;
+  /** Inserts the application and its first key in one transaction; ConflictError when the id exists (nothing written). */
+  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): MaybePromise<void>;
   getApplication(tenantId: string, id: string): MaybePromise<ApplicationRecord | null>;
-  /** Every application whose keyLookup matches (normally one); the caller compares keyHash in constant time. */
-  findApplicationsByKeyLookup(keyLookup: string): MaybePromise<ApplicationRecord[]>;
+  /**
+   * Every application key whose keyLookup matches (normally one), any tenant, with its application;
+   * the caller compares keyHash in constant time.
+   */
+  findApplicationKeys(keyLookup: string): MaybePromise<ApplicationKeyMatch[]>;
+  /**
+   * Adds a key to an existing application of the tenant: 'not_found' when there is none, 'limit'
+   * (nothing written) when it already has `max` keys. Concurrent additions to one application are
+   * serialized, so the limit holds under races.
+   */
+  createApplicationKey(key: ApplicationKeyRecord, max: number): MaybePromise<'created' | 'not_found' | 'limit'>;
+  /** The keys of an application of the tenant, oldest first ([] when there is no such application). */
+  listApplicationKeys(tenantId: string, applicationId: string): MaybePromise<ApplicationKeyRecord[]>;
+  getApplicationKey(tenantId: string, applicationId: string, keyId: string): MaybePromise<ApplicationKeyRecord | null>;
+  /**
+   * Deletes one key of an application; 'last_key' (nothing deleted) when it is the application's
+   * only key. Concurrent deletions of one application's keys are serialized, so racing deletions
+   * of its last two keys leave one.
+   */
+  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): MaybePromise<'deleted' | 'not_found' | 'last_key'>;
+  /**
+   * Atomically replaces every key of an existing application with `key` and stamps the application
+   * modified (`modifiedBy`, `key.createdAt`); false (nothing written) when there is no such application.
+   */
+  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): MaybePromise<boolean>;
   listApplications(tenantId: string, page: PageRequest): MaybePromise<PageResult<ApplicationRecord>>;
   /**
    * Replaces the mutable fields of an existing application; false when missing. With `keep`: in the
@@ -390,8 +465,26 @@ export interface Store {
    * changes of one tenant's applications are serialized, so two cannot each remove "the other" holder.
    */
   updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
-  /** Deletes; false when missing. `keep`: as in updateApplication. */
+  /**
+   * Deletes, with its keys and the sessions it created or authorized, in one transaction; false
+   * when missing. `keep`: as in updateApplication.
+   */
   deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
+
+  // --- sessions ---------------------------------------------------------------------------------
+  /** Inserts a pending session; ConflictError when its id or (tenant, nonce) exists. */
+  createSession(session: SessionRecord): MaybePromise<void>;
+  /** Every session whose keyLookup matches (normally one), any tenant, expired or not; the caller compares keyHash. */
+  findSessions(keyLookup: string): MaybePromise<SessionRecord[]>;
+  /**
+   * Atomically authorizes the tenant's pending session with that nonce hash if it has not expired at
+   * `now`: sets the grants and authorizer, and lowers expiresAt to `authorization.expiresAt` when
+   * that is earlier. A nonce works once: of racing authorizations exactly one gets 'authorized', the
+   * others 'already_authorized'. Unknown, other tenant's and expired nonces: 'not_found'.
+   */
+  authorizeSession(tenantId: string, nonceHash: string, authorization: SessionAuthorization, now: number): MaybePromise<AuthorizeSessionResult>;
+  /** Removes up to `limit` sessions (any tenant) whose expiresAt <= now; returns how many. */
+  purgeExpiredSessions(now: number, limit: number): MaybePromise<number>;
 
   // --- reactor formulas and reactors ------------------------------------------------------------
   /** Inserts; ConflictError when the id exists. */

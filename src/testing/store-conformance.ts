@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, ValidationError } from '../errors.js';
 import { runJobConformance } from './job-conformance.js';
+import { credentialsConformance } from './credentials-conformance.js';
 import type {
+  ApplicationKeyRecord,
   ApplicationRecord,
   AuditEntry,
   FormulaRecord,
@@ -65,7 +68,6 @@ export function makeAudit(overrides: Partial<AuditEntry> = {}): AuditEntry {
 /** An application of tenant A, with overrides. */
 export function makeApplication(overrides: Partial<ApplicationRecord> = {}): ApplicationRecord {
   const id = overrides.id ?? nextId('app');
-  const keyHash = Buffer.from(`key of ${id}`).toString('hex').padEnd(64, '0').slice(0, 64);
   return {
     id,
     tenantId: TENANT_A,
@@ -73,14 +75,19 @@ export function makeApplication(overrides: Partial<ApplicationRecord> = {}): App
     type: 'private',
     permissions: ['token:create', 'token:read'],
     rules: [{ description: 'all', priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] }],
-    keyHash,
-    keyLookup: keyHash.slice(0, 16),
     createdBy: null,
     createdAt: T0,
     modifiedBy: null,
     modifiedAt: null,
     ...overrides,
   };
+}
+
+/** A key of an application (its tenant and id), with overrides. */
+export function makeApplicationKey(app: Pick<ApplicationRecord, 'tenantId' | 'id'>, overrides: Partial<ApplicationKeyRecord> = {}): ApplicationKeyRecord {
+  const id = overrides.id ?? nextId('key');
+  const keyHash = overrides.keyHash ?? createHash('sha256').update(`key ${id} of ${app.tenantId}/${app.id}`).digest('hex');
+  return { id, tenantId: app.tenantId, applicationId: app.id, keyHash, keyLookup: keyHash.slice(0, 16), createdBy: null, createdAt: T0, ...overrides };
 }
 
 /** A reactor formula of tenant A, with overrides. */
@@ -168,6 +175,8 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
       if (cleanup) await cleanup(store);
       else await store.close();
     });
+
+    credentialsConformance(() => store);
 
     const create = async (token: StoredToken, now = T0) =>
       store.createToken(token, makeAudit({ tenantId: token.tenantId, actor: token.createdBy, resourceId: token.id, at: now }), now);
@@ -905,17 +914,19 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
     });
 
     describe('applications', () => {
+      const createApp = (app: ApplicationRecord) => Promise.resolve().then(() => store.createApplication(app, makeApplicationKey(app)));
+
       it('creates and gets an application; a duplicate id is a ConflictError', async () => {
         const app = makeApplication();
-        await store.createApplication(app);
+        await createApp(app);
         expect(await store.getApplication(TENANT_A, app.id)).toEqual(app);
-        await expect(Promise.resolve().then(() => store.createApplication({ ...app, name: 'again' }))).rejects.toBeInstanceOf(ConflictError);
+        await expect(Promise.resolve().then(() => createApp({ ...app, name: 'again' }))).rejects.toBeInstanceOf(ConflictError);
         expect((await store.getApplication(TENANT_A, app.id))?.name).toBe(app.name);
       });
 
       it('is scoped by tenant: never read, changed or removed through another tenant', async () => {
         const b = makeApplication({ tenantId: TENANT_B });
-        await store.createApplication(b);
+        await createApp(b);
         expect(await store.getApplication(TENANT_A, b.id)).toBeNull();
         expect(await store.updateApplication({ ...b, tenantId: TENANT_A, name: 'hijacked' })).toBe(false);
         expect(await store.deleteApplication(TENANT_A, b.id)).toBe(false);
@@ -923,18 +934,35 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect((await store.listApplications(TENANT_A, cursor(10))).items).toEqual([]);
       });
 
-      it('finds applications by key lookup across tenants', async () => {
-        const a = makeApplication({ keyLookup: 'aaaabbbbccccdddd' });
-        const b = makeApplication({ tenantId: TENANT_B, keyLookup: 'aaaabbbbccccdddd' });
-        const other = makeApplication({ keyLookup: '0000111122223333' });
-        for (const app of [a, b, other]) await store.createApplication(app);
-        expect((await store.findApplicationsByKeyLookup('aaaabbbbccccdddd')).map((x) => x.id).sort()).toEqual([a.id, b.id].sort());
-        expect(await store.findApplicationsByKeyLookup('ffffffffffffffff')).toEqual([]);
+      it('finds application keys, with their application, by key lookup across tenants', async () => {
+        const a = makeApplication();
+        const b = makeApplication({ tenantId: TENANT_B });
+        const other = makeApplication();
+        const keyA = makeApplicationKey(a, { keyHash: 'aaaabbbbccccdddd'.padEnd(64, '1') });
+        const keyB = makeApplicationKey(b, { keyHash: 'aaaabbbbccccdddd'.padEnd(64, '2') });
+        await store.createApplication(a, keyA);
+        await store.createApplication(b, keyB);
+        await createApp(other);
+        const found = await store.findApplicationKeys('aaaabbbbccccdddd');
+        expect(found.sort((x, y) => x.key.keyHash.localeCompare(y.key.keyHash))).toEqual([
+          { key: keyA, application: a },
+          { key: keyB, application: b },
+        ]);
+        expect(await store.findApplicationKeys('ffffffffffffffff')).toEqual([]);
+      });
+
+      it('creates nothing when the application id exists (the key is not added either)', async () => {
+        const app = makeApplication();
+        await createApp(app);
+        const stray = makeApplicationKey(app);
+        await expect(Promise.resolve().then(() => store.createApplication({ ...app, name: 'again' }, stray))).rejects.toBeInstanceOf(ConflictError);
+        expect(await store.getApplicationKey(TENANT_A, app.id, stray.id)).toBeNull();
+        expect(await store.findApplicationKeys(stray.keyLookup)).toEqual([]);
       });
 
       it('lists in creation order with both paging modes', async () => {
         const apps = ['m', 'k', 'z'].map((id) => makeApplication({ id }));
-        for (const app of apps) await store.createApplication(app);
+        for (const app of apps) await createApp(app);
         const one = await store.listApplications(TENANT_A, cursor(2));
         if (one.mode !== 'cursor') throw new Error('cursor mode expected');
         expect(one.items).toEqual(apps.slice(0, 2));
@@ -945,14 +973,12 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
 
       it('updates everything but the identity and creation stamp; false when missing', async () => {
         const app = makeApplication({ createdBy: APP_B });
-        await store.createApplication(app);
+        await createApp(app);
         const next: ApplicationRecord = {
           ...app,
           name: 'Renamed',
           permissions: ['token:read'],
           rules: [],
-          keyHash: 'f'.repeat(64),
-          keyLookup: 'f'.repeat(16),
           modifiedBy: APP_B,
           modifiedAt: T0 + 1,
           createdAt: T0 + 99,
@@ -960,19 +986,19 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         };
         expect(await store.updateApplication(next)).toBe(true);
         expect(await store.getApplication(TENANT_A, app.id)).toEqual({ ...next, createdAt: app.createdAt, createdBy: app.createdBy });
-        expect(await store.findApplicationsByKeyLookup(app.keyLookup)).toEqual([]);
-        expect((await store.findApplicationsByKeyLookup('f'.repeat(16))).map((x) => x.id)).toEqual([app.id]);
         expect(await store.updateApplication(makeApplication({ id: 'missing' }))).toBe(false);
         expect(await store.getApplication(TENANT_A, 'missing')).toBeNull();
       });
 
-      it('deletes once', async () => {
+      it('deletes once, with its keys', async () => {
         const app = makeApplication();
-        await store.createApplication(app);
+        const key = makeApplicationKey(app);
+        await store.createApplication(app, key);
         expect(await store.deleteApplication(TENANT_A, app.id)).toBe(true);
         expect(await store.getApplication(TENANT_A, app.id)).toBeNull();
         expect(await store.deleteApplication(TENANT_A, app.id)).toBe(false);
-        expect(await store.findApplicationsByKeyLookup(app.keyLookup)).toEqual([]);
+        expect(await store.findApplicationKeys(key.keyLookup)).toEqual([]);
+        expect(await store.listApplicationKeys(TENANT_A, app.id)).toEqual([]);
       });
 
       const ADMIN: ApplicationRecord['permissions'] = ['application:create', 'application:update', 'application:read', 'application:delete'];
@@ -983,7 +1009,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         const last = admin();
         const other = makeApplication();
         const elsewhere = admin({ tenantId: TENANT_B });
-        for (const app of [last, other, elsewhere]) await store.createApplication(app);
+        for (const app of [last, other, elsewhere]) await createApp(app);
         expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe('last_holder');
         expect(await store.updateApplication({ ...last, permissions: ['application:create', 'application:read'] }, KEEP)).toBe('last_holder');
         expect(await store.getApplication(TENANT_A, last.id)).toMatchObject({ permissions: ADMIN });
@@ -992,7 +1018,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         expect(await store.deleteApplication(TENANT_A, other.id, KEEP)).toBe(true);
         expect(await store.deleteApplication(TENANT_A, 'missing', KEEP)).toBe(false);
         const second = admin();
-        await store.createApplication(second);
+        await createApp(second);
         expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe(true);
         expect(await store.deleteApplication(TENANT_A, second.id, KEEP)).toBe('last_holder');
         // Without keep, nothing is checked.
@@ -1003,8 +1029,8 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         for (let i = 0; i < 10; i++) {
           const a = admin();
           const b = admin();
-          await store.createApplication(a);
-          await store.createApplication(b);
+          await createApp(a);
+          await createApp(b);
           const results = await Promise.all([
             Promise.resolve().then(() => store.deleteApplication(TENANT_A, a.id, KEEP)),
             Promise.resolve().then(() => (i % 2 === 0 ? store.deleteApplication(TENANT_A, b.id, KEEP) : store.updateApplication({ ...b, permissions: [] }, KEEP))),
@@ -1018,8 +1044,8 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
       });
 
       it('keeps ids per tenant: the same id may exist in two tenants', async () => {
-        await store.createApplication(makeApplication({ id: 'same-app', name: 'A' }));
-        await store.createApplication(makeApplication({ id: 'same-app', name: 'B', tenantId: TENANT_B }));
+        await createApp(makeApplication({ id: 'same-app', name: 'A' }));
+        await createApp(makeApplication({ id: 'same-app', name: 'B', tenantId: TENANT_B }));
         expect((await store.getApplication(TENANT_A, 'same-app'))?.name).toBe('A');
         expect((await store.getApplication(TENANT_B, 'same-app'))?.name).toBe('B');
       });

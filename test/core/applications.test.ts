@@ -23,7 +23,9 @@ describe('applications', () => {
     expect(await vault.applications.get(admin, app.id)).not.toHaveProperty('key');
     const record = await vault.store.getApplication(vault.tenantId, app.id);
     expect(JSON.stringify(record)).not.toContain(app.key);
-    expect(record!.keyHash).toBe(hashApiKey(app.key!).keyHash);
+    const keys = await vault.store.listApplicationKeys(vault.tenantId, app.id);
+    expect(JSON.stringify(keys)).not.toContain(app.key);
+    expect(keys.map((k) => k.keyHash)).toEqual([hashApiKey(app.key!).keyHash]);
   });
 
   it('authenticates the key to a caller and rejects unknown, empty and missing keys', async () => {

@@ -46,7 +46,7 @@ describe('expiration', () => {
     await expect(vault.tokens.get(revealer, token.id)).rejects.toThrow(NotFoundError);
     expect((await vault.tokens.list(revealer)).data).toEqual([]);
     await expect(vault.tokens.update(revealer, token.id, { metadata: { a: 'b' } })).rejects.toThrow(NotFoundError);
-    expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0 });
     const reference = await vault.store.getDeletedToken(vault.tenantId, token.id);
     expect(reference?.deletedBy).toBe('system:expiry');
     // The id is still not reusable.
@@ -71,12 +71,12 @@ describe('card cvc', () => {
     const { cvc: _cvc, ...withoutCvc } = CARD;
     expect((await vault.tokens.get(revealer, token.id)).data).toEqual(withoutCvc);
     const before = await vault.store.getToken(vault.tenantId, token.id, vault.clock.now());
-    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 1, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 1, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0 });
     const after = await vault.store.getToken(vault.tenantId, token.id, vault.clock.now());
     expect(after!.cvcPurgeAt).toBeNull();
     expect(Buffer.from(after!.ciphertext).equals(Buffer.from(before!.ciphertext))).toBe(false);
     expect((await vault.tokens.get(revealer, token.id)).data).toEqual(withoutCvc);
-    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0 });
   });
 
   it('a cvc written by an update lives one hour from that update', async () => {

@@ -91,7 +91,7 @@ if (PG_URL === undefined) {
       const card = await vault.tokens.create(revealer, { type: 'card', data: CARD });
       const brief = await vault.tokens.create(revealer, { type: 'token', data: 'brief', expires_at: '2030-01-01T00:30:00Z' });
       vault.clock.advance(HOUR);
-      expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 1, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0 });
+      expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 1, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0 });
       expect((await vault.store.getDeletedToken(vault.tenantId, brief.id))?.deletedBy).toBe('system:expiry');
       const { cvc: _cvc, ...withoutCvc } = CARD;
       expect((await vault.tokens.get(revealer, card.id)).data).toEqual(withoutCvc);

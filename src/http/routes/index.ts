@@ -1,7 +1,9 @@
+import { applicationKeyRoutes } from './application-keys.js';
 import { applicationRoutes } from './applications.js';
 import { logRoutes } from './logs.js';
 import { formulaRoutes } from './formulas.js';
 import { reactorRoutes } from './reactors.js';
+import { sessionRoutes } from './sessions.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
 import { tenantRoutes } from './tenants.js';
@@ -15,6 +17,8 @@ export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...reactorRoutes,
   ...formulaRoutes,
   ...applicationRoutes,
+  ...applicationKeyRoutes,
+  ...sessionRoutes,
   ...logRoutes,
   ...tenantRoutes,
   ...systemRoutes,

@@ -285,6 +285,54 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ALTER COLUMN formula_id DROP NOT NULL;
   ALTER TABLE reactors ADD CONSTRAINT reactors_formula_or_code CHECK ((formula_id IS NULL) <> (code IS NULL));
   `,
+  /* 7: application keys and sessions: several keys per application, keys moved out of applications */ `
+  CREATE TABLE application_keys (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tenant_id text NOT NULL,
+    application_id text NOT NULL,
+    id text NOT NULL,
+    key_hash text NOT NULL,
+    key_lookup text NOT NULL,
+    created_by text,
+    created_at bigint NOT NULL,
+    UNIQUE (tenant_id, application_id, id)
+  );
+  CREATE INDEX application_keys_lookup ON application_keys (key_lookup);
+  INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at)
+    SELECT tenant_id, id, gen_random_uuid()::text, key_hash, key_lookup, created_by, coalesce(modified_at, created_at) FROM applications ORDER BY seq;
+  DROP INDEX applications_key_lookup;
+  ALTER TABLE applications DROP COLUMN key_hash, DROP COLUMN key_lookup;
+
+  CREATE TABLE sessions (
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    application_id text NOT NULL,
+    key_hash text NOT NULL,
+    key_lookup text NOT NULL,
+    nonce_hash text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    authorized_by text,
+    authorized_at bigint,
+    grants json,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX sessions_key_lookup ON sessions (key_lookup);
+  CREATE UNIQUE INDEX sessions_nonce ON sessions (tenant_id, nonce_hash);
+  CREATE INDEX sessions_expires_at ON sessions (expires_at);
+  CREATE INDEX sessions_application ON sessions (tenant_id, application_id);
+  CREATE INDEX sessions_authorized_by ON sessions (tenant_id, authorized_by) WHERE authorized_by IS NOT NULL;
+
+  -- An application's credentials go with it, in the deleting transaction.
+  CREATE FUNCTION application_credentials_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+  BEGIN
+    DELETE FROM application_keys WHERE tenant_id = OLD.tenant_id AND application_id = OLD.id;
+    DELETE FROM sessions WHERE tenant_id = OLD.tenant_id AND (application_id = OLD.id OR authorized_by = OLD.id);
+    RETURN NULL;
+  END;
+  $$;
+  CREATE TRIGGER application_credentials_gone AFTER DELETE ON applications FOR EACH ROW EXECUTE FUNCTION application_credentials_gone();
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -3,9 +3,12 @@ import { ConflictError } from '../../errors.js';
 import type { Permission } from '../../permissions.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../sqlite/like-pattern.js';
 import type {
+  ApplicationKeyMatch,
+  ApplicationKeyRecord,
   ApplicationRecord,
   AuditEntry,
   AuditFilter,
+  AuthorizeSessionResult,
   CreateTokenResult,
   DeletedTokenRecord,
   FormulaRecord,
@@ -19,6 +22,8 @@ import type {
   PageResult,
   ReactorFilter,
   ReactorRecord,
+  SessionAuthorization,
+  SessionRecord,
   Store,
   StoredAuditEntry,
   StoredToken,
@@ -33,6 +38,7 @@ import { PostgresReactorRequests } from './postgres-reactor-requests.js';
 import { SqlParams, runPage } from './paging.js';
 import { PgExecutor, type Queryable } from './pg-executor.js';
 import { quoteSchema, resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
+import { PostgresCredentials } from './postgres-credentials.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import {
   APPLICATION_COLUMNS,
@@ -73,6 +79,7 @@ export class PostgresStore implements Store {
   readonly #tokens: PostgresTokens;
   readonly #jobs: PostgresJobs;
   readonly #requests: PostgresReactorRequests;
+  readonly #credentials: PostgresCredentials;
   #closed: Promise<void> | undefined;
 
   /** Prefer `createPostgresStore`. `owned`: whether `close()` ends the pool. */
@@ -86,6 +93,7 @@ export class PostgresStore implements Store {
     this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
     this.#jobs = new PostgresJobs(this.#db, this.#s);
     this.#requests = new PostgresReactorRequests(this.#db, this.#s, this.#jobs);
+    this.#credentials = new PostgresCredentials(this.#db, this.#s);
   }
 
   /** The pool, for diagnostics and backups. Do not write to the store's tables. */
@@ -215,22 +223,24 @@ export class PostgresStore implements Store {
 
   // --- applications ----------------------------------------------------------------------------
 
-  async createApplication(app: ApplicationRecord): Promise<void> {
-    const result = await this.#db.query(this.#sql.insertApplication, [
-      app.tenantId,
-      app.id,
-      app.name,
-      app.type,
-      json(app.permissions ?? []),
-      json(app.rules ?? []),
-      app.keyHash,
-      app.keyLookup,
-      app.createdBy ?? null,
-      app.createdAt,
-      app.modifiedBy ?? null,
-      app.modifiedAt ?? null,
-    ]);
-    if (result.rowCount === 0) throw new ConflictError(`Application '${app.id}' already exists`);
+  /** The application and its first key in one transaction. */
+  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): Promise<void> {
+    return this.#db.transaction(async (tx) => {
+      const result = await tx.query(this.#sql.insertApplication, [
+        app.tenantId,
+        app.id,
+        app.name,
+        app.type,
+        json(app.permissions ?? []),
+        json(app.rules ?? []),
+        app.createdBy ?? null,
+        app.createdAt,
+        app.modifiedBy ?? null,
+        app.modifiedAt ?? null,
+      ]);
+      if (result.rowCount === 0) throw new ConflictError(`Application '${app.id}' already exists`);
+      await this.#credentials.insertKey(tx, key);
+    });
   }
 
   async getApplication(tenantId: string, id: string): Promise<ApplicationRecord | null> {
@@ -238,8 +248,28 @@ export class PostgresStore implements Store {
     return rows.length === 0 ? null : toApplication(rows[0]!);
   }
 
-  async findApplicationsByKeyLookup(keyLookup: string): Promise<ApplicationRecord[]> {
-    return (await this.#db.query(this.#sql.findApplications, [keyLookup])).rows.map(toApplication);
+  findApplicationKeys(keyLookup: string): Promise<ApplicationKeyMatch[]> {
+    return this.#credentials.findKeys(keyLookup);
+  }
+
+  createApplicationKey(key: ApplicationKeyRecord, max: number): Promise<'created' | 'not_found' | 'limit'> {
+    return this.#credentials.createKey(key, max);
+  }
+
+  listApplicationKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyRecord[]> {
+    return this.#credentials.listKeys(tenantId, applicationId);
+  }
+
+  getApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKeyRecord | null> {
+    return this.#credentials.getKey(tenantId, applicationId, keyId);
+  }
+
+  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<'deleted' | 'not_found' | 'last_key'> {
+    return this.#credentials.deleteKey(tenantId, applicationId, keyId);
+  }
+
+  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): Promise<boolean> {
+    return this.#credentials.replaceKeys(key, modifiedBy);
   }
 
   /** In creation order. */
@@ -258,8 +288,6 @@ export class PostgresStore implements Store {
       app.type,
       json(app.permissions ?? []),
       json(app.rules ?? []),
-      app.keyHash,
-      app.keyLookup,
       app.modifiedBy ?? null,
       app.modifiedAt ?? null,
       app.tenantId,
@@ -294,6 +322,25 @@ export class PostgresStore implements Store {
     const after = rows.filter((row) => (row['id'] === id ? next !== null && holds(next) : holds(row['permissions'] as string[])));
     if (before.length > 0 && after.length === 0 && rows.some((row) => row['id'] === id)) return 'last_holder';
     return write();
+  }
+
+  // --- sessions ---------------------------------------------------------------------------------
+
+  /** ConflictError (nothing written) when the id or the tenant's nonce hash exists. */
+  createSession(session: SessionRecord): Promise<void> {
+    return this.#credentials.createSession(session);
+  }
+
+  findSessions(keyLookup: string): Promise<SessionRecord[]> {
+    return this.#credentials.findSessions(keyLookup);
+  }
+
+  authorizeSession(tenantId: string, nonceHash: string, authorization: SessionAuthorization, now: number): Promise<AuthorizeSessionResult> {
+    return this.#credentials.authorizeSession(tenantId, nonceHash, authorization, now);
+  }
+
+  purgeExpiredSessions(now: number, limit: number): Promise<number> {
+    return this.#credentials.purgeExpiredSessions(now, limit);
   }
 
   // --- reactor formulas and reactors ------------------------------------------------------------

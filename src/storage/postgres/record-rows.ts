@@ -25,7 +25,7 @@ export const toWrappedKey = (row: Row): WrappedKeyRecord => ({
 });
 
 export const APPLICATION_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.key_hash, t.key_lookup, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at';
 export const toApplication = (row: Row): ApplicationRecord => ({
   id: row['id'] as string,
   tenantId: row['tenant_id'] as string,
@@ -33,8 +33,6 @@ export const toApplication = (row: Row): ApplicationRecord => ({
   type: row['type'] as ApplicationType,
   permissions: row['permissions'] as Permission[],
   rules: row['rules'] as AccessRule[],
-  keyHash: row['key_hash'] as string,
-  keyLookup: row['key_lookup'] as string,
   createdBy: row['created_by'] as string | null,
   createdAt: row['created_at'] as number,
   modifiedBy: row['modified_by'] as string | null,

@@ -14,13 +14,12 @@ export function recordStatements(s: string) {
     listWrappedKeys: `SELECT tenant_id, purpose, version, wrapped, created_at FROM ${s}.wrapped_keys WHERE tenant_id = $1 AND purpose = $2 ORDER BY version`,
 
     insertApplication:
-      `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) ` +
-      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
+      `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tenant_id, id) DO NOTHING',
     getApplication: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.tenant_id = $1 AND t.id = $2`,
-    findApplications: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.key_lookup = $1 ORDER BY t.seq`,
     updateApplication:
-      `UPDATE ${s}.applications SET name = $1, type = $2, permissions = $3, rules = $4, key_hash = $5, key_lookup = $6, modified_by = $7, modified_at = $8 ` +
-      'WHERE tenant_id = $9 AND id = $10',
+      `UPDATE ${s}.applications SET name = $1, type = $2, permissions = $3, rules = $4, modified_by = $5, modified_at = $6 ` +
+      'WHERE tenant_id = $7 AND id = $8',
     deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
     /** tenant: every application's id and permissions, rows locked in seq order (see PostgresStore.#guarded). */
     lockApplicationPermissions: `SELECT id, permissions FROM ${s}.applications WHERE tenant_id = $1 ORDER BY seq FOR UPDATE`,

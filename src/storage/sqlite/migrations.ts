@@ -285,6 +285,56 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   -- empty), mapped to null in record-rows.ts.
   ALTER TABLE reactors ADD COLUMN code TEXT;
   `,
+  /* 7: application keys and sessions: several keys per application, keys moved out of applications */ `
+  CREATE TABLE application_keys (
+    seq INTEGER PRIMARY KEY,        -- creation order
+    tenant_id TEXT NOT NULL,
+    application_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    key_lookup TEXT NOT NULL,
+    created_by TEXT,
+    created_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, application_id, id)
+  );
+  CREATE INDEX application_keys_lookup ON application_keys (key_lookup);
+  INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at)
+    SELECT tenant_id, id,
+      lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' ||
+        substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))),
+      key_hash, key_lookup, created_by, coalesce(modified_at, created_at)
+    FROM applications ORDER BY seq;
+  DROP INDEX applications_key_lookup;
+  ALTER TABLE applications DROP COLUMN key_hash;
+  ALTER TABLE applications DROP COLUMN key_lookup;
+
+  CREATE TABLE sessions (
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    application_id TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    key_lookup TEXT NOT NULL,
+    nonce_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    authorized_by TEXT,
+    authorized_at INTEGER,
+    grants TEXT,                    -- JSON { permissions, rules }
+    PRIMARY KEY (tenant_id, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX sessions_key_lookup ON sessions (key_lookup);
+  CREATE UNIQUE INDEX sessions_nonce ON sessions (tenant_id, nonce_hash);
+  CREATE INDEX sessions_expires_at ON sessions (expires_at);
+  CREATE INDEX sessions_application ON sessions (tenant_id, application_id);
+  CREATE INDEX sessions_authorized_by ON sessions (tenant_id, authorized_by) WHERE authorized_by IS NOT NULL;
+
+  -- An application's credentials go with it, in the deleting transaction.
+  CREATE TRIGGER application_credentials_gone AFTER DELETE ON applications BEGIN
+    DELETE FROM application_keys WHERE tenant_id = OLD.tenant_id AND application_id = OLD.id;
+    DELETE FROM sessions WHERE tenant_id = OLD.tenant_id AND application_id = OLD.id;
+    DELETE FROM sessions WHERE tenant_id = OLD.tenant_id AND authorized_by = OLD.id;
+  END;
+  `,
 ]);
 
 /**

@@ -50,7 +50,7 @@ export const toDeletedToken = (row: DeletedTokenRow): DeletedTokenRecord => ({
 });
 
 export const APPLICATION_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.key_hash, t.key_lookup, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at';
 export interface ApplicationRow {
   seq: number;
   tenant_id: string;
@@ -59,8 +59,6 @@ export interface ApplicationRow {
   type: ApplicationType;
   permissions: string;
   rules: string;
-  key_hash: string;
-  key_lookup: string;
   created_by: string | null;
   created_at: number;
   modified_by: string | null;
@@ -73,8 +71,6 @@ export const toApplication = (row: ApplicationRow): ApplicationRecord => ({
   type: row.type,
   permissions: JSON.parse(row.permissions) as Permission[],
   rules: JSON.parse(row.rules) as AccessRule[],
-  keyHash: row.key_hash,
-  keyLookup: row.key_lookup,
   createdBy: row.created_by,
   createdAt: row.created_at,
   modifiedBy: row.modified_by,

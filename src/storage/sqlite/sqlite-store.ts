@@ -2,9 +2,12 @@ import Database from 'better-sqlite3';
 import { ConflictError } from '../../errors.js';
 import type { Permission } from '../../permissions.js';
 import type {
+  ApplicationKeyMatch,
+  ApplicationKeyRecord,
   ApplicationRecord,
   AuditEntry,
   AuditFilter,
+  AuthorizeSessionResult,
   CreateTokenResult,
   DeletedTokenRecord,
   FormulaRecord,
@@ -18,6 +21,8 @@ import type {
   PageResult,
   ReactorFilter,
   ReactorRecord,
+  SessionAuthorization,
+  SessionRecord,
   Store,
   StoredAuditEntry,
   StoredToken,
@@ -59,6 +64,7 @@ import {
 } from './sqlite-options.js';
 import { SqliteJobs } from './sqlite-jobs.js';
 import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
+import { SqliteCredentials } from './sqlite-credentials.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
@@ -73,12 +79,11 @@ const SQL = {
   listWrappedKeys: 'SELECT tenant_id, purpose, version, wrapped, created_at FROM wrapped_keys WHERE tenant_id = ? AND purpose = ? ORDER BY version',
 
   insertApplication:
-    'INSERT INTO applications (tenant_id, id, name, type, permissions, rules, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+    'INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getApplication: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.tenant_id = ? AND t.id = ?`,
-  findApplications: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.key_lookup = ? ORDER BY t.seq`,
   updateApplication:
-    'UPDATE applications SET name = ?, type = ?, permissions = ?, rules = ?, key_hash = ?, key_lookup = ?, modified_by = ?, modified_at = ? ' +
+    'UPDATE applications SET name = ?, type = ?, permissions = ?, rules = ?, modified_by = ?, modified_at = ? ' +
     'WHERE tenant_id = ? AND id = ?',
   deleteApplication: 'DELETE FROM applications WHERE tenant_id = ? AND id = ?',
   applicationPermissions: 'SELECT id, permissions FROM applications WHERE tenant_id = ?',
@@ -146,6 +151,8 @@ export class SqliteStore implements Store {
     (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean) => boolean | 'last_holder'
   >;
   #appendAuditTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
+  #credentials: SqliteCredentials;
+  #createApplicationTx: SqliteTransaction<(app: ApplicationRecord, key: ApplicationKeyRecord) => void>;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
   constructor(db: BetterSqlite3Database, owned: boolean) {
@@ -162,6 +169,8 @@ export class SqliteStore implements Store {
     this.#completeTx = db.transaction(this.#complete);
     this.#guardedTx = db.transaction(this.#guarded);
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
+    this.#credentials = new SqliteCredentials(db, this.#statements);
+    this.#createApplicationTx = db.transaction(this.#createApplication);
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
@@ -262,7 +271,11 @@ export class SqliteStore implements Store {
   // --- applications ----------------------------------------------------------------------------
 
   /** Ids are unique per tenant. */
-  createApplication(app: ApplicationRecord): void {
+  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): void {
+    this.#createApplicationTx(app, key);
+  }
+
+  #createApplication = (app: ApplicationRecord, key: ApplicationKeyRecord): void => {
     const result = this.#statements
       .get(SQL.insertApplication)
       .run(
@@ -272,23 +285,42 @@ export class SqliteStore implements Store {
         app.type,
         JSON.stringify(app.permissions ?? []),
         JSON.stringify(app.rules ?? []),
-        app.keyHash,
-        app.keyLookup,
         app.createdBy ?? null,
         app.createdAt,
         app.modifiedBy ?? null,
         app.modifiedAt ?? null,
       );
     if (result.changes === 0) throw new ConflictError(`Application '${app.id}' already exists`);
-  }
+    this.#credentials.insertKey(key);
+  };
 
   getApplication(tenantId: string, id: string): ApplicationRecord | null {
     const row = this.#statements.get(SQL.getApplication).get(tenantId, id) as ApplicationRow | undefined;
     return row === undefined ? null : toApplication(row);
   }
 
-  findApplicationsByKeyLookup(keyLookup: string): ApplicationRecord[] {
-    return (this.#statements.get(SQL.findApplications).all(keyLookup) as ApplicationRow[]).map(toApplication);
+  findApplicationKeys(keyLookup: string): ApplicationKeyMatch[] {
+    return this.#credentials.findKeys(keyLookup);
+  }
+
+  createApplicationKey(key: ApplicationKeyRecord, max: number): 'created' | 'not_found' | 'limit' {
+    return this.#credentials.createKey(key, max);
+  }
+
+  listApplicationKeys(tenantId: string, applicationId: string): ApplicationKeyRecord[] {
+    return this.#credentials.listKeys(tenantId, applicationId);
+  }
+
+  getApplicationKey(tenantId: string, applicationId: string, keyId: string): ApplicationKeyRecord | null {
+    return this.#credentials.getKey(tenantId, applicationId, keyId);
+  }
+
+  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): 'deleted' | 'not_found' | 'last_key' {
+    return this.#credentials.deleteKey(tenantId, applicationId, keyId);
+  }
+
+  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): boolean {
+    return this.#credentials.replaceKeys(key, modifiedBy);
   }
 
   /** In creation order. */
@@ -311,8 +343,6 @@ export class SqliteStore implements Store {
         app.type,
         JSON.stringify(app.permissions ?? []),
         JSON.stringify(app.rules ?? []),
-        app.keyHash,
-        app.keyLookup,
         app.modifiedBy ?? null,
         app.modifiedAt ?? null,
         app.tenantId,
@@ -340,6 +370,30 @@ export class SqliteStore implements Store {
     if (before.length > 0 && after.length === 0 && rows.some((row) => row.id === id)) return 'last_holder';
     return write();
   };
+
+  // --- sessions ---------------------------------------------------------------------------------
+
+  /** ConflictError (nothing written) when the id or the tenant's nonce hash exists. */
+  createSession(session: SessionRecord): void {
+    try {
+      this.#credentials.createSession(session);
+    } catch (error) {
+      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new ConflictError(`Session '${session.id}' already exists`);
+      throw error;
+    }
+  }
+
+  findSessions(keyLookup: string): SessionRecord[] {
+    return this.#credentials.findSessions(keyLookup);
+  }
+
+  authorizeSession(tenantId: string, nonceHash: string, authorization: SessionAuthorization, now: number): AuthorizeSessionResult {
+    return this.#credentials.authorizeSession(tenantId, nonceHash, authorization, now);
+  }
+
+  purgeExpiredSessions(now: number, limit: number): number {
+    return this.#credentials.purgeExpiredSessions(now, limit);
+  }
 
   // --- reactor formulas and reactors ------------------------------------------------------------
 

@@ -1,0 +1,58 @@
+import { type Caller, STRICTNESS, TOKEN_PERMISSIONS, makeCaller, transformFor } from '../caller.js';
+import type { AccessRule, Permission, Transform } from '../permissions.js';
+import type { ApplicationRecord, SessionRecord } from '../storage/store.js';
+
+/** Depth of a container path: '/' is 0, '/pci/' 1, '/pci/high/' 2. */
+const depth = (container: string) => container.split('/').length - 2;
+
+/**
+ * The grants two callers share, as permissions and rules: a permission held by both, and on every
+ * container the stricter of their two transforms, nothing where either grants nothing. Exact:
+ * `transformFor(result, p, cs)` equals the stricter of `transformFor(a, p, cs)` and
+ * `transformFor(b, p, cs)` for every permission and container list (test/core/session-grants.test.ts,
+ * a property test).
+ *
+ * Why rules can express it: a container is decided, for each caller, as the deepest of that caller's
+ * rule containers above it is (see coversGrants), so both callers decide every container as the
+ * deepest container of the union of their rule containers above it does. One rule per such
+ * container, deepest first, copies that decision. Where a caller grants nothing, it grants nothing
+ * on any ancestor either (its grants are unions of subtrees), so no shallower rule can grant there.
+ */
+export function intersectGrants(a: Caller, b: Caller): { permissions: Permission[]; rules: AccessRule[] } {
+  const permissions = [...a.permissions].filter((p) => b.permissions.has(p));
+  const containers = [...new Set([...a.rules, ...b.rules].map((r) => r.container.toLowerCase()))];
+  containers.sort((x, y) => depth(y) - depth(x) || (x < y ? -1 : x > y ? 1 : 0));
+  const rules: AccessRule[] = [];
+  containers.forEach((container, priority) => {
+    const byTransform = new Map<Transform, Permission[]>();
+    for (const permission of TOKEN_PERMISSIONS) {
+      const ta = transformFor(a, permission, [container]);
+      const tb = transformFor(b, permission, [container]);
+      if (ta === null || tb === null) continue;
+      const transform = STRICTNESS[ta] >= STRICTNESS[tb] ? ta : tb;
+      byTransform.set(transform, [...(byTransform.get(transform) ?? []), permission]);
+    }
+    for (const [transform, granted] of byTransform) rules.push({ priority, container, transform, permissions: granted });
+  });
+  return { permissions, rules };
+}
+
+/**
+ * The Caller of an authorized session, computed at request time: the session's grants bounded by
+ * what its authorizing application holds now, so a later reduction of the authorizer's permissions
+ * or rules applies to its sessions at once (within the auth cache's bound on other instances).
+ * Its `applicationId` is the session's id; `session` names who created and authorized it.
+ */
+export function sessionCaller(session: SessionRecord & { authorizedBy: string; grants: NonNullable<SessionRecord['grants']> }, authorizer: ApplicationRecord): Caller {
+  const granted = makeCaller({ tenantId: session.tenantId, id: session.id, type: authorizer.type, ...session.grants });
+  const { permissions, rules } = intersectGrants(granted, makeCaller(authorizer));
+  // Not through makeCaller: an empty rule list here means "no grants", not the implicit rules.
+  return Object.freeze({
+    tenantId: session.tenantId,
+    applicationId: session.id,
+    applicationType: authorizer.type,
+    permissions: new Set(permissions),
+    rules: Object.freeze(rules),
+    session: Object.freeze({ id: session.id, createdBy: session.applicationId, authorizedBy: session.authorizedBy, expiresAt: session.expiresAt }),
+  });
+}
