@@ -8,6 +8,7 @@ import type {
   AuditFilter,
   CreateTokenResult,
   DeletedTokenRecord,
+  ExpiredTokenRecord,
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
@@ -29,6 +30,8 @@ import { SqlParams, runPage } from './paging.js';
 import { PgExecutor, type Queryable } from './pg-executor.js';
 import { quoteSchema, resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
 import { PostgresTokens } from './postgres-tokens.js';
+import { PostgresWebhooks } from './postgres-webhooks.js';
+import type { WebhookStore } from '../webhook-records.js';
 import {
   APPLICATION_COLUMNS,
   AUDIT_COLUMNS,
@@ -66,6 +69,7 @@ export class PostgresStore implements Store {
   readonly #s: string;
   readonly #sql: RecordStatements;
   readonly #tokens: PostgresTokens;
+  readonly #webhooks: PostgresWebhooks;
   #closed: Promise<void> | undefined;
 
   /** Prefer `createPostgresStore`. `owned`: whether `close()` ends the pool. */
@@ -77,6 +81,7 @@ export class PostgresStore implements Store {
     this.#s = quoteSchema(schema);
     this.#sql = recordStatements(this.#s);
     this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
+    this.#webhooks = new PostgresWebhooks(this.#db, this.#s);
   }
 
   /** The pool, for diagnostics and backups. Do not write to the store's tables. */
@@ -174,7 +179,7 @@ export class PostgresStore implements Store {
   }
 
   /** Oldest expiry first; one statement per call, taking only rows no other transaction holds. */
-  purgeExpiredTokens(now: number, limit: number): Promise<number> {
+  purgeExpiredTokens(now: number, limit: number): Promise<ExpiredTokenRecord[]> {
     return this.#tokens.purgeExpired(now, limit);
   }
 
@@ -454,6 +459,24 @@ export class PostgresStore implements Store {
   async purgeExpiredIdempotencyKeys(now: number, limit: number): Promise<number> {
     return (await this.#db.query(this.#sql.purgeExpiredIdempotency, [now, checkLimit(limit)])).rowCount ?? 0;
   }
+
+  // --- webhooks (postgres-webhooks.ts) -----------------------------------------------------------
+
+  createWebhook: WebhookStore['createWebhook'] = (w) => this.#webhooks.createWebhook(w);
+  getWebhook: WebhookStore['getWebhook'] = (tenantId, id) => this.#webhooks.getWebhook(tenantId, id);
+  listWebhooks: WebhookStore['listWebhooks'] = (tenantId, page) => this.#webhooks.listWebhooks(tenantId, page);
+  listAllWebhooks: WebhookStore['listAllWebhooks'] = (tenantId, limit) => this.#webhooks.listAllWebhooks(tenantId, limit);
+  updateWebhook: WebhookStore['updateWebhook'] = (w) => this.#webhooks.updateWebhook(w);
+  deleteWebhook: WebhookStore['deleteWebhook'] = (tenantId, id) => this.#webhooks.deleteWebhook(tenantId, id);
+  getWebhookSecret: WebhookStore['getWebhookSecret'] = (tenantId) => this.#webhooks.getWebhookSecret(tenantId);
+  putWebhookSecret: WebhookStore['putWebhookSecret'] = (record, expected) => this.#webhooks.putWebhookSecret(record, expected);
+  createWebhookDelivery: WebhookStore['createWebhookDelivery'] = (d) => this.#webhooks.createWebhookDelivery(d);
+  getWebhookDelivery: WebhookStore['getWebhookDelivery'] = (tenantId, id) => this.#webhooks.getWebhookDelivery(tenantId, id);
+  listWebhookDeliveries: WebhookStore['listWebhookDeliveries'] = (tenantId, filter, page) => this.#webhooks.listWebhookDeliveries(tenantId, filter, page);
+  recordWebhookAttempt: WebhookStore['recordWebhookAttempt'] = (tenantId, id, expected, attempt, outcome) =>
+    this.#webhooks.recordWebhookAttempt(tenantId, id, expected, attempt, outcome);
+  restartWebhookDelivery: WebhookStore['restartWebhookDelivery'] = (tenantId, id, now) => this.#webhooks.restartWebhookDelivery(tenantId, id, now);
+  purgeWebhookDeliveries: WebhookStore['purgeWebhookDeliveries'] = (before, limit) => this.#webhooks.purgeWebhookDeliveries(before, limit);
 
   // --- audit ------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import type {
   AuditFilter,
   CreateTokenResult,
   DeletedTokenRecord,
+  ExpiredTokenRecord,
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
@@ -55,6 +56,8 @@ import {
   type SqliteTransaction,
 } from './sqlite-options.js';
 import { SqliteTokens } from './sqlite-tokens.js';
+import { SqliteWebhooks } from './sqlite-webhooks.js';
+import type { WebhookStore } from '../webhook-records.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
 
@@ -131,6 +134,7 @@ export class SqliteStore implements Store {
   #owned: boolean;
   #statements: StatementCache;
   #tokens: SqliteTokens;
+  #webhooks: SqliteWebhooks;
   #read: <R>(fn: () => R) => R;
   #deleteFormulaTx: SqliteTransaction<(tenantId: string, id: string) => 'deleted' | 'not_found' | 'in_use'>;
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
@@ -148,6 +152,7 @@ export class SqliteStore implements Store {
     const readTx = db.transaction((fn: () => unknown) => fn());
     this.#read = <R>(fn: () => R): R => readTx.deferred(fn) as R;
     this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
+    this.#webhooks = new SqliteWebhooks(db, this.#statements, this.#read);
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
     this.#claimTx = db.transaction(this.#claim);
     this.#completeTx = db.transaction(this.#complete);
@@ -223,7 +228,7 @@ export class SqliteStore implements Store {
   }
 
   /** Oldest expiry first; one transaction per call. */
-  purgeExpiredTokens(now: number, limit: number): number {
+  purgeExpiredTokens(now: number, limit: number): ExpiredTokenRecord[] {
     return this.#tokens.purgeExpired(now, limit);
   }
 
@@ -463,6 +468,24 @@ export class SqliteStore implements Store {
   purgeExpiredIdempotencyKeys(now: number, limit: number): number {
     return this.#statements.get(SQL.purgeExpiredIdempotency).run(now, checkLimit(limit)).changes;
   }
+
+  // --- webhooks (sqlite-webhooks.ts) -------------------------------------------------------------
+
+  createWebhook: WebhookStore['createWebhook'] = (w) => this.#webhooks.createWebhook(w);
+  getWebhook: WebhookStore['getWebhook'] = (tenantId, id) => this.#webhooks.getWebhook(tenantId, id);
+  listWebhooks: WebhookStore['listWebhooks'] = (tenantId, page) => this.#webhooks.listWebhooks(tenantId, page);
+  listAllWebhooks: WebhookStore['listAllWebhooks'] = (tenantId, limit) => this.#webhooks.listAllWebhooks(tenantId, limit);
+  updateWebhook: WebhookStore['updateWebhook'] = (w) => this.#webhooks.updateWebhook(w);
+  deleteWebhook: WebhookStore['deleteWebhook'] = (tenantId, id) => this.#webhooks.deleteWebhook(tenantId, id);
+  getWebhookSecret: WebhookStore['getWebhookSecret'] = (tenantId) => this.#webhooks.getWebhookSecret(tenantId);
+  putWebhookSecret: WebhookStore['putWebhookSecret'] = (record, expected) => this.#webhooks.putWebhookSecret(record, expected);
+  createWebhookDelivery: WebhookStore['createWebhookDelivery'] = (d) => this.#webhooks.createWebhookDelivery(d);
+  getWebhookDelivery: WebhookStore['getWebhookDelivery'] = (tenantId, id) => this.#webhooks.getWebhookDelivery(tenantId, id);
+  listWebhookDeliveries: WebhookStore['listWebhookDeliveries'] = (tenantId, filter, page) => this.#webhooks.listWebhookDeliveries(tenantId, filter, page);
+  recordWebhookAttempt: WebhookStore['recordWebhookAttempt'] = (tenantId, id, expected, attempt, outcome) =>
+    this.#webhooks.recordWebhookAttempt(tenantId, id, expected, attempt, outcome);
+  restartWebhookDelivery: WebhookStore['restartWebhookDelivery'] = (tenantId, id, now) => this.#webhooks.restartWebhookDelivery(tenantId, id, now);
+  purgeWebhookDeliveries: WebhookStore['purgeWebhookDeliveries'] = (before, limit) => this.#webhooks.purgeWebhookDeliveries(before, limit);
 
   // --- audit ------------------------------------------------------------------------------------
 
