@@ -12,6 +12,8 @@ import { ExpressionEngine } from './expressions/engine.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
 import { validationFromIssues } from './pagination.js';
+import { PERMISSIONS_BY_TYPE } from './permissions.js';
+import { formatIso } from './tokens/expiry.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
@@ -21,6 +23,12 @@ import { resolveWorkerOptions, type SandboxWorkerOptions } from './sandbox/worke
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
+import { Deliveries, DELIVER_JOB } from './webhooks/deliveries.js';
+import type { DeliveryQueue } from './webhooks/job-contract.js';
+import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
+import { SigningSecrets } from './webhooks/signing-secrets.js';
+import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 
 export interface VaultOptions {
   /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
@@ -46,6 +54,18 @@ export interface VaultOptions {
   reactors?: ReactorOptions;
   /** Expression limits (README, Expressions). */
   expressions?: ExpressionOptions;
+  /** Webhook options (README, Webhooks). */
+  webhooks?: WebhookOptions;
+}
+
+/** Options of event webhooks and callbacks. Their URLs follow `reactors.egress.allowPrivateNetwork`. */
+export interface WebhookOptions {
+  /**
+   * How long a tenant's webhook subscriptions are remembered (ms, default 1000; 0 disables). Changes
+   * through this vault take effect at once; changes through another instance sharing the database
+   * within this time.
+   */
+  subscriptionCacheMs?: number;
 }
 
 /** Options of the expression engine. */
@@ -94,6 +114,7 @@ const OptionsSchema = v.object({
   sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
+  webhooks: v.optional(v.strictObject({ subscriptionCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))) })),
   expressions: v.optional(
     v.strictObject({
       requestBudgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
@@ -146,6 +167,8 @@ export interface Vault {
   readonly applications: ApplicationService;
   /** The audit trail (log:read). */
   readonly logs: AuditService;
+  /** Event webhooks, the signing secret and deliveries (webhook:*, application:read/update for the secret). */
+  readonly webhooks: WebhookService;
   readonly keys: VaultKeys;
   readonly clock: Clock;
   readonly store: Store;
@@ -181,9 +204,19 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const keyRing = new KeyRing(store, provider, clock);
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
   const expressions = new ExpressionEngine({ ...options.expressions });
-  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit });
-  const applications = new ApplicationService({ store, clock, audit, authCacheMs: options.authCacheMs ?? 1000 });
   const reactorOptions = options.reactors ?? {};
+  const allowPrivateNetwork = reactorOptions.egress?.allowPrivateNetwork === true;
+  const secrets = new SigningSecrets({ store, keys: keyRing, clock });
+  // TODO(merge async): the vault's job queue (vault.worker) runs `webhook.deliver` jobs.
+  const deliveryQueue: DeliveryQueue = { enqueue: async () => null };
+  const deliveries = new Deliveries({ store, keys: keyRing, clock, logger, audit, secrets, queue: () => deliveryQueue, allowPrivateNetwork });
+  void DELIVER_JOB;
+  const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
+  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork });
+  const onRunFinished = reactorCallbacks({ deliveries, events, logger });
+  void onRunFinished;
+  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events });
+  const applications = new ApplicationService({ store, clock, audit, authCacheMs: options.authCacheMs ?? 1000, events });
   if (reactorOptions.limits) checkLimits(reactorOptions.limits);
   if (reactorOptions.workers) checkWorkers(reactorOptions.workers);
   // Created on first need: a vault that never runs reactors does not load the QuickJS module or
@@ -214,13 +247,18 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     tokens,
     expressions,
     sandbox,
-    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork: reactorOptions.egress?.allowPrivateNetwork === true }),
+    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork }),
     consoleOutput: reactorOptions.consoleOutput ?? 'summary',
     // The default sandbox has the limits built in; a given one gets them on every run.
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
-  const runSweep = () => sweep(store, keyRing, clock, logger);
+  const runSweep = () =>
+    sweep(store, keyRing, clock, logger, async (expired) => {
+      for (const token of expired) {
+        await events.emit(token.tenantId, 'token.expired', { token_id: token.id, token_type: token.type, expired_at: formatIso(token.expiresAt), actor: 'system:expiry' });
+      }
+    });
   const interval = options.sweepIntervalMs ?? 5 * 60 * 1000;
   let sweeping: Promise<unknown> = Promise.resolve();
   const timer =
@@ -262,6 +300,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     reactors,
     applications,
     logs: new AuditService({ store, audit }),
+    webhooks,
     keys,
     clock,
     store,
@@ -279,7 +318,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       const application = await applications.createInitial(tenant.id, {
         name: input.applicationName ?? 'Administrator',
         type: 'management',
-        permissions: ['application:create', 'application:read', 'application:update', 'application:delete', 'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete', 'log:read'],
+        permissions: [...PERMISSIONS_BY_TYPE.management],
         ...(input.adminKey === undefined ? {} : { key: input.adminKey }),
       });
       return { tenant, application: application as ApplicationView & { key: string } };

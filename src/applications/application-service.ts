@@ -6,6 +6,7 @@ import { AuthenticationError, ConflictError, NotFoundError, ValidationError } fr
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { ApplicationRecord, Store } from '../storage/store.js';
+import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { formatIso } from '../tokens/expiry.js';
 import { MIN_KEY_LENGTH, generateApiKey, hashApiKey, hashesEqual } from './api-keys.js';
 import { type ApplicationInput, parseCreateApplication, parseUpdateApplication } from './application-input.js';
@@ -54,8 +55,11 @@ export class ApplicationService {
   /** Key hash → Caller, for `authCacheMs`. Only valid keys are cached, so unknown keys cannot fill it. */
   #callers = new Map<string, { caller: Caller; until: number }>();
   #cacheMs: number;
+  #events: EventSink | undefined;
 
-  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCacheMs?: number }) {
+  /** `events`: where application.created/updated/deleted go once the change committed (webhooks). */
+  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCacheMs?: number; events?: EventSink }) {
+    this.#events = deps.events;
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
@@ -94,6 +98,7 @@ export class ApplicationService {
       const input = parseCreateApplication(body);
       const { app, key } = await this.#insert(caller.tenantId, input, caller.applicationId);
       this.#record(caller, 'application:create', app.id);
+      await this.#emit(caller, 'application.created', app.id);
       return { ...view(app), key };
     });
   }
@@ -135,6 +140,7 @@ export class ApplicationService {
       if (!updated) throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:update', id);
+      await this.#emit(caller, 'application.updated', id);
       return view(next);
     });
   }
@@ -149,6 +155,7 @@ export class ApplicationService {
       if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:regenerate', id);
+      await this.#emit(caller, 'application.updated', id);
       return { ...view(next), key };
     });
   }
@@ -161,6 +168,7 @@ export class ApplicationService {
       if (!deleted) throw new NotFoundError('Application', String(id));
       this.#callers.clear();
       this.#record(caller, 'application:delete', id);
+      await this.#emit(caller, 'application.deleted', String(id));
     });
   }
 
@@ -189,6 +197,10 @@ export class ApplicationService {
     };
     await this.#store.createApplication(app);
     return { app, key };
+  }
+
+  #emit(caller: Caller, type: 'application.created' | 'application.updated' | 'application.deleted', id: string): Promise<void> | undefined {
+    return this.#events?.emit(caller.tenantId, type, { application_id: id, actor: caller.applicationId });
   }
 
   #record(caller: Caller, operation: string, resourceId: string): void {

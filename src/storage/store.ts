@@ -1,6 +1,17 @@
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { WebhookStore } from './webhook-records.js';
 
+export type {
+  WebhookAttempt,
+  WebhookAttemptOutcome,
+  WebhookDeliveryFilter,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookRecord,
+  WebhookSecretRecord,
+  WebhookStore,
+} from './webhook-records.js';
+
 /**
  * The persistence boundary. Every method is an atomic domain operation whose guarantee is stated in
  * its doc comment; implementations (SQLite, PostgreSQL) run the same conformance suite

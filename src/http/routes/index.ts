@@ -5,6 +5,7 @@ import { reactorRoutes } from './reactors.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
 import { tokenRoutes } from './tokens.js';
+import { webhookRoutes } from './webhooks.js';
 
 export type { AuthenticatedRoute, PublicRoute, RouteContext, RouteDefinition, RouteDocs, HttpMethod } from './route.js';
 
@@ -15,5 +16,6 @@ export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...formulaRoutes,
   ...applicationRoutes,
   ...logRoutes,
+  ...webhookRoutes,
   ...systemRoutes,
 ]);
