@@ -24,7 +24,7 @@ import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sand
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
 import { Deliveries, DELIVER_JOB } from './webhooks/deliveries.js';
-import type { DeliveryQueue } from './webhooks/job-contract.js';
+import { InterimQueue } from './webhooks/interim-queue.js';
 import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
@@ -169,6 +169,8 @@ export interface Vault {
   readonly logs: AuditService;
   /** Event webhooks, the signing secret and deliveries (webhook:*, application:read/update for the secret). */
   readonly webhooks: WebhookService;
+  /** Background work: `runDue()` runs the jobs due now (tests drive it with the manual clock). */
+  readonly worker: { start(): void; stop(): Promise<void>; runDue(): Promise<number> };
   readonly keys: VaultKeys;
   readonly clock: Clock;
   readonly store: Store;
@@ -207,10 +209,10 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const reactorOptions = options.reactors ?? {};
   const allowPrivateNetwork = reactorOptions.egress?.allowPrivateNetwork === true;
   const secrets = new SigningSecrets({ store, keys: keyRing, clock });
-  // TODO(merge async): the vault's job queue (vault.worker) runs `webhook.deliver` jobs.
-  const deliveryQueue: DeliveryQueue = { enqueue: async () => null };
+  // TODO(merge async): the durable job queue (src/jobs) replaces the interim one.
+  const deliveryQueue = new InterimQueue(clock);
   const deliveries = new Deliveries({ store, keys: keyRing, clock, logger, audit, secrets, queue: () => deliveryQueue, allowPrivateNetwork });
-  void DELIVER_JOB;
+  deliveryQueue.register(DELIVER_JOB, deliveries.handle);
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
   const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
@@ -301,6 +303,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     applications,
     logs: new AuditService({ store, audit }),
     webhooks,
+    worker: deliveryQueue,
     keys,
     clock,
     store,
