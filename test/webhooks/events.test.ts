@@ -59,7 +59,11 @@ describeEachStore('webhook events', (store) => {
       for (const value of Object.values(p.data)) expect(typeof value).toBe('string');
     }
     // No data, no metadata values, in any body.
-    const bodies = receiver.received.map((r) => r.body).join('\n');
+    // Ids and times are scrubbed first: a 3-digit cvc could appear inside a random UUID by chance.
+    const bodies = receiver.received
+      .map((r) => r.body)
+      .join('\n')
+      .replace(/evt_[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{4}-\d{2}-\d{2}T[\d:.]+\+00:00/g, '');
     for (const secretValue of [VISA.number, '5555555555554444', VISA.cvc, SECRET_META, 'same']) expect(bodies).not.toContain(secretValue);
   });
 
