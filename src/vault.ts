@@ -23,7 +23,7 @@ import { resolveWorkerOptions, type SandboxWorkerOptions } from './sandbox/worke
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
-import { Deliveries, DELIVER_JOB } from './webhooks/deliveries.js';
+import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
 import { InterimQueue } from './webhooks/interim-queue.js';
 import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
@@ -255,12 +255,15 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
-  const runSweep = () =>
-    sweep(store, keyRing, clock, logger, async (expired) => {
+  const runSweep = async () => {
+    const result = await sweep(store, keyRing, clock, logger, async (expired) => {
       for (const token of expired) {
         await events.emit(token.tenantId, 'token.expired', { token_id: token.id, token_type: token.type, expired_at: formatIso(token.expiresAt), actor: 'system:expiry' });
       }
     });
+    await purgeDeliveries(store, clock.now());
+    return result;
+  };
   const interval = options.sweepIntervalMs ?? 5 * 60 * 1000;
   let sweeping: Promise<unknown> = Promise.resolve();
   const timer =

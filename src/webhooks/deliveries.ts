@@ -44,6 +44,19 @@ export interface DeliveriesDeps {
 
 const sealContext = (id: string) => ['webhook-delivery', id];
 
+/** How long a finished delivery (and its sealed body) stays queryable before the sweep removes it. */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Removes deliveries that finished more than DELIVERY_RETENTION_MS ago (the vault's sweep calls it). */
+export async function purgeDeliveries(store: Store, now: number): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const n = await store.purgeWebhookDeliveries(now - DELIVERY_RETENTION_MS, 500);
+    removed += n;
+    if (n < 500) return removed;
+  }
+}
+
 /**
  * Webhook deliveries: one row per message and URL (body sealed with the tenant key, since callbacks
  * carry reactor results), delivered by one `webhook.deliver` job. A 2xx ends it; anything else is

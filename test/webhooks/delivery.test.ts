@@ -138,4 +138,18 @@ describeEachStore('webhook delivery', (store) => {
     await vault.worker.runDue();
     expect((await vault.webhooks.getDelivery(admin, delivery!.id)).history[1]).toMatchObject({ status: 302, error: 'the receiver answered 302' });
   });
+
+  it('the sweep removes deliveries 7 days after they finished, not before', async () => {
+    const { vault, admin, hook, app } = await setup();
+    await vault.tokens.create(app, { type: 'token', data: 'x' });
+    await vault.worker.runDue();
+    const [delivery] = await deliveriesOf(vault, admin, hook.id);
+    vault.clock.advance(7 * 24 * HOUR - 1);
+    await vault.sweep();
+    expect(await deliveriesOf(vault, admin, hook.id)).toHaveLength(1);
+    vault.clock.advance(1);
+    await vault.sweep();
+    expect(await deliveriesOf(vault, admin, hook.id)).toEqual([]);
+    await expect(vault.webhooks.getDelivery(admin, delivery!.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
 });
