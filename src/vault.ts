@@ -214,9 +214,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const deliveries = new Deliveries({ store, keys: keyRing, clock, logger, audit, secrets, queue: () => deliveryQueue, allowPrivateNetwork });
   deliveryQueue.register(DELIVER_JOB, deliveries.handle);
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
-  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
-  void onRunFinished;
+  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
   const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events });
   const applications = new ApplicationService({ store, clock, audit, authCacheMs: options.authCacheMs ?? 1000, events });
   if (reactorOptions.limits) checkLimits(reactorOptions.limits);

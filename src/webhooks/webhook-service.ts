@@ -7,6 +7,7 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Store, WebhookRecord } from '../storage/store.js';
 import { formatIso } from '../tokens/expiry.js';
 import type { Deliveries } from './deliveries.js';
+import type { ReactorRunFinished } from './reactor-callbacks.js';
 import type { SigningSecrets } from './signing-secrets.js';
 import { MAX_WEBHOOKS_PER_TENANT, type WebhookEvents } from './webhook-events-emitter.js';
 import { parseWebhookInput } from './webhook-input.js';
@@ -27,6 +28,8 @@ export interface WebhookServiceDeps {
   deliveries: Deliveries;
   events: WebhookEvents;
   allowPrivateNetwork: boolean;
+  /** The async-run hook (reactor-callbacks.ts). */
+  onRunFinished: (event: ReactorRunFinished) => Promise<void>;
 }
 
 /**
@@ -159,6 +162,14 @@ export class WebhookService {
       this.#record(caller, 'webhook:retry', id);
       return deliveryView((await this.#d.store.getWebhookDelivery(caller.tenantId, id))!);
     });
+  }
+
+  /**
+   * @internal The reactor service calls this when an async run finishes: the callback to its
+   * `callback_url` and the reactor.completed / reactor.failed event. Not an application operation.
+   */
+  runFinished(event: ReactorRunFinished): Promise<void> {
+    return this.#d.onRunFinished(event);
   }
 
   async #find(caller: Caller, id: string): Promise<WebhookRecord> {
