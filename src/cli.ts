@@ -204,6 +204,8 @@ async function serve(args: readonly string[], io: CliIo): Promise<number> {
     const address = await listen(server, port, values.host);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
+    // Background work (async reactor runs, webhook deliveries, the sweep) runs with the server.
+    vault.worker.start();
     io.stdout(`listening on ${url}\n`);
     io.onListening?.(url);
     await aborted(io.signal);
@@ -375,7 +377,8 @@ async function openVault(
   const store = openStore(target);
   let vault: Vault | undefined;
   try {
-    vault = await createVault({ store, masterKey, logger, ...extra });
+    // The worker starts only once the command knows it serves (serve starts it); others never run jobs.
+    vault = await createVault({ store, masterKey, logger, ...extra, jobs: { start: false } });
     await checkMasterKey(vault, masterKey, target);
     return vault;
   } catch (error) {

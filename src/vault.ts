@@ -9,6 +9,7 @@ import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
 import { KeyRing } from './crypto/key-ring.js';
 import { ValidationError } from './errors.js';
 import { ExpressionEngine } from './expressions/engine.js';
+import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
 import { validationFromIssues } from './pagination.js';
@@ -24,7 +25,6 @@ import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sand
 import type { Store, TenantRecord } from './storage/store.js';
 import { TokenService } from './tokens/token-service.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
-import { InterimQueue } from './webhooks/interim-queue.js';
 import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
@@ -41,7 +41,11 @@ export interface VaultOptions {
   clock?: Clock;
   /** Default: silent. Never receives token data or keys. */
   logger?: Logger;
-  /** How often the background sweep removes expired tokens and lapsed cvcs (ms, default 5 minutes, at most 10). 0 disables it (call `vault.sweep()` yourself). */
+  /**
+   * How often the background sweep removes expired tokens, lapsed cvcs and expired records (ms,
+   * default 5 minutes, at most 10). It is a recurring job of the job queue (one instance sweeps at
+   * a time on a shared database). 0: this vault does not schedule it (call `vault.sweep()` yourself).
+   */
   sweepIntervalMs?: number;
   /** Read audit entries are batched; how long one may wait (ms, default 50). */
   auditFlushMs?: number;
@@ -56,6 +60,8 @@ export interface VaultOptions {
   expressions?: ExpressionOptions;
   /** Webhook options (README, Webhooks). */
   webhooks?: WebhookOptions;
+  /** The background job worker (README, Background work). */
+  jobs?: JobOptions;
 }
 
 /** Options of event webhooks and callbacks. Their URLs follow `reactors.egress.allowPrivateNetwork`. */
@@ -66,6 +72,28 @@ export interface WebhookOptions {
    * within this time.
    */
   subscriptionCacheMs?: number;
+}
+
+/** Options of the background job worker. */
+export interface JobOptions {
+  /** Start the worker with the vault (default true). False: call `vault.worker.start()` or `vault.worker.runDue()` yourself. */
+  start?: boolean;
+  /** Jobs this instance runs at once (default 8). */
+  concurrency?: number;
+  /** How often the worker looks for due jobs enqueued elsewhere (ms, default 1000); jobs enqueued by this vault start at once. */
+  pollIntervalMs?: number;
+  /** How long closing waits for running jobs before it releases them to other workers (ms, default 10000). */
+  shutdownGraceMs?: number;
+}
+
+/** The background job worker of a vault. */
+export interface VaultWorker {
+  /** Starts polling for due jobs (createVault does unless `jobs.start` is false). */
+  start(): void;
+  /** Stops polling; running jobs finish within the grace time or are released to other workers. */
+  stop(): Promise<void>;
+  /** Runs every job due now (and what they enqueue, when due) and waits for them; returns how many ran. For tests and scripts. */
+  runDue(): Promise<number>;
 }
 
 /** Options of the expression engine. */
@@ -136,7 +164,17 @@ const OptionsSchema = v.object({
       consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),
     }),
   ),
+  jobs: v.optional(
+    v.strictObject({
+      start: v.optional(v.boolean()),
+      concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(256))),
+      pollIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(60_000))),
+      shutdownGraceMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(300_000))),
+    }),
+  ),
 });
+
+const DEFAULT_SWEEP_MS = 5 * 60 * 1000;
 
 export interface ReencryptProgress {
   tenantId: string;
@@ -169,9 +207,9 @@ export interface Vault {
   readonly logs: AuditService;
   /** Event webhooks, the signing secret and deliveries (webhook:*, application:read/update for the secret). */
   readonly webhooks: WebhookService;
-  /** Background work: `runDue()` runs the jobs due now (tests drive it with the manual clock). */
-  readonly worker: { start(): void; stop(): Promise<void>; runDue(): Promise<number> };
   readonly keys: VaultKeys;
+  /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
+  readonly worker: VaultWorker;
   readonly clock: Clock;
   readonly store: Store;
   /** Resolves an API key to its Caller (AuthenticationError when unknown). */
@@ -181,7 +219,7 @@ export interface Vault {
   listTenants(): Promise<TenantRecord[]>;
   /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
   sweep(): Promise<SweepResult>;
-  /** Flushes the audit queue, stops background work and closes the store. */
+  /** Stops the job worker (running jobs finish or are released), flushes the audit queue and closes the store. */
   close(): Promise<void>;
 }
 
@@ -209,10 +247,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const reactorOptions = options.reactors ?? {};
   const allowPrivateNetwork = reactorOptions.egress?.allowPrivateNetwork === true;
   const secrets = new SigningSecrets({ store, keys: keyRing, clock });
-  // TODO(merge async): the durable job queue (src/jobs) replaces the interim one.
-  const deliveryQueue = new InterimQueue(clock);
-  const deliveries = new Deliveries({ store, keys: keyRing, clock, logger, audit, secrets, queue: () => deliveryQueue, allowPrivateNetwork });
-  deliveryQueue.register(DELIVER_JOB, deliveries.handle);
+  // The job queue is built below (it registers the delivery handler); deliveries enqueue on it.
+  let jobQueue: JobQueue | null = null;
+  const deliveries = new Deliveries({ store, keys: keyRing, clock, logger, audit, secrets, queue: () => jobQueue!, allowPrivateNetwork });
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
   const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
@@ -254,6 +291,18 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
+  const jobOptions = options.jobs ?? {};
+  const jobs = new JobQueue({
+    store,
+    clock,
+    logger,
+    concurrency: jobOptions.concurrency ?? 8,
+    pollIntervalMs: jobOptions.pollIntervalMs ?? 1000,
+    shutdownGraceMs: jobOptions.shutdownGraceMs ?? 10_000,
+  });
+  jobQueue = jobs;
+  // A delivery waits at most 10 s for its receiver; the lease leaves room for the resolver too.
+  jobs.register(DELIVER_JOB, (payload) => deliveries.handle(payload), { leaseMs: 60_000 });
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
       for (const token of expired) {
@@ -263,15 +312,15 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     await purgeDeliveries(store, clock.now());
     return result;
   };
-  const interval = options.sweepIntervalMs ?? 5 * 60 * 1000;
-  let sweeping: Promise<unknown> = Promise.resolve();
-  const timer =
-    interval > 0
-      ? setInterval(() => {
-          sweeping = runSweep().catch((error: Error) => logger.error('sweep failed', { error: error.message }));
-        }, interval)
-      : null;
-  timer?.unref();
+  const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
+  // The sweep is one job for all instances (key 'sweep'): whichever claims it sweeps, then makes it
+  // due again one interval later.
+  jobs.register('sweep', async () => {
+    await runSweep();
+    return { status: 'reschedule', runAt: clock.now() + (interval || DEFAULT_SWEEP_MS) };
+  });
+  if (interval > 0) await jobs.enqueue({ kind: 'sweep', key: 'sweep', tenantId: null, payload: null, runAt: clock.now() + interval });
+  if (jobOptions.start !== false) jobs.start();
 
   const keys: VaultKeys = {
     rotate: (tenantId) => keyRing.rotate(tenantId),
@@ -305,8 +354,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     applications,
     logs: new AuditService({ store, audit }),
     webhooks,
-    worker: deliveryQueue,
     keys,
+    worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue() }),
     clock,
     store,
     authenticate: (key: string | null | undefined) => applications.authenticate(key),
@@ -331,8 +380,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     listTenants: async () => store.listTenants(),
     sweep: runSweep,
     async close() {
-      if (timer) clearInterval(timer);
-      await sweeping;
+      await jobs.stop();
       await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
       await audit.flush();
       await store.close();

@@ -256,6 +256,33 @@ export interface IdempotencyClaim {
   claimedAt: number;
 }
 
+/**
+ * A unit of background work (src/jobs/job-queue.ts). Claimed with a lease: the owner runs it and
+ * finishes or reschedules it before `leaseExpiresAt`; once the lease runs out any worker may claim
+ * it again (a crashed worker's jobs are not lost). The payload never holds token data or other
+ * secrets in clear: handlers keep what they need sealed in their own tables and name it here.
+ */
+export interface JobRecord {
+  id: string;
+  /** The tenant the job works for; null for work across tenants (the sweep). */
+  tenantId: string | null;
+  /** Which handler runs it, e.g. 'reactor.run', 'webhook.deliver', 'sweep'. */
+  kind: string;
+  /** Unique among stored jobs when not null: enqueueing a second job with the key does nothing ('sweep'). */
+  key: string | null;
+  /** JSON text read by the handler. */
+  payload: string;
+  /** Due from this time. */
+  runAt: number;
+  /** Claims so far (a claim counts as an attempt). */
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  createdAt: number;
+  /** Why the last attempt failed (an error code or short message, never data). */
+  lastError: string | null;
+}
+
 export type CreateTokenResult =
   | { status: 'created' }
   | { status: 'id_conflict' }
@@ -388,6 +415,24 @@ export interface Store extends WebhookStore {
    * an expired record answers nothing any more. Returns how many it removed.
    */
   purgeExpiredIdempotencyKeys(now: number, limit: number): MaybePromise<number>;
+
+  // --- background jobs ---------------------------------------------------------------------------
+  /** Inserts a job; false (nothing written) when `job.key` is not null and a job with that key exists. */
+  enqueueJob(job: JobRecord): Promise<boolean>;
+  /**
+   * Atomically claims up to `limit` jobs due at `now` (runAt <= now) that are not leased or whose
+   * lease ran out, earliest runAt first: sets leaseOwner = owner, leaseExpiresAt = now + leaseMs and
+   * counts an attempt. Two concurrent claimers never get the same job while its lease is live.
+   */
+  claimJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]>;
+  /** Moves the lease of a job `owner` still holds to `until`; false when it no longer holds it. */
+  renewJobLease(id: string, owner: string, until: number): Promise<boolean>;
+  /** Removes a finished job, only while `owner` holds it; false otherwise (another worker took it over). */
+  finishJob(id: string, owner: string): Promise<boolean>;
+  /** Releases a job `owner` holds and makes it due at `runAt` with `lastError`; false when it no longer holds it. */
+  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean>;
+  /** How many jobs are due at `now` and not leased (queue depth, for metrics). */
+  countDueJobs(now: number): Promise<number>;
 
   // --- audit ------------------------------------------------------------------------------------
   /** Appends entries in one transaction (reads are audited in batches to keep fsyncs off the read path). */

@@ -32,7 +32,7 @@ export interface TestVault extends Vault {
 
 /**
  * An in-memory vault for tests: SQLite `:memory:`, a random master key, a ManualClock the test
- * advances, no background sweep (call `vault.sweep()`), and one tenant.
+ * advances, no background sweep (call `vault.sweep()`), a job worker that runs only when told (`vault.worker.runDue()`), and one tenant.
  * @example
  * const vault = await createTestVault();
  * const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
@@ -46,6 +46,8 @@ export async function createTestVault(options: Partial<VaultOptions> & { start?:
     masterKey: generateMasterKey(),
     sweepIntervalMs: 0,
     ...rest,
+    // Tests drive background work themselves: `await vault.worker.runDue()` after advancing the clock.
+    jobs: { start: false, shutdownGraceMs: 0, ...rest.jobs },
     clock,
   });
   const { tenant, application } = await vault.createTenant({ name: 'test' });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, ValidationError } from '../errors.js';
+import { runJobConformance } from './job-conformance.js';
 import { describeWebhookStore } from './webhook-store-conformance.js';
 import type {
   ApplicationRecord,
@@ -152,6 +153,7 @@ const offset = (size: number, page: number): PageRequest => ({ mode: 'offset', s
  * runStoreConformance('sqlite :memory:', () => createSqliteStore());
  */
 export function runStoreConformance(name: string, factory: () => Store | Promise<Store>, cleanup?: (store: Store) => void | Promise<void>): void {
+  runJobConformance(name, factory, cleanup);
   describe(`Store conformance: ${name}`, () => {
     let store: Store;
 

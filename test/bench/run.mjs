@@ -1,7 +1,9 @@
 // `npm run bench`: every benchmark, each beside its same-process baseline. Builds first (package.json).
+// The PostgreSQL HTTP benchmark runs when TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL names a server.
 import { existsSync } from 'node:fs';
 
-const suites = ['./core.mjs', './reactors.mjs', './http.mjs'].filter((path) => existsSync(new URL(path, import.meta.url)));
+const withPostgres = Boolean(process.env.TOKENVAULT_BENCH_PG_URL ?? process.env.TOKENVAULT_TEST_PG_URL);
+const suites = ['./core.mjs', './reactors.mjs', './http.mjs', ...(withPostgres ? ['./http-postgres.mjs'] : [])].filter((path) => existsSync(new URL(path, import.meta.url)));
 for (const suite of suites) {
   const { run } = await import(suite);
   await run();

@@ -242,6 +242,23 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE TRIGGER idempotency_tokens_record_reclaimed AFTER UPDATE OF created_at ON idempotency_keys FOR EACH ROW
     WHEN (OLD.created_at <> NEW.created_at) EXECUTE FUNCTION idempotency_drop_references();
   `,
+  // 4: background jobs (src/jobs/job-queue.ts), claimed with FOR UPDATE SKIP LOCKED.
+  `
+  CREATE TABLE jobs (
+    id text PRIMARY KEY,
+    tenant_id text,
+    kind text NOT NULL,
+    key text UNIQUE,
+    payload text NOT NULL,
+    run_at bigint NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    lease_owner text,
+    lease_expires_at bigint,
+    created_at bigint NOT NULL,
+    last_error text
+  );
+  CREATE INDEX jobs_due ON jobs (run_at);
+  `,
   /* webhooks: event webhooks, the per-tenant signing secret (sealed), deliveries (payload sealed) */ `
   CREATE TABLE webhooks (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -13,6 +13,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
+  JobRecord,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -26,6 +27,7 @@ import type {
   WrappedKeyRecord,
 } from '../store.js';
 import { runMigrations } from './migrations.js';
+import { PostgresJobs } from './postgres-jobs.js';
 import { SqlParams, runPage } from './paging.js';
 import { PgExecutor, type Queryable } from './pg-executor.js';
 import { quoteSchema, resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
@@ -70,6 +72,7 @@ export class PostgresStore implements Store {
   readonly #sql: RecordStatements;
   readonly #tokens: PostgresTokens;
   readonly #webhooks: PostgresWebhooks;
+  readonly #jobs: PostgresJobs;
   #closed: Promise<void> | undefined;
 
   /** Prefer `createPostgresStore`. `owned`: whether `close()` ends the pool. */
@@ -82,6 +85,7 @@ export class PostgresStore implements Store {
     this.#sql = recordStatements(this.#s);
     this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
     this.#webhooks = new PostgresWebhooks(this.#db, this.#s);
+    this.#jobs = new PostgresJobs(this.#db, this.#s);
   }
 
   /** The pool, for diagnostics and backups. Do not write to the store's tables. */
@@ -477,6 +481,32 @@ export class PostgresStore implements Store {
     this.#webhooks.recordWebhookAttempt(tenantId, id, expected, attempt, outcome);
   restartWebhookDelivery: WebhookStore['restartWebhookDelivery'] = (tenantId, id, now) => this.#webhooks.restartWebhookDelivery(tenantId, id, now);
   purgeWebhookDeliveries: WebhookStore['purgeWebhookDeliveries'] = (before, limit) => this.#webhooks.purgeWebhookDeliveries(before, limit);
+
+  // --- background jobs ---------------------------------------------------------------------------
+
+  enqueueJob(job: JobRecord): Promise<boolean> {
+    return this.#jobs.enqueue(job);
+  }
+
+  claimJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]> {
+    return this.#jobs.claim(owner, now, leaseMs, limit);
+  }
+
+  renewJobLease(id: string, owner: string, until: number): Promise<boolean> {
+    return this.#jobs.renew(id, owner, until);
+  }
+
+  finishJob(id: string, owner: string): Promise<boolean> {
+    return this.#jobs.finish(id, owner);
+  }
+
+  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean> {
+    return this.#jobs.reschedule(id, owner, runAt, lastError);
+  }
+
+  countDueJobs(now: number): Promise<number> {
+    return this.#jobs.countDue(now);
+  }
 
   // --- audit ------------------------------------------------------------------------------------
 

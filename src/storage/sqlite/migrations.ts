@@ -240,6 +240,24 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
       WHERE tenant_id = OLD.tenant_id AND application_id = OLD.application_id AND key = OLD.key AND created_at = OLD.created_at;
   END;
   `,
+  // 4: background jobs (src/jobs/job-queue.ts). A job is due when run_at has come and it is not
+  // leased or its lease ran out; the claim is one UPDATE … RETURNING, atomic by itself.
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT,
+    kind TEXT NOT NULL,
+    key TEXT UNIQUE,
+    payload TEXT NOT NULL,
+    run_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_expires_at INTEGER,
+    created_at INTEGER NOT NULL,
+    last_error TEXT
+  );
+  CREATE INDEX jobs_due ON jobs (run_at);
+  `,
   /* webhooks: event webhooks, the per-tenant signing secret (sealed), deliveries (payload sealed) */ `
   CREATE TABLE webhooks (
     seq INTEGER PRIMARY KEY,

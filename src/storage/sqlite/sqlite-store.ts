@@ -12,6 +12,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
+  JobRecord,
   PageRequest,
   PageResult,
   ReactorFilter,
@@ -55,6 +56,7 @@ import {
   type SqliteStoreOptions,
   type SqliteTransaction,
 } from './sqlite-options.js';
+import { SqliteJobs } from './sqlite-jobs.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import type { WebhookStore } from '../webhook-records.js';
@@ -135,6 +137,7 @@ export class SqliteStore implements Store {
   #statements: StatementCache;
   #tokens: SqliteTokens;
   #webhooks: SqliteWebhooks;
+  #jobs: SqliteJobs;
   #read: <R>(fn: () => R) => R;
   #deleteFormulaTx: SqliteTransaction<(tenantId: string, id: string) => 'deleted' | 'not_found' | 'in_use'>;
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
@@ -153,6 +156,7 @@ export class SqliteStore implements Store {
     this.#read = <R>(fn: () => R): R => readTx.deferred(fn) as R;
     this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
     this.#webhooks = new SqliteWebhooks(db, this.#statements, this.#read);
+    this.#jobs = new SqliteJobs(this.#statements);
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
     this.#claimTx = db.transaction(this.#claim);
     this.#completeTx = db.transaction(this.#complete);
@@ -486,6 +490,32 @@ export class SqliteStore implements Store {
     this.#webhooks.recordWebhookAttempt(tenantId, id, expected, attempt, outcome);
   restartWebhookDelivery: WebhookStore['restartWebhookDelivery'] = (tenantId, id, now) => this.#webhooks.restartWebhookDelivery(tenantId, id, now);
   purgeWebhookDeliveries: WebhookStore['purgeWebhookDeliveries'] = (before, limit) => this.#webhooks.purgeWebhookDeliveries(before, limit);
+
+  // --- background jobs ---------------------------------------------------------------------------
+
+  async enqueueJob(job: JobRecord): Promise<boolean> {
+    return this.#jobs.enqueue(job);
+  }
+
+  async claimJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]> {
+    return this.#jobs.claim(owner, now, leaseMs, limit);
+  }
+
+  async renewJobLease(id: string, owner: string, until: number): Promise<boolean> {
+    return this.#jobs.renew(id, owner, until);
+  }
+
+  async finishJob(id: string, owner: string): Promise<boolean> {
+    return this.#jobs.finish(id, owner);
+  }
+
+  async rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean> {
+    return this.#jobs.reschedule(id, owner, runAt, lastError);
+  }
+
+  async countDueJobs(now: number): Promise<number> {
+    return this.#jobs.countDue(now);
+  }
 
   // --- audit ------------------------------------------------------------------------------------
 

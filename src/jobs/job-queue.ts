@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.js';
+import { VaultError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { JobRecord, Store } from '../storage/store.js';
+import { retryDelayMs } from './backoff.js';
+
+/**
+ * What a handler reports. `retry`: the attempt failed, try again at `runAt`. `reschedule`: the
+ * job succeeded and is due again at `runAt` (recurring work such as the sweep).
+ */
+export type JobOutcome = { status: 'done' } | { status: 'retry'; runAt: number; error: string } | { status: 'reschedule'; runAt: number };
+
+export interface JobContext {
+  job: JobRecord;
+  /** Aborted when the queue stops before the handler finished: throw soon; the job is then released, not lost. */
+  signal: AbortSignal;
+  /** Extends this worker's lease to now + `leaseMs` (default: the kind's lease). */
+  renew(leaseMs?: number): Promise<void>;
+}
+
+/**
+ * Runs one job. Returning nothing means done. A throw is retried with exponential backoff (up to the
+ * kind's `maxAttempts`, then dropped with an error log); its message is never logged or stored,
+ * only its error code or name, since it may come from code that handled data.
+ */
+export type JobHandler = (payload: unknown, ctx: JobContext) => Promise<JobOutcome | void>;
+
+export interface EnqueueInput {
+  kind: string;
+  tenantId: string | null;
+  /** JSON-serializable; never token data or secrets in clear (it is stored as is). */
+  payload: unknown;
+  /** Default: now. */
+  runAt?: number;
+  /** At most one stored job per key: enqueueing another while one exists does nothing. */
+  key?: string;
+}
+
+export interface JobQueueOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Jobs one instance runs at once. */
+  concurrency: number;
+  /** How often a started queue looks for due jobs (ms); jobs enqueued here start at once. */
+  pollIntervalMs: number;
+  /** How long `stop()` lets running jobs finish before it aborts them and releases their leases (ms). */
+  shutdownGraceMs: number;
+}
+
+interface Registration {
+  handler: JobHandler;
+  leaseMs: number;
+  maxAttempts: number;
+}
+
+/** The lease a claim takes before the kind's own lease is applied. */
+const CLAIM_LEASE_MS = 60_000;
+
+/**
+ * The one background-work mechanism: jobs live in the store, are claimed with a lease (atomically,
+ * so a job runs on one instance at a time while its lease is live) and run by the handler
+ * registered for their kind. A worker that dies leaves its jobs to be claimed again when their
+ * leases run out: delivery is at-least-once, so handlers are idempotent.
+ *
+ * `start()` polls in the background; `runDue()` runs what is due now and waits for it (tests drive
+ * the queue with it and a ManualClock, without sleeping).
+ */
+export class JobQueue {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #options: JobQueueOptions;
+  readonly #owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  readonly #handlers = new Map<string, Registration>();
+  readonly #running = new Map<string, { done: Promise<void>; abort: AbortController }>();
+  #timer: NodeJS.Timeout | null = null;
+  #started = false;
+  #polling: Promise<void> | null = null;
+  #pollAgain = false;
+  /** Counts stops, so a runDue loop in progress ends at a stop instead of taking released jobs again. */
+  #stops = 0;
+
+  constructor(options: JobQueueOptions) {
+    this.#store = options.store;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#options = options;
+  }
+
+  /** This instance's lease owner name (host/pid/random). */
+  get owner(): string {
+    return this.#owner;
+  }
+
+  /** Whether the background polling runs. */
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /**
+   * Registers the handler of a kind. `leaseMs` (default 60 s) must exceed the longest run: past it,
+   * another worker may claim the job. `maxAttempts` (default 10) bounds retries of thrown errors.
+   */
+  register(kind: string, handler: JobHandler, options: { leaseMs?: number; maxAttempts?: number } = {}): void {
+    if (this.#handlers.has(kind)) throw new Error(`a handler for job kind '${kind}' is already registered`);
+    this.#handlers.set(kind, { handler, leaseMs: options.leaseMs ?? CLAIM_LEASE_MS, maxAttempts: options.maxAttempts ?? 10 });
+  }
+
+  /** Stores a job; its id, or null when `key` is given and a job with that key exists. */
+  async enqueue(input: EnqueueInput): Promise<string | null> {
+    const now = this.#clock.now();
+    const job: JobRecord = {
+      id: randomUUID(),
+      tenantId: input.tenantId,
+      kind: input.kind,
+      key: input.key ?? null,
+      payload: JSON.stringify(input.payload ?? null),
+      runAt: input.runAt ?? now,
+      attempts: 0,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      createdAt: now,
+      lastError: null,
+    };
+    if (!(await this.#store.enqueueJob(job))) return null;
+    if (this.#started && job.runAt <= now) this.#schedulePoll(0);
+    return job.id;
+  }
+
+  /** Claims and runs every job due now (and those the runs enqueue, when due), and waits for them. Returns how many ran. */
+  async runDue(): Promise<number> {
+    let ran = 0;
+    const stops = this.#stops;
+    while (stops === this.#stops) {
+      const jobs = await this.#claim(Math.max(1, this.#options.concurrency));
+      if (jobs.length === 0) break;
+      await Promise.all(jobs.map((job) => this.#run(job)));
+      ran += jobs.length;
+    }
+    return ran;
+  }
+
+  /** Starts polling for due jobs (idempotent). */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#schedulePoll(0);
+  }
+
+  /**
+   * Stops polling, lets running jobs finish for up to `shutdownGraceMs`, then aborts the rest and
+   * releases their leases so another worker (or this one, restarted) takes them at once.
+   */
+  async stop(): Promise<void> {
+    this.#started = false;
+    this.#stops++;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#polling;
+    const running = [...this.#running.values()];
+    if (running.length === 0) return;
+    const all = Promise.all(running.map((r) => r.done));
+    if (this.#options.shutdownGraceMs > 0) {
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([all, new Promise<void>((resolve) => (timeout = setTimeout(resolve, this.#options.shutdownGraceMs)))]);
+      clearTimeout(timeout);
+    }
+    for (const r of this.#running.values()) r.abort.abort();
+    await all;
+  }
+
+  #schedulePoll(delayMs: number): void {
+    if (!this.#started) return;
+    if (this.#polling) {
+      this.#pollAgain = true;
+      return;
+    }
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#polling = this.#poll().finally(() => {
+        this.#polling = null;
+        const again = this.#pollAgain;
+        this.#pollAgain = false;
+        this.#schedulePoll(again ? 0 : this.#options.pollIntervalMs);
+      });
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  /** Fills free run slots with due jobs; each finished job looks for more. */
+  async #poll(): Promise<void> {
+    try {
+      const free = this.#options.concurrency - this.#running.size;
+      if (free <= 0) return;
+      for (const job of await this.#claim(free)) {
+        void this.#run(job).then(() => this.#schedulePoll(0));
+      }
+    } catch (error) {
+      this.#logger.error('job queue: claiming jobs failed', { error: errorName(error) });
+    }
+  }
+
+  #claim(limit: number): Promise<JobRecord[]> {
+    return this.#store.claimJobs(this.#owner, this.#clock.now(), CLAIM_LEASE_MS, limit);
+  }
+
+  #run(job: JobRecord): Promise<void> {
+    const abort = new AbortController();
+    const done = this.#execute(job, abort.signal).finally(() => this.#running.delete(job.id));
+    this.#running.set(job.id, { done, abort });
+    return done;
+  }
+
+  async #execute(job: JobRecord, signal: AbortSignal): Promise<void> {
+    const registration = this.#handlers.get(job.kind);
+    const store = this.#store;
+    if (!registration) {
+      // Another version of tokenvault (a rolling upgrade) may know the kind: leave it to that one.
+      this.#logger.warn('job queue: no handler for job kind', { kind: job.kind, jobId: job.id });
+      await store.rescheduleJob(job.id, this.#owner, this.#clock.now() + CLAIM_LEASE_MS, 'no handler');
+      return;
+    }
+    const renew = async (leaseMs = registration.leaseMs) => {
+      if (!(await store.renewJobLease(job.id, this.#owner, this.#clock.now() + leaseMs))) throw new Error('the job lease was lost');
+    };
+    let outcome: JobOutcome | void;
+    try {
+      if (registration.leaseMs !== CLAIM_LEASE_MS) await renew();
+      outcome = await registration.handler(JSON.parse(job.payload) as unknown, { job, signal, renew });
+    } catch (error) {
+      if (signal.aborted) {
+        await store.rescheduleJob(job.id, this.#owner, this.#clock.now(), 'released at shutdown');
+        return;
+      }
+      const code = errorName(error);
+      if (job.attempts >= registration.maxAttempts) {
+        this.#logger.error('job failed for good', { kind: job.kind, jobId: job.id, attempts: job.attempts, error: code });
+        await store.finishJob(job.id, this.#owner);
+        return;
+      }
+      this.#logger.warn('job failed; retrying', { kind: job.kind, jobId: job.id, attempts: job.attempts, error: code });
+      await store.rescheduleJob(job.id, this.#owner, this.#clock.now() + retryDelayMs(job.attempts), code);
+      return;
+    }
+    if (outcome === undefined || outcome.status === 'done') await store.finishJob(job.id, this.#owner);
+    else await store.rescheduleJob(job.id, this.#owner, outcome.runAt, outcome.status === 'retry' ? outcome.error : null);
+  }
+}
+
+/** What of an error may be logged or stored: its code or class name, never its message. */
+function errorName(error: unknown): string {
+  if (error instanceof VaultError) return error.code;
+  return error instanceof Error ? error.name : 'unknown';
+}

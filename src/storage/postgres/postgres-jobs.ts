@@ -1,0 +1,79 @@
+import type { JobRecord } from '../store.js';
+import { checkLimit } from '../limit.js';
+import type { Queryable } from './pg-executor.js';
+
+const COLUMNS = 'id, tenant_id, kind, key, payload, run_at, attempts, lease_owner, lease_expires_at, created_at, last_error';
+
+type Row = Record<string, unknown>;
+
+const toJob = (row: Row): JobRecord => ({
+  id: row['id'] as string,
+  tenantId: row['tenant_id'] as string | null,
+  kind: row['kind'] as string,
+  key: row['key'] as string | null,
+  payload: row['payload'] as string,
+  runAt: row['run_at'] as number,
+  attempts: row['attempts'] as number,
+  leaseOwner: row['lease_owner'] as string | null,
+  leaseExpiresAt: row['lease_expires_at'] as number | null,
+  createdAt: row['created_at'] as number,
+  lastError: row['last_error'] as string | null,
+});
+
+/** The PostgreSQL store's job operations (Store, "background jobs"); `s` is the quoted schema. */
+export class PostgresJobs {
+  readonly #db: Queryable;
+  readonly #sql: {
+    insert: string;
+    claim: string;
+    renew: string;
+    finish: string;
+    reschedule: string;
+    countDue: string;
+  };
+
+  constructor(db: Queryable, s: string) {
+    this.#db = db;
+    const due = 'run_at <= $1 AND (lease_owner IS NULL OR lease_expires_at <= $1)';
+    this.#sql = {
+      insert: `INSERT INTO ${s}.jobs (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+      // SKIP LOCKED: concurrent claimers (other instances) pass over rows another claim is taking,
+      // so each job goes to one of them and none waits on another.
+      claim:
+        `UPDATE ${s}.jobs j SET lease_owner = $2, lease_expires_at = $3, attempts = j.attempts + 1 ` +
+        `FROM (SELECT id FROM ${s}.jobs WHERE ${due} ORDER BY run_at, created_at LIMIT $4 FOR UPDATE SKIP LOCKED) due ` +
+        `WHERE j.id = due.id RETURNING ${COLUMNS.split(', ').map((c) => `j.${c}`).join(', ')}`,
+      renew: `UPDATE ${s}.jobs SET lease_expires_at = $3 WHERE id = $1 AND lease_owner = $2`,
+      finish: `DELETE FROM ${s}.jobs WHERE id = $1 AND lease_owner = $2`,
+      reschedule: `UPDATE ${s}.jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $3, last_error = $4 WHERE id = $1 AND lease_owner = $2`,
+      countDue: `SELECT count(*)::int AS n FROM ${s}.jobs WHERE ${due}`,
+    };
+  }
+
+  async enqueue(job: JobRecord): Promise<boolean> {
+    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError } = job;
+    const result = await this.#db.query(this.#sql.insert, [id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError]);
+    return result.rowCount === 1;
+  }
+
+  async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]> {
+    const result = await this.#db.query(this.#sql.claim, [now, owner, now + leaseMs, checkLimit(limit)]);
+    return result.rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
+  }
+
+  async renew(id: string, owner: string, until: number): Promise<boolean> {
+    return (await this.#db.query(this.#sql.renew, [id, owner, until])).rowCount === 1;
+  }
+
+  async finish(id: string, owner: string): Promise<boolean> {
+    return (await this.#db.query(this.#sql.finish, [id, owner])).rowCount === 1;
+  }
+
+  async reschedule(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean> {
+    return (await this.#db.query(this.#sql.reschedule, [id, owner, runAt, lastError])).rowCount === 1;
+  }
+
+  async countDue(now: number): Promise<number> {
+    return (await this.#db.query(this.#sql.countDue, [now])).rows[0]?.['n'] as number;
+  }
+}

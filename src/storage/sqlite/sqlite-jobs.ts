@@ -1,0 +1,81 @@
+import type { JobRecord } from '../store.js';
+import { checkLimit } from '../limit.js';
+import type { StatementCache } from './statement-cache.js';
+
+const COLUMNS = 'id, tenant_id, kind, key, payload, run_at, attempts, lease_owner, lease_expires_at, created_at, last_error';
+const DUE = 'run_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)';
+
+const SQL = {
+  insert: `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  // One statement: atomic by itself, so two connections (two processes on one file) never claim one job.
+  claim:
+    `UPDATE jobs SET lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1 ` +
+    `WHERE id IN (SELECT id FROM jobs WHERE ${DUE} ORDER BY run_at, created_at LIMIT ?) RETURNING ${COLUMNS}`,
+  renew: 'UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ?',
+  finish: 'DELETE FROM jobs WHERE id = ? AND lease_owner = ?',
+  reschedule: 'UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = ?, last_error = ? WHERE id = ? AND lease_owner = ?',
+  countDue: `SELECT count(*) AS n FROM jobs WHERE ${DUE}`,
+} as const;
+
+interface JobRow {
+  id: string;
+  tenant_id: string | null;
+  kind: string;
+  key: string | null;
+  payload: string;
+  run_at: number;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  last_error: string | null;
+}
+
+const toJob = (row: JobRow): JobRecord => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  kind: row.kind,
+  key: row.key,
+  payload: row.payload,
+  runAt: row.run_at,
+  attempts: row.attempts,
+  leaseOwner: row.lease_owner,
+  leaseExpiresAt: row.lease_expires_at,
+  createdAt: row.created_at,
+  lastError: row.last_error,
+});
+
+/** The SQLite store's job operations (Store, "background jobs"). */
+export class SqliteJobs {
+  readonly #statements: StatementCache;
+
+  constructor(statements: StatementCache) {
+    this.#statements = statements;
+  }
+
+  enqueue(job: JobRecord): boolean {
+    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError } = job;
+    return this.#statements.get(SQL.insert).run(id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError).changes === 1;
+  }
+
+  claim(owner: string, now: number, leaseMs: number, limit: number): JobRecord[] {
+    const rows = this.#statements.get(SQL.claim).all(owner, now + leaseMs, now, now, checkLimit(limit)) as JobRow[];
+    return rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
+  }
+
+  renew(id: string, owner: string, until: number): boolean {
+    return this.#statements.get(SQL.renew).run(until, id, owner).changes === 1;
+  }
+
+  finish(id: string, owner: string): boolean {
+    return this.#statements.get(SQL.finish).run(id, owner).changes === 1;
+  }
+
+  reschedule(id: string, owner: string, runAt: number, lastError: string | null): boolean {
+    return this.#statements.get(SQL.reschedule).run(runAt, lastError, id, owner).changes === 1;
+  }
+
+  countDue(now: number): number {
+    return (this.#statements.get(SQL.countDue).get(now, now) as { n: number }).n;
+  }
+}

@@ -1,0 +1,103 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { JobRecord, Store } from '../storage/store.js';
+
+/*
+ * Store conformance for background jobs (Store, "background jobs"): the claim/lease guarantees the
+ * job queue relies on. Registered by runStoreConformance.
+ */
+
+const T0 = Date.UTC(2030, 0, 1);
+const LEASE = 60_000;
+let counter = 0;
+
+/** A due job with overrides. */
+export function makeJob(overrides: Partial<JobRecord> = {}): JobRecord {
+  return {
+    id: `job-${++counter}`,
+    tenantId: null,
+    kind: 'test',
+    key: null,
+    payload: '{}',
+    runAt: T0,
+    attempts: 0,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    createdAt: T0,
+    lastError: null,
+    ...overrides,
+  };
+}
+
+export function runJobConformance(name: string, factory: () => Store | Promise<Store>, cleanup?: (store: Store) => void | Promise<void>): void {
+  describe(`Store conformance, jobs: ${name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await factory();
+      await store.migrate();
+    });
+    afterEach(async () => {
+      if (cleanup) await cleanup(store);
+      else await store.close();
+    });
+
+    it('claims due jobs only, earliest first, with a lease and a counted attempt', async () => {
+      const late = makeJob({ runAt: T0 + 10 });
+      const early = makeJob({ runAt: T0 - 10 });
+      const future = makeJob({ runAt: T0 + 1000 });
+      for (const job of [late, early, future]) expect(await store.enqueueJob(job)).toBe(true);
+      const claimed = await store.claimJobs('w1', T0 + 10, LEASE, 10);
+      expect(claimed.map((j) => j.id)).toEqual([early.id, late.id]);
+      expect(claimed[0]).toMatchObject({ leaseOwner: 'w1', leaseExpiresAt: T0 + 10 + LEASE, attempts: 1, payload: '{}' });
+      expect(await store.countDueJobs(T0 + 10)).toBe(0);
+      expect(await store.countDueJobs(T0 + 1000)).toBe(1);
+    });
+
+    it('a job with a key is stored once while it exists; after it finished the key is free', async () => {
+      expect(await store.enqueueJob(makeJob({ key: 'sweep' }))).toBe(true);
+      expect(await store.enqueueJob(makeJob({ key: 'sweep' }))).toBe(false);
+      const [job] = await store.claimJobs('w1', T0, LEASE, 10);
+      expect(await store.finishJob(job!.id, 'w1')).toBe(true);
+      expect(await store.enqueueJob(makeJob({ key: 'sweep' }))).toBe(true);
+    });
+
+    it('a leased job is not claimed again until its lease runs out; then another worker takes it', async () => {
+      await store.enqueueJob(makeJob());
+      const [first] = await store.claimJobs('w1', T0, LEASE, 10);
+      expect(await store.claimJobs('w2', T0 + LEASE - 1, LEASE, 10)).toEqual([]);
+      const [again] = await store.claimJobs('w2', T0 + LEASE, LEASE, 10);
+      expect(again).toMatchObject({ id: first!.id, leaseOwner: 'w2', attempts: 2 });
+      // The first worker lost it: its finish, renew and reschedule change nothing.
+      expect(await store.finishJob(first!.id, 'w1')).toBe(false);
+      expect(await store.renewJobLease(first!.id, 'w1', T0 + 10 * LEASE)).toBe(false);
+      expect(await store.rescheduleJob(first!.id, 'w1', T0, 'x')).toBe(false);
+      expect(await store.claimJobs('w3', T0 + LEASE + 1, LEASE, 10)).toEqual([]);
+    });
+
+    it('renewing moves the lease; rescheduling releases the job, due at the new time, with the error', async () => {
+      await store.enqueueJob(makeJob());
+      const [job] = await store.claimJobs('w1', T0, LEASE, 10);
+      expect(await store.renewJobLease(job!.id, 'w1', T0 + 5 * LEASE)).toBe(true);
+      expect(await store.claimJobs('w2', T0 + 2 * LEASE, LEASE, 10)).toEqual([]);
+      expect(await store.rescheduleJob(job!.id, 'w1', T0 + 100, 'timeout')).toBe(true);
+      expect(await store.claimJobs('w2', T0 + 99, LEASE, 10)).toEqual([]);
+      const [next] = await store.claimJobs('w2', T0 + 100, LEASE, 10);
+      expect(next).toMatchObject({ id: job!.id, attempts: 2, lastError: 'timeout', leaseOwner: 'w2' });
+      expect(await store.finishJob(job!.id, 'w2')).toBe(true);
+      expect(await store.countDueJobs(T0 + LEASE * 100)).toBe(0);
+    });
+
+    it('race: concurrent claimers never get the same job, and together get every one', async () => {
+      const jobs = Array.from({ length: 30 }, () => makeJob());
+      for (const job of jobs) await store.enqueueJob(job);
+      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => Promise.resolve().then(() => store.claimJobs(`w${i}`, T0, LEASE, 4))));
+      const ids = claims.flat().map((j) => j.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      const rest = await store.claimJobs('late', T0, LEASE, 100);
+      expect(new Set([...ids, ...rest.map((j) => j.id)])).toEqual(new Set(jobs.map((j) => j.id)));
+    });
+
+    it('limit must be a whole number of at least 1', async () => {
+      await expect(store.claimJobs('w1', T0, LEASE, 0)).rejects.toThrow(/limit/);
+    });
+  });
+}
