@@ -31,7 +31,7 @@ describeEachStore('async reactor callbacks', (store) => {
     expect(Buffer.from(rows.items[0]!.payload).toString('latin1')).not.toContain(RESULT_SECRET);
     await vault.worker.runDue();
     const { secret } = await vault.webhooks.secret(admin);
-    const [completed, failed] = receiver.received.map((r) => verify(r, secret, vault.clock));
+    const [completed, failed] = receiver.received.map((r) => verify(r, secret, vault.clock)).sort((a, b) => a.type.localeCompare(b.type));
     expect(completed).toEqual({
       id: expect.stringMatching(/^evt_/),
       type: 'reactor.completed',
@@ -39,7 +39,7 @@ describeEachStore('async reactor callbacks', (store) => {
       data: { request_id: REQUEST, reactor_id: REACTOR, status: 'completed', result: { raw: { receipt: RESULT_SECRET }, tokens: {} } },
     });
     expect(failed).toMatchObject({ type: 'reactor.failed', data: { request_id: `${REQUEST}-2`, status: 'failed', error: { status: 500, title: 'ReactorRuntimeError' } } });
-    const eventPayloads = events.received.map((r) => verify(r, secret, vault.clock));
+    const eventPayloads = events.received.map((r) => verify(r, secret, vault.clock)).sort((a, b) => a.type.localeCompare(b.type));
     expect(eventPayloads.map((p) => [p.type, p.data])).toEqual([
       ['reactor.completed', { request_id: REQUEST, reactor_id: REACTOR, status: 'completed', application_id: 'app-1' }],
       ['reactor.failed', { request_id: `${REQUEST}-2`, reactor_id: REACTOR, status: 'failed', application_id: 'app-1' }],
