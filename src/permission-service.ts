@@ -26,6 +26,10 @@ const DESCRIPTIONS: Readonly<Record<Permission, string>> = Object.freeze({
   'application:update': 'Update applications and regenerate their keys.',
   'application:delete': 'Delete applications.',
   'log:read': 'Read the audit log.',
+  'webhook:create': 'Create event webhooks.',
+  'webhook:read': 'Get and list webhooks and their deliveries (callbacks included).',
+  'webhook:update': 'Update webhooks and retry failed deliveries.',
+  'webhook:delete': 'Delete webhooks.',
 });
 
 /**

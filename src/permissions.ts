@@ -15,6 +15,10 @@ export const PERMISSIONS = [
   'application:update',
   'application:delete',
   'log:read',
+  'webhook:create',
+  'webhook:read',
+  'webhook:update',
+  'webhook:delete',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -45,6 +49,10 @@ export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly Perm
     'reactor:update',
     'reactor:delete',
     'log:read',
+    'webhook:create',
+    'webhook:read',
+    'webhook:update',
+    'webhook:delete',
   ],
 });
 

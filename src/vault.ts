@@ -16,6 +16,8 @@ import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
 import { validationFromIssues } from './pagination.js';
+import { PERMISSIONS_BY_TYPE } from './permissions.js';
+import { formatIso } from './tokens/expiry.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
@@ -28,6 +30,11 @@ import { TokenService } from './tokens/token-service.js';
 import { DetokenizeService } from './tokens/detokenize-service.js';
 import { PermissionService } from './permission-service.js';
 import { TenantService } from './tenant-service.js';
+import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
+import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
+import { SigningSecrets } from './webhooks/signing-secrets.js';
+import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 
 export interface VaultOptions {
   /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
@@ -59,8 +66,20 @@ export interface VaultOptions {
   reactors?: ReactorOptions;
   /** Expression limits (README, Expressions). */
   expressions?: ExpressionOptions;
+  /** Webhook options (README, Webhooks). */
+  webhooks?: WebhookOptions;
   /** The background job worker (README, Background work). */
   jobs?: JobOptions;
+}
+
+/** Options of event webhooks and callbacks. Their URLs follow `reactors.egress.allowPrivateNetwork`. */
+export interface WebhookOptions {
+  /**
+   * How long a tenant's webhook subscriptions are remembered (ms, default 1000; 0 disables). Changes
+   * through this vault take effect at once; changes through another instance sharing the database
+   * within this time.
+   */
+  subscriptionCacheMs?: number;
 }
 
 /** Options of the background job worker. */
@@ -131,6 +150,7 @@ const OptionsSchema = v.object({
   sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
+  webhooks: v.optional(v.strictObject({ subscriptionCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))) })),
   expressions: v.optional(
     v.strictObject({
       requestBudgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
@@ -203,6 +223,8 @@ export interface Vault {
   readonly tenants: TenantService;
   /** The audit trail (log:read). */
   readonly logs: AuditService;
+  /** Event webhooks, the signing secret and deliveries (webhook:*, application:read/update for the secret). */
+  readonly webhooks: WebhookService;
   readonly keys: VaultKeys;
   /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
   readonly worker: VaultWorker;
@@ -240,10 +262,27 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const keyRing = new KeyRing(store, provider, clock);
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
   const expressions = new ExpressionEngine({ ...options.expressions });
-  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit });
-  const authCache = new AuthCache(options.authCacheMs ?? 1000);
-  const applications = new ApplicationService({ store, clock, audit, authCache });
   const reactorOptions = options.reactors ?? {};
+  const allowPrivateNetwork = reactorOptions.egress?.allowPrivateNetwork === true;
+  const jobOptions = options.jobs ?? {};
+  const jobs = new JobQueue({
+    store,
+    clock,
+    logger,
+    concurrency: jobOptions.concurrency ?? 8,
+    pollIntervalMs: jobOptions.pollIntervalMs ?? 1000,
+    shutdownGraceMs: jobOptions.shutdownGraceMs ?? 10_000,
+  });
+  const secrets = new SigningSecrets({ store, keys: keyRing, clock });
+  const deliveries = new Deliveries({ store, keys: keyRing, clock, logger, audit, secrets, queue: () => jobs, allowPrivateNetwork });
+  // A delivery waits at most 10 s for its receiver; the lease leaves room for the resolver too.
+  jobs.register(DELIVER_JOB, (payload) => deliveries.handle(payload), { leaseMs: 60_000 });
+  const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
+  const onRunFinished = reactorCallbacks({ deliveries, events, logger });
+  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
+  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events });
+  const authCache = new AuthCache(options.authCacheMs ?? 1000);
+  const applications = new ApplicationService({ store, clock, audit, authCache, events });
   if (reactorOptions.limits) checkLimits(reactorOptions.limits);
   if (reactorOptions.workers) checkWorkers(reactorOptions.workers);
   // Created on first need: a vault that never runs reactors does not load the QuickJS module or
@@ -265,15 +304,6 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       });
     return sandboxPromise;
   };
-  const jobOptions = options.jobs ?? {};
-  const jobs = new JobQueue({
-    store,
-    clock,
-    logger,
-    concurrency: jobOptions.concurrency ?? 8,
-    pollIntervalMs: jobOptions.pollIntervalMs ?? 1000,
-    shutdownGraceMs: jobOptions.shutdownGraceMs ?? 10_000,
-  });
   const formulas = new FormulaService({ store, clock, audit, sandbox, ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}) });
   const reactors = new ReactorService({
     store,
@@ -283,16 +313,26 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     tokens,
     expressions,
     sandbox,
-    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork: reactorOptions.egress?.allowPrivateNetwork === true }),
+    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork }),
     consoleOutput: reactorOptions.consoleOutput ?? 'summary',
     jobs,
     records: keyRing,
-    allowPrivateNetwork: reactorOptions.egress?.allowPrivateNetwork === true,
+    allowPrivateNetwork,
+    // Callback deliveries and reactor.completed / reactor.failed events.
+    onRunFinished,
     // The default sandbox has the limits built in; a given one gets them on every run.
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
-  const runSweep = () => sweep(store, keyRing, clock, logger);
+  const runSweep = async () => {
+    const result = await sweep(store, keyRing, clock, logger, async (expired) => {
+      for (const token of expired) {
+        await events.emit(token.tenantId, 'token.expired', { token_id: token.id, token_type: token.type, expired_at: formatIso(token.expiresAt), actor: 'system:expiry' });
+      }
+    });
+    await purgeDeliveries(store, clock.now());
+    return result;
+  };
   const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
   // The sweep is one job for all instances (key 'sweep'): whichever claims it sweeps, then makes it
   // due again one interval later.
@@ -339,6 +379,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
+    webhooks,
     keys,
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue() }),
     clock,
@@ -357,7 +398,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       const application = await applications.createInitial(tenant.id, {
         name: input.applicationName ?? 'Administrator',
         type: 'management',
-        permissions: ['application:create', 'application:read', 'application:update', 'application:delete', 'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete', 'log:read'],
+        permissions: [...PERMISSIONS_BY_TYPE.management],
         ...(input.adminKey === undefined ? {} : { key: input.adminKey }),
       });
       return { tenant, application: application as ApplicationView & { key: string } };

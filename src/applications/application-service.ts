@@ -6,6 +6,7 @@ import { AuthenticationError, ConflictError, NotFoundError, ValidationError } fr
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { ApplicationRecord, Store } from '../storage/store.js';
+import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { formatIso } from '../tokens/expiry.js';
 import { resolveSessionKey } from '../sessions/session-auth.js';
 import { MIN_KEY_LENGTH, SESSION_KEY_PREFIX, hashApiKey, hashesEqual, newApplicationKey } from './api-keys.js';
@@ -52,8 +53,11 @@ export class ApplicationService {
   #audit: AuditLog;
   /** Resolved keys (application and session keys alike), for `authCacheMs`. */
   #callers: AuthCache;
+  #events: EventSink | undefined;
 
-  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCache?: AuthCache }) {
+  /** `events`: where application.created/updated/deleted go once the change committed (webhooks). */
+  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCache?: AuthCache; events?: EventSink }) {
+    this.#events = deps.events;
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
@@ -98,6 +102,7 @@ export class ApplicationService {
       const input = parseCreateApplication(body);
       const { app, key } = await this.#insert(caller.tenantId, input, caller.applicationId);
       this.#record(caller, 'application:create', app.id);
+      await this.#emit(caller, 'application.created', app.id);
       return { ...view(app), key };
     });
   }
@@ -139,6 +144,7 @@ export class ApplicationService {
       if (!updated) throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:update', id);
+      await this.#emit(caller, 'application.updated', id);
       return view(next);
     });
   }
@@ -158,6 +164,7 @@ export class ApplicationService {
       if (!(await this.#store.replaceApplicationKeys(record, caller.applicationId))) throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:regenerate', id);
+      await this.#emit(caller, 'application.updated', id);
       return { ...view(next), key };
     });
   }
@@ -170,6 +177,7 @@ export class ApplicationService {
       if (!deleted) throw new NotFoundError('Application', String(id));
       this.#callers.clear();
       this.#record(caller, 'application:delete', id);
+      await this.#emit(caller, 'application.deleted', String(id));
     });
   }
 
@@ -190,6 +198,10 @@ export class ApplicationService {
     const { record, key } = newApplicationKey(app, createdBy, now, givenKey);
     await this.#store.createApplication(app, record);
     return { app, key };
+  }
+
+  #emit(caller: Caller, type: 'application.created' | 'application.updated' | 'application.deleted', id: string): Promise<void> | undefined {
+    return this.#events?.emit(caller.tenantId, type, { application_id: id, actor: caller.applicationId });
   }
 
   #record(caller: Caller, operation: string, resourceId: string): void {

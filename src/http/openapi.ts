@@ -1,5 +1,6 @@
 import { APPLICATION_TYPES, PERMISSIONS, TRANSFORMS } from '../permissions.js';
 import type { RouteDefinition } from './routes/route.js';
+import { WEBHOOK_SCHEMAS } from './routes/webhook-schemas.js';
 
 type Schema = Record<string, unknown>;
 
@@ -499,7 +500,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[], options
     },
     paths,
     components: {
-      schemas: SCHEMAS,
+      schemas: { ...SCHEMAS, ...WEBHOOK_SCHEMAS },
       securitySchemes: { [apiKeyHeader]: { type: 'apiKey', in: 'header', name: apiKeyHeader } },
     },
     security: [{ [apiKeyHeader]: [] }],

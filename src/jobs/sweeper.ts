@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../storage/store.js';
+import type { ExpiredTokenRecord, Store } from '../storage/store.js';
 
 export interface SweepResult {
   /** Expired tokens physically removed (a reference row stays for each). */
@@ -19,6 +19,7 @@ export interface SweepResult {
 const BATCH = 500;
 
 /**
+ * `onExpired` hears of each batch of expired tokens after it was removed (the `token.expired` events).
  * Removes expired tokens, cvc values past their one-hour lifetime, expired idempotency records,
  * asynchronous reactor results past their 24 hours and expired sessions.
  * Reads already ignore them from the moment they lapse; the sweep makes the removal physical
@@ -28,13 +29,20 @@ const BATCH = 500;
  * responses that carry that token's data (store triggers, migration 3); replays already stop at
  * the expiry or cvc purge time recorded with the response.
  */
-export async function sweep(store: Store, keys: KeyRing, clock: Clock, logger: Logger): Promise<SweepResult> {
+export async function sweep(
+  store: Store,
+  keys: KeyRing,
+  clock: Clock,
+  logger: Logger,
+  onExpired?: (tokens: readonly ExpiredTokenRecord[]) => Promise<void>,
+): Promise<SweepResult> {
   const now = clock.now();
   let expired = 0;
   for (;;) {
     const removed = await store.purgeExpiredTokens(now, BATCH);
-    expired += removed;
-    if (removed < BATCH) break;
+    expired += removed.length;
+    await onExpired?.(removed);
+    if (removed.length < BATCH) break;
   }
   let cvcRemoved = 0;
   for (;;) {

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
 import { type Caller, makeCaller } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';
 import { problemOfError } from '../problem.js';
-import { isRefusedAddress } from '../sandbox/ip-ranges.js';
 import type { JobRecord, ReactorRequestRecord, Store } from '../storage/store.js';
+import { checkWebhookUrl } from '../webhooks/webhook-url.js';
 import type { InvokeInput } from './reactor-input.js';
 
 /** How long a finished asynchronous run's result is kept (spec 6). */
@@ -14,7 +13,6 @@ export const RESULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Lease beyond a run's timeout: time to store the result and notify before another worker may take the job. */
 const LEASE_MARGIN_MS = 60_000;
 const JOB_KIND = 'reactor.run';
-const MAX_CALLBACK_URL = 2048;
 
 /** The answer to an accepted asynchronous invocation (HTTP 202). */
 export interface ReactorRunAccepted {
@@ -92,7 +90,8 @@ export class AsyncRuns {
 
   /** Checks the invocation as a synchronous one, then stores it and its job; nothing is stored when a check fails. */
   async accept(caller: Caller, reactorId: string, input: InvokeInput, callbackUrl: string | null): Promise<ReactorRunAccepted> {
-    if (callbackUrl !== null) checkCallbackUrl(callbackUrl, this.#deps.allowPrivateNetwork);
+    // The address is checked again, resolved, at each delivery.
+    if (callbackUrl !== null) checkWebhookUrl(callbackUrl, 'callback_url', this.#deps.allowPrivateNetwork);
     await this.#runner.check(caller, reactorId, input);
     const { store, clock, records } = this.#deps;
     const id = randomUUID();
@@ -217,30 +216,4 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
-}
-
-/**
- * A callback URL: absolute http(s), and (unless the private network is allowed) not naming a
- * loopback, private, link-local, CGNAT or metadata address. Names are resolved again at delivery.
- */
-export function checkCallbackUrl(value: string, allowPrivateNetwork: boolean): void {
-  const field = 'callback_url';
-  if (value.length > MAX_CALLBACK_URL) throw ValidationError.field(field, `must be at most ${MAX_CALLBACK_URL} characters`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw ValidationError.field(field, 'must be an absolute http or https URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ValidationError.field(field, 'must be an absolute http or https URL');
-  if (url.username !== '' || url.password !== '') throw ValidationError.field(field, 'must not carry credentials');
-  if (allowPrivateNetwork) return;
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const local = host === 'localhost' || host.endsWith('.localhost');
-  if (local || (isIP(host) !== 0 && isRefusedAddress(host))) {
-    throw ValidationError.field(
-      field,
-      'names a loopback, private, link-local or metadata address; allow it with the reactors.egress.allowPrivateNetwork option (CLI --allow-private-network)',
-    );
-  }
 }

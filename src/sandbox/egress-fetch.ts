@@ -49,7 +49,8 @@ const DROPPED_HEADERS = new Set([
 ]);
 const HOST_PATTERN = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
 
-interface Target {
+/** Where a checked request connects. */
+export interface Target {
   url: URL;
   host: string;
   address: string;
@@ -75,7 +76,7 @@ export function createEgressFetch(options: EgressFetchOptions): HostFetch {
     const body = request.body === null || method === 'GET' || method === 'HEAD' ? null : String(request.body);
     const limits = { timeoutMs, maxResponseBytes };
     return fetchImpl === undefined
-      ? sendWithNode(target, method, headers, body, limits)
+      ? sendPinned(target, method, headers, body, limits)
       : sendWithFetch(fetchImpl, target, method, headers, body, limits);
   };
 }
@@ -104,6 +105,16 @@ export function isAllowedHost(host: string, allowHosts: readonly string[]): bool
 
 /** Checks scheme, host and addresses; returns where to connect. */
 async function resolveTarget(rawUrl: string, allowHosts: string[], allowPrivateNetwork: boolean): Promise<Target> {
+  const url = parseHttpUrl(rawUrl);
+  const host = hostOf(url);
+  if (!isAllowedHost(host, allowHosts)) {
+    throw new Error(`Host '${host}' is not allowed: add it to reactors.egress.allowHosts`);
+  }
+  return resolvePublicTarget(url, allowPrivateNetwork);
+}
+
+/** Parses an absolute http(s) URL; Error (our wording) otherwise. */
+export function parseHttpUrl(rawUrl: string): URL {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -113,11 +124,22 @@ async function resolveTarget(rawUrl: string, allowHosts: string[], allowPrivateN
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new Error(`Only http and https URLs are allowed, not ${url.protocol.replace(/:$/, '')}`);
   }
+  return url;
+}
+
+/** The URL's host, lower-case, without IPv6 brackets or a trailing dot. */
+export function hostOf(url: URL): string {
   const literal = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const host = literal.replace(/\.$/, '');
-  if (!isAllowedHost(host, allowHosts)) {
-    throw new Error(`Host '${host}' is not allowed: add it to reactors.egress.allowHosts`);
-  }
+  return literal.replace(/\.$/, '');
+}
+
+/**
+ * Resolves the URL's host and refuses it (Error, our wording) when any address it resolves to is not
+ * public, unless `allowPrivateNetwork`. Shared by reactor `fetch` and webhook delivery: the returned
+ * target is what `sendPinned` connects to, so a DNS answer that changes after the check is not used.
+ */
+export async function resolvePublicTarget(url: URL, allowPrivateNetwork: boolean): Promise<Target> {
+  const host = hostOf(url);
   let addresses: { address: string; family: number }[];
   if (isIP(host) !== 0) addresses = [{ address: host, family: isIP(host) }];
   else {
@@ -150,12 +172,17 @@ function outgoingHeaders(headers: Record<string, string> | null | undefined): Re
   return out;
 }
 
-interface Limits {
+/** Time and response-size limits of one request. */
+export interface Limits {
   timeoutMs: number;
   maxResponseBytes: number;
 }
 
-function sendWithNode(
+/**
+ * Sends one request over node:http(s) to the target's checked address (pinned lookup, no agent,
+ * redirects not followed), within the limits; the response body is read as text.
+ */
+export function sendPinned(
   target: Target,
   method: string,
   headers: Record<string, string>,

@@ -1,4 +1,16 @@
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+import type { WebhookStore } from './webhook-records.js';
+
+export type {
+  WebhookAttempt,
+  WebhookAttemptOutcome,
+  WebhookDeliveryFilter,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookRecord,
+  WebhookSecretRecord,
+  WebhookStore,
+} from './webhook-records.js';
 
 /**
  * The persistence boundary. Every method is an atomic domain operation whose guarantee is stated in
@@ -111,6 +123,14 @@ export interface DeletedTokenRecord {
   deletedAt: number;
   /** Application id, or 'system:expiry' for the sweep. */
   deletedBy: string;
+}
+
+/** A token the expiry sweep removed. */
+export interface ExpiredTokenRecord {
+  tenantId: string;
+  id: string;
+  type: string;
+  expiresAt: number;
 }
 
 export interface ApplicationRecord {
@@ -364,7 +384,7 @@ export type UpdateTokenResult =
   | { status: 'not_found' }
   | { status: 'duplicate'; existing: StoredToken };
 
-export interface Store {
+export interface Store extends WebhookStore {
   /** Applies pending migrations; idempotent. Called by createVault before first use. */
   migrate(): MaybePromise<void>;
   close(): MaybePromise<void>;
@@ -408,9 +428,10 @@ export interface Store {
   getDeletedToken(tenantId: string, id: string): MaybePromise<DeletedTokenRecord | null>;
   /**
    * Physically removes up to `limit` tokens (any tenant) whose expiresAt <= now, leaving reference
-   * records deleted by 'system:expiry' and an audit entry each. Returns how many it removed.
+   * records deleted by 'system:expiry' and an audit entry each. Returns the tokens it removed
+   * (oldest expiry first), for the `token.expired` events.
    */
-  purgeExpiredTokens(now: number, limit: number): MaybePromise<number>;
+  purgeExpiredTokens(now: number, limit: number): MaybePromise<ExpiredTokenRecord[]>;
   /** Up to `limit` tokens (any tenant) with cvcPurgeAt <= now, oldest first. */
   listCvcDue(now: number, limit: number): MaybePromise<StoredToken[]>;
   /**

@@ -58,7 +58,7 @@ export async function createTestVault(options: Partial<VaultOptions> & { start?:
     tenantId: tenant.id,
     adminKey: application.key,
     async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {
-      const chosen = type ?? (permissions.some((p) => p.startsWith('application:') || p === 'log:read') ? 'management' : permissions.every((p) => p === 'token:create' || p === 'token:update') ? 'public' : 'private');
+      const chosen = type ?? (permissions.some((p) => p.startsWith('application:') || p.startsWith('webhook:') || p === 'log:read') ? 'management' : permissions.every((p) => p === 'token:create' || p === 'token:update') ? 'public' : 'private');
       const app = await vault.applications.create(admin, { name, type: chosen, permissions, rules });
       return { ...makeCaller({ tenantId: tenant.id, id: app.id, type: chosen, permissions, rules: app.rules }), key: app.key! };
     },

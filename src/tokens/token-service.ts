@@ -9,6 +9,7 @@ import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Permission, Transform } from '../permissions.js';
 import type { Store, StoredToken, TokenFilter } from '../storage/store.js';
+import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { requireDedupeOverOwnData, requireDisclosureChange, requireExpiryChange, responseTransform, showsFingerprint } from './disclosure.js';
 import { parseExpiresAt } from './expiry.js';
 import { mergePatch } from './merge-patch.js';
@@ -54,6 +55,8 @@ export interface TokenServiceDeps {
   expressions: ExpressionEngine;
   clock: Clock;
   audit: AuditLog;
+  /** Where token.created/updated/deleted events go once the change committed (webhooks). */
+  events?: EventSink;
 }
 
 /**
@@ -71,8 +74,10 @@ export class TokenService {
   #engine: ExpressionEngine;
   #clock: Clock;
   #audit: AuditLog;
+  #events: EventSink | undefined;
 
   constructor(deps: TokenServiceDeps) {
+    this.#events = deps.events;
     this.#store = deps.store;
     this.#keys = deps.keys;
     this.#engine = deps.expressions;
@@ -172,6 +177,10 @@ export class TokenService {
     const id = result.status === 'duplicate' ? result.existing.id : token.id;
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
+    if (result.status === 'created' && this.#events !== undefined) {
+      const emitted = this.#emit(caller, 'token.created', token);
+      if (emitted !== undefined) await emitted;
+    }
     if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now(), transform, budget);
     return this.#writtenView(caller, transform, token, data, budget);
   }
@@ -330,6 +339,7 @@ export class TokenService {
       const result = await this.#store.updateToken(next, audit, now);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
       if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now, transform, budget);
+      await this.#emit(caller, 'token.updated', next);
       if (transformFor(caller, 'token:read', next.containers) === null) return identityView(next);
       return this.#writtenView(caller, transform, next, withoutExpiredCvc(next, data, now), budget);
     });
@@ -348,7 +358,16 @@ export class TokenService {
       if (!(await this.#store.deleteToken(caller.tenantId, token.id, caller.applicationId, audit, now))) {
         throw new NotFoundError('Token', String(id));
       }
+      await this.#emit(caller, 'token.deleted', token);
     });
+  }
+
+  /**
+   * Emits a token event after its change committed. Without a subscribing webhook (the common
+   * case) this is a map lookup and no promise: the create path stays as cheap as before.
+   */
+  #emit(caller: Caller, type: 'token.created' | 'token.updated' | 'token.deleted', token: StoredToken): Promise<void> | undefined {
+    return this.#events?.emit(caller.tenantId, type, { token_id: token.id, token_type: token.type, actor: caller.applicationId });
   }
 
   /**

@@ -389,7 +389,7 @@ if (PG_URL === undefined) {
         for (const token of [deleted, expiring, kept]) await store.createToken(token, audit(token), T0);
         expect([await count(store, 'token_metadata'), await count(store, 'token_search')]).toEqual([4, 4]);
         expect(await store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
-        expect(await store.purgeExpiredTokens(T0 + 1, 10)).toBe(1);
+        expect((await store.purgeExpiredTokens(T0 + 1, 10)).length).toBe(1);
         expect([await count(store, 'tokens'), await count(store, 'token_metadata'), await count(store, 'token_search')]).toEqual([1, 1, 1]);
         const refs = await adminPool().query(`SELECT id, deleted_by FROM "${store.schema}".token_ids WHERE deleted_at IS NOT NULL ORDER BY id`);
         expect(refs.rows).toEqual(

@@ -238,7 +238,7 @@ describe('SQLite storage details', () => {
     expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(4);
     expect(count(store, 'SELECT count(*) AS n FROM token_search')).toBe(4);
     expect(store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
-    expect(store.purgeExpiredTokens(T0 + 1, 10)).toBe(1);
+    expect(store.purgeExpiredTokens(T0 + 1, 10).length).toBe(1);
     expect(count(store, 'SELECT count(*) AS n FROM tokens')).toBe(1);
     expect(count(store, 'SELECT count(*) AS n FROM tokens WHERE ciphertext IN (?, ?)', deleted.ciphertext, expiring.ciphertext)).toBe(0);
     expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(1);

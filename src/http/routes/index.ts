@@ -8,6 +8,7 @@ import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
 import { tenantRoutes } from './tenants.js';
 import { tokenRoutes } from './tokens.js';
+import { webhookRoutes } from './webhooks.js';
 
 export type { AuthenticatedRoute, PublicRoute, RouteContext, RouteDefinition, RouteDocs, HttpMethod } from './route.js';
 
@@ -21,5 +22,6 @@ export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...sessionRoutes,
   ...logRoutes,
   ...tenantRoutes,
+  ...webhookRoutes,
   ...systemRoutes,
 ]);

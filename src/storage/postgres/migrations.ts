@@ -333,6 +333,50 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   $$;
   CREATE TRIGGER application_credentials_gone AFTER DELETE ON applications FOR EACH ROW EXECUTE FUNCTION application_credentials_gone();
   `,
+  /* 8: webhooks: event webhooks, the per-tenant signing secret (sealed), deliveries (payload sealed) */ `
+  CREATE TABLE webhooks (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    name text NOT NULL,
+    url text NOT NULL,
+    events json NOT NULL,
+    created_by text,
+    created_at bigint NOT NULL,
+    modified_by text,
+    modified_at bigint,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX webhooks_tenant_seq ON webhooks (tenant_id, seq);
+
+  CREATE TABLE webhook_secrets (
+    tenant_id text PRIMARY KEY,
+    sealed bytea NOT NULL,
+    version integer NOT NULL,
+    updated_at bigint NOT NULL
+  );
+
+  CREATE TABLE webhook_deliveries (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    webhook_id text,
+    request_id text,
+    event_type text NOT NULL,
+    url text,
+    payload bytea NOT NULL,
+    status text NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts integer NOT NULL,
+    history json NOT NULL,
+    next_attempt_at bigint,
+    created_at bigint NOT NULL,
+    completed_at bigint,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (tenant_id, webhook_id, seq);
+  CREATE INDEX webhook_deliveries_request ON webhook_deliveries (tenant_id, request_id) WHERE request_id IS NOT NULL;
+  CREATE INDEX webhook_deliveries_completed ON webhook_deliveries (completed_at) WHERE completed_at IS NOT NULL;
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

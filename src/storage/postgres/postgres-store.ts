@@ -11,6 +11,7 @@ import type {
   AuthorizeSessionResult,
   CreateTokenResult,
   DeletedTokenRecord,
+  ExpiredTokenRecord,
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
@@ -40,6 +41,8 @@ import { PgExecutor, type Queryable } from './pg-executor.js';
 import { quoteSchema, resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
 import { PostgresCredentials } from './postgres-credentials.js';
 import { PostgresTokens } from './postgres-tokens.js';
+import { PostgresWebhooks } from './postgres-webhooks.js';
+import type { WebhookStore } from '../webhook-records.js';
 import {
   APPLICATION_COLUMNS,
   AUDIT_COLUMNS,
@@ -77,6 +80,7 @@ export class PostgresStore implements Store {
   readonly #s: string;
   readonly #sql: RecordStatements;
   readonly #tokens: PostgresTokens;
+  readonly #webhooks: PostgresWebhooks;
   readonly #jobs: PostgresJobs;
   readonly #requests: PostgresReactorRequests;
   readonly #credentials: PostgresCredentials;
@@ -91,6 +95,7 @@ export class PostgresStore implements Store {
     this.#s = quoteSchema(schema);
     this.#sql = recordStatements(this.#s);
     this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
+    this.#webhooks = new PostgresWebhooks(this.#db, this.#s);
     this.#jobs = new PostgresJobs(this.#db, this.#s);
     this.#requests = new PostgresReactorRequests(this.#db, this.#s, this.#jobs);
     this.#credentials = new PostgresCredentials(this.#db, this.#s);
@@ -191,7 +196,7 @@ export class PostgresStore implements Store {
   }
 
   /** Oldest expiry first; one statement per call, taking only rows no other transaction holds. */
-  purgeExpiredTokens(now: number, limit: number): Promise<number> {
+  purgeExpiredTokens(now: number, limit: number): Promise<ExpiredTokenRecord[]> {
     return this.#tokens.purgeExpired(now, limit);
   }
 
@@ -536,6 +541,23 @@ export class PostgresStore implements Store {
   purgeExpiredReactorRequests(now: number, limit: number): Promise<number> {
     return this.#requests.purge(now, limit);
   }
+  // --- webhooks (postgres-webhooks.ts) -----------------------------------------------------------
+
+  createWebhook: WebhookStore['createWebhook'] = (w) => this.#webhooks.createWebhook(w);
+  getWebhook: WebhookStore['getWebhook'] = (tenantId, id) => this.#webhooks.getWebhook(tenantId, id);
+  listWebhooks: WebhookStore['listWebhooks'] = (tenantId, page) => this.#webhooks.listWebhooks(tenantId, page);
+  listAllWebhooks: WebhookStore['listAllWebhooks'] = (tenantId, limit) => this.#webhooks.listAllWebhooks(tenantId, limit);
+  updateWebhook: WebhookStore['updateWebhook'] = (w) => this.#webhooks.updateWebhook(w);
+  deleteWebhook: WebhookStore['deleteWebhook'] = (tenantId, id) => this.#webhooks.deleteWebhook(tenantId, id);
+  getWebhookSecret: WebhookStore['getWebhookSecret'] = (tenantId) => this.#webhooks.getWebhookSecret(tenantId);
+  putWebhookSecret: WebhookStore['putWebhookSecret'] = (record, expected) => this.#webhooks.putWebhookSecret(record, expected);
+  createWebhookDelivery: WebhookStore['createWebhookDelivery'] = (d) => this.#webhooks.createWebhookDelivery(d);
+  getWebhookDelivery: WebhookStore['getWebhookDelivery'] = (tenantId, id) => this.#webhooks.getWebhookDelivery(tenantId, id);
+  listWebhookDeliveries: WebhookStore['listWebhookDeliveries'] = (tenantId, filter, page) => this.#webhooks.listWebhookDeliveries(tenantId, filter, page);
+  recordWebhookAttempt: WebhookStore['recordWebhookAttempt'] = (tenantId, id, expected, attempt, outcome) =>
+    this.#webhooks.recordWebhookAttempt(tenantId, id, expected, attempt, outcome);
+  restartWebhookDelivery: WebhookStore['restartWebhookDelivery'] = (tenantId, id, now) => this.#webhooks.restartWebhookDelivery(tenantId, id, now);
+  purgeWebhookDeliveries: WebhookStore['purgeWebhookDeliveries'] = (before, limit) => this.#webhooks.purgeWebhookDeliveries(before, limit);
 
   // --- background jobs ---------------------------------------------------------------------------
 

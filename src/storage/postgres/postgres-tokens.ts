@@ -2,6 +2,7 @@ import type {
   AuditEntry,
   CreateTokenResult,
   DeletedTokenRecord,
+  ExpiredTokenRecord,
   PageRequest,
   PageResult,
   StoredToken,
@@ -129,9 +130,9 @@ export class PostgresTokens {
     };
   }
 
-  async purgeExpired(now: number, limit: number): Promise<number> {
+  async purgeExpired(now: number, limit: number): Promise<ExpiredTokenRecord[]> {
     const { rows } = await this.#db.query(this.#sql.purgeExpired, [now, checkLimit(limit), EXPIRY_ACTOR, EXPIRY_OPERATION]);
-    return rows[0]?.['removed'] as number;
+    return rows.map((row) => ({ tenantId: row['tenant_id'] as string, id: row['id'] as string, type: row['type'] as string, expiresAt: row['expires_at'] as number }));
   }
 
   async listCvcDue(now: number, limit: number): Promise<StoredToken[]> {

@@ -87,7 +87,7 @@ export function tokenStatements(s: string) {
       'WHERE r.tenant_id = gone.tenant_id AND r.id = gone.id), ' +
       `audit_rows AS (INSERT INTO ${s}.${AUDIT_INSERT} SELECT gone.tenant_id, $3::text, $4::text, gone.id, 'success', NULL, $1::int8 ` +
       'FROM gone ORDER BY gone.expires_at, gone.seq) ' +
-      'SELECT count(*) AS removed FROM gone',
+      'SELECT gone.tenant_id, gone.id, gone.type, gone.expires_at FROM gone ORDER BY gone.expires_at, gone.seq',
     /** now, limit. */
     listCvcDue: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.cvc_purge_at <= $1::int8 ORDER BY t.cvc_purge_at, t.seq LIMIT $2::int8`,
     /** ciphertext, keyVersion, cvcPurgeAt, tenant, id, expected ciphertext. A concurrent writer's row fails the last test. */

@@ -335,6 +335,50 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
     DELETE FROM sessions WHERE tenant_id = OLD.tenant_id AND authorized_by = OLD.id;
   END;
   `,
+  /* 8: webhooks: event webhooks, the per-tenant signing secret (sealed), deliveries (payload sealed) */ `
+  CREATE TABLE webhooks (
+    seq INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    created_by TEXT,
+    created_at INTEGER NOT NULL,
+    modified_by TEXT,
+    modified_at INTEGER,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX webhooks_tenant_seq ON webhooks (tenant_id, seq);
+
+  CREATE TABLE webhook_secrets (
+    tenant_id TEXT PRIMARY KEY,
+    sealed BLOB NOT NULL,
+    version INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE webhook_deliveries (
+    seq INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    webhook_id TEXT,
+    request_id TEXT,
+    event_type TEXT NOT NULL,
+    url TEXT,
+    payload BLOB NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts INTEGER NOT NULL,
+    history TEXT NOT NULL,
+    next_attempt_at INTEGER,
+    created_at INTEGER NOT NULL,
+    completed_at INTEGER,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (tenant_id, webhook_id, seq);
+  CREATE INDEX webhook_deliveries_request ON webhook_deliveries (tenant_id, request_id) WHERE request_id IS NOT NULL;
+  CREATE INDEX webhook_deliveries_completed ON webhook_deliveries (completed_at) WHERE completed_at IS NOT NULL;
+  `,
 ]);
 
 /**

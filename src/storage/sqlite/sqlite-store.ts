@@ -10,6 +10,7 @@ import type {
   AuthorizeSessionResult,
   CreateTokenResult,
   DeletedTokenRecord,
+  ExpiredTokenRecord,
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
@@ -66,6 +67,8 @@ import { SqliteJobs } from './sqlite-jobs.js';
 import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
 import { SqliteCredentials } from './sqlite-credentials.js';
 import { SqliteTokens } from './sqlite-tokens.js';
+import { SqliteWebhooks } from './sqlite-webhooks.js';
+import type { WebhookStore } from '../webhook-records.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
 
@@ -141,6 +144,7 @@ export class SqliteStore implements Store {
   #owned: boolean;
   #statements: StatementCache;
   #tokens: SqliteTokens;
+  #webhooks: SqliteWebhooks;
   #jobs: SqliteJobs;
   #requests: SqliteReactorRequests;
   #read: <R>(fn: () => R) => R;
@@ -162,6 +166,7 @@ export class SqliteStore implements Store {
     const readTx = db.transaction((fn: () => unknown) => fn());
     this.#read = <R>(fn: () => R): R => readTx.deferred(fn) as R;
     this.#tokens = new SqliteTokens(db, this.#statements, this.#read);
+    this.#webhooks = new SqliteWebhooks(db, this.#statements, this.#read);
     this.#jobs = new SqliteJobs(this.#statements);
     this.#requests = new SqliteReactorRequests(db, this.#statements, this.#jobs);
     this.#deleteFormulaTx = db.transaction(this.#deleteFormula);
@@ -241,7 +246,7 @@ export class SqliteStore implements Store {
   }
 
   /** Oldest expiry first; one transaction per call. */
-  purgeExpiredTokens(now: number, limit: number): number {
+  purgeExpiredTokens(now: number, limit: number): ExpiredTokenRecord[] {
     return this.#tokens.purgeExpired(now, limit);
   }
 
@@ -550,6 +555,23 @@ export class SqliteStore implements Store {
   async purgeExpiredReactorRequests(now: number, limit: number): Promise<number> {
     return this.#requests.purge(now, limit);
   }
+  // --- webhooks (sqlite-webhooks.ts) -------------------------------------------------------------
+
+  createWebhook: WebhookStore['createWebhook'] = (w) => this.#webhooks.createWebhook(w);
+  getWebhook: WebhookStore['getWebhook'] = (tenantId, id) => this.#webhooks.getWebhook(tenantId, id);
+  listWebhooks: WebhookStore['listWebhooks'] = (tenantId, page) => this.#webhooks.listWebhooks(tenantId, page);
+  listAllWebhooks: WebhookStore['listAllWebhooks'] = (tenantId, limit) => this.#webhooks.listAllWebhooks(tenantId, limit);
+  updateWebhook: WebhookStore['updateWebhook'] = (w) => this.#webhooks.updateWebhook(w);
+  deleteWebhook: WebhookStore['deleteWebhook'] = (tenantId, id) => this.#webhooks.deleteWebhook(tenantId, id);
+  getWebhookSecret: WebhookStore['getWebhookSecret'] = (tenantId) => this.#webhooks.getWebhookSecret(tenantId);
+  putWebhookSecret: WebhookStore['putWebhookSecret'] = (record, expected) => this.#webhooks.putWebhookSecret(record, expected);
+  createWebhookDelivery: WebhookStore['createWebhookDelivery'] = (d) => this.#webhooks.createWebhookDelivery(d);
+  getWebhookDelivery: WebhookStore['getWebhookDelivery'] = (tenantId, id) => this.#webhooks.getWebhookDelivery(tenantId, id);
+  listWebhookDeliveries: WebhookStore['listWebhookDeliveries'] = (tenantId, filter, page) => this.#webhooks.listWebhookDeliveries(tenantId, filter, page);
+  recordWebhookAttempt: WebhookStore['recordWebhookAttempt'] = (tenantId, id, expected, attempt, outcome) =>
+    this.#webhooks.recordWebhookAttempt(tenantId, id, expected, attempt, outcome);
+  restartWebhookDelivery: WebhookStore['restartWebhookDelivery'] = (tenantId, id, now) => this.#webhooks.restartWebhookDelivery(tenantId, id, now);
+  purgeWebhookDeliveries: WebhookStore['purgeWebhookDeliveries'] = (before, limit) => this.#webhooks.purgeWebhookDeliveries(before, limit);
 
   // --- background jobs ---------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@ import type {
   AuditEntry,
   CreateTokenResult,
   DeletedTokenRecord,
+  ExpiredTokenRecord,
   PageRequest,
   PageResult,
   StoredToken,
@@ -61,7 +62,7 @@ export class SqliteTokens {
   #creates: GroupCommit<CreateItem, CreateTokenResult>;
   #updateTx: SqliteTransaction<(next: StoredToken, audit: AuditEntry, now: number) => UpdateTokenResult>;
   #deleteTx: SqliteTransaction<(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number) => boolean>;
-  #purgeTx: SqliteTransaction<(now: number, limit: number) => number>;
+  #purgeTx: SqliteTransaction<(now: number, limit: number) => ExpiredTokenRecord[]>;
   /** (tenant, version) → the lowest seq that may still be below that version. */
   #keyScanHints = new Map<string, number>();
 
@@ -111,7 +112,7 @@ export class SqliteTokens {
     return row === undefined ? null : toDeletedToken(row);
   }
 
-  purgeExpired(now: number, limit: number): number {
+  purgeExpired(now: number, limit: number): ExpiredTokenRecord[] {
     return this.#purgeTx.immediate(now, checkLimit(limit));
   }
 
@@ -198,8 +199,8 @@ export class SqliteTokens {
     return true;
   };
 
-  #purge = (now: number, limit: number): number => {
-    const rows = this.#statements.get(LIST_EXPIRED).all(now, limit) as { seq: number; tenant_id: string; id: string; type: string }[];
+  #purge = (now: number, limit: number): ExpiredTokenRecord[] => {
+    const rows = this.#statements.get(LIST_EXPIRED).all(now, limit) as { seq: number; tenant_id: string; id: string; type: string; expires_at: number }[];
     for (const row of rows) {
       this.#remove(row.seq, row.tenant_id, row.id, row.type, EXPIRY_ACTOR, now);
       insertAudit(this.#statements, {
@@ -212,7 +213,7 @@ export class SqliteTokens {
         at: now,
       });
     }
-    return rows.length;
+    return rows.map((row) => ({ tenantId: row.tenant_id, id: row.id, type: row.type, expiresAt: row.expires_at }));
   };
 
   /** Removes the token and its index rows (explicitly: not relying on the connection's foreign_keys), leaving the reference. */

@@ -45,7 +45,7 @@ export const INSERT_DELETED = 'INSERT INTO deleted_tokens (tenant_id, id, type, 
 export const GET_DELETED = 'SELECT tenant_id, id, type, deleted_at, deleted_by FROM deleted_tokens WHERE tenant_id = ? AND id = ?';
 
 /** params: now, limit. */
-export const LIST_EXPIRED = 'SELECT t.seq, t.tenant_id, t.id, t.type FROM tokens t WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
+export const LIST_EXPIRED = 'SELECT t.seq, t.tenant_id, t.id, t.type, t.expires_at FROM tokens t WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
 /** params: now, limit. */
 export const LIST_CVC_DUE = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.cvc_purge_at <= ? ORDER BY t.cvc_purge_at, t.seq LIMIT ?`;
 /** params: ciphertext, keyVersion, cvcPurgeAt, tenantId, id, expected ciphertext. */

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { Store, WebhookRecord } from '../storage/store.js';
+import { formatIso } from '../tokens/expiry.js';
+import type { Deliveries } from './deliveries.js';
+import type { EventData, EventType } from './webhook-events.js';
+
+/** Most webhooks per tenant (create refuses more); also the most an event is matched against. */
+export const MAX_WEBHOOKS_PER_TENANT = 50;
+/** Past this many cached tenants the cache starts over (a bound, not an expected size). */
+const MAX_CACHED_TENANTS = 10_000;
+
+/** What the token, application, sweep and reactor code paths call after a change committed. */
+export interface EventSink {
+  /**
+   * Emits an event of the tenant. Returns undefined at once when no webhook of the tenant subscribes
+   * to it (known from the cache: the hot path for tenants without webhooks), else a promise that
+   * settles when every delivery is stored and enqueued. It never rejects: the change it reports
+   * has committed, so a failure to record the event is logged, not thrown at the caller.
+   */
+  emit(tenantId: string, type: EventType, data: EventData): Promise<void> | undefined;
+}
+
+/**
+ * Event webhooks' fan-out. Subscriptions are cached per tenant for `cacheMs` (default 1 s), so an
+ * event of a tenant without webhooks costs one map lookup; a change through this vault clears the
+ * tenant's entry at once, and one made through another instance sharing the database is seen within
+ * `cacheMs` (events of that window go to the webhooks as they were).
+ */
+export class WebhookEvents implements EventSink {
+  #store: Store;
+  #clock: Clock;
+  #logger: Logger;
+  #deliveries: Deliveries;
+  #cacheMs: number;
+  #cache = new Map<string, { webhooks: WebhookRecord[]; types: Set<string>; until: number }>();
+
+  constructor(deps: { store: Store; clock: Clock; logger: Logger; deliveries: Deliveries; cacheMs?: number }) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#logger = deps.logger;
+    this.#deliveries = deps.deliveries;
+    this.#cacheMs = deps.cacheMs ?? 1000;
+  }
+
+  emit(tenantId: string, type: EventType, data: EventData): Promise<void> | undefined {
+    const now = this.#clock.now();
+    const cached = this.#cache.get(tenantId);
+    if (cached !== undefined && now < cached.until) {
+      if (!cached.types.has(type)) return undefined;
+      return this.#fanOut(tenantId, cached.webhooks, type, data, now);
+    }
+    return this.#load(tenantId, now)
+      .then((webhooks) => this.#fanOut(tenantId, webhooks, type, data, now))
+      .catch((error: Error) => this.#logger.error('webhook event not recorded', { tenantId, type, error: error.name }));
+  }
+
+  /** Forgets the tenant's cached subscriptions (after a webhook change through this vault). */
+  invalidate(tenantId: string): void {
+    this.#cache.delete(tenantId);
+  }
+
+  async #load(tenantId: string, now: number): Promise<WebhookRecord[]> {
+    const webhooks = await this.#store.listAllWebhooks(tenantId, MAX_WEBHOOKS_PER_TENANT);
+    if (this.#cache.size >= MAX_CACHED_TENANTS) this.#cache.clear();
+    this.#cache.set(tenantId, { webhooks, types: new Set(webhooks.flatMap((w) => w.events)), until: now + this.#cacheMs });
+    return webhooks;
+  }
+
+  async #fanOut(tenantId: string, webhooks: readonly WebhookRecord[], type: EventType, data: EventData, now: number): Promise<void> {
+    const matching = webhooks.filter((w) => w.events.includes(type));
+    if (matching.length === 0) return;
+    const payload = { id: `evt_${randomUUID().replaceAll('-', '')}`, type, timestamp: formatIso(now), data: { ...data } };
+    for (const webhook of matching) {
+      try {
+        await this.#deliveries.create({ tenantId, webhookId: webhook.id, requestId: null, url: null, payload });
+      } catch (error) {
+        this.#logger.error('webhook event not recorded', { tenantId, type, webhookId: webhook.id, error: (error as Error).name });
+      }
+    }
+  }
+}
