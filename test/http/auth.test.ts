@@ -2,86 +2,89 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS_BY_TYPE, type Permission } from '../../src/permissions.js';
 import { ROUTES } from '../../src/http/routes/index.js';
 import { type Harness, VISA, expectProblem, harness } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await harness();
-});
-afterAll(async () => {
-  await h.vault.close();
-});
-
-const authenticated = ROUTES.filter((route) => route.auth);
-const pathOf = (pattern: string) => pattern.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
-const bodyOf = (route: (typeof ROUTES)[number]) => (route.body === 'json' || route.body === 'merge-patch' ? {} : undefined);
-
-describe('authentication (spec 5)', () => {
-  it.each(authenticated.map((r) => [r.method, r.path, r] as const))('%s %s: 401 without a key and with an unknown key', async (method, path, route) => {
-    const missing = await h.call(method, pathOf(path), { body: bodyOf(route) });
-    expect(expectProblem(missing, 401).title).toBe('Unauthorized');
-    const unknown = await h.call(method, pathOf(path), { key: 'tv_not-a-real-key-000000000000000', body: bodyOf(route) });
-    expectProblem(unknown, 401);
-    expect(unknown.text).not.toContain('tv_not-a-real-key');
+describeEachStore('HTTP authentication', (store) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({}, store);
+  });
+  afterAll(async () => {
+    await h.vault.close();
   });
 
-  it('reads the key header case-insensitively', async () => {
-    for (const name of ['SVC-API-KEY', 'svc-api-key', 'Svc-Api-Key']) {
-      const sent = await h.handler(new Request('http://vault.test/tokens', { headers: { [name]: h.userKey } }));
-      expect(sent.status).toBe(200);
-    }
-  });
+  const authenticated = ROUTES.filter((route) => route.auth);
+  const pathOf = (pattern: string) => pattern.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+  const bodyOf = (route: (typeof ROUTES)[number]) => (route.body === 'json' || route.body === 'merge-patch' ? {} : undefined);
 
-  it('/healthz and /openapi.json need no key', async () => {
-    const health = await h.call('GET', '/healthz');
-    expect(health.status).toBe(200);
-    expect(health.body).toEqual({ status: 'ok' });
-    expect((await h.call('GET', '/openapi.json')).status).toBe(200);
-  });
-});
-
-describe('authorization: every endpoint, called by an application lacking its permission, is a 403', () => {
-  const typeFor = (permission: string) => (permission.startsWith('application:') || permission === 'log:read' ? 'management' : 'private');
-  it.each(authenticated.map((r) => [r.method, r.path, r] as const))('%s %s', async (method, path, route) => {
-    const type = typeFor(route.permission);
-    const others = PERMISSIONS_BY_TYPE[type].filter((p) => p !== route.permission) as Permission[];
-    const key = await h.key(others, type);
-    const sent = await h.call(method, pathOf(path), { key, body: bodyOf(route) });
-    const problem = expectProblem(sent, 403);
-    expect(problem.title).toBe('Forbidden');
-    expect(problem.detail).toContain(route.permission);
-  });
-
-  it('403 when the access rules do not grant the token’s container', async () => {
-    const created = (await h.call('POST', '/tokens', { key: h.userKey, body: { type: 'card', data: VISA } })).body;
-    const caller = await h.vault.caller({
-      permissions: ['token:read'],
-      rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:read'] }],
+  describe('authentication (spec 5)', () => {
+    it.each(authenticated.map((r) => [r.method, r.path, r] as const))('%s %s: 401 without a key and with an unknown key', async (method, path, route) => {
+      const missing = await h.call(method, pathOf(path), { body: bodyOf(route) });
+      expect(expectProblem(missing, 401).title).toBe('Unauthorized');
+      const unknown = await h.call(method, pathOf(path), { key: 'tv_not-a-real-key-000000000000000', body: bodyOf(route) });
+      expectProblem(unknown, 401);
+      expect(unknown.text).not.toContain('tv_not-a-real-key');
     });
-    const sent = await h.call('GET', `/tokens/${created.id}`, { key: caller.key });
-    expectProblem(sent, 403);
-    expect(sent.text).not.toContain(VISA.number);
-  });
-});
 
-describe('header prefix', () => {
-  it('BT: the key comes in BT-API-KEY, and SVC-API-KEY is not read', async () => {
-    const bt = await harness({ headerPrefix: 'BT' });
-    try {
-      const ok = await bt.handler(new Request('http://vault.test/tokens', { headers: { 'bt-api-key': bt.userKey } }));
-      expect(ok.status).toBe(200);
-      const svc = await bt.handler(new Request('http://vault.test/tokens', { headers: { 'SVC-API-KEY': bt.userKey } }));
-      expect(svc.status).toBe(401);
-    } finally {
-      await bt.vault.close();
-    }
+    it('reads the key header case-insensitively', async () => {
+      for (const name of ['SVC-API-KEY', 'svc-api-key', 'Svc-Api-Key']) {
+        const sent = await h.handler(new Request('http://vault.test/tokens', { headers: { [name]: h.userKey } }));
+        expect(sent.status).toBe(200);
+      }
+    });
+
+    it('/healthz and /openapi.json need no key', async () => {
+      const health = await h.call('GET', '/healthz');
+      expect(health.status).toBe(200);
+      expect(health.body).toEqual({ status: 'ok' });
+      expect((await h.call('GET', '/openapi.json')).status).toBe(200);
+    });
   });
 
-  it('validates its options once, at construction', async () => {
-    const { createFetchHandler } = await import('../../src/http/index.js');
-    expect(() => createFetchHandler(h.vault, { headerPrefix: 'has space' })).toThrow(/headerPrefix/);
-    expect(() => createFetchHandler(h.vault, { headerPrefix: '' })).toThrow(/headerPrefix/);
-    expect(() => createFetchHandler(h.vault, { maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
-    expect(() => createFetchHandler(h.vault, { maxBodyBytes: 1.5 })).toThrow(/maxBodyBytes/);
-    expect(() => createFetchHandler(h.vault, { logger: {} as never })).toThrow(/logger/);
+  describe('authorization: every endpoint, called by an application lacking its permission, is a 403', () => {
+    const typeFor = (permission: string) => (permission.startsWith('application:') || permission === 'log:read' ? 'management' : 'private');
+    it.each(authenticated.map((r) => [r.method, r.path, r] as const))('%s %s', async (method, path, route) => {
+      const type = typeFor(route.permission);
+      const others = PERMISSIONS_BY_TYPE[type].filter((p) => p !== route.permission) as Permission[];
+      const key = await h.key(others, type);
+      const sent = await h.call(method, pathOf(path), { key, body: bodyOf(route) });
+      const problem = expectProblem(sent, 403);
+      expect(problem.title).toBe('Forbidden');
+      expect(problem.detail).toContain(route.permission);
+    });
+
+    it('403 when the access rules do not grant the token’s container', async () => {
+      const created = (await h.call('POST', '/tokens', { key: h.userKey, body: { type: 'card', data: VISA } })).body;
+      const caller = await h.vault.caller({
+        permissions: ['token:read'],
+        rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:read'] }],
+      });
+      const sent = await h.call('GET', `/tokens/${created.id}`, { key: caller.key });
+      expectProblem(sent, 403);
+      expect(sent.text).not.toContain(VISA.number);
+    });
+  });
+
+  describe('header prefix', () => {
+    it('BT: the key comes in BT-API-KEY, and SVC-API-KEY is not read', async () => {
+      const bt = await harness({ headerPrefix: 'BT' }, store);
+      try {
+        const ok = await bt.handler(new Request('http://vault.test/tokens', { headers: { 'bt-api-key': bt.userKey } }));
+        expect(ok.status).toBe(200);
+        const svc = await bt.handler(new Request('http://vault.test/tokens', { headers: { 'SVC-API-KEY': bt.userKey } }));
+        expect(svc.status).toBe(401);
+      } finally {
+        await bt.vault.close();
+      }
+    });
+
+    it('validates its options once, at construction', async () => {
+      const { createFetchHandler } = await import('../../src/http/index.js');
+      expect(() => createFetchHandler(h.vault, { headerPrefix: 'has space' })).toThrow(/headerPrefix/);
+      expect(() => createFetchHandler(h.vault, { headerPrefix: '' })).toThrow(/headerPrefix/);
+      expect(() => createFetchHandler(h.vault, { maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
+      expect(() => createFetchHandler(h.vault, { maxBodyBytes: 1.5 })).toThrow(/maxBodyBytes/);
+      expect(() => createFetchHandler(h.vault, { logger: {} as never })).toThrow(/logger/);
+    });
   });
 });
