@@ -17,6 +17,11 @@ export interface TestStore {
    * in a `beforeAll`: after the describe block).
    */
   vault(options?: Parameters<typeof createTestVault>[0]): Promise<TestVault>;
+  /**
+   * A store factory for code that opens its own vault (the examples): each store it makes is
+   * closed and cleaned up after the current test.
+   */
+  factory(): () => Store;
 }
 
 type StoreKind = Pick<TestStore, 'name' | 'create' | 'cleanup'>;
@@ -70,6 +75,14 @@ function withVaults(kind: StoreKind): TestStore {
       }
       (inTest ? perTest : perBlock).push({ vault, store });
       return vault;
+    },
+    factory() {
+      return () => {
+        const store = kind.create();
+        // Closing twice is harmless (Store.close is idempotent); the owner usually closed it already.
+        (inTest ? perTest : perBlock).push({ vault: { close: () => store.close() } as TestVault, store });
+        return store;
+      };
     },
   };
 }
