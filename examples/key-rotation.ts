@@ -4,10 +4,11 @@
  * The CLI does the same with `tokenvault keys rotate --db ./tokenvault.db`.
  */
 import { pathToFileURL } from 'node:url';
-import { createTestVault } from '../src/testing/index.js';
+import { createTestVault, type TestVaultOptions } from '../src/testing/index.js';
 
-export async function main(print: (...items: unknown[]) => void = console.log) {
-  const vault = await createTestVault();
+/** `store`: where the vault keeps its data (default SQLite in memory; the tests pass each store). */
+export async function main(print: (...items: unknown[]) => void = console.log, store?: TestVaultOptions['store']) {
+  const vault = await createTestVault({ store });
   try {
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
     for (let i = 0; i < 250; i++) await vault.tokens.create(app, { type: 'token', data: `secret-${i}` });

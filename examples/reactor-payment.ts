@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createTestVault } from '../src/testing/index.js';
+import { createTestVault, type TestVaultOptions } from '../src/testing/index.js';
 import { statusOf } from '../src/errors.js';
 
 const FORMULA_CODE = `
@@ -51,14 +51,15 @@ export interface PaymentExampleResult {
 }
 
 /** Runs the example; prints with `log` (default console.log) and returns what happened. */
-export async function main(log: (...items: unknown[]) => void = console.log): Promise<PaymentExampleResult> {
+/** `store`: where the vault keeps its data (default SQLite in memory; the tests pass each store). */
+export async function main(log: (...items: unknown[]) => void = console.log, store?: TestVaultOptions['store']): Promise<PaymentExampleResult> {
   const apiSawCards: string[] = [];
   const api = createServer((req, res) => void handleCharge(req, res, apiSawCards));
   api.listen(0, '127.0.0.1');
   await once(api, 'listening');
   const { port } = api.address() as AddressInfo;
 
-  const vault = await createTestVault({ reactors: { egress: { allowHosts: ['127.0.0.1'], allowPrivateNetwork: true } } });
+  const vault = await createTestVault({ store, reactors: { egress: { allowHosts: ['127.0.0.1'], allowPrivateNetwork: true } } });
   try {
     const admin = await vault.authenticate(vault.adminKey);
     // The checkout app stores cards and invokes reactors; the reactor's app only creates tokens.

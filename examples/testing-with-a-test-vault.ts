@@ -7,7 +7,7 @@
  * so expiry and the one-hour cvc lifetime are tested without waiting.
  */
 import { pathToFileURL } from 'node:url';
-import { createTestVault } from '../src/testing/index.js';
+import { createTestVault, type TestVaultOptions } from '../src/testing/index.js';
 
 /** The code under test: stores a card and returns only its token id. */
 async function saveCard(vault: Awaited<ReturnType<typeof createTestVault>>, caller: Parameters<typeof vault.tokens.create>[0], number: string) {
@@ -15,8 +15,9 @@ async function saveCard(vault: Awaited<ReturnType<typeof createTestVault>>, call
   return token.id;
 }
 
-export async function main(print: (...items: unknown[]) => void = console.log) {
-  const vault = await createTestVault({ start: '2030-01-01T00:00:00Z' });
+/** `store`: where the vault keeps its data (default SQLite in memory; the tests pass each store). */
+export async function main(print: (...items: unknown[]) => void = console.log, store?: TestVaultOptions['store']) {
+  const vault = await createTestVault({ store, start: '2030-01-01T00:00:00Z' });
   try {
     const app = await vault.caller({
       permissions: ['token:create', 'token:read'],

@@ -30,22 +30,39 @@ export interface TestVault extends Vault {
   caller(options?: { permissions?: Permission[]; rules?: AccessRule[]; type?: ApplicationType; name?: string }): Promise<Caller & { key: string }>;
 }
 
+/** Options of `createTestVault`: those of `createVault`, all optional, plus a store factory and the clock's start. */
+export type TestVaultOptions = Omit<Partial<VaultOptions>, 'store' | 'clock'> & {
+  /**
+   * The store: a Store, or a function that makes a fresh one (called once per vault, so one
+   * factory serves many tests). Default: SQLite `:memory:`. The vault closes it on `close()`;
+   * removing what the store made outside itself (a PostgreSQL schema) is the caller's part.
+   */
+  store?: Store | (() => Store | Promise<Store>);
+  /** Where the ManualClock starts; default 2030-01-01T00:00:00Z. */
+  start?: string | number | Date;
+};
+
 /**
- * An in-memory vault for tests: SQLite `:memory:`, a random master key, a ManualClock the test
- * advances, no background sweep (call `vault.sweep()`), a job worker that runs only when told (`vault.worker.runDue()`), and one tenant.
+ * An in-memory vault for tests: SQLite `:memory:` (or the store you pass), a random master key, a
+ * ManualClock the test advances, no background sweep (call `vault.sweep()`), a job worker that runs
+ * only when told (`vault.worker.runDue()`), and one tenant.
  * @example
  * const vault = await createTestVault();
  * const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
  * const token = await vault.tokens.create(app, { type: 'token', data: 'secret' });
+ * @example
+ * // The same tests on PostgreSQL: one fresh schema per vault.
+ * const vault = await createTestVault({ store: () => createPostgresStore({ connectionString, schema: `t_${randomUUID().slice(0, 8)}` }) });
  */
-export async function createTestVault(options: Partial<VaultOptions> & { start?: string | number | Date } = {}): Promise<TestVault> {
+export async function createTestVault(options: TestVaultOptions = {}): Promise<TestVault> {
   const clock = new ManualClock(options.start ?? '2030-01-01T00:00:00Z');
-  const { start: _start, ...rest } = options;
+  const { start: _start, store: given, ...rest } = options;
+  const store = given === undefined ? createSqliteStore({ filename: ':memory:' }) : typeof given === 'function' ? await given() : given;
   const vault = await createVault({
-    store: createSqliteStore({ filename: ':memory:' }),
     masterKey: generateMasterKey(),
     sweepIntervalMs: 0,
     ...rest,
+    store,
     // Tests drive background work themselves: `await vault.worker.runDue()` after advancing the clock.
     jobs: { start: false, shutdownGraceMs: 0, ...rest.jobs },
     clock,

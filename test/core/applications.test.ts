@@ -1,21 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/applications/api-keys.js';
 import { AuthenticationError, NotFoundError, ValidationError } from '../../src/errors.js';
-import { createTestVault, type TestVault } from '../../src/testing/index.js';
+import type { TestVault } from '../../src/testing/index.js';
 import type { Caller } from '../../src/caller.js';
+import { describeEachStore } from '../support/stores.js';
 
-let vault: TestVault;
-let admin: Caller;
+describeEachStore('applications service', (store) => {
+  let vault: TestVault;
+  let admin: Caller;
 
-beforeEach(async () => {
-  vault = await createTestVault();
+  beforeEach(async () => {
+    vault = await store.vault();
   admin = await vault.authenticate(vault.adminKey);
-});
-afterEach(async () => {
-  await vault.close();
-});
+  });
 
-describe('applications', () => {
+  describe('applications', () => {
   it('creates an application with a key shown once and stored only as a hash', async () => {
     const app = await vault.applications.create(admin, { name: 'checkout', type: 'private', permissions: ['token:create', 'token:read'] });
     expect(app.key).toMatch(/^tv_[A-Za-z0-9_-]{43}$/);
@@ -118,5 +117,6 @@ describe('applications', () => {
     const { application } = await vault.createTenant({ name: 't', adminKey: 'a-long-enough-operator-key-123' });
     expect(application.key).toBe('a-long-enough-operator-key-123');
     expect((await vault.authenticate('a-long-enough-operator-key-123')).applicationType).toBe('management');
+  });
   });
 });

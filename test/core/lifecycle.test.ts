@@ -1,22 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { CARD, setup } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
 type Caller = Awaited<ReturnType<TestVault['caller']>>;
-let vault: TestVault;
-let revealer: Caller;
+describeEachStore('token lifecycle', (store) => {
+  let vault: TestVault;
+  let revealer: Caller;
 
-const HOUR = 60 * 60 * 1000;
+  const HOUR = 60 * 60 * 1000;
 
-beforeEach(async () => {
-  ({ vault, revealer } = await setup());
-});
-afterEach(async () => {
-  await vault.close();
-});
+  beforeEach(async () => {
+    ({ vault, revealer } = await setup(store));
+  });
 
-describe('expiration', () => {
+  describe('expiration', () => {
   it('accepts every documented format and answers in ISO 8601 with an offset', async () => {
     const cases: [string, string][] = [
       ['2030-06-01T12:00:00Z', '2030-06-01T12:00:00.000+00:00'],
@@ -60,9 +59,9 @@ describe('expiration', () => {
     vault.clock.advance(48 * HOUR);
     expect((await vault.tokens.get(revealer, token.id)).data).toBe('x');
   });
-});
+  });
 
-describe('card cvc', () => {
+  describe('card cvc', () => {
   it('is returned within the first hour, never after, and removed from storage by the sweep', async () => {
     const token = await vault.tokens.create(revealer, { type: 'card', data: CARD });
     vault.clock.advance(HOUR - 1);
@@ -88,9 +87,9 @@ describe('card cvc', () => {
     vault.clock.advance(HOUR);
     expect((await vault.tokens.get(revealer, token.id)).data).toEqual(noCvc);
   });
-});
+  });
 
-describe('audit log', () => {
+  describe('audit log', () => {
   it('records every token operation with actor, operation, id and outcome, never data', async () => {
     const token = await vault.tokens.create(revealer, { type: 'card', data: CARD });
     await vault.tokens.get(revealer, token.id);
@@ -120,9 +119,9 @@ describe('audit log', () => {
   it('requires log:read', async () => {
     await expect(vault.logs.list(revealer)).rejects.toThrow(/log:read/);
   });
-});
+  });
 
-describe('key rotation', () => {
+  describe('key rotation', () => {
   it('re-encrypts old rows to the newest key with progress, and data stays the same', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await vault.tokens.create(revealer, { type: 'token', data: `value-${i}` })).id);
@@ -136,9 +135,9 @@ describe('key rotation', () => {
     expect(await vault.store.countTokensBelowKeyVersion(vault.tenantId, 2)).toBe(0);
     for (let i = 0; i < 7; i++) expect((await vault.tokens.get(revealer, ids[i]!)).data).toBe(`value-${i}`);
   });
-});
+  });
 
-describe('idempotency record retention', () => {
+  describe('idempotency record retention', () => {
   it('the sweep removes idempotency records once they expire, and only then', async () => {
     const now = vault.clock.now();
     const base = { tenantId: vault.tenantId, applicationId: 'app', requestHash: 'h', state: 'in_flight' as const, status: null, body: null, createdAt: now };
@@ -149,5 +148,6 @@ describe('idempotency record retention', () => {
     expect((await vault.sweep()).idempotencyKeysRemoved).toBe(1);
     vault.clock.advance(24 * HOUR);
     expect((await vault.sweep()).idempotencyKeysRemoved).toBe(1);
+  });
   });
 });

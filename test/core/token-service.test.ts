@@ -1,22 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { ALL_TOKEN_PERMISSIONS, BANK, CARD, REVEAL_ALL, setup, snapshot } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
 type Caller = Awaited<ReturnType<TestVault['caller']>>;
-let vault: TestVault;
-let revealer: Caller;
-let masker: Caller;
+describeEachStore('token service', (store) => {
+  let vault: TestVault;
+  let revealer: Caller;
+  let masker: Caller;
 
-beforeEach(async () => {
-  ({ vault, revealer, masker } = await setup());
-});
-afterEach(async () => {
-  await vault.close();
-});
+  beforeEach(async () => {
+    ({ vault, revealer, masker } = await setup(store));
+  });
 
-/** Asserts the call fails with a ValidationError naming `field`, and that the store is unchanged. */
-async function rejects(call: () => Promise<unknown>, field: string): Promise<void> {
+  /** Asserts the call fails with a ValidationError naming `field`, and that the store is unchanged. */
+  async function rejects(call: () => Promise<unknown>, field: string): Promise<void> {
   const before = await snapshot(vault, revealer);
   const error = await call().then(
     () => null,
@@ -25,9 +24,9 @@ async function rejects(call: () => Promise<unknown>, field: string): Promise<voi
   expect(error, `expected a ValidationError on ${field}`).toBeInstanceOf(ValidationError);
   expect(Object.keys((error as ValidationError).errors)).toContain(field);
   expect(await snapshot(vault, revealer)).toEqual(before);
-}
+  }
 
-describe('create', () => {
+  describe('create', () => {
   it('creates a card token with the type defaults and echoes mask, search_indexes, fingerprint_expression', async () => {
     const token = await vault.tokens.create(revealer, { type: 'card', data: CARD, metadata: { customer: 'c1' } });
     expect(token.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -137,9 +136,9 @@ describe('create', () => {
     const token = await vault.tokens.create(revealer, { type: 'token', data: 'x', containers: ['/Team/A_1/'] });
     expect(token.containers).toEqual(['/team/a_1/']);
   });
-});
+  });
 
-describe('transforms', () => {
+  describe('transforms', () => {
   it('masks by default with the type mask; reveal with a rule; redact shows no data', async () => {
     const created = await vault.tokens.create(revealer, { type: 'card', data: CARD });
     const masked = await vault.tokens.get(masker, created.id);
@@ -177,9 +176,9 @@ describe('transforms', () => {
     const card = await vault.tokens.create(narrow, { type: 'card', data: CARD });
     expect((await vault.tokens.get(narrow, card.id)).data).toEqual(CARD);
   });
-});
+  });
 
-describe('permissions', () => {
+  describe('permissions', () => {
   it('each operation requires its permission', async () => {
     const created = await vault.tokens.create(revealer, { type: 'token', data: 'x' });
     const none = await vault.caller({ permissions: ['token:create'] });
@@ -192,9 +191,9 @@ describe('permissions', () => {
     const reader = await vault.caller({ permissions: ['token:read'] });
     await expect(vault.tokens.create(reader, { type: 'token', data: 'x' })).rejects.toThrow(/token:create/);
   });
-});
+  });
 
-describe('tenant isolation', () => {
+  describe('tenant isolation', () => {
   it("another tenant's token is not found, never forbidden", async () => {
     const created = await vault.tokens.create(revealer, { id: 'shared-id', type: 'token', data: 'mine' });
     const { application } = await vault.createTenant({ name: 'other' });
@@ -210,9 +209,9 @@ describe('tenant isolation', () => {
     expect(theirs.data).toBe('theirs');
     expect((await vault.tokens.get(revealer, 'shared-id')).data).toBe('mine');
   });
-});
+  });
 
-describe('list and pagination', () => {
+  describe('list and pagination', () => {
   beforeEach(async () => {
     for (let i = 0; i < 25; i++) {
       await vault.tokens.create(revealer, { id: `t${String(i).padStart(2, '0')}`, type: i % 2 ? 'token' : 'card_number', data: i % 2 ? `v${i}` : '4242424242424242', metadata: { group: i < 10 ? 'Low' : 'high', idx: String(i) } });
@@ -254,9 +253,9 @@ describe('list and pagination', () => {
     const page = await vault.tokens.list(masker, { id: 't00' });
     expect(page.data[0]!.data).toBe('XXXXXXXXXXXX4242');
   });
-});
+  });
 
-describe('update', () => {
+  describe('update', () => {
   it('merge-patches data, mask and metadata; replaces the rest; records modifier', async () => {
     const created = await vault.tokens.create(revealer, { type: 'token', data: { a: 1, b: { c: 2 } }, metadata: { x: '1', y: '2' } });
     vault.clock.advance(1000);
@@ -299,9 +298,9 @@ describe('update', () => {
     expect(redacted).toEqual({ id: a.id, type: 'card_number', tenant_id: vault.tenantId, _extras: { deduplicated: true } });
     for (const field of ['data', 'metadata', 'fingerprint', 'containers', 'fingerprint_expression', 'search_indexes', 'mask']) expect(redacted).not.toHaveProperty(field);
   });
-});
+  });
 
-describe('deduplication', () => {
+  describe('deduplication', () => {
   it('returns the existing token of the same type and fingerprint, with _extras.deduplicated', async () => {
     const first = await vault.tokens.create(revealer, { type: 'card', data: CARD, deduplicate_token: true });
     const again = await vault.tokens.create(revealer, { type: 'card', data: { ...CARD, cvc: '999' }, deduplicate_token: true });
@@ -328,9 +327,9 @@ describe('deduplication', () => {
     const b = await vault.tokens.create(revealer, { type: 'token', data: 'x', metadata: { k: '2' }, fingerprint_expression: '{{ data }}-{{ metadata.k }}', deduplicate_token: true });
     expect(a.fingerprint).not.toBe(b.fingerprint);
   });
-});
+  });
 
-describe('delete', () => {
+  describe('delete', () => {
   it('removes the token permanently and leaves an audit reference', async () => {
     const created = await vault.tokens.create(revealer, { type: 'token', data: 'gone' });
     await vault.tokens.delete(revealer, created.id);
@@ -339,9 +338,9 @@ describe('delete', () => {
     const reference = await vault.store.getDeletedToken(vault.tenantId, created.id);
     expect(reference).toEqual({ tenantId: vault.tenantId, id: created.id, type: 'token', deletedAt: vault.clock.now(), deletedBy: revealer.applicationId });
   });
-});
+  });
 
-describe('search', () => {
+  describe('search', () => {
   it('matches blind indexes and the other terms, ANDed', async () => {
     const a = await vault.tokens.create(revealer, { type: 'token', data: { email: 'jane@example.com' }, search_indexes: ['{{ data.email }}'], metadata: { plan: 'Gold' }, containers: ['/crm/'] });
     await vault.tokens.create(revealer, { type: 'token', data: { email: 'joe@example.com' }, search_indexes: ['{{ data.email }}'], metadata: { plan: 'gold' } });
@@ -361,9 +360,9 @@ describe('search', () => {
     await expect(vault.tokens.search(revealer, { query: '' })).rejects.toThrow(ValidationError);
     await expect(vault.tokens.search(revealer, { query: 'secret:1' })).rejects.toThrow(ValidationError);
   });
-});
+  });
 
-describe('tokenize', () => {
+  describe('tokenize', () => {
   it('creates every {type, data} object and mirrors the shape', async () => {
     const result = (await vault.tokens.tokenize(revealer, {
       card: { type: 'card', data: CARD },
@@ -378,5 +377,6 @@ describe('tokenize', () => {
 
   it('validates every item first, so a bad one stores nothing', async () => {
     await rejects(() => vault.tokens.tokenize(revealer, { good: { type: 'token', data: 'a' }, bad: { type: 'card', data: { number: '1' } } }), 'bad.data.number');
+  });
   });
 });

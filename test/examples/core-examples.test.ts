@@ -1,11 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { main as keyRotation } from '../../examples/key-rotation.js';
 import { main as quickStart } from '../../examples/quick-start.js';
 import { main as testing } from '../../examples/testing-with-a-test-vault.js';
+import { describeEachStore } from '../support/stores.js';
 
 const quiet = () => {};
 
-describe('examples', () => {
+describeEachStore('examples', (store) => {
   it('quick-start: reveal, mask, dedupe, search, list', async () => {
     const result = await quickStart(quiet);
     expect(result.revealed.data).toEqual({ number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' });
@@ -16,7 +17,7 @@ describe('examples', () => {
   });
 
   it('testing-with-a-test-vault: cvc lifetime, expiry and sweep under a manual clock', async () => {
-    const result = await testing(quiet);
+    const result = await testing(quiet, store.factory());
     expect(result.fresh).toEqual({ number: '4242424242424242', cvc: '123' });
     expect(result.afterAnHour).toEqual({ number: '4242424242424242' });
     expect(result.expired).toBe('NotFoundError');
@@ -24,7 +25,7 @@ describe('examples', () => {
   });
 
   it('key-rotation: new key version and re-encryption with progress', async () => {
-    const result = await keyRotation(quiet);
+    const result = await keyRotation(quiet, store.factory());
     expect(result).toEqual({ version: 2, moved: 250, progress: ['100/250', '200/250', '250/250'] });
   });
 });

@@ -3,20 +3,22 @@ import { PERMISSIONS, PERMISSIONS_BY_TYPE, type Permission } from '../../src/per
 import { ROUTES } from '../../src/http/routes/index.js';
 import { ANY_APPLICATION } from '../../src/http/routes/route.js';
 import { type Harness, VISA, expectProblem, harness } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await harness();
-});
-afterAll(async () => {
+describeEachStore('HTTP authentication', (store) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({}, store);
+  });
+  afterAll(async () => {
   await h.vault.close();
-});
+  });
 
-const authenticated = ROUTES.filter((route) => route.auth);
-const pathOf = (pattern: string) => pattern.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
-const bodyOf = (route: (typeof ROUTES)[number]) => (route.body === 'json' || route.body === 'merge-patch' ? {} : undefined);
+  const authenticated = ROUTES.filter((route) => route.auth);
+  const pathOf = (pattern: string) => pattern.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+  const bodyOf = (route: (typeof ROUTES)[number]) => (route.body === 'json' || route.body === 'merge-patch' ? {} : undefined);
 
-describe('authentication (spec 5)', () => {
+  describe('authentication (spec 5)', () => {
   it.each(authenticated.map((r) => [r.method, r.path, r] as const))('%s %s: 401 without a key and with an unknown key', async (method, path, route) => {
     const missing = await h.call(method, pathOf(path), { body: bodyOf(route) });
     expect(expectProblem(missing, 401).title).toBe('Unauthorized');
@@ -38,9 +40,9 @@ describe('authentication (spec 5)', () => {
     expect(health.body).toEqual({ status: 'ok' });
     expect((await h.call('GET', '/openapi.json')).status).toBe(200);
   });
-});
+  });
 
-describe('authorization: every endpoint, called by an application lacking its permission, is a 403', () => {
+  describe('authorization: every endpoint, called by an application lacking its permission, is a 403', () => {
   const typeFor = (permission: string) => (permission.startsWith('application:') || permission === 'log:read' ? 'management' : 'private');
   // Sessions are decided by application type, not a permission (test/http/sessions.test.ts).
   const byPermission = authenticated.filter((r) => r.permission !== ANY_APPLICATION && (PERMISSIONS as readonly string[]).includes(r.permission));
@@ -71,11 +73,11 @@ describe('authorization: every endpoint, called by an application lacking its pe
     expectProblem(sent, 403);
     expect(sent.text).not.toContain(VISA.number);
   });
-});
+  });
 
-describe('header prefix', () => {
+  describe('header prefix', () => {
   it('BT: the key comes in BT-API-KEY, and SVC-API-KEY is not read', async () => {
-    const bt = await harness({ headerPrefix: 'BT' });
+      const bt = await harness({ headerPrefix: 'BT' }, store);
     try {
       const ok = await bt.handler(new Request('http://vault.test/tokens', { headers: { 'bt-api-key': bt.userKey } }));
       expect(ok.status).toBe(200);
@@ -93,5 +95,6 @@ describe('header prefix', () => {
     expect(() => createFetchHandler(h.vault, { maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
     expect(() => createFetchHandler(h.vault, { maxBodyBytes: 1.5 })).toThrow(/maxBodyBytes/);
     expect(() => createFetchHandler(h.vault, { logger: {} as never })).toThrow(/logger/);
+  });
   });
 });

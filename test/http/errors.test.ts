@@ -4,16 +4,18 @@ import { createFetchHandler } from '../../src/http/index.js';
 import { INTERNAL_DETAIL, problemOf } from '../../src/http/problem.js';
 import type { Vault } from '../../src/vault.js';
 import { type Harness, expectProblem, harness, read } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await harness({ maxBodyBytes: 1024 });
-});
-afterAll(async () => {
+describeEachStore('HTTP errors', (store) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness({ maxBodyBytes: 1024 }, store);
+  });
+  afterAll(async () => {
   await h.vault.close();
-});
+  });
 
-describe('routing', () => {
+  describe('routing', () => {
   it('404 problem for an unknown route, with or without a key', async () => {
     for (const path of ['/nope', '/tokens/a/b', '/tokens//', '/Tokens', '/']) {
       const problem = expectProblem(await h.call('GET', path, { key: h.userKey }), 404);
@@ -34,9 +36,9 @@ describe('routing', () => {
     const health = await h.call('DELETE', '/healthz');
     expect(health.headers.get('allow')).toBe('GET');
   });
-});
+  });
 
-describe('bodies', () => {
+  describe('bodies', () => {
   it('413 when Content-Length declares more than maxBodyBytes, before reading anything', async () => {
     let pulled = 0;
     const body = new ReadableStream<Uint8Array>({
@@ -112,9 +114,9 @@ describe('bodies', () => {
     const sent = await h.call('DELETE', '/tokens/nope', { key: h.userKey, body: 'not json', contentType: 'text/plain' });
     expectProblem(sent, 404);
   });
-});
+  });
 
-describe('problem documents', () => {
+  describe('problem documents', () => {
   it('maps every core error code through one table, with field errors for validation', () => {
     expect(problemOf(new ValidationError({ 'data.number': ['is not Luhn-valid'] }))).toEqual({
       type: 'urn:tokenvault:problem:validation-error',
@@ -167,13 +169,14 @@ describe('problem documents', () => {
     const problem = expectProblem(await read(await handler(new Request('http://vault.test/tokens/abc', { headers: { 'svc-api-key': h.userKey } }))), 402);
     expect(problem).toMatchObject({ title: 'InvalidPaymentMethodError', detail: 'card declined', type: 'urn:tokenvault:problem:reactor-error' });
   });
-});
+  });
 
-/** The vault, but GET /tokens/{id} throws what `make` returns. */
-function failingVault(vault: Vault, make: () => unknown): Vault {
+  /** The vault, but GET /tokens/{id} throws what `make` returns. */
+  function failingVault(vault: Vault, make: () => unknown): Vault {
   const tokens = Object.create(vault.tokens) as Vault['tokens'];
   tokens.get = async () => {
     throw make();
   };
   return { ...vault, tokens } as Vault;
-}
+  }
+});

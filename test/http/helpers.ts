@@ -2,6 +2,7 @@ import { createFetchHandler, type FetchHandler, type FetchHandlerOptions } from 
 import type { Logger } from '../../src/logger.js';
 import type { Permission } from '../../src/permissions.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
+import type { TestStore } from '../support/stores.js';
 
 export const VISA = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };
 export const BASE = 'http://vault.test';
@@ -41,10 +42,11 @@ export const PRIVATE_PERMISSIONS: Permission[] = [
   'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete',
 ];
 
-export async function harness(options: FetchHandlerOptions & { prefix?: string } = {}): Promise<Harness> {
+/** A vault behind a fetch handler; on `store` (closed after the test) when given, else SQLite. */
+export async function harness(options: FetchHandlerOptions & { prefix?: string } = {}, store?: TestStore): Promise<Harness> {
   const errors: Harness['errors'] = [];
   const logger: Logger = { info() {}, warn() {}, error: (message, fields) => errors.push({ message, fields }) };
-  const vault = await createTestVault();
+  const vault = store ? await store.vault() : await createTestVault();
   const handler = createFetchHandler(vault, { logger, ...options });
   const prefix = options.headerPrefix ?? 'SVC';
   const user = await vault.caller({ name: 'user', permissions: PRIVATE_PERMISSIONS });

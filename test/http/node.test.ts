@@ -176,8 +176,10 @@ describe('toNodeListener with createFetchHandler (its direct path)', () => {
   it('a client that goes away mid-body breaks nothing: no 5xx logged, the next request is served', async () => {
     const { port, key, errors } = await startVault(1_000_000);
     const socket = connect(port, '127.0.0.1');
+    // The server has parsed the head and is reading the body when the client goes away.
+    const received = once(server!, 'request');
     socket.write(`POST /tokens HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"type":`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await received;
     socket.destroy();
     const next = await send(port, { path: '/tokens', headers: { 'svc-api-key': key } });
     expect(next.status).toBe(200);

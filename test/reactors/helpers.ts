@@ -2,6 +2,7 @@ import type { Caller } from '../../src/caller.js';
 import type { Logger } from '../../src/logger.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { VaultOptions } from '../../src/vault.js';
+import type { TestStore } from '../support/stores.js';
 
 export interface LogLine {
   level: 'info' | 'warn' | 'error';
@@ -22,14 +23,15 @@ export interface Fixture {
 
 export const VISA = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };
 
-export async function fixture(options: Partial<VaultOptions> = {}): Promise<Fixture> {
+/** A vault with an admin and a user caller; on `store` (closed after the test) when given, else SQLite. */
+export async function fixture(options: Omit<Partial<VaultOptions>, 'store'> = {}, store?: TestStore): Promise<Fixture> {
   const logs: LogLine[] = [];
   const logger: Logger = {
     info: (message, fields) => logs.push({ level: 'info', message, fields }),
     warn: (message, fields) => logs.push({ level: 'warn', message, fields }),
     error: (message, fields) => logs.push({ level: 'error', message, fields }),
   };
-  const vault = await createTestVault({ logger, ...options });
+  const vault = store ? await store.vault({ logger, ...options }) : await createTestVault({ logger, ...options });
   const admin = await vault.authenticate(vault.adminKey);
   const user = await vault.caller({ name: 'user', permissions: ['token:create', 'token:read', 'token:use'] });
   return {

@@ -1,7 +1,8 @@
 /** Spec 4.2 "Invoke a Reactor" rules 1-10, each with its passing and failing case. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { AuthorizationError, ValidationError } from '../../src/errors.js';
 import { type Fixture, VISA, fixture, rejection } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
 const ECHO = 'module.exports = async function (req) { return { raw: req.args }; }';
 /** Proves whether the code ran: it creates a marker token as its application first. */
@@ -10,23 +11,21 @@ const MARKING_ECHO = `module.exports = async function (req) {
   return { raw: req.args };
 }`;
 
-let f: Fixture;
-beforeEach(async () => {
-  f = await fixture();
-});
-afterEach(async () => {
-  await f.vault.close();
-});
+describeEachStore('reactor invoke rules', (store) => {
+  let f: Fixture;
+  beforeEach(async () => {
+    f = await fixture({}, store);
+  });
 
-async function errorsOf(promise: () => Promise<unknown>): Promise<Record<string, string[]>> {
+  async function errorsOf(promise: () => Promise<unknown>): Promise<Record<string, string[]>> {
   const error = await rejection(promise);
   expect(error).toBeInstanceOf(ValidationError);
   return (error as unknown as ValidationError).errors;
-}
+  }
 
-const params = (...list: [string, string, boolean?][]) => ({ request_parameters: list.map(([name, type, optional]) => ({ name, type, optional: optional ?? false })) });
+  const params = (...list: [string, string, boolean?][]) => ({ request_parameters: list.map(([name, type, optional]) => ({ name, type, optional: optional ?? false })) });
 
-describe('rule 1: token:use to invoke, and on every container of a detokenized token', () => {
+  describe('rule 1: token:use to invoke, and on every container of a detokenized token', () => {
   it('needs token:use to invoke at all', async () => {
     const id = await f.reactor(ECHO);
     const reader = await f.vault.caller({ permissions: ['token:read', 'reactor:read'] });
@@ -77,9 +76,9 @@ describe('rule 1: token:use to invoke, and on every container of a detokenized t
     const result = (await f.vault.reactors.react(masked, id, { args: { card: `{{ ${card.id} }}` } })) as { raw: { card: { number: string } } };
     expect(result.raw.card.number).toBe('XXXXXXXXXXXX4242');
   });
-});
+  });
 
-describe('rule 2: no declared request_parameters → any args', () => {
+  describe('rule 2: no declared request_parameters → any args', () => {
   it('accepts anything, and refuses args that are not an object', async () => {
     const id = await f.reactor(ECHO);
     const args = { a: '1', b: [true, null, { c: 'd' }], 'Any-Name': 2 };
@@ -88,18 +87,18 @@ describe('rule 2: no declared request_parameters → any args', () => {
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { args: [1, 2] }))).toHaveProperty(['args']);
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { args: 'x' }))).toHaveProperty(['args']);
   });
-});
+  });
 
-describe('rule 3: exact, case-sensitive names; dot paths for nested objects', () => {
+  describe('rule 3: exact, case-sensitive names; dot paths for nested objects', () => {
   it('validates the exact name and nested paths', async () => {
     const id = await f.reactor(ECHO, { declarations: params(['amount', 'number'], ['customer.id', 'string']) });
     await expect(f.vault.reactors.react(f.user, id, { args: { amount: 5, customer: { id: 'c1' } } })).resolves.toEqual({ raw: { amount: 5, customer: { id: 'c1' } } });
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { args: { Amount: 5, customer: { id: 'c1' } } }))).toEqual({ 'args.amount': ['is required'] });
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { args: { amount: 5, 'customer.id': 'c1' } }))).toEqual({ 'args.customer.id': ['is required'] });
   });
-});
+  });
 
-describe('rule 4: required parameters must be present; optional ones may be omitted', () => {
+  describe('rule 4: required parameters must be present; optional ones may be omitted', () => {
   it('is a 400 naming each missing parameter', async () => {
     const id = await f.reactor(ECHO, { declarations: params(['a', 'string'], ['b', 'string'], ['c', 'string', true]) });
     await expect(f.vault.reactors.react(f.user, id, { args: { a: 'x', b: 'y' } })).resolves.toEqual({ raw: { a: 'x', b: 'y' } });
@@ -110,9 +109,9 @@ describe('rule 4: required parameters must be present; optional ones may be omit
     // No args at all, with required parameters declared.
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, {}))).toEqual({ 'args.a': ['is required'], 'args.b': ['is required'] });
   });
-});
+  });
 
-describe('rule 5: cast to the declared type first; impossible cast → 400', () => {
+  describe('rule 5: cast to the declared type first; impossible cast → 400', () => {
   it('casts numeric strings and "true"/"false", and refuses the rest', async () => {
     const id = await f.reactor(ECHO, { declarations: params(['amount', 'number'], ['capture', 'boolean'], ['memo', 'string', true]) });
     await expect(f.vault.reactors.react(f.user, id, { args: { amount: '12.50', capture: 'true', memo: 7 } })).resolves.toEqual({ raw: { amount: 12.5, capture: true, memo: '7' } });
@@ -132,9 +131,9 @@ describe('rule 5: cast to the declared type first; impossible cast → 400', () 
     // The message never carries the detokenized value.
     expect(JSON.stringify(errors)).not.toContain('forty-two');
   });
-});
+  });
 
-describe('rule 6: {{ token_id }} in any string, alone or mixed with text, at any depth', () => {
+  describe('rule 6: {{ token_id }} in any string, alone or mixed with text, at any depth', () => {
   it('replaces expressions with the raw data', async () => {
     const id = await f.reactor(ECHO);
     const ssn = await f.vault.tokens.create(f.user, { type: 'social_security_number', data: '123-45-6789' });
@@ -153,9 +152,9 @@ describe('rule 6: {{ token_id }} in any string, alone or mixed with text, at any
     expect((await f.vault.tokens.list(f.user, { metadata: { ran: 'yes' } })).data).toEqual([]);
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { args: { bad: 'x {{ unclosed' } }))).toHaveProperty(['args.bad']);
   });
-});
+  });
 
-describe('rule 7: complex tokens detokenize as their whole JSON payload', () => {
+  describe('rule 7: complex tokens detokenize as their whole JSON payload', () => {
   it('gives card and bank objects, or their JSON text when mixed', async () => {
     const id = await f.reactor(ECHO);
     const card = await f.vault.tokens.create(f.user, { type: 'card', data: VISA });
@@ -167,9 +166,9 @@ describe('rule 7: complex tokens detokenize as their whole JSON payload', () => 
     expect(result.raw.bank).toEqual({ routing_number: '021000021', account_number: '1234567890' });
     expect(JSON.parse((result.raw.text as string).slice('card='.length))).toEqual(VISA);
   });
-});
+  });
 
-describe('rule 8: validation after detokenization: one complex token supplies several parameters', () => {
+  describe('rule 8: validation after detokenization: one complex token supplies several parameters', () => {
   it('validates the nested fields of a card token', async () => {
     const id = await f.reactor(ECHO, { declarations: params(['card.number', 'string'], ['card.expiration_month', 'number'], ['card.cvc', 'string']) });
     const card = await f.vault.tokens.create(f.user, { type: 'card', data: VISA });
@@ -178,9 +177,9 @@ describe('rule 8: validation after detokenization: one complex token supplies se
     const noCvc = await f.vault.tokens.create(f.user, { type: 'card', data: { number: '4242424242424242', expiration_month: 1, expiration_year: 2032 } });
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { args: { card: `{{ ${noCvc.id} }}` } }))).toEqual({ 'args.card.cvc': ['is required'] });
   });
-});
+  });
 
-describe('rule 9: at most 100 tokens per invocation', () => {
+  describe('rule 9: at most 100 tokens per invocation', () => {
   it('detokenizes 100 and refuses 101', async () => {
     const id = await f.reactor('module.exports = (req) => ({ raw: Object.keys(req.args).length })');
     const tokens: string[] = [];
@@ -190,17 +189,17 @@ describe('rule 9: at most 100 tokens per invocation', () => {
     const errors = await errorsOf(() => f.vault.reactors.react(f.user, id, { args: args(101) }));
     expect(errors.args?.[0]).toMatch(/101 distinct tokens; at most 100/);
   });
-});
+  });
 
-describe('rule 10 (decided): undeclared args pass through unvalidated', () => {
+  describe('rule 10 (decided): undeclared args pass through unvalidated', () => {
   it('forwards args that are not declared', async () => {
     const id = await f.reactor(ECHO, { declarations: params(['amount', 'number']) });
     await expect(f.vault.reactors.react(f.user, id, { args: { amount: '1', note: { free: ['form'] } } })).resolves.toEqual({ raw: { amount: 1, note: { free: ['form'] } } });
   });
-});
+  });
 
-describe('invoke body', () => {
-  it('react refuses callback_url (that is reactAsync or invoke) and checks timeout_ms', async () => {
+  describe('invoke body', () => {
+    it('react refuses callback_url (that is reactAsync or invoke) and checks timeout_ms', async () => {
     const id = await f.reactor(ECHO);
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { callback_url: 'https://example.com/hook' }))).toEqual({
       callback_url: ['asks for an asynchronous run: call reactAsync (or invoke) instead of react'],
@@ -211,5 +210,6 @@ describe('invoke body', () => {
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { unknown: 1 }))).toHaveProperty(['unknown']);
     await expect(f.vault.reactors.react(f.user, id, { timeout_ms: 210_000, args: { a: 1 } })).resolves.toEqual({ raw: { a: 1 } });
     await expect(f.vault.reactors.react(f.user, id, undefined)).resolves.toEqual({ raw: {} });
+  });
   });
 });

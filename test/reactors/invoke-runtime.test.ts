@@ -1,17 +1,16 @@
 /** What a running reactor sees and does: req.bt, tokenize, errors, nesting, console, audit. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, ReactorError, ValidationError, statusOf } from '../../src/errors.js';
 import { type Fixture, VISA, fixture, rejection } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
-let f: Fixture;
-beforeEach(async () => {
-  f = await fixture();
-});
-afterEach(async () => {
-  await f.vault.close();
-});
+describeEachStore('reactor runtime', (store) => {
+  let f: Fixture;
+  beforeEach(async () => {
+    f = await fixture({}, store);
+  });
 
-describe('req', () => {
+  describe('req', () => {
   it('holds args, configuration, and bt null without an application', async () => {
     const id = await f.reactor('module.exports = (req) => ({ raw: { args: req.args, configuration: req.configuration, bt: req.bt } })', {
       declarations: { configuration: [{ name: 'key', type: 'string' }] },
@@ -31,9 +30,9 @@ describe('req', () => {
     const scalar = await rejection(() => f.vault.reactors.react(f.user, scalarId, {}));
     expect(scalar).toMatchObject({ kind: 'ReactorRuntimeError', status: 500 });
   });
-});
+  });
 
-describe('req.bt acts as the reactor application, with exactly its permissions and rules', () => {
+  describe('req.bt acts as the reactor application, with exactly its permissions and rules', () => {
   const RETRIEVE = `module.exports = async (req) => {
     try {
       const token = await req.bt.tokens.retrieve(req.args.id);
@@ -112,9 +111,9 @@ describe('req.bt acts as the reactor application, with exactly its permissions a
     await expect(f.vault.reactors.react(f.user, id, {})).resolves.toEqual({ raw: { ok: true } });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
-});
+  });
 
-describe('tokenize block', () => {
+  describe('tokenize block', () => {
   it('creates the tokens as the reactor application and mirrors the shape', async () => {
     const app = await f.vault.caller({ permissions: ['token:create', 'token:read'] });
     const id = await f.reactor(
@@ -157,9 +156,9 @@ describe('tokenize block', () => {
     const denied = await f.reactor("module.exports = () => ({ tokenize: { a: { type: 'token', data: 'x' } } })", { application: reader.applicationId });
     expect(statusOf(await rejection(() => f.vault.reactors.react(f.user, denied, {})))).toBe(403);
   });
-});
+  });
 
-describe('reactor errors map to their status end to end', () => {
+  describe('reactor errors map to their status end to end', () => {
   const cases: [string, string, number][] = [
     ['AuthenticationError', 'AuthenticationError', 401],
     ['AuthorizationError', 'AuthorizationError', 403],
@@ -199,9 +198,9 @@ describe('reactor errors map to their status end to end', () => {
     const entries = (await f.vault.logs.list(f.admin, { resource_id: id, operation: 'reactor:invoke' })).data;
     expect(entries.map((e) => [e.actor, e.outcome, e.detail])).toEqual([[f.user.applicationId, 'failure', 'reactor_error']]);
   });
-});
+  });
 
-describe('nested reactors', () => {
+  describe('nested reactors', () => {
   it('bt.reactors.react runs another reactor as the application', async () => {
     const app = await f.vault.caller({ permissions: ['token:use'] });
     const inner = await f.reactor('module.exports = (req) => ({ raw: { doubled: req.args.n * 2 } })', { name: 'inner' });
@@ -220,14 +219,14 @@ describe('nested reactors', () => {
     expect(statusOf(error)).toBe(400);
     expect(error.message).toMatch(/nests more than 3 reactor runs deep/);
   });
-});
+  });
 
-// The lines reach the logger only with consoleOutput 'redacted' (the default logs their size only:
-// test/reactors/console-output.test.ts).
-describe('console output', () => {
+  // The lines reach the logger only with consoleOutput 'redacted' (the default logs their size only:
+  // test/reactors/console-output.test.ts).
+  describe('console output', () => {
   beforeEach(async () => {
     await f.vault.close();
-    f = await fixture({ reactors: { consoleOutput: 'redacted' } });
+      f = await fixture({ reactors: { consoleOutput: 'redacted' } }, store);
   });
 
   it('goes to the vault logger at info level with the reactor id, not to stdout', async () => {
@@ -244,7 +243,8 @@ describe('console output', () => {
     const error = await f.vault.reactors.react(f.user, thrower, {}).catch((e: unknown) => e);
     expect(statusOf(error)).toBe(400);
     expect(f.logs.find((l) => l.message === 'reactor console output')?.fields).toMatchObject({ reactorId: thrower, lines: ['about to fail'] });
-    const g = await fixture({ reactors: { limits: { timeoutMs: 200 }, consoleOutput: 'redacted' } });
+      // A deadline the print before the loop always beats, even on a loaded machine (200 ms did not).
+      const g = await fixture({ reactors: { limits: { timeoutMs: 2_000 }, consoleOutput: 'redacted' } }, store);
     try {
       const slow = await g.reactor("module.exports = () => { console.log('spinning'); for (;;) {} }");
       expect(statusOf(await g.vault.reactors.react(g.user, slow, {}).catch((e: unknown) => e))).toBe(500);
@@ -255,7 +255,7 @@ describe('console output', () => {
   });
 
   it('is bounded by the maxLogBytes limit', async () => {
-    const g = await fixture({ reactors: { limits: { maxLogBytes: 64 }, consoleOutput: 'redacted' } });
+      const g = await fixture({ reactors: { limits: { maxLogBytes: 64 }, consoleOutput: 'redacted' } }, store);
     try {
       const id = await g.reactor("module.exports = () => { for (let i = 0; i < 100; i++) console.log('line ' + i); return {}; }");
       await g.vault.reactors.react(g.user, id, {});
@@ -266,9 +266,9 @@ describe('console output', () => {
       await g.vault.close();
     }
   });
-});
+  });
 
-describe('state that changed since the reactor was configured', () => {
+  describe('state that changed since the reactor was configured', () => {
   it('a configuration that no longer matches the formula is a 409 until the reactor is updated', async () => {
     const formula = await f.vault.formulas.create(f.admin, { name: 'f', code: 'module.exports = (req) => ({ raw: req.configuration })', configuration: [{ name: 'a', type: 'string' }] });
     const reactor = await f.vault.reactors.create(f.admin, { name: 'r', formula: { id: formula.id }, configuration: { a: 'x' } });
@@ -284,14 +284,13 @@ describe('state that changed since the reactor was configured', () => {
     await f.vault.applications.delete(f.admin, app.applicationId);
     await expect(f.vault.reactors.react(f.user, id, {})).rejects.toBeInstanceOf(ConflictError);
   });
-});
+  });
 
-describe('vault options', () => {
+  describe('vault options', () => {
   it('validates the reactor options', async () => {
-    const { createTestVault } = await import('../../src/testing/index.js');
-    await expect(createTestVault({ reactors: { egress: { allowHosts: [''] } } })).rejects.toBeInstanceOf(ValidationError);
-    await expect(createTestVault({ reactors: { limits: { memoryBytes: 1 } } })).rejects.toBeInstanceOf(ValidationError);
-    await expect(createTestVault({ reactors: { unknown: true } as never })).rejects.toBeInstanceOf(ValidationError);
+      await expect(store.vault({ reactors: { egress: { allowHosts: [''] } } })).rejects.toBeInstanceOf(ValidationError);
+      await expect(store.vault({ reactors: { limits: { memoryBytes: 1 } } })).rejects.toBeInstanceOf(ValidationError);
+      await expect(store.vault({ reactors: { unknown: true } as never })).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('uses a given sandbox', async () => {
@@ -307,7 +306,7 @@ describe('vault options', () => {
           },
         },
       },
-    });
+      }, store);
     try {
       const id = await g.reactor('anything');
       await expect(g.vault.reactors.react(g.user, id, { args: { a: 1 } })).resolves.toEqual({ raw: 'fake' });
@@ -316,9 +315,9 @@ describe('vault options', () => {
       await g.vault.close();
     }
   });
-});
+  });
 
-describe('fetch egress', () => {
+  describe('fetch egress', () => {
   async function server(): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
     const { createServer } = await import('node:http');
     let hits = 0;
@@ -347,7 +346,7 @@ describe('fetch egress', () => {
 
   it('reaches a host the egress options allow', async () => {
     const api = await server();
-    const g = await fixture({ reactors: { egress: { allowHosts: ['127.0.0.1'], allowPrivateNetwork: true } } });
+      const g = await fixture({ reactors: { egress: { allowHosts: ['127.0.0.1'], allowPrivateNetwork: true } } }, store);
     try {
       const id = await g.reactor(PING);
       await expect(g.vault.reactors.react(g.user, id, { args: { url: api.url } })).resolves.toEqual({ raw: { pong: true } });
@@ -356,5 +355,6 @@ describe('fetch egress', () => {
       await g.vault.close();
       await api.close();
     }
+  });
   });
 });

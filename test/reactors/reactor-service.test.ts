@@ -1,14 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { FormulaView } from '../../src/reactors/reactor-views.js';
 import { type Fixture, fixture, rejection } from './helpers.js';
+import { describeEachStore } from '../support/stores.js';
 
 const CODE = 'module.exports = async (req) => ({ raw: req.configuration })';
 
-let f: Fixture;
-let formula: FormulaView;
-beforeEach(async () => {
-  f = await fixture();
+describeEachStore('reactor service', (store) => {
+  let f: Fixture;
+  let formula: FormulaView;
+  beforeEach(async () => {
+    f = await fixture({}, store);
   formula = await f.vault.formulas.create(f.admin, {
     name: 'configured',
     code: CODE,
@@ -18,20 +20,17 @@ beforeEach(async () => {
       { name: 'live', type: 'boolean' },
     ],
   });
-});
-afterEach(async () => {
-  await f.vault.close();
-});
+  });
 
-const CONFIG = { api_key: 'sk_test', retries: 3, live: false };
+  const CONFIG = { api_key: 'sk_test', retries: 3, live: false };
 
-async function errorsOf(promise: () => Promise<unknown>): Promise<Record<string, string[]>> {
+  async function errorsOf(promise: () => Promise<unknown>): Promise<Record<string, string[]>> {
   const error = await rejection(promise);
   expect(error).toBeInstanceOf(ValidationError);
   return (error as unknown as ValidationError).errors;
-}
+  }
 
-describe('ReactorService CRUD', () => {
+  describe('ReactorService CRUD', () => {
   it('creates, gets, updates and deletes a reactor', async () => {
     const app = await f.vault.caller({ name: 'psp app', permissions: ['token:create', 'token:read'] });
     const created = await f.vault.reactors.create(f.admin, { name: 'Charge', formula: { id: formula.id }, configuration: CONFIG, application: { id: app.applicationId } });
@@ -157,5 +156,6 @@ describe('ReactorService CRUD', () => {
       ['reactor:update', 'failure', 'validation_error'],
       ['reactor:delete', 'success', null],
     ]);
+  });
   });
 });

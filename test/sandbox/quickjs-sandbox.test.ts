@@ -341,6 +341,9 @@ describe('QuickJsSandbox.run: req.bt', () => {
   it('runs host calls concurrently', async () => {
     let inFlight = 0;
     let peak = 0;
+    // Every call waits until all four are in flight: run one at a time, they would never finish.
+    let allIn!: () => void;
+    const allStarted = new Promise<void>((resolve) => (allIn = resolve));
     const out = await sandbox.run({
       code: 'module.exports = async (req) => Promise.all([1, 2, 3, 4].map((n) => req.bt.slow(n)))',
       req: { args: null, configuration: {} },
@@ -350,7 +353,8 @@ describe('QuickJsSandbox.run: req.bt', () => {
           slow: async (n: unknown) => {
             inFlight++;
             peak = Math.max(peak, inFlight);
-            await new Promise((r) => setTimeout(r, 10));
+            if (inFlight === 4) allIn();
+            await allStarted;
             inFlight--;
             return (n as number) * 2;
           },

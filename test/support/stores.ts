@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe } from 'vitest';
 import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
@@ -12,8 +12,16 @@ export interface TestStore {
   create(): Store;
   /** Removes what `create` made outside the store (PostgreSQL: its schema). Call after the store closed. */
   cleanup(store: Store): Promise<void>;
-  /** A test vault on a fresh store of this kind, closed and cleaned up after the current test. */
+  /**
+   * A test vault on a fresh store of this kind, closed and cleaned up after the current test (made
+   * in a `beforeAll`: after the describe block).
+   */
   vault(options?: Parameters<typeof createTestVault>[0]): Promise<TestVault>;
+  /**
+   * A store factory for code that opens its own vault (the examples): each store it makes is
+   * closed and cleaned up after the current test.
+   */
+  factory(): () => Store;
 }
 
 type StoreKind = Pick<TestStore, 'name' | 'create' | 'cleanup'>;
@@ -34,20 +42,47 @@ const POSTGRES: StoreKind | undefined =
       };
 
 function withVaults(kind: StoreKind): TestStore {
-  const open: { vault: TestVault; store: Store }[] = [];
-  afterEach(async () => {
-    for (const { vault, store } of open.splice(0)) {
+  type Open = { vault: TestVault; store: Store };
+  const perTest: Open[] = [];
+  const perBlock: Open[] = [];
+  let inTest = false;
+  const closeAll = async (list: Open[]) => {
+    for (const { vault, store } of list.splice(0)) {
       await vault.close();
       await kind.cleanup(store);
     }
+  };
+  // Registered before the body's hooks, so the flag is set before its beforeEach runs.
+  beforeEach(() => {
+    inTest = true;
   });
+  afterEach(async () => {
+    inTest = false;
+    await closeAll(perTest);
+  });
+  afterAll(() => closeAll(perBlock));
   return {
     ...kind,
     async vault(options = {}) {
       const store = kind.create();
-      const vault = await createTestVault({ ...options, store });
-      open.push({ vault, store });
+      let vault: TestVault;
+      try {
+        vault = await createTestVault({ ...options, store });
+      } catch (error) {
+        await store.close();
+        await kind.cleanup(store);
+        throw error;
+      }
+      (inTest ? perTest : perBlock).push({ vault, store });
       return vault;
+    },
+    factory() {
+      return () => {
+        const store = kind.create();
+        // Closing twice is harmless (Store.close is idempotent); the owner usually closed it already.
+        (inTest ? perTest : perBlock).push({ vault: { close: () => store.close() } as TestVault, store });
+        return store;
+      };
     },
   };
 }
