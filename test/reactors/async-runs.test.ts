@@ -209,6 +209,24 @@ describeEachStore('asynchronous reactor runs', (store) => {
     await scan();
   });
 
+  it('a run whose job is claimed again after its result is stored does not run the reactor again', async () => {
+    const watch = await watchedSandbox();
+    const vault = await store.vault({ reactors: { sandbox: watch.sandbox } });
+    const { user, reactorId } = await setup(vault);
+    const { id } = await vault.reactors.reactAsync(user, reactorId, { args: { n: 1 } });
+    await vault.worker.runDue();
+    const done = await vault.reactors.result(user, reactorId, id);
+    expect(done.status).toBe('completed');
+    expect(watch.limits).toHaveLength(1);
+    // A crash between storing the result and removing the job leaves the job to be claimed again.
+    const now = vault.clock.now();
+    const job = { id: 'again', tenantId: user.tenantId, kind: 'reactor.run', key: null, payload: JSON.stringify({ tenantId: user.tenantId, requestId: id }), runAt: now, attempts: 0, leaseOwner: null, leaseExpiresAt: null, createdAt: now, lastError: null };
+    expect(await vault.store.enqueueJob(job)).toBe(true);
+    expect(await vault.worker.runDue()).toBe(1);
+    expect(watch.limits).toHaveLength(1);
+    expect(await vault.reactors.result(user, reactorId, id)).toEqual(done);
+  });
+
   it('a vault closed mid-run releases the job; reopened on the same database, it finishes it', async () => {
     const masterKey = generateMasterKey();
     const place = reopenable(store);
