@@ -254,6 +254,18 @@ describeEachStore('asynchronous reactor runs', (store) => {
     }
   });
 
+  if (store.name === 'sqlite') {
+    // Real wall time (the sandbox's deadline): 10 s, the smallest timeout_ms, so on one store only.
+    it('timeout_ms bounds a looping reactor: the run fails with the timeout error', async () => {
+      const vault = await store.vault({ reactors: { sandbox: await realSandbox() } });
+      const { user, reactorId } = await setup(vault, 'module.exports = async function () { for (;;) {} }');
+      const { id } = await vault.reactors.reactAsync(user, reactorId, { timeout_ms: 10_000 });
+      await vault.worker.runDue();
+      const view = await vault.reactors.result(user, reactorId, id);
+      expect(view).toMatchObject({ status: 'failed', error: { detail: expect.stringMatching(/time/i) } });
+    }, 60_000);
+  }
+
   if (store.name === 'postgres') {
     it('two instances on one database run 200 requests, each exactly once', async () => {
       const masterKey = generateMasterKey();
