@@ -10,7 +10,8 @@ import type { Store } from '../../src/storage/store.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 
 /** The migration that moved keys out of `applications` (found by its comment, not its number: the lead renumbers). */
-const before = (migrations: readonly string[]) => migrations.findIndex((sql) => sql.includes('application keys and sessions'));
+/** The index of the application keys migration (the one creating application_keys). */
+const before = (migrations: readonly string[]) => migrations.findIndex((sql) => /CREATE TABLE (IF NOT EXISTS )?application_keys/i.test(sql));
 
 const KEY = 'tv_an-existing-key-from-before-the-migration';
 const APP_ROW = ['t1', 'app-1', 'old app', 'private', '["token:read"]', '[]'];
