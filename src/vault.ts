@@ -7,11 +7,12 @@ import { ApplicationService, type ApplicationView } from './applications/applica
 import { type Clock, systemClock } from './clock.js';
 import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
 import { KeyRing } from './crypto/key-ring.js';
-import { ValidationError } from './errors.js';
+import { NotFoundError, ValidationError } from './errors.js';
+import type { Permission } from './permissions.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
-import { validationFromIssues } from './pagination.js';
+import { validationFromIssues } from './validation.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
@@ -154,11 +155,26 @@ export interface Vault {
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
   createTenant(input: { name: string; adminKey?: string; applicationName?: string }): Promise<{ tenant: TenantRecord; application: ApplicationView & { key: string } }>;
   listTenants(): Promise<TenantRecord[]>;
+  /**
+   * For an operator who lost every administrator key: creates a new management application in the
+   * tenant and returns it with its key (shown once). Audited as `application:recover` by
+   * `operator`. There is no HTTP route to it: whoever holds the store and master key runs it
+   * (`tokenvault recover-admin`).
+   */
+  recoverAdministrator(tenantId: string, input?: { name?: string }): Promise<ApplicationView & { key: string }>;
+  /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
+  ready(): Promise<void>;
   /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
   sweep(): Promise<SweepResult>;
   /** Flushes the audit queue, stops background work and closes the store. */
   close(): Promise<void>;
 }
+
+/** What a tenant's first (and a recovered) management application holds. */
+const MANAGEMENT_PERMISSIONS: readonly Permission[] = Object.freeze([
+  'application:create', 'application:read', 'application:update', 'application:delete',
+  'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete', 'log:read',
+]);
 
 /**
  * Opens a vault.
@@ -279,12 +295,26 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       const application = await applications.createInitial(tenant.id, {
         name: input.applicationName ?? 'Administrator',
         type: 'management',
-        permissions: ['application:create', 'application:read', 'application:update', 'application:delete', 'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete', 'log:read'],
+        permissions: [...MANAGEMENT_PERMISSIONS],
         ...(input.adminKey === undefined ? {} : { key: input.adminKey }),
       });
       return { tenant, application: application as ApplicationView & { key: string } };
     },
     listTenants: async () => store.listTenants(),
+    async recoverAdministrator(tenantId: string, input: { name?: string } = {}) {
+      if (typeof tenantId !== 'string' || (await store.getTenant(tenantId)) === null) throw new NotFoundError('Tenant', String(tenantId));
+      const application = await applications.createInitial(tenantId, {
+        name: input.name ?? 'Recovered administrator',
+        type: 'management',
+        permissions: [...MANAGEMENT_PERMISSIONS],
+      });
+      audit.record({ tenantId, actor: 'operator', operation: 'application:recover', resourceId: application.id, outcome: 'success' });
+      await audit.flush();
+      return application as ApplicationView & { key: string };
+    },
+    async ready() {
+      await store.getTenant('readiness-probe');
+    },
     sweep: runSweep,
     async close() {
       if (timer) clearInterval(timer);

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../pagination.js';
+import { validationFromIssues } from '../validation.js';
 import {
   type AccessRule,
   APPLICATION_TYPES,
@@ -12,12 +12,15 @@ import {
 } from '../permissions.js';
 import { normalizeContainer } from '../tokens/containers.js';
 
+/** An unknown permission's message lists the valid ones, so the fix is in the error. */
+const UNKNOWN_PERMISSION = `is not a known permission; valid permissions: ${PERMISSIONS.join(', ')}`;
+
 const RuleSchema = v.strictObject({
   description: v.optional(v.pipe(v.string(), v.maxLength(500, 'must be at most 500 characters'))),
   priority: v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be at least 0')),
   container: v.string('must be a container path like /pci/high/'),
   transform: v.picklist(TRANSFORMS, `must be one of ${TRANSFORMS.join(', ')}`),
-  permissions: v.pipe(v.array(v.picklist(PERMISSIONS, 'is not a known permission')), v.minLength(1, 'must list at least one permission')),
+  permissions: v.pipe(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION)), v.minLength(1, 'must list at least one permission')),
 });
 
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters'));
@@ -25,13 +28,13 @@ const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is r
 const CreateSchema = v.strictObject({
   name: Name,
   type: v.picklist(APPLICATION_TYPES, `must be one of ${APPLICATION_TYPES.join(', ')}`),
-  permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
+  permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
 });
 
 const UpdateSchema = v.strictObject({
   name: Name,
-  permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
+  permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
 });
 
@@ -45,7 +48,7 @@ export interface ApplicationInput {
 /** Validates a create body: the type bounds the permissions it may hold, in the app and in its rules. */
 export function parseCreateApplication(body: unknown): ApplicationInput {
   const result = v.safeParse(CreateSchema, asObject(body));
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: CreateSchema });
   return checkAgainstType(result.output.type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
 }
 
@@ -54,7 +57,7 @@ export function parseUpdateApplication(body: unknown, type: ApplicationType): Om
   const record = asObject(body);
   if ('type' in record) throw ValidationError.field('type', 'cannot be changed; create a new application instead');
   const result = v.safeParse(UpdateSchema, record);
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: UpdateSchema });
   return checkAgainstType(type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
 }
 

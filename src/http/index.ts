@@ -9,3 +9,5 @@ export type { FetchHandler, FetchHandlerOptions } from './fetch-handler.js';
 export { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
 export type { ProblemDetails } from './problem.js';
 export { IDEMPOTENCY_TTL_MS } from './idempotency.js';
+export { accessLog, createMetrics, observeAll, pinoVaultLogger } from '../observability/index.js';
+export type { ExchangeEvent, ExchangeObserver, VaultMetrics } from '../observability/index.js';

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../pagination.js';
+import { validationFromIssues } from '../validation.js';
 import type { FormulaRecord } from '../storage/store.js';
 
 /** Reactor name length (spec 2.3, 8). */
@@ -40,7 +40,7 @@ export interface ReactorInput {
 /** Validates a Create Reactor body (spec 4.2). The configuration is checked against the formula by the service. */
 export function parseCreateReactor(body: unknown): ReactorInput & { formulaId: string } {
   const result = v.safeParse(CreateSchema, asObject(body));
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: CreateSchema });
   const { name, configuration, formula, application } = result.output;
   return { name, configuration, formulaId: formula.id, applicationId: application?.id ?? null };
 }
@@ -53,7 +53,7 @@ export function parseUpdateReactor(body: unknown): ReactorInput {
   const record = asObject(body);
   if ('formula' in record) throw ValidationError.field('formula', 'cannot be changed; create a new reactor for another formula');
   const result = v.safeParse(UpdateSchema, record);
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: UpdateSchema });
   const { name, configuration, application } = result.output;
   return { name, configuration, applicationId: application?.id ?? null };
 }
@@ -105,7 +105,7 @@ const InvokeSchema = v.strictObject({
 export function parseInvoke(body: unknown): InvokeInput {
   const record = body === undefined || body === null ? {} : asObject(body);
   const result = v.safeParse(InvokeSchema, record);
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: InvokeSchema });
   const { args, callback_url, timeout_ms } = result.output;
   if (callback_url !== undefined && callback_url !== null) {
     throw ValidationError.field('callback_url', 'asynchronous invocation is not available yet; invoke without callback_url');
