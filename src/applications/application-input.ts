@@ -52,13 +52,18 @@ export function parseCreateApplication(body: unknown): ApplicationInput {
   return checkAgainstType(result.output.type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
 }
 
-/** Validates an update body (PUT): name required; permissions and rules replaced; the type cannot change. */
-export function parseUpdateApplication(body: unknown, type: ApplicationType): Omit<ApplicationInput, 'type'> {
+/**
+ * Validates an update body (PUT) against the application it replaces: name required; `permissions`
+ * and `rules` replace the current ones when given and are kept when left out (an empty array clears
+ * them), so a client that only renames never wipes an application's grants; the type cannot change.
+ */
+export function parseUpdateApplication(body: unknown, current: Pick<ApplicationInput, 'type' | 'permissions' | 'rules'>): Omit<ApplicationInput, 'type'> {
   const record = asObject(body);
   if ('type' in record) throw ValidationError.field('type', 'cannot be changed; create a new application instead');
   const result = v.safeParse(UpdateSchema, record);
   if (!result.success) throw validationFromIssues(result.issues, { schema: UpdateSchema });
-  return checkAgainstType(type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
+  const { name, permissions, rules } = result.output;
+  return checkAgainstType(current.type, name, permissions ?? [...current.permissions], rules ?? current.rules.map((r) => ({ ...r, permissions: [...r.permissions] })));
 }
 
 function checkAgainstType(type: ApplicationType, name: string, permissions: Permission[], rules: v.InferOutput<typeof RuleSchema>[]): ApplicationInput {

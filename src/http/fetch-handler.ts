@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { Caller } from '../caller.js';
+import { AuthenticationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';
 import { validationFromIssues } from '../validation.js';
@@ -92,7 +93,8 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
   const parsed = v.safeParse(OptionsSchema, options ?? {});
   if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
   const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs, onExchange } = Object.freeze(parsed.output);
-  const apiKeyHeader = `${headerPrefix}-API-KEY`.toLowerCase();
+  const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
+  const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
   const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
 
@@ -129,7 +131,12 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       if (seen !== null) seen.route = route.path;
       if (!route.auth) return respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
 
-      const caller: Caller = await vault.authenticate(request.header(apiKeyHeader));
+      let caller: Caller;
+      try {
+        caller = await vault.authenticate(request.header(apiKeyHeader));
+      } catch (error) {
+        throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
+      }
       if (seen !== null) seen.applicationId = caller.applicationId;
       const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
       const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);

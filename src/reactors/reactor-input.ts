@@ -68,7 +68,7 @@ export function checkConfiguration(configuration: Record<string, unknown>, decla
   const out: Record<string, unknown> = {};
   const names = new Set(declared.map((d) => d.name));
   for (const key of Object.keys(configuration)) {
-    if (!names.has(key)) errors[`configuration.${key}`] = ['is not declared by the formula'];
+    if (!names.has(key)) errors[`configuration.${key}`] = [names.size === 0 ? 'is not declared by the formula (it declares no configuration)' : `is not declared by the formula (declared: ${[...names].join(', ')})`];
   }
   for (const { name, type } of declared) {
     const value = Object.hasOwn(configuration, name) ? configuration[name] : undefined;
