@@ -4,7 +4,7 @@
  * The CLI does the same with `tokenvault keys rotate --db ./tokenvault.db`.
  */
 import { pathToFileURL } from 'node:url';
-import { createTestVault } from '../src/testing/index.js';
+import { createTestVault } from 'tokenvault/testing';
 
 export async function main(print: (...items: unknown[]) => void = console.log) {
   const vault = await createTestVault();
