@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
-import { accessLog, createFetchHandler, createMetrics, observeAll, type ExchangeEvent } from '../../src/http/index.js';
+import { accessLog, createFetchHandler, observeAll, type ExchangeEvent } from '../../src/http/index.js';
+import { createMetrics } from '../../src/observability/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { VISA } from './helpers.js';
 
