@@ -8,6 +8,7 @@ export default defineConfig({
     testing: 'src/testing/index.ts',
     http: 'src/http/index.ts',
     node: 'src/http/node.ts',
+    metrics: 'src/observability/index.ts',
     cli: 'src/cli.ts',
     // Not an export: the worker thread reactor code runs in (src/sandbox/quickjs-sandbox.ts finds it
     // beside the chunk that starts it).

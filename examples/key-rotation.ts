@@ -4,7 +4,7 @@
  * The CLI does the same with `tokenvault keys rotate --db ./tokenvault.db`.
  */
 import { pathToFileURL } from 'node:url';
-import { createTestVault, type TestVaultOptions } from '../src/testing/index.js';
+import { createTestVault, type TestVaultOptions } from 'tokenvault/testing';
 
 /** `store`: where the vault keeps its data (default SQLite in memory; the tests pass each store). */
 export async function main(print: (...items: unknown[]) => void = console.log, store?: TestVaultOptions['store']) {

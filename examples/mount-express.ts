@@ -9,11 +9,10 @@ import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { generateMasterKey } from '../src/crypto/key-provider.js';
-import { createFetchHandler } from '../src/http/index.js';
-import { toNodeListener } from '../src/http/node.js';
-import { createSqliteStore } from '../src/sqlite.js';
-import { createVault } from '../src/vault.js';
+import { createVault, generateMasterKey } from 'tokenvault';
+import { createFetchHandler } from 'tokenvault/http';
+import { toNodeListener } from 'tokenvault/node';
+import { createSqliteStore } from 'tokenvault/sqlite';
 import type { MountExampleResult } from './mount-node-http.js';
 
 // @types/express is not installed here: the slice of Express this example uses, typed by hand.

@@ -7,10 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { generateMasterKey } from '../src/crypto/key-provider.js';
-import { createFetchHandler } from '../src/http/index.js';
-import { createSqliteStore } from '../src/sqlite.js';
-import { createVault } from '../src/vault.js';
+import { createVault, generateMasterKey } from 'tokenvault';
+import { createFetchHandler } from 'tokenvault/http';
+import { createSqliteStore } from 'tokenvault/sqlite';
 import type { MountExampleResult } from './mount-node-http.js';
 
 export async function main(log: (...items: unknown[]) => void = console.log): Promise<MountExampleResult & { own: string }> {

@@ -9,11 +9,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { generateMasterKey } from '../src/crypto/key-provider.js';
-import { createFetchHandler } from '../src/http/index.js';
-import { toNodeListener } from '../src/http/node.js';
-import { createSqliteStore } from '../src/sqlite.js';
-import { createVault } from '../src/vault.js';
+import { createVault, generateMasterKey } from 'tokenvault';
+import { createFetchHandler } from 'tokenvault/http';
+import { toNodeListener } from 'tokenvault/node';
+import { createSqliteStore } from 'tokenvault/sqlite';
 
 export interface MountExampleResult {
   created: { status: number; body: { id: string; data: { number: string } } };

@@ -1,6 +1,6 @@
 /**
  * Example: two vault instances (think: two app servers behind a load balancer) sharing one
- * PostgreSQL database. In your app, import from 'tokenvault' and 'tokenvault/postgres' instead of ../src.
+ * PostgreSQL database.
  *
  * It connects to DATABASE_URL (or TOKENVAULT_TEST_PG_URL), in the schema tokenvault_example; the
  * test suite runs it in a fresh schema when TOKENVAULT_TEST_PG_URL is set.
@@ -12,8 +12,8 @@
  * All instances must share the master key: there is no key file with PostgreSQL.
  */
 import { pathToFileURL } from 'node:url';
-import { createVault, generateMasterKey } from '../src/index.js';
-import { createPostgresStore } from '../src/postgres.js';
+import { createVault, generateMasterKey } from 'tokenvault';
+import { createPostgresStore } from 'tokenvault/postgres';
 
 export async function main(
   print: (...items: unknown[]) => void = console.log,

@@ -1,6 +1,5 @@
 /**
  * Example: the vault in-process, on an embedded SQLite file.
- * In your app, import from 'tokenvault' and 'tokenvault/sqlite' instead of ../src.
  *
  * 1. Open a vault with a master key (32 bytes, base64) and create a tenant; its first application
  *    is a management application, whose key is shown once.
@@ -11,8 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createVault, generateMasterKey } from '../src/index.js';
-import { createSqliteStore } from '../src/sqlite.js';
+import { createVault, generateMasterKey } from 'tokenvault';
+import { createSqliteStore } from 'tokenvault/sqlite';
 
 export async function main(print: (...items: unknown[]) => void = console.log) {
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-example-'));

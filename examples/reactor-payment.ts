@@ -12,8 +12,8 @@ import { once } from 'node:events';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createTestVault, type TestVaultOptions } from '../src/testing/index.js';
-import { statusOf } from '../src/errors.js';
+import { createTestVault, type TestVaultOptions } from 'tokenvault/testing';
+import { statusOf } from 'tokenvault';
 
 const FORMULA_CODE = `
 module.exports = async function (req) {

@@ -7,7 +7,7 @@
  * so expiry and the one-hour cvc lifetime are tested without waiting.
  */
 import { pathToFileURL } from 'node:url';
-import { createTestVault, type TestVaultOptions } from '../src/testing/index.js';
+import { createTestVault, type TestVaultOptions } from 'tokenvault/testing';
 
 /** The code under test: stores a card and returns only its token id. */
 async function saveCard(vault: Awaited<ReturnType<typeof createTestVault>>, caller: Parameters<typeof vault.tokens.create>[0], number: string) {

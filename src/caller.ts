@@ -104,11 +104,22 @@ export function transformFor(caller: Caller, permission: Permission, containers:
   return result;
 }
 
-/** As transformFor, but throws AuthorizationError naming the permission when not granted. */
-export function requireTransform(caller: Caller, permission: Permission, containers: readonly string[]): Transform {
+/**
+ * As transformFor, but throws AuthorizationError naming the permission when not granted. With
+ * `nameContainer` (containers the caller itself sent, on create or update) the message names the
+ * first container no rule grants; a stored token's containers are not named, since a caller
+ * without a grant on them has no business learning them.
+ */
+export function requireTransform(caller: Caller, permission: Permission, containers: readonly string[], nameContainer = false): Transform {
   const transform = transformFor(caller, permission, containers);
   if (transform === null) {
     requirePermission(caller, permission);
+    const refused = nameContainer ? containers.find((c) => transformFor(caller, permission, [c]) === null) : undefined;
+    if (refused !== undefined) {
+      throw new AuthorizationError(
+        `The application's access rules do not grant '${permission}' on container '${refused}': add a rule for it (or an ancestor) or choose another container`,
+      );
+    }
     throw new AuthorizationError(`The application's access rules do not grant '${permission}' on the token's containers`);
   }
   return transform;

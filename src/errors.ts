@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'unprocessable'
+  | 'service_unavailable'
   | 'reactor_error'
   | 'internal_error';
 
@@ -111,6 +112,15 @@ export class UnprocessableError extends VaultError {
   }
 }
 
+/** 503: a dependency (the store) does not answer; retry later. */
+export class ServiceUnavailableError extends VaultError {
+  readonly code = 'service_unavailable' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServiceUnavailableError';
+  }
+}
+
 /**
  * An error raised by reactor code (or by the sandbox on its behalf), carrying the HTTP status of the
  * reactor error class (DESIGN.md 5). `kind` is the class name seen in the sandbox.
@@ -142,6 +152,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
+  service_unavailable: 503,
   reactor_error: 500,
   internal_error: 500,
 });

@@ -23,6 +23,7 @@ export {
   UnsupportedMediaTypeError,
   UnprocessableError,
   ReactorError,
+  ServiceUnavailableError,
   STATUS_BY_CODE,
   statusOf,
 } from './errors.js';

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from './errors.js';
+import { validationFromIssues } from './validation.js';
 import type { PageRequest, PageResult } from './storage/store.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -43,7 +44,7 @@ const PageSchema = v.object({
 /** Validates paging parameters: offset mode when `page` is given, else cursor mode. */
 export function parsePage(query: PageQuery): PageRequest {
   const result = v.safeParse(PageSchema, { page: query.page, size: query.size, start: query.start });
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: PageSchema });
   const { page, size = DEFAULT_PAGE_SIZE, start } = result.output;
   if (page !== undefined) {
     if (start !== undefined) throw ValidationError.field('start', 'cannot be combined with page (choose cursor or offset paging)');
@@ -72,15 +73,4 @@ export function toPaginated<S, T>(request: PageRequest, result: PageResult<S>, m
     };
   }
   return { pagination: result.next === null ? { page_size: request.size, next: null } : { page_size: request.size, next: result.next, after: result.next }, data };
-}
-
-/** Converts valibot issues into a ValidationError keyed by dotted paths. */
-export function validationFromIssues(issues: readonly v.BaseIssue<unknown>[], prefix = '', root = prefix || 'body'): ValidationError {
-  const errors: Record<string, string[]> = {};
-  for (const issue of issues) {
-    const path = issue.path?.map((p) => String(p.key)).join('.') ?? '';
-    const field = [prefix, path].filter(Boolean).join('.') || root;
-    (errors[field] ??= []).push(issue.message);
-  }
-  return new ValidationError(errors);
 }

@@ -28,6 +28,7 @@ export const PROBLEMS: Readonly<Record<HttpProblemCode, { type: string; title: s
   payload_too_large: { type: 'urn:tokenvault:problem:payload-too-large', title: 'Content Too Large' },
   unsupported_media_type: { type: 'urn:tokenvault:problem:unsupported-media-type', title: 'Unsupported Media Type' },
   unprocessable: { type: 'urn:tokenvault:problem:unprocessable', title: 'Unprocessable Content' },
+  service_unavailable: { type: 'urn:tokenvault:problem:service-unavailable', title: 'Service Unavailable' },
   reactor_error: { type: 'urn:tokenvault:problem:reactor-error', title: 'Reactor Error' },
   internal_error: { type: 'urn:tokenvault:problem:internal-error', title: 'Internal Server Error' },
 });

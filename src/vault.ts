@@ -10,12 +10,13 @@ import { SessionService } from './sessions/session-service.js';
 import { type Clock, systemClock } from './clock.js';
 import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
 import { KeyRing } from './crypto/key-ring.js';
-import { ValidationError } from './errors.js';
+import { NotFoundError, ValidationError } from './errors.js';
+import type { Permission } from './permissions.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
-import { validationFromIssues } from './pagination.js';
+import { validationFromIssues } from './validation.js';
 import { PERMISSIONS_BY_TYPE } from './permissions.js';
 import { formatIso } from './tokens/expiry.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';
@@ -235,12 +236,22 @@ export interface Vault {
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
   createTenant(input: { name: string; adminKey?: string; applicationName?: string }): Promise<{ tenant: TenantRecord; application: ApplicationView & { key: string } }>;
   listTenants(): Promise<TenantRecord[]>;
+  /**
+   * For an operator who lost every administrator key: creates a new management application in the
+   * tenant and returns it with its key (shown once). Audited as `application:recover` by
+   * `operator`. There is no HTTP route to it: whoever holds the store and master key runs it
+   * (`tokenvault recover-admin`).
+   */
+  recoverAdministrator(tenantId: string, input?: { name?: string }): Promise<ApplicationView & { key: string }>;
+  /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
+  ready(): Promise<void>;
   /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
   sweep(): Promise<SweepResult>;
   /** Stops the job worker (running jobs finish or are released), flushes the audit queue and closes the store. */
   close(): Promise<void>;
 }
 
+/** What a tenant's first (and a recovered) management application holds. */
 /**
  * Opens a vault.
  * @example
@@ -404,6 +415,20 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       return { tenant, application: application as ApplicationView & { key: string } };
     },
     listTenants: async () => store.listTenants(),
+    async recoverAdministrator(tenantId: string, input: { name?: string } = {}) {
+      if (typeof tenantId !== 'string' || (await store.getTenant(tenantId)) === null) throw new NotFoundError('Tenant', String(tenantId));
+      const application = await applications.createInitial(tenantId, {
+        name: input.name ?? 'Recovered administrator',
+        type: 'management',
+        permissions: [...PERMISSIONS_BY_TYPE.management],
+      });
+      audit.record({ tenantId, actor: 'operator', operation: 'application:recover', resourceId: application.id, outcome: 'success' });
+      await audit.flush();
+      return application as ApplicationView & { key: string };
+    },
+    async ready() {
+      await store.getTenant('readiness-probe');
+    },
     sweep: runSweep,
     async close() {
       await jobs.stop();

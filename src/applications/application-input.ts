@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../pagination.js';
+import { validationFromIssues } from '../validation.js';
 import {
   type AccessRule,
   APPLICATION_TYPES,
@@ -12,13 +12,16 @@ import {
 } from '../permissions.js';
 import { normalizeContainer } from '../tokens/containers.js';
 
+/** An unknown permission's message lists the valid ones, so the fix is in the error. */
+const UNKNOWN_PERMISSION = `is not a known permission; valid permissions: ${PERMISSIONS.join(', ')}`;
+
 /** One access rule as an application or a session authorization gives it (containers not yet normalized). */
 export const RuleSchema = v.strictObject({
   description: v.optional(v.pipe(v.string(), v.maxLength(500, 'must be at most 500 characters'))),
   priority: v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be at least 0')),
   container: v.string('must be a container path like /pci/high/'),
   transform: v.picklist(TRANSFORMS, `must be one of ${TRANSFORMS.join(', ')}`),
-  permissions: v.pipe(v.array(v.picklist(PERMISSIONS, 'is not a known permission')), v.minLength(1, 'must list at least one permission')),
+  permissions: v.pipe(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION)), v.minLength(1, 'must list at least one permission')),
 });
 
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters'));
@@ -26,13 +29,13 @@ const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is r
 const CreateSchema = v.strictObject({
   name: Name,
   type: v.picklist(APPLICATION_TYPES, `must be one of ${APPLICATION_TYPES.join(', ')}`),
-  permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
+  permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
 });
 
 const UpdateSchema = v.strictObject({
   name: Name,
-  permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
+  permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
 });
 
@@ -46,17 +49,22 @@ export interface ApplicationInput {
 /** Validates a create body: the type bounds the permissions it may hold, in the app and in its rules. */
 export function parseCreateApplication(body: unknown): ApplicationInput {
   const result = v.safeParse(CreateSchema, asObject(body));
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: CreateSchema });
   return checkAgainstType(result.output.type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
 }
 
-/** Validates an update body (PUT): name required; permissions and rules replaced; the type cannot change. */
-export function parseUpdateApplication(body: unknown, type: ApplicationType): Omit<ApplicationInput, 'type'> {
+/**
+ * Validates an update body (PUT) against the application it replaces: name required; `permissions`
+ * and `rules` replace the current ones when given and are kept when left out (an empty array clears
+ * them), so a client that only renames never wipes an application's grants; the type cannot change.
+ */
+export function parseUpdateApplication(body: unknown, current: Pick<ApplicationInput, 'type' | 'permissions' | 'rules'>): Omit<ApplicationInput, 'type'> {
   const record = asObject(body);
   if ('type' in record) throw ValidationError.field('type', 'cannot be changed; create a new application instead');
   const result = v.safeParse(UpdateSchema, record);
-  if (!result.success) throw validationFromIssues(result.issues);
-  return checkAgainstType(type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: UpdateSchema });
+  const { name, permissions, rules } = result.output;
+  return checkAgainstType(current.type, name, permissions ?? [...current.permissions], rules ?? current.rules.map((r) => ({ ...r, permissions: [...r.permissions] })));
 }
 
 function checkAgainstType(type: ApplicationType, name: string, permissions: Permission[], rules: v.InferOutput<typeof RuleSchema>[]): ApplicationInput {

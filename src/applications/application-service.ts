@@ -132,12 +132,12 @@ export class ApplicationService {
     return toPaginated(page, await this.#store.listApplications(caller.tenantId, page), view);
   }
 
-  /** Replaces name, permissions and rules (application:update). The type and key stay. */
+  /** Replaces the name, and the permissions and rules when given (application:update). The type and key stay. */
   async update(caller: Caller, id: string, body: unknown): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:update', id, async () => {
       requirePermission(caller, 'application:update');
       const current = await this.#find(caller, id);
-      const input = parseUpdateApplication(body, current.type);
+      const input = parseUpdateApplication(body, current);
       const next: ApplicationRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       const updated = await this.#store.updateApplication(next, ADMINISTRATOR_PERMISSIONS);
       if (updated === 'last_holder') throw lastAdministrator(id);

@@ -1,4 +1,5 @@
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { describeJsonError } from './json-position.js';
 import type { BodyReader, ExchangeRequest } from './exchange.js';
 
 /**
@@ -53,7 +54,7 @@ export async function readJsonBody(request: ExchangeRequest, kind: BodyKind, max
   try {
     return { text, value: JSON.parse(text) as unknown };
   } catch {
-    throw ValidationError.field('body', 'is not valid JSON');
+    throw ValidationError.field('body', describeJsonError(text));
   }
 }
 

@@ -1,7 +1,9 @@
 import * as v from 'valibot';
 import type { Caller } from '../caller.js';
+import { AuthenticationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { validationFromIssues } from '../pagination.js';
+import type { ExchangeObserver } from '../observability/exchange-event.js';
+import { validationFromIssues } from '../validation.js';
 import type { Vault } from '../vault.js';
 import { type JsonBody, readJsonBody, webBodyReader } from './body.js';
 import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type ExchangeResponse, type WithExchange } from './exchange.js';
@@ -39,6 +41,12 @@ export interface FetchHandlerOptions {
    * request (a reactor run's time limit): a retry after the lease runs the request again.
    */
   idempotencyLeaseMs?: number;
+  /**
+   * Called once per answered request with its method, route template, status, duration and
+   * application id (never bodies, keys or query values): for an access log and metrics
+   * (`accessLog`, `createMetrics`). Default: none, and nothing is measured.
+   */
+  onExchange?: ExchangeObserver;
 }
 
 const OptionsSchema = v.object({
@@ -55,6 +63,7 @@ const OptionsSchema = v.object({
     v.pipe(v.number(), v.integer('must be a whole number of milliseconds'), v.minValue(1000, 'must be at least 1000'), v.maxValue(IDEMPOTENCY_TTL_MS, 'must be at most 24 hours')),
     DEFAULT_IDEMPOTENCY_LEASE_MS,
   ),
+  onExchange: v.optional(v.custom<ExchangeObserver>((f) => typeof f === 'function', 'must be a function')),
 });
 
 /** Every response: token data must not sit in caches. */
@@ -83,8 +92,9 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
 function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): ExchangeHandler {
   const parsed = v.safeParse(OptionsSchema, options ?? {});
   if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
-  const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs } = Object.freeze(parsed.output);
-  const apiKeyHeader = `${headerPrefix}-API-KEY`.toLowerCase();
+  const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs, onExchange } = Object.freeze(parsed.output);
+  const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
+  const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
   const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
 
@@ -94,17 +104,40 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
   const openapiDocument = () => (openapi ??= buildOpenApiDocument(router.routes(), { headerPrefix, maxBodyBytes }));
   const idempotencyDeps = { store: vault.store, clock: vault.clock, logger, leaseMs: idempotencyLeaseMs, keys: vault.keys };
 
+  // Without an observer the handler is `exchange` itself. With one, the observer learns the route
+  // and application through `seen`; the duration is measured here, in the HTTP layer, with the
+  // monotonic performance clock (a duration, not a time of day the core would use).
+  if (onExchange === undefined) return (request) => exchange(request, null);
+  return async function observed(request: ExchangeRequest): Promise<ExchangeResponse> {
+    const started = performance.now();
+    const seen: Seen = { route: null, applicationId: null };
+    const response = await exchange(request, seen);
+    try {
+      onExchange({ method: request.method, route: seen.route, status: response.status, durationMs: performance.now() - started, applicationId: seen.applicationId });
+    } catch {
+      // An observer's failure must not change the response.
+    }
+    return response;
+  };
+
   // One async function from routing to the response: each layer of async functions costs a
   // promise and a microtask turn per request, measurable at the HTTP benchmark's rate.
-  return async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
+  async function exchange(request: ExchangeRequest, seen: Seen | null): Promise<ExchangeResponse> {
     try {
       const match = router.match(request.method, request.pathname);
       if (match.kind === 'not_found') throw new RouteError('route_not_found');
       if (match.kind === 'method_not_allowed') throw new RouteError('method_not_allowed', match.allow);
       const { route, params } = match;
+      if (seen !== null) seen.route = route.path;
       if (!route.auth) return respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
 
-      const caller: Caller = await vault.authenticate(request.header(apiKeyHeader));
+      let caller: Caller;
+      try {
+        caller = await vault.authenticate(request.header(apiKeyHeader));
+      } catch (error) {
+        throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
+      }
+      if (seen !== null) seen.applicationId = caller.applicationId;
       const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
       const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
       const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);
@@ -123,13 +156,19 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
     } catch (error) {
       return errorResponse(error, logger, { 'cache-control': NO_STORE }, headerPrefix);
     }
-  };
+  }
 
   function respond({ status, text, replayed }: SerializedResponse): ExchangeResponse {
     const headers: Record<string, string> = text === null ? { 'cache-control': NO_STORE } : { 'content-type': 'application/json', 'cache-control': NO_STORE };
     if (replayed) headers[replayedHeader] = 'true';
     return { status, headers, body: text };
   }
+}
+
+/** What the observer learns while a request is handled. */
+interface Seen {
+  route: string | null;
+  applicationId: string | null;
 }
 
 /** A route's context; a class rather than a literal with a getter, which costs a closure per request. */

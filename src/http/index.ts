@@ -9,3 +9,7 @@ export type { FetchHandler, FetchHandlerOptions } from './fetch-handler.js';
 export { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
 export type { ProblemDetails } from './problem.js';
 export { IDEMPOTENCY_TTL_MS } from './idempotency.js';
+// Metrics (prom-client) are in `tokenvault/metrics`, so importing the handler does not load them.
+export { accessLog, pinoVaultLogger } from '../observability/access-log.js';
+export { observeAll } from '../observability/exchange-event.js';
+export type { ExchangeEvent, ExchangeObserver } from '../observability/exchange-event.js';

@@ -413,7 +413,7 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Idempotency key reused with a different request',
   429: 'Reactor: rate limited',
   500: 'Internal error (nothing leaked)',
-  503: 'Reactor: service unavailable',
+  503: 'Service unavailable: the store does not answer, or a reactor said so',
 };
 
 /** The statuses a route may answer, derived from how it is handled. */

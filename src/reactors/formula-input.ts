@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../pagination.js';
+import { validationFromIssues } from '../validation.js';
 import { MAX_CODE_BYTES } from '../sandbox/sandbox.js';
 import type { FormulaRecord } from '../storage/store.js';
 
@@ -67,7 +67,7 @@ export type FormulaInput = Pick<FormulaRecord, 'name' | 'description' | 'code' |
 export function parseFormulaInput(body: unknown): FormulaInput {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw ValidationError.field('body', 'must be a JSON object');
   const result = v.safeParse(FormulaSchema, body);
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: FormulaSchema });
   const { name, description, code, configuration, request_parameters } = result.output;
   const errors: Record<string, string[]> = {};
   duplicates(configuration ?? [], 'configuration', errors);

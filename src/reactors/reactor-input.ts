@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../pagination.js';
+import { validationFromIssues } from '../validation.js';
 import type { FormulaRecord } from '../storage/store.js';
 import { CodeSchema } from './formula-input.js';
 
@@ -61,7 +61,7 @@ export type ReactorSource = { formulaId: string } | { code: string };
  */
 export function parseCreateReactor(body: unknown): ReactorInput & { source: ReactorSource } {
   const result = v.safeParse(CreateSchema, asObject(body));
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: CreateSchema });
   const { name, configuration, formula, code, application } = result.output;
   if (formula && code) throw ValidationError.field('code', 'cannot be given with formula: a reactor runs either a formula’s code or its own');
   if (!formula && !code) throw ValidationError.field('code', 'is required (the reactor’s JavaScript), unless formula.id names a formula to run');
@@ -78,7 +78,7 @@ export function parseUpdateReactor(body: unknown, inline: boolean): ReactorInput
   const record = asObject(body);
   if ('formula' in record) throw ValidationError.field('formula', 'cannot be changed; create a new reactor for another formula');
   const result = v.safeParse(UpdateSchema, record);
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: UpdateSchema });
   const { name, configuration, code, application } = result.output;
   if (inline && !code) throw ValidationError.field('code', 'is required (PUT replaces the reactor; PATCH changes only what it names)');
   if (!inline && code) throw ValidationError.field('code', 'cannot be set on a reactor that runs a formula’s code; update the formula, or create a reactor with inline code');
@@ -149,7 +149,7 @@ export function checkConfiguration(configuration: Record<string, unknown>, decla
   const out: Record<string, unknown> = {};
   const names = new Set(declared.map((d) => d.name));
   for (const key of Object.keys(configuration)) {
-    if (!names.has(key)) errors[`configuration.${key}`] = ['is not declared by the formula'];
+    if (!names.has(key)) errors[`configuration.${key}`] = [names.size === 0 ? 'is not declared by the formula (it declares no configuration)' : `is not declared by the formula (declared: ${[...names].join(', ')})`];
   }
   for (const { name, type } of declared) {
     const value = Object.hasOwn(configuration, name) ? configuration[name] : undefined;
@@ -193,7 +193,7 @@ const InvokeSchema = v.strictObject({
 export function parseInvoke(body: unknown): InvokeRequest {
   const record = body === undefined || body === null ? {} : asObject(body);
   const result = v.safeParse(InvokeSchema, record);
-  if (!result.success) throw validationFromIssues(result.issues);
+  if (!result.success) throw validationFromIssues(result.issues, { schema: InvokeSchema });
   const { args, callback_url, timeout_ms } = result.output;
   if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) {
     throw ValidationError.field('args', 'must be an object');

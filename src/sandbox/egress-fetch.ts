@@ -108,7 +108,7 @@ async function resolveTarget(rawUrl: string, allowHosts: string[], allowPrivateN
   const url = parseHttpUrl(rawUrl);
   const host = hostOf(url);
   if (!isAllowedHost(host, allowHosts)) {
-    throw new Error(`Host '${host}' is not allowed: add it to reactors.egress.allowHosts`);
+    throw new Error(`Host '${host}' is not allowed: add it to the reactors.egress.allowHosts option (tokenvault serve --allow-host ${host})`);
   }
   return resolvePublicTarget(url, allowPrivateNetwork);
 }
@@ -153,7 +153,7 @@ export async function resolvePublicTarget(url: URL, allowPrivateNetwork: boolean
   if (first === undefined) throw new Error(`Host '${host}' could not be resolved`);
   if (!allowPrivateNetwork && addresses.some((a) => isRefusedAddress(a.address))) {
     throw new Error(
-      `Host '${host}' is not allowed: it resolves to a loopback, private, link-local or otherwise non-public address; set reactors.egress.allowPrivateNetwork to allow it`,
+      `Host '${host}' is not allowed: it resolves to a loopback, private, link-local or otherwise non-public address; set the reactors.egress.allowPrivateNetwork option to allow it (tokenvault serve --allow-private-network)`,
     );
   }
   return { url, host, address: first.address, family: first.family === 6 ? 6 : 4 };

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { RuleSchema } from '../applications/application-input.js';
 import { TOKEN_PERMISSIONS } from '../caller.js';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../pagination.js';
+import { validationFromIssues } from '../validation.js';
 import { type AccessRule, PERMISSIONS, type Permission } from '../permissions.js';
 import type { SessionGrants } from '../storage/store.js';
 import { normalizeContainer } from '../tokens/containers.js';

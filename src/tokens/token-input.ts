@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import type { FieldErrors } from '../errors.js';
+import { issuesToFieldErrors } from '../validation.js';
 import { normalizeContainers } from './containers.js';
 
 /** Limits on a token's input (the spec is silent; these keep rows and indexes bounded). */
@@ -121,7 +122,7 @@ export function parseCreateTokenInput(body: unknown): CreateTokenInput {
   const input = requireObject(body);
   const errors = unknownKeyErrors(input, CREATE_KEYS);
   const parsed = v.safeParse(createSchema, input);
-  if (!parsed.success) mergeInto(errors, issuesToFieldErrors(parsed.issues));
+  if (!parsed.success) mergeInto(errors, issuesToFieldErrors(parsed.issues, { schema: createSchema }));
 
   if (input['data'] === undefined || input['data'] === null) addError(errors, 'data', 'is required');
   else mergeInto(errors, jsonProblems(input['data'], 'data'));
@@ -155,7 +156,7 @@ export function parseUpdateTokenInput(body: unknown): UpdateTokenInput {
     if (Object.hasOwn(input, fixed)) errors[fixed] = ['cannot be changed; create a new token instead'];
   }
   const parsed = v.safeParse(updateSchema, input);
-  if (!parsed.success) mergeInto(errors, issuesToFieldErrors(parsed.issues));
+  if (!parsed.success) mergeInto(errors, issuesToFieldErrors(parsed.issues, { schema: updateSchema }));
 
   if (input['data'] === null) addError(errors, 'data', 'cannot be null: a token always has data');
   else if (input['data'] !== undefined) mergeInto(errors, jsonProblems(input['data'], 'data'));
@@ -212,24 +213,6 @@ function checkMetadata(value: unknown, field: string, allowNull: boolean): Recor
   return Object.fromEntries(entries) as Record<string, string | null>;
 }
 
-/**
- * Maps valibot issues to field errors keyed by path: object keys joined with '.', array indexes
- * as `[i]`, everything under `prefix` (`data.number`, `search_indexes[2]`). A missing object key
- * reads "is required". Messages are the schema's own, which must never quote the input.
- */
-export function issuesToFieldErrors(issues: readonly v.BaseIssue<unknown>[], prefix = ''): FieldErrors {
-  const errors: FieldErrors = {};
-  for (const issue of issues) {
-    let path = prefix;
-    for (const item of issue.path ?? []) {
-      if (item.type === 'array') path += `[${String(item.key)}]`;
-      else path += path === '' ? String(item.key) : `.${String(item.key)}`;
-    }
-    const missing = issue.input === undefined && (issue.path?.length ?? 0) > 0 && issue.type.endsWith('object');
-    addError(errors, path === '' ? 'body' : path, missing ? 'is required' : issue.message);
-  }
-  return errors;
-}
 
 /**
  * Checks that a value is plain JSON (null, boolean, finite number, string, array, plain object),

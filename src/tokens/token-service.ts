@@ -133,7 +133,7 @@ export class TokenService {
     const definition = getTokenType(input.type);
     const data = definition.validate(input.data);
     const containers = input.containers ?? [definition.defaultContainer];
-    const transform = requireTransform(caller, 'token:create', containers);
+    const transform = requireTransform(caller, 'token:create', containers, true);
     const now = this.#clock.now();
     const metadata = input.metadata ?? {};
     const mask = input.mask === undefined ? definition.defaultMask : input.mask;
@@ -308,7 +308,7 @@ export class TokenService {
       const data = patch.data === undefined ? currentData : definition.validate(merged);
       const containers =
         patch.containers === undefined ? current.containers : patch.containers === null ? [definition.defaultContainer] : patch.containers;
-      const transform = requireTransform(caller, 'token:update', containers);
+      const transform = requireTransform(caller, 'token:update', containers, true);
       const metadata = patch.metadata === undefined ? current.metadata : parseMetadata(mergePatch(current.metadata, patch.metadata) ?? {});
       const mask = patch.mask === undefined ? current.mask : mergePatch(current.mask, patch.mask);
       const fingerprintExpression =

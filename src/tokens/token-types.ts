@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import type { FieldErrors } from '../errors.js';
-import { addError, issuesToFieldErrors, jsonProblems, printableKey } from './token-input.js';
+import { issuesToFieldErrors } from '../validation.js';
+import { addError, jsonProblems, printableKey } from './token-input.js';
 
 /** A token type: how its data is validated and the defaults a token of it gets (DESIGN.md 5). */
 export interface TokenTypeDefinition {

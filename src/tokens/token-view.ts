@@ -41,10 +41,32 @@ export function transformData(
       return data;
     case 'mask':
       // A token without a mask shows nothing when masked (DESIGN.md 5, type `token`).
-      return token.mask === null || token.mask === undefined ? undefined : engine.renderTree(token.mask, { data }, 'mask', budget);
+      if (token.mask === null || token.mask === undefined) return undefined;
+      return withoutAbsentFields(token.mask, engine.renderTree(token.mask, { data }, 'mask', budget), data);
     case 'redact':
       return undefined;
   }
+}
+
+/**
+ * Leaves out of a rendered mask each top-level field whose expression rendered null because the
+ * data has no such field: a card created without an expiry shows `{ number }`, not
+ * `{ number, expiration_month: null, expiration_year: null }`. Fields the data holds (even as null)
+ * and literal values in the mask are kept. Says nothing new: null already told the field is absent.
+ */
+function withoutAbsentFields(mask: unknown, rendered: unknown, data: unknown): unknown {
+  if (!isRecord(rendered) || !isRecord(mask) || !isRecord(data)) return rendered;
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(rendered)) {
+    if (rendered[key] !== null || typeof mask[key] !== 'string' || Object.hasOwn(data, key)) continue;
+    out ??= { ...rendered };
+    delete out[key];
+  }
+  return out ?? rendered;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The stricter of two transforms (reveal < mask < redact). */

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../pagination.js';
+import { validationFromIssues } from '../validation.js';
 import { EVENT_TYPES, type EventType } from './webhook-events.js';
 import { checkWebhookUrl } from './webhook-url.js';
 

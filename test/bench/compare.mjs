@@ -13,7 +13,7 @@
 // COMPARE_ROUNDS (default 7) and COMPARE_SECONDS (default 3) set the rounds and the HTTP time per round.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -78,11 +78,17 @@ async function coreRound({ core, request }, n = 20000) {
   return Number(process.hrtime.bigint() - start) / n / 1000;
 }
 
+/** `--access-log off` for builds that log each request (older builds do not know the flag). */
+function quietFlags(dist) {
+  const knows = readdirSync(dist).some((f) => f.endsWith('.js') && readFileSync(join(dist, f), 'utf8').includes('--access-log <on|off>'));
+  return knows ? ['--access-log', 'off'] : [];
+}
+
 /** `tokenvault serve` from a build (or the bare server), bootstrapped with an application and a token. */
 async function startServer(dist) {
   const bench = fileURLToPath(new URL('./http.mjs', import.meta.url));
   const adminKey = `compare-admin-${randomBytes(16).toString('hex')}`;
-  const args = dist === null ? [bench, '--serve', 'bare'] : [join(dist, 'cli.js'), 'serve', '--port', '0', '--db', tempDb(), '--synchronous', 'normal'];
+  const args = dist === null ? [bench, '--serve', 'bare'] : [join(dist, 'cli.js'), 'serve', '--port', '0', '--db', tempDb(), '--synchronous', 'normal', ...quietFlags(dist)];
   const env = { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64') };
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
   let out = '';

@@ -106,7 +106,7 @@ async function startCliServer() {
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-http-bench-'));
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
   const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--synchronous', SYNCHRONOUS], {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--synchronous', SYNCHRONOUS, '--access-log', 'off'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64') },
   });

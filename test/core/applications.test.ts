@@ -52,10 +52,10 @@ describeEachStore('applications service', (store) => {
     const bad = [
       [{ type: 'private' }, 'name'],
       [{ name: 'x', type: 'robot' }, 'type'],
-      [{ name: 'x', type: 'private', permissions: ['token:fly'] }, 'permissions.0'],
+      [{ name: 'x', type: 'private', permissions: ['token:fly'] }, 'permissions[0]'],
       [{ name: 'x', type: 'private', rules: [{ priority: 0, container: 'nope', transform: 'reveal', permissions: ['token:read'] }] }, 'rules[0].container'],
-      [{ name: 'x', type: 'private', rules: [{ priority: -1, container: '/', transform: 'reveal', permissions: ['token:read'] }] }, 'rules.0.priority'],
-      [{ name: 'x', type: 'private', rules: [{ priority: 0, container: '/', transform: 'show', permissions: ['token:read'] }] }, 'rules.0.transform'],
+      [{ name: 'x', type: 'private', rules: [{ priority: -1, container: '/', transform: 'reveal', permissions: ['token:read'] }] }, 'rules[0].priority'],
+      [{ name: 'x', type: 'private', rules: [{ priority: 0, container: '/', transform: 'show', permissions: ['token:read'] }] }, 'rules[0].transform'],
       [{ name: 'x', type: 'private', extra: true }, 'extra'],
       [{ name: 'x'.repeat(201), type: 'private' }, 'name'],
     ] as const;

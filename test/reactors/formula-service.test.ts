@@ -80,12 +80,12 @@ describeEachStore('formula service', (store) => {
       expect(await bad({ name: 'x', code: '   ' })).toHaveProperty(['code']);
       expect(await bad({ name: 'x', code: CODE, extra: 1 })).toHaveProperty(['extra']);
       expect(await bad('not an object')).toHaveProperty(['body']);
-      expect(await bad({ name: 'x', code: CODE, configuration: [{ name: 'a', type: 'object' }] })).toHaveProperty(['configuration.0.type']);
-      expect(await bad({ name: 'x', code: CODE, configuration: [{ name: '', type: 'string' }] })).toHaveProperty(['configuration.0.name']);
+    expect(await bad({ name: 'x', code: CODE, configuration: [{ name: 'a', type: 'object' }] })).toHaveProperty(['configuration[0].type']);
+    expect(await bad({ name: 'x', code: CODE, configuration: [{ name: '', type: 'string' }] })).toHaveProperty(['configuration[0].name']);
       expect(await bad({ name: 'x', code: CODE, configuration: [{ name: 'a', type: 'string' }, { name: 'a', type: 'number' }] })).toHaveProperty(['configuration[1].name']);
-      expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a..b', type: 'string' }] })).toHaveProperty(['request_parameters.0.name']);
-      expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'date' }] })).toHaveProperty(['request_parameters.0.type']);
-      expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'string', optional: 'no' }] })).toHaveProperty(['request_parameters.0.optional']);
+    expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a..b', type: 'string' }] })).toHaveProperty(['request_parameters[0].name']);
+    expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'date' }] })).toHaveProperty(['request_parameters[0].type']);
+    expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'string', optional: 'no' }] })).toHaveProperty(['request_parameters[0].optional']);
       expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'string' }, { name: 'a.b', type: 'string' }] })).toHaveProperty(['request_parameters[1].name']);
       expect(await bad({ name: 'x', code: CODE, request_parameters: Array.from({ length: 101 }, (_, i) => ({ name: `p${i}`, type: 'string' })) })).toHaveProperty(['request_parameters']);
     });

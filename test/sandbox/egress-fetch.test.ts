@@ -130,7 +130,7 @@ describe('createEgressFetch: refusals', () => {
   it('refuses a host not in allowHosts, naming the option, before any connection', async () => {
     const fetch = createEgressFetch({ allowHosts: ['api.example.com'], allowPrivateNetwork: true });
     await expect(fetch(get(`http://127.0.0.1:${port}/`))).rejects.toThrow(
-      "Host '127.0.0.1' is not allowed: add it to reactors.egress.allowHosts",
+      "Host '127.0.0.1' is not allowed: add it to the reactors.egress.allowHosts option (tokenvault serve --allow-host 127.0.0.1)",
     );
     expect(seen).toHaveLength(0);
   });
@@ -238,7 +238,7 @@ describe('fetch from a reactor through createEgressFetch', () => {
       req: { args: null, configuration: {} },
       host: { bt: null, fetch: createEgressFetch({ allowHosts: ['api.example.com'], allowPrivateNetwork: true }) },
     });
-    expect(out.result).toBe("Host '127.0.0.1' is not allowed: add it to reactors.egress.allowHosts");
+    expect(out.result).toBe("Host '127.0.0.1' is not allowed: add it to the reactors.egress.allowHosts option (tokenvault serve --allow-host 127.0.0.1)");
     expect(seen).toHaveLength(0);
   });
 });

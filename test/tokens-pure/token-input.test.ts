@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  issuesToFieldErrors,
   parseCreateTokenInput,
   parseMetadata,
   parseUpdateTokenInput,
 } from '../../src/tokens/token-input.js';
+import { issuesToFieldErrors } from '../../src/validation.js';
 import { errorsOf } from './helpers.js';
 
 const base = { type: 'card', data: { number: '4242424242424242' } };

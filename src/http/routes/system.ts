@@ -1,6 +1,7 @@
+import { ServiceUnavailableError } from '../../errors.js';
 import type { PublicRoute } from './route.js';
 
-/** Routes that need no API key: liveness and the API description. */
+/** Routes that need no API key: liveness, readiness and the API description. */
 export const systemRoutes: PublicRoute[] = [
   {
     method: 'GET',
@@ -10,6 +11,23 @@ export const systemRoutes: PublicRoute[] = [
     status: 200,
     docs: { summary: 'Liveness: the handler is up', tag: 'System', responseSchema: 'Health' },
     handle: () => ({ status: 'ok' }),
+  },
+  {
+    method: 'GET',
+    path: '/readyz',
+    operationId: 'ready',
+    auth: false,
+    status: 200,
+    docs: { summary: 'Readiness: the store answers a query (503 when it does not)', tag: 'System', responseSchema: 'Health', extraStatuses: [503] },
+    handle: async ({ vault }) => {
+      try {
+        await vault.ready();
+      } catch {
+        // The cause (a driver error) stays out of the response: it may name hosts or schemas.
+        throw new ServiceUnavailableError('The store does not answer; the vault is not ready');
+      }
+      return { status: 'ok' };
+    },
   },
   {
     method: 'GET',

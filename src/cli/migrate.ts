@@ -1,0 +1,43 @@
+/** `tokenvault migrate`: applies pending migrations (no master key needed: schema, not data). */
+import { parseArgs } from 'node:util';
+import { type CliIo, parse } from './io.js';
+import { STORE_OPTIONS, describeTarget, openStore, storeError, storeTarget } from './store-target.js';
+
+export const MIGRATE_HELP = `Usage: tokenvault migrate [options]
+
+Applies pending migrations to the database (serve does this too, on start).
+
+Options:
+  --db <file>                SQLite database file (default ./tokenvault.db)
+  --postgres <url>           A PostgreSQL database instead (postgres://user@host:5432/db); instances
+                             migrating at once are serialized by an advisory lock
+  --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
+  -h, --help                 Show this help
+
+Environment:
+  PGPASSWORD                 The PostgreSQL password, when the URL has none
+`;
+
+/** Applies the migrations the database lacks. */
+export async function migrate(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parse(() => parseArgs({ args: [...args], strict: true, allowPositionals: false, options: {
+    ...STORE_OPTIONS,
+    help: { type: 'boolean', short: 'h', default: false },
+  } }));
+  if (values.help) {
+    io.stdout(MIGRATE_HELP);
+    return 0;
+  }
+  const target = storeTarget(values);
+  // Migrations need no master key: they touch the schema, not the data.
+  const store = openStore(target);
+  try {
+    await store.migrate();
+  } catch (error) {
+    throw storeError(error, target);
+  } finally {
+    await Promise.resolve(store.close()).catch(() => undefined);
+  }
+  io.stdout(`${describeTarget(target)}: migrations applied; the schema is up to date\n`);
+  return 0;
+}

@@ -1,0 +1,75 @@
+/** Dispatches `tokenvault <command>` to its module and turns errors into messages and exit codes. */
+import { VaultError } from '../errors.js';
+import { CliError, type CliIo, UsageError } from './io.js';
+import { KEYS_HELP, keys } from './keys.js';
+import { MIGRATE_HELP, migrate } from './migrate.js';
+import { RECOVER_ADMIN_HELP, recoverAdmin } from './recover-admin.js';
+import { SERVE_HELP, serve } from './serve.js';
+import { packageVersion } from './version.js';
+
+export { KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
+
+const MAIN_HELP = `Usage: tokenvault <command> [options]
+
+Commands:
+  serve          Run the HTTP API on an embedded SQLite database or on PostgreSQL
+  keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
+  migrate        Apply pending database migrations
+  recover-admin  Create a new management application and print its key (lost admin key)
+
+Options:
+  -v, --version  Print the version
+  -h, --help     Show this help
+
+Run 'tokenvault <command> --help' for a command's options.
+`;
+
+/**
+ * Runs the CLI with these arguments (without `node` and the script) and returns the exit code.
+ * `serve` returns once `io.signal` aborts and the server has drained and closed.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(rest, io);
+      case 'keys':
+        return await keys(rest, io);
+      case 'migrate':
+        return await migrate(rest, io);
+      case 'recover-admin':
+        return await recoverAdmin(rest, io);
+      case '-v':
+      case '--version':
+      case 'version':
+        io.stdout(`tokenvault ${packageVersion()}\n`);
+        return 0;
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        io.stdout(MAIN_HELP);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`tokenvault: ${error.message}\nRun 'tokenvault ${helpTarget(command)}--help' for usage.\n`);
+      return 2;
+    }
+    if (error instanceof CliError || error instanceof VaultError) {
+      io.stderr(`tokenvault: ${error.message}\n`);
+      return 1;
+    }
+    // Name only: a message could quote something it should not.
+    io.stderr(`tokenvault: unexpected ${error instanceof Error ? error.name : 'error'}${error instanceof Error && 'code' in error ? ` (${String(error.code)})` : ''}\n`);
+    return 1;
+  }
+}
+
+function helpTarget(command: string | undefined): string {
+  if (command === 'serve' || command === 'migrate' || command === 'recover-admin') return `${command} `;
+  return command === 'keys' ? 'keys rotate ' : '';
+}

@@ -1,0 +1,155 @@
+/** `tokenvault serve`: the HTTP API on embedded SQLite or PostgreSQL, with an access log and optional metrics. */
+import { type Server, createServer } from 'node:http';
+import { parseArgs } from 'node:util';
+import { MIN_KEY_LENGTH } from '../applications/api-keys.js';
+import { createFetchHandler } from '../http/index.js';
+import { toNodeListener } from '../http/node.js';
+import { accessLog, pinoVaultLogger } from '../observability/access-log.js';
+import { observeAll } from '../observability/exchange-event.js';
+import { type VaultMetrics, createMetrics } from '../observability/metrics.js';
+import { PostgresStore } from '../storage/postgres/postgres-store.js';
+import type { Vault } from '../vault.js';
+import { CliError, type CliIo, UsageError, integerFlag, parse } from './io.js';
+import { aborted, listen, shutdown, urlOf } from './http-server.js';
+import { cliLogger } from './logging.js';
+import { openVault } from './open-vault.js';
+import { STORE_OPTIONS, storeTarget } from './store-target.js';
+
+export const SERVE_HELP = `Usage: tokenvault serve [options]
+
+Options:
+  --port <n>                 Port to listen on; 0 picks a free one (default 8080)
+  --host <addr>              Address to bind (default 127.0.0.1)
+  --db <file | :memory:>     SQLite database file (default ./tokenvault.db)
+  --synchronous <full|normal> SQLite durability of each commit (default full)
+  --shared-db                Let other processes open the SQLite file while serving (by default
+                             the server holds it exclusively: faster reads, see README)
+  --postgres <url>           Use PostgreSQL instead of SQLite: postgres://user@host:5432/db
+                             (instances sharing the database may run side by side)
+  --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
+  --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <prefix>-IDEMPOTENCY-KEY (default SVC)
+  --max-body-bytes <n>       Largest request body accepted (default 1048576)
+  --allow-private-network    Let reactor fetch reach loopback and private addresses (development)
+  --allow-host <host>        A host reactor code may fetch (repeatable; *.example.com for subdomains)
+  --access-log <on|off>      One JSON line per request on stderr: method, route, status, duration,
+                             application id (default on)
+  --metrics-port <n>         Serve Prometheus metrics at GET /metrics on this port of --host
+                             (a separate listener, off by default; it has no authentication)
+  -h, --help                 Show this help
+
+Environment:
+  TOKENVAULT_MASTER_KEY      Base64 of 32 bytes. Without it, :memory: uses an ephemeral key and a
+                             file database uses (or creates, mode 0600) <db>.key beside it.
+                             Required with --postgres. Generate one with
+                             node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"
+  TOKENVAULT_ADMIN_KEY       API key (at least ${MIN_KEY_LENGTH} characters) of the management application
+                             created on a database with no tenant; generated and printed when unset.
+  PGPASSWORD                 The PostgreSQL password, when the URL has none (a URL on the command
+                             line is visible to other users in the process list).
+`;
+
+/** Runs the server until `io.signal` aborts, then drains in-flight requests and closes the store. */
+export async function serve(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parse(() => parseArgs({ args: [...args], strict: true, allowPositionals: false, options: {
+    port: { type: 'string', default: '8080' },
+    host: { type: 'string', default: '127.0.0.1' },
+    ...STORE_OPTIONS,
+    synchronous: { type: 'string' },
+    'shared-db': { type: 'boolean', default: false },
+    'header-prefix': { type: 'string', default: 'SVC' },
+    'max-body-bytes': { type: 'string', default: '1048576' },
+    'allow-private-network': { type: 'boolean', default: false },
+    'allow-host': { type: 'string', multiple: true },
+    'access-log': { type: 'string', default: 'on' },
+    'metrics-port': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  } }));
+  if (values.help) {
+    io.stdout(SERVE_HELP);
+    return 0;
+  }
+  const target = storeTarget(values);
+  if (target.kind === 'sqlite') target.exclusive = !values['shared-db'];
+  else if (values['shared-db']) throw new UsageError('--shared-db applies to SQLite (--db) only');
+  const port = integerFlag('port', values.port, 0, 65535);
+  const maxBodyBytes = integerFlag('max-body-bytes', values['max-body-bytes'], 1, 1024 ** 3);
+  const metricsPort = values['metrics-port'] === undefined ? undefined : integerFlag('metrics-port', values['metrics-port'], 0, 65535);
+  if (values['access-log'] !== 'on' && values['access-log'] !== 'off') throw new UsageError("--access-log must be 'on' or 'off'");
+  const adminKey = io.env['TOKENVAULT_ADMIN_KEY'];
+  if (adminKey !== undefined && adminKey.length < MIN_KEY_LENGTH) {
+    throw new CliError(`TOKENVAULT_ADMIN_KEY must be at least ${MIN_KEY_LENGTH} characters`);
+  }
+  const log = cliLogger(io);
+  const logger = pinoVaultLogger(log);
+  const egress: { allowPrivateNetwork?: boolean; allowHosts?: string[] } = {};
+  if (values['allow-private-network']) egress.allowPrivateNetwork = true;
+  if (values['allow-host'] && values['allow-host'].length > 0) egress.allowHosts = values['allow-host'];
+
+  const vault = await openVault(target, io, logger, { reactors: { egress } }, true);
+  let server: Server | undefined;
+  let metricsServer: Server | undefined;
+  try {
+    const metrics = metricsPort === undefined ? undefined : createMetrics();
+    if (metrics) reportJobQueue(metrics, vault);
+    const onExchange = observeAll(values['access-log'] === 'on' ? accessLog(log) : undefined, metrics?.observe);
+    const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, ...(onExchange ? { onExchange } : {}) });
+    // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
+    const created = vault.store instanceof PostgresStore ? await vault.store.withLock('bootstrap', () => bootstrap(vault, adminKey)) : await bootstrap(vault, adminKey);
+    server = createServer(toNodeListener(handler));
+    const url = urlOf(await listen(server, port, values.host));
+    let announcement = `listening on ${url}\n`;
+    if (metrics && metricsPort !== undefined) {
+      metricsServer = createServer((req, res) => void serveMetrics(metrics, req.method, req.url, res));
+      announcement += `metrics on ${urlOf(await listen(metricsServer, metricsPort, values.host))}/metrics\n`;
+    }
+    // Background work (async reactor runs, webhook deliveries, the sweep) runs with the server.
+    vault.worker.start();
+    // The admin key comes last, in the same write as the listening line: the last thing printed.
+    io.stdout(announcement + created);
+    io.onListening?.(url);
+    await aborted(io.signal);
+    io.stderr('tokenvault: shutting down (draining in-flight requests)\n');
+    await shutdown(server);
+    server = undefined;
+    return 0;
+  } finally {
+    if (server) await shutdown(server).catch(() => undefined);
+    if (metricsServer) await shutdown(metricsServer).catch(() => undefined);
+    await vault.close();
+  }
+}
+
+/**
+ * On a database with no tenant: one tenant and its management application. Returns what to print
+ * (empty when there was a tenant already).
+ */
+async function bootstrap(vault: Vault, adminKey: string | undefined): Promise<string> {
+  const tenants = await vault.listTenants();
+  if (tenants.length > 0) return '';
+  const { tenant, application } = await vault.createTenant({
+    name: 'default',
+    applicationName: 'Administrator',
+    ...(adminKey === undefined ? {} : { adminKey }),
+  });
+  const created = `created tenant ${tenant.id} with management application ${application.id}\n`;
+  if (adminKey !== undefined) return `${created}its API key is TOKENVAULT_ADMIN_KEY\n`;
+  return `${created}\nadmin API key (shown once, store it now): ${application.key}\n`;
+}
+
+/** The job queue's depth, once the store can count due jobs (the async job worker adds that). */
+function reportJobQueue(metrics: VaultMetrics, vault: Vault): void {
+  metrics.setJobQueueDepth(() => vault.store.countDueJobs(vault.clock.now()));
+}
+
+async function serveMetrics(metrics: VaultMetrics, method: string | undefined, url: string | undefined, res: import('node:http').ServerResponse): Promise<void> {
+  if (method !== 'GET' || (url ?? '').split('?')[0] !== '/metrics') {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n');
+    return;
+  }
+  try {
+    const text = await metrics.render();
+    res.writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' }).end(text);
+  } catch {
+    res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
+  }
+}

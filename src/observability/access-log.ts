@@ -1,0 +1,32 @@
+import type { Logger as PinoLogger } from 'pino';
+import type { Logger } from '../logger.js';
+import type { ExchangeObserver } from './exchange-event.js';
+
+/**
+ * An access log: one pino line per request with its method, route template, status, duration and
+ * application id. The route is the template (`/tokens/{id}`), so token ids, query values, bodies
+ * and keys never reach the log.
+ */
+export function accessLog(logger: PinoLogger): ExchangeObserver {
+  return (event) => {
+    logger.info(
+      {
+        method: event.method,
+        route: event.route ?? '(no route)',
+        status: event.status,
+        duration_ms: Math.round(event.durationMs * 1000) / 1000,
+        application_id: event.applicationId,
+      },
+      'request',
+    );
+  };
+}
+
+/** The vault's Logger interface on a pino logger, so the vault's entries and the access log share one stream. */
+export function pinoVaultLogger(logger: PinoLogger): Logger {
+  return {
+    info: (message, fields) => logger.info(fields ?? {}, message),
+    warn: (message, fields) => logger.warn(fields ?? {}, message),
+    error: (message, fields) => logger.error(fields ?? {}, message),
+  };
+}

@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ExchangeObserver } from './exchange-event.js';
+
+/** Prometheus metrics of a tokenvault HTTP handler. */
+export interface VaultMetrics {
+  /** The registry holding them (add your own, or scrape it yourself). */
+  readonly registry: Registry;
+  /** Pass as the handler's `onExchange` option (or combine with `observeAll`). */
+  readonly observe: ExchangeObserver;
+  /**
+   * Reports the job queue's depth (jobs due now) as `tokenvault_job_queue_depth`, read on each
+   * scrape. Until one is set the gauge reads 0.
+   */
+  setJobQueueDepth(read: () => number | Promise<number>): void;
+  /** The Prometheus text exposition of every metric. */
+  render(): Promise<string>;
+  /** Its content type. */
+  readonly contentType: string;
+}
+
+/** Route templates that run a reactor: their requests count as reactor runs. */
+const REACTOR_RUN = /\/react$/;
+
+/**
+ * Creates the metrics: `tokenvault_http_requests_total{method,route,status}`,
+ * `tokenvault_http_request_duration_seconds{method,route}` (histogram),
+ * `tokenvault_reactor_runs_total{status}` (HTTP reactor invocations by status) and
+ * `tokenvault_job_queue_depth`. Labels are route templates, never raw paths, so the series stay few
+ * and no id reaches the scrape.
+ */
+export function createMetrics(options: { registry?: Registry } = {}): VaultMetrics {
+  const registry = options.registry ?? new Registry();
+  const requests = new Counter({
+    name: 'tokenvault_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'tokenvault_http_request_duration_seconds',
+    help: 'Time from a request reaching the handler to its response, by method and route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const reactorRuns = new Counter({
+    name: 'tokenvault_reactor_runs_total',
+    help: 'Reactor invocations over HTTP, by response status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  let readDepth: (() => number | Promise<number>) | undefined;
+  new Gauge({
+    name: 'tokenvault_job_queue_depth',
+    help: 'Jobs due to run now (0 until the job queue reports)',
+    registers: [registry],
+    async collect() {
+      this.set(readDepth === undefined ? 0 : await readDepth());
+    },
+  });
+  return {
+    registry,
+    contentType: registry.contentType,
+    observe(event) {
+      const route = event.route ?? '(no route)';
+      const status = String(event.status);
+      requests.inc({ method: event.method, route, status });
+      latency.observe({ method: event.method, route }, event.durationMs / 1000);
+      if (event.route !== null && REACTOR_RUN.test(event.route)) reactorRuns.inc({ status });
+    },
+    setJobQueueDepth(read) {
+      readDepth = read;
+    },
+    render: () => registry.metrics(),
+  };
+}
