@@ -63,6 +63,31 @@ await vault.close();`,
     check: (printed) => expect(printed).toEqual({ tenants: 0 }),
   },
   {
+    marker: 'const vault = await createTestVault({ store: pgStore });',
+    epilogue: 'const schema = vault.store.schema; await vault.close(); console.log(JSON.stringify({ schema }));',
+    env: { TEST_PG_URL: PG_URL ?? '' },
+    skip: PG_URL === undefined && 'set TOKENVAULT_TEST_PG_URL to run the PostgreSQL test-vault snippet',
+    check: async (printed) => {
+      expect(printed.schema).toMatch(/^t_[0-9a-f]{8}$/);
+      await dropSchema(printed.schema);
+    },
+  },
+  {
+    marker: "const wh = new Webhook(process.env.TOKENVAULT_WEBHOOK_SECRET!);",
+    // Signs a message as the vault does and sends it, then a forged one.
+    epilogue: `await new Promise((resolve) => server.once('listening', resolve));
+const url = 'http://127.0.0.1:' + server.address().port + '/';
+const body = JSON.stringify({ id: 'msg_1', type: 'token.created', timestamp: new Date().toISOString(), data: {} });
+const now = new Date();
+const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': wh.sign('msg_1', now, body), 'content-type': 'application/json' };
+const good = await fetch(url, { method: 'POST', headers, body });
+const forged = await fetch(url, { method: 'POST', headers, body: body.replace('token.created', 'token.deleted') });
+console.log(JSON.stringify({ good: good.status, forged: forged.status }));
+server.close();`,
+    env: { TOKENVAULT_WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', PORT: '0' },
+    check: (printed) => expect(printed).toEqual({ good: 204, forged: 400 }),
+  },
+  {
     marker: 'module.exports = async function (req) {',
     check: async (_printed, snippet) => runFormulaSnippet(snippet),
   },

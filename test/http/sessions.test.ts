@@ -148,7 +148,7 @@ describeEachStore('sessions over HTTP', (store) => {
       [{ nonce: pending.nonce, permissions: ['token:read'], rules: [{ priority: 0, container: '/', transform: 'mask', permissions: ['token:read'] }] }, 'body'],
       [{ nonce: 42, permissions: ['token:read'] }, 'nonce'],
       [{ nonce: pending.nonce, permissions: ['reactor:create'] }, 'permissions[0]'],
-      [{ nonce: pending.nonce, permissions: ['token:fly'] }, 'permissions.0'],
+      [{ nonce: pending.nonce, permissions: ['token:fly'] }, 'permissions[0]'],
       [{ nonce: pending.nonce, permissions: [] }, 'permissions'],
       [{ nonce: pending.nonce, rules: [{ priority: 0, container: 'pci', transform: 'reveal', permissions: ['token:read'] }] }, 'rules[0].container'],
       [{ nonce: pending.nonce, permissions: ['token:read'], expires_at: 'soon' }, 'expires_at'],

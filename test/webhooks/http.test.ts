@@ -78,7 +78,7 @@ describeEachStore('webhooks over HTTP', (store) => {
     const id = (await call('POST', '/webhooks', admin, HOOK)).body.id;
     const cases: [unknown, string][] = [
       [{ ...HOOK, events: [] }, 'events'],
-      [{ ...HOOK, events: ['token.read'] }, 'events.0'],
+      [{ ...HOOK, events: ['token.read'] }, 'events[0]'],
       [{ ...HOOK, events: 'token.created' }, 'events'],
       [{ ...HOOK, url: 'ftp://example.com/' }, 'url'],
       [{ ...HOOK, url: 'not a url' }, 'url'],
