@@ -1,20 +1,10 @@
 import type { Logger } from '../logger.js';
+import type { ReactorRunFinished } from '../reactors/async-runs.js';
 import { formatIso } from '../tokens/expiry.js';
 import type { Deliveries } from './deliveries.js';
 import type { EventSink } from './webhook-events-emitter.js';
 
-/** What the reactor service reports when an async run finishes (its `onRunFinished` hook). */
-export interface ReactorRunFinished {
-  tenantId: string;
-  requestId: string;
-  reactorId: string;
-  applicationId: string;
-  status: 'completed' | 'failed';
-  callbackUrl: string | null;
-  result?: { raw?: unknown; tokens?: unknown };
-  error?: Record<string, unknown>;
-  completedAt: number;
-}
+export type { ReactorRunFinished } from '../reactors/async-runs.js';
 
 /**
  * The async-run hook: a signed callback to the request's `callback_url` carrying the result (or the
