@@ -260,7 +260,13 @@ export function printableKey(key: string): string | null {
 
 /** Adds `message` to `field`'s messages. */
 export function addError(errors: FieldErrors, field: string, message: string): void {
-  const list = errors[field] ?? (errors[field] = []);
+  // Own properties only: a field named `__proto__` (an unknown attribute of the body) must not
+  // reach Object.prototype, nor set the prototype of `errors` by assignment.
+  let list = Object.hasOwn(errors, field) ? errors[field] : undefined;
+  if (list === undefined) {
+    list = [];
+    Object.defineProperty(errors, field, { value: list, enumerable: true, writable: true, configurable: true });
+  }
   if (!list.includes(message)) list.push(message);
 }
 
