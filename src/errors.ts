@@ -132,6 +132,18 @@ export class ReactorError extends VaultError {
   }
 }
 
+/**
+ * 500: a fault of the vault's own state (for example a stored row whose key is missing), never of
+ * the input. Rendered like any internal error: a generic message, the detail goes to the log only.
+ */
+export class InternalError extends VaultError {
+  readonly code = 'internal_error' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'InternalError';
+  }
+}
+
 /** Maps each error code to its HTTP status. ReactorError carries its own status. */
 export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
   validation_error: 400,

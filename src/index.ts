@@ -22,6 +22,7 @@ export {
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
   UnprocessableError,
+  InternalError,
   ReactorError,
   STATUS_BY_CODE,
   statusOf,

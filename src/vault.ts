@@ -6,7 +6,7 @@ import { MIN_KEY_LENGTH } from './applications/api-keys.js';
 import { ApplicationService, type ApplicationView } from './applications/application-service.js';
 import { type Clock, systemClock } from './clock.js';
 import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
-import { KeyRing } from './crypto/key-ring.js';
+import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
 import { ValidationError } from './errors.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
@@ -42,6 +42,12 @@ export interface VaultOptions {
    * vault take effect at once; changes by another process sharing the database within this time.
    */
   authCacheMs?: number;
+  /**
+   * How long this vault writes with a tenant's data key before checking the store for a newer one
+   * that another process sharing the database made (`keys rotate`), in ms (default 60000, at most
+   * 600000). Reads of data under a newer key load it at once, whatever this is.
+   */
+  keyRefreshMs?: number;
   /** Reactor runtime options. */
   reactors?: ReactorOptions;
   /** Expression limits (README, Expressions). */
@@ -94,6 +100,7 @@ const OptionsSchema = v.object({
   sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
+  keyRefreshMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000))),
   expressions: v.optional(
     v.strictObject({
       requestBudgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
@@ -133,6 +140,11 @@ export interface VaultKeys {
    */
   sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer>;
   openRecord(tenantId: string, context: readonly string[], ciphertext: Uint8Array): Promise<Buffer>;
+  /**
+   * Whether the master key (or key provider) unwraps every stored key of the tenant. Reads only:
+   * checks never create keys.
+   */
+  verify(tenantId: string): Promise<boolean>;
   /** Re-encrypts the tenant's tokens under its newest data key, reporting progress after each batch. */
   reencrypt(tenantId: string, options?: { batchSize?: number; onProgress?: (progress: ReencryptProgress) => void }): Promise<number>;
 }
@@ -178,7 +190,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   await store.migrate();
-  const keyRing = new KeyRing(store, provider, clock);
+  const keyRing = new KeyRing(store, provider, clock, { refreshMs: options.keyRefreshMs ?? DEFAULT_KEY_REFRESH_MS });
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
   const expressions = new ExpressionEngine({ ...options.expressions });
   const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit });
@@ -235,6 +247,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     rotate: (tenantId) => keyRing.rotate(tenantId),
     sealRecord: (tenantId, context, plaintext) => keyRing.sealRecord(tenantId, context, plaintext),
     openRecord: (tenantId, context, ciphertext) => keyRing.openRecord(tenantId, context, ciphertext),
+    verify: (tenantId) => keyRing.verify(tenantId),
     async reencrypt(tenantId, { batchSize = 500, onProgress } = {}) {
       const tenantKeys = await keyRing.keysFor(tenantId);
       const target = tenantKeys.current;

@@ -1,4 +1,4 @@
-import { type ErrorCode, type FieldErrors, ReactorError, ValidationError, VaultError, statusOf } from '../errors.js';
+import { type ErrorCode, type FieldErrors, InternalError, ReactorError, ValidationError, VaultError, statusOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ExchangeResponse } from './exchange.js';
 import { reactorResponse } from './reactor-response.js';
@@ -59,7 +59,7 @@ export function problemOf(error: unknown): ProblemDetails {
   if (error instanceof RouteError) {
     return { ...PROBLEMS[error.problemCode], status: STATUS_OF_ROUTE[error.problemCode], detail: error.message };
   }
-  if (!(error instanceof VaultError)) {
+  if (!(error instanceof VaultError) || error.code === 'internal_error') {
     return { ...PROBLEMS.internal_error, status: 500, detail: INTERNAL_DETAIL };
   }
   const status = statusOf(error);
@@ -82,7 +82,8 @@ export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Rec
     const custom = reactorResponse(error, reservedHeaderPrefix ?? null);
     if (custom) return custom;
   }
-  if (!(error instanceof VaultError) && !(error instanceof RouteError)) {
+  if (error instanceof InternalError) logger.error('request failed with an internal error', { error: error.message });
+  else if (!(error instanceof VaultError) && !(error instanceof RouteError)) {
     logger.error('request failed with an unexpected error', { error: error instanceof Error ? error.name : typeof error });
   }
   const problem = problemOf(error);

@@ -3,7 +3,7 @@ import type { AuditLog } from '../audit.js';
 import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError, ValidationError } from '../errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
@@ -381,7 +381,8 @@ export class TokenService {
     const page = parsePage(query ?? {});
     const now = this.#clock.now();
     const result = await this.#store.listTokens(caller.tenantId, filter, page, now);
-    const keys = await this.#keys.keysFor(caller.tenantId);
+    // Loads a key version another instance made since (rotation) before any row is decrypted.
+    const keys = await this.#keys.keysCovering(caller.tenantId, result.items.map((token) => token.keyVersion));
     // One expression budget for the page's masks: a page that uses it up is a 400 (ask for a smaller page).
     const budget = this.#engine.budget();
     return toPaginated(page, result, (token) => {
@@ -413,10 +414,13 @@ export class TokenService {
     return this.#keys.decrypt(token.tenantId, token.id, token.ciphertext).then((loaded) => this.#decode(token, loaded, now));
   }
 
-  /** Decrypts with keys the caller has loaded (list pages, duplicates). */
+  /**
+   * Decrypts with keys the caller loaded with keysCovering (list pages, duplicates), so the token's
+   * key version is among them; one that is not is a row whose key is missing from the store.
+   */
   #dataSync(keys: TenantKeys, token: StoredToken, now: number): unknown {
     const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
-    if (plaintext === null) throw new Error('Token encrypted with a data key this instance has not loaded');
+    if (plaintext === null) throw new InternalError(`Token '${token.id}' is encrypted with data key version ${token.keyVersion}, which the store does not hold`);
     return this.#decode(token, plaintext, now);
   }
 
@@ -481,7 +485,8 @@ export class TokenService {
   async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number, operation: Transform, budget: ExpressionBudget): Promise<TokenView> {
     const read = transformFor(caller, 'token:read', existing.containers);
     if (read === null) return redactedDuplicateView(existing);
-    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#dataSync(keys, existing, now), budget);
+    const covering = keys.data.has(existing.keyVersion) ? keys : await this.#keys.keysCovering(caller.tenantId, [existing.keyVersion]);
+    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#dataSync(covering, existing, now), budget);
     const view = tokenView(existing, data, false, read === 'reveal');
     view._extras = { deduplicated: true };
     return view;
