@@ -84,6 +84,11 @@ export class ConflictError extends VaultError {
   }
 }
 
+/** The conflict of an update whose precondition failed: the record changed since it was read. */
+export function concurrentChange(what: string, id: string): ConflictError {
+  return new ConflictError(`${what} '${id}' was changed by another request meanwhile; read it again and retry`);
+}
+
 /** 413: a request body over the configured limit. */
 export class PayloadTooLargeError extends VaultError {
   readonly code = 'payload_too_large' as const;

@@ -128,14 +128,15 @@ export class ApplicationService {
     return this.#audit.guard(caller, 'application:update', id, async () => {
       requirePermission(caller, 'application:update');
       const current = await this.#find(caller, id);
+      // The type never changes, so the input checked against it stays valid whatever else races.
       const input = parseUpdateApplication(body, current.type);
-      const next: ApplicationRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
-      const updated = await this.#store.updateApplication(next, ADMINISTRATOR_PERMISSIONS);
-      if (updated === 'last_holder') throw lastAdministrator(id);
-      if (!updated) throw new NotFoundError('Application', id);
+      const changes = { name: input.name, permissions: input.permissions, rules: input.rules, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+      const updated = await this.#store.updateApplication(caller.tenantId, current.id, changes, ADMINISTRATOR_PERMISSIONS);
+      if (updated.status === 'last_holder') throw lastAdministrator(id);
+      if (updated.status === 'not_found') throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:update', id);
-      return view(next);
+      return view(updated.record);
     });
   }
 
@@ -145,11 +146,12 @@ export class ApplicationService {
       requirePermission(caller, 'application:update');
       const current = await this.#find(caller, id);
       const key = generateApiKey();
-      const next: ApplicationRecord = { ...current, ...hashApiKey(key), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
-      if (!(await this.#store.updateApplication(next))) throw new NotFoundError('Application', id);
+      // Writes the key only: a concurrent update of permissions or rules stays.
+      const updated = await this.#store.updateApplication(caller.tenantId, current.id, { ...hashApiKey(key), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() });
+      if (updated.status !== 'updated') throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:regenerate', id);
-      return { ...view(next), key };
+      return { ...view(updated.record), key };
     });
   }
 

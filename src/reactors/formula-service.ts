@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, concurrentChange } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
@@ -100,9 +100,12 @@ export class FormulaService {
       (await this.#sandbox()).check(input.code);
       const next: FormulaRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if (changesWhatRuns(current, next)) await requireMayChangeFormula(this.#store, caller, current.id);
-      if (!(await this.#store.updateFormula(next))) throw new NotFoundError('Formula', String(id));
+      // Only while the code and declarations are still the ones the check above was decided on.
+      const result = await this.#store.updateFormula(caller.tenantId, current.id, { ...input, modifiedBy: caller.applicationId, modifiedAt: next.modifiedAt! }, current);
+      if (result.status === 'not_found') throw new NotFoundError('Formula', String(id));
+      if (result.status === 'changed') throw concurrentChange('Formula', current.id);
       this.#record(caller, 'formula:update', next.id);
-      return formulaView(next);
+      return formulaView(result.record);
     });
   }
 

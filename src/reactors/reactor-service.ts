@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, concurrentChange } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { Logger } from '../logger.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
@@ -168,9 +168,17 @@ export class ReactorService {
         modifiedBy: caller.applicationId,
         modifiedAt: this.#clock.now(),
       };
-      if (!(await this.#store.updateReactor(next))) throw new NotFoundError('Reactor', String(id));
+      // Only while the reactor is still bound as it was when the grants above were checked.
+      const result = await this.#store.updateReactor(
+        caller.tenantId,
+        current.id,
+        { name: next.name, configuration: next.configuration, applicationId: next.applicationId, modifiedBy: caller.applicationId, modifiedAt: next.modifiedAt! },
+        { applicationId: current.applicationId },
+      );
+      if (result.status === 'not_found') throw new NotFoundError('Reactor', String(id));
+      if (result.status === 'changed') throw concurrentChange('Reactor', current.id);
       this.#record(caller, 'reactor:update', next.id);
-      return reactorView(next, formula, application, true);
+      return reactorView(result.record, formula, application, true);
     });
   }
 

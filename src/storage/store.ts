@@ -247,6 +247,48 @@ export type UpdateTokenResult =
   | { status: 'not_found' }
   | { status: 'duplicate'; existing: StoredToken };
 
+/**
+ * What an update of an application changes: only the fields given are written (the others keep
+ * whatever is stored, including changes made concurrently), plus the modification stamp.
+ */
+export interface ApplicationChanges {
+  name?: string;
+  permissions?: Permission[];
+  rules?: AccessRule[];
+  /** A new key: both hash and lookup, together. */
+  keyHash?: string;
+  keyLookup?: string;
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/** What an update of a formula changes (only the fields given), plus the modification stamp. */
+export interface FormulaChanges {
+  name?: string;
+  description?: string | null;
+  code?: string;
+  configuration?: FormulaRecord['configuration'];
+  requestParameters?: FormulaRecord['requestParameters'];
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/** What an update of a reactor changes (only the fields given), plus the modification stamp. */
+export interface ReactorChanges {
+  name?: string;
+  configuration?: Record<string, unknown>;
+  applicationId?: string | null;
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/**
+ * The answer of a record update: the record as stored after it; `not_found`; `changed` when the
+ * precondition no longer held (a concurrent update came first; nothing written); `last_holder`
+ * (applications, see updateApplication).
+ */
+export type RecordUpdateResult<T> = { status: 'updated'; record: T } | { status: 'not_found' } | { status: 'changed' };
+
 export interface Store {
   /** Applies pending migrations; idempotent. Called by createVault before first use. */
   migrate(): MaybePromise<void>;
@@ -319,12 +361,19 @@ export interface Store {
   findApplicationsByKeyLookup(keyLookup: string): MaybePromise<ApplicationRecord[]>;
   listApplications(tenantId: string, page: PageRequest): MaybePromise<PageResult<ApplicationRecord>>;
   /**
-   * Replaces the mutable fields of an existing application; false when missing. With `keep`: in the
-   * same transaction, answers 'last_holder' and changes nothing when the tenant has an application
+   * Atomically writes `changes` (only the fields given: a new key leaves permissions alone and a
+   * new set of permissions leaves the key alone, so two concurrent updates of different fields
+   * both stay) and returns the record as stored; not_found when missing. With `keep`: in the same
+   * transaction, answers 'last_holder' and changes nothing when the tenant has an application
    * holding every permission of `keep` and would have none after the change. Concurrent guarded
    * changes of one tenant's applications are serialized, so two cannot each remove "the other" holder.
    */
-  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
+  updateApplication(
+    tenantId: string,
+    id: string,
+    changes: ApplicationChanges,
+    keep?: readonly Permission[],
+  ): MaybePromise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' }>;
   /** Deletes; false when missing. `keep`: as in updateApplication. */
   deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
 
@@ -333,14 +382,34 @@ export interface Store {
   createFormula(formula: FormulaRecord): MaybePromise<void>;
   getFormula(tenantId: string, id: string): MaybePromise<FormulaRecord | null>;
   listFormulas(tenantId: string, page: PageRequest): MaybePromise<PageResult<FormulaRecord>>;
-  updateFormula(formula: FormulaRecord): MaybePromise<boolean>;
+  /**
+   * Atomically writes `changes` (only the fields given). With `expected`: only while the formula's
+   * code and declarations are still those (what runs, which the caller's authorization was decided
+   * on); else `changed` and nothing written.
+   */
+  updateFormula(
+    tenantId: string,
+    id: string,
+    changes: FormulaChanges,
+    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
+  ): MaybePromise<RecordUpdateResult<FormulaRecord>>;
   /** Atomically: 'in_use' (nothing deleted) when a reactor of the tenant references it; 'not_found'; else 'deleted'. */
   deleteFormula(tenantId: string, id: string): MaybePromise<'deleted' | 'not_found' | 'in_use'>;
   /** Inserts; ConflictError when the id exists. */
   createReactor(reactor: ReactorRecord): MaybePromise<void>;
   getReactor(tenantId: string, id: string): MaybePromise<ReactorRecord | null>;
   listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): MaybePromise<PageResult<ReactorRecord>>;
-  updateReactor(reactor: ReactorRecord): MaybePromise<boolean>;
+  /**
+   * Atomically writes `changes` (only the fields given; the formula never changes). With
+   * `expected`: only while the reactor is still bound to that application (the binding the
+   * caller's authorization was decided on); else `changed` and nothing written.
+   */
+  updateReactor(
+    tenantId: string,
+    id: string,
+    changes: ReactorChanges,
+    expected?: { applicationId: string | null },
+  ): MaybePromise<RecordUpdateResult<ReactorRecord>>;
   deleteReactor(tenantId: string, id: string): MaybePromise<boolean>;
 
   // --- idempotency ------------------------------------------------------------------------------

@@ -1,20 +1,25 @@
 import Database from 'better-sqlite3';
 import { ConflictError } from '../../errors.js';
 import type { Permission } from '../../permissions.js';
+import { applicationColumns, formulaColumns, formulaExpectation, reactorColumns, type ColumnChange } from '../record-changes.js';
 import type {
+  ApplicationChanges,
   ApplicationRecord,
   AuditEntry,
   AuditFilter,
   CreateTokenResult,
   DeletedTokenRecord,
+  FormulaChanges,
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
   PageRequest,
   PageResult,
+  ReactorChanges,
   ReactorFilter,
   ReactorRecord,
+  RecordUpdateResult,
   Store,
   StoredAuditEntry,
   StoredToken,
@@ -72,9 +77,6 @@ const SQL = {
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getApplication: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.tenant_id = ? AND t.id = ?`,
   findApplications: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.key_lookup = ? ORDER BY t.seq`,
-  updateApplication:
-    'UPDATE applications SET name = ?, type = ?, permissions = ?, rules = ?, key_hash = ?, key_lookup = ?, modified_by = ?, modified_at = ? ' +
-    'WHERE tenant_id = ? AND id = ?',
   deleteApplication: 'DELETE FROM applications WHERE tenant_id = ? AND id = ?',
   applicationPermissions: 'SELECT id, permissions FROM applications WHERE tenant_id = ?',
 
@@ -82,9 +84,6 @@ const SQL = {
     'INSERT INTO formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ' +
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getFormula: `SELECT ${FORMULA_COLUMNS} FROM formulas t WHERE t.tenant_id = ? AND t.id = ?`,
-  updateFormula:
-    'UPDATE formulas SET name = ?, description = ?, code = ?, configuration = ?, request_parameters = ?, modified_by = ?, modified_at = ? ' +
-    'WHERE tenant_id = ? AND id = ?',
   formulaExists: 'SELECT 1 AS found FROM formulas WHERE tenant_id = ? AND id = ?',
   formulaInUse: 'SELECT 1 AS found FROM reactors WHERE tenant_id = ? AND formula_id = ? LIMIT 1',
   deleteFormula: 'DELETE FROM formulas WHERE tenant_id = ? AND id = ?',
@@ -93,9 +92,6 @@ const SQL = {
     'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, configuration, application_id, created_by, created_at, modified_by, modified_at) ' +
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getReactor: `SELECT ${REACTOR_COLUMNS} FROM reactors t WHERE t.tenant_id = ? AND t.id = ?`,
-  updateReactor:
-    'UPDATE reactors SET name = ?, name_lower = ?, formula_id = ?, configuration = ?, application_id = ?, modified_by = ?, modified_at = ? ' +
-    'WHERE tenant_id = ? AND id = ?',
   deleteReactor: 'DELETE FROM reactors WHERE tenant_id = ? AND id = ?',
 
   getIdempotency:
@@ -136,8 +132,9 @@ export class SqliteStore implements Store {
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
   #completeTx: SqliteTransaction<(claim: IdempotencyClaim, response: IdempotencyResponse) => void>;
   #guardedTx: SqliteTransaction<
-    (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean) => boolean | 'last_holder'
+    (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null | undefined, write: () => boolean) => boolean | 'last_holder'
   >;
+  #writeTx: SqliteTransaction<(write: () => unknown) => unknown>;
   #appendAuditTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
@@ -152,6 +149,7 @@ export class SqliteStore implements Store {
     this.#claimTx = db.transaction(this.#claim);
     this.#completeTx = db.transaction(this.#complete);
     this.#guardedTx = db.transaction(this.#guarded);
+    this.#writeTx = db.transaction((write: () => unknown) => write());
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
   }
 
@@ -288,28 +286,49 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, query, page, toApplication);
   }
 
-  /** Replaces everything but the identity (tenant, id) and the creation stamp. `keep`: see Store. */
-  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): boolean | 'last_holder' {
-    if (keep === undefined || keep.length === 0) return this.#updateApplication(app);
-    return this.#guardedTx.immediate(app.tenantId, app.id, keep, app.permissions ?? [], () => this.#updateApplication(app));
+  /** Writes only the columns of the fields given; `keep`: see Store. One transaction. */
+  updateApplication(
+    tenantId: string,
+    id: string,
+    changes: ApplicationChanges,
+    keep?: readonly Permission[],
+  ): { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' } {
+    const columns = applicationColumns(changes);
+    const update = (): RecordUpdateResult<ApplicationRecord> =>
+      this.#updateRecord('applications', tenantId, id, columns, '', [], () => this.getApplication(tenantId, id));
+    if (keep === undefined || keep.length === 0) return this.#immediate(update) as { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' };
+    let result: RecordUpdateResult<ApplicationRecord> = { status: 'not_found' };
+    const guarded = this.#guardedTx.immediate(tenantId, id, keep, changes.permissions, () => {
+      result = update();
+      return result.status === 'updated';
+    });
+    if (guarded === 'last_holder') return { status: 'last_holder' };
+    return result as { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' };
   }
 
-  #updateApplication(app: ApplicationRecord): boolean {
-    const result = this.#statements
-      .get(SQL.updateApplication)
-      .run(
-        app.name,
-        app.type,
-        JSON.stringify(app.permissions ?? []),
-        JSON.stringify(app.rules ?? []),
-        app.keyHash,
-        app.keyLookup,
-        app.modifiedBy ?? null,
-        app.modifiedAt ?? null,
-        app.tenantId,
-        app.id,
-      );
-    return result.changes === 1;
+  /** Runs `write` in one BEGIN IMMEDIATE transaction. */
+  #immediate<T>(write: () => T): T {
+    return this.#writeTx.immediate(write) as T;
+  }
+
+  /**
+   * UPDATE of `columns` where the row is the tenant's `id` and `condition` (a precondition) holds,
+   * then the row as stored. Runs inside a transaction (the caller's), so the read is the write's.
+   */
+  #updateRecord<T>(
+    table: 'applications' | 'formulas' | 'reactors',
+    tenantId: string,
+    id: string,
+    columns: readonly ColumnChange[],
+    condition: string,
+    conditionParams: readonly unknown[],
+    read: () => T | null,
+  ): RecordUpdateResult<T> {
+    const sql = `UPDATE ${table} SET ${columns.map((c) => `${c.column} = ?`).join(', ')} WHERE tenant_id = ? AND id = ?${condition}`;
+    const changed = this.#statements.get(sql).run(...columns.map((c) => c.value), tenantId, id, ...conditionParams).changes === 1;
+    const record = read();
+    if (record === null) return { status: 'not_found' };
+    return changed ? { status: 'updated', record } : { status: 'changed' };
   }
 
   deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): boolean | 'last_holder' {
@@ -323,11 +342,18 @@ export class SqliteStore implements Store {
    * `next` is null) unless it would leave the tenant without an application holding all of `keep`.
    * Inside BEGIN IMMEDIATE: no other writer runs between the count and the write.
    */
-  #guarded = (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean): boolean | 'last_holder' => {
+  #guarded = (
+    tenantId: string,
+    id: string,
+    keep: readonly Permission[],
+    next: readonly Permission[] | null | undefined,
+    write: () => boolean,
+  ): boolean | 'last_holder' => {
     const rows = this.#statements.get(SQL.applicationPermissions).all(tenantId) as { id: string; permissions: string }[];
     const holds = (permissions: readonly string[]) => keep.every((p) => permissions.includes(p));
     const before = rows.filter((row) => holds(JSON.parse(row.permissions) as string[]));
-    const after = rows.filter((row) => (row.id === id ? next !== null && holds(next) : holds(JSON.parse(row.permissions) as string[])));
+    // next: undefined keeps the application's permissions (a rename, a new key).
+    const after = rows.filter((row) => (row.id === id && next !== undefined ? next !== null && holds(next) : holds(JSON.parse(row.permissions) as string[])));
     if (before.length > 0 && after.length === 0 && rows.some((row) => row.id === id)) return 'last_holder';
     return write();
   };
@@ -363,21 +389,18 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, query, page, toFormula);
   }
 
-  updateFormula(formula: FormulaRecord): boolean {
-    const result = this.#statements
-      .get(SQL.updateFormula)
-      .run(
-        formula.name,
-        formula.description ?? null,
-        formula.code,
-        JSON.stringify(formula.configuration ?? []),
-        JSON.stringify(formula.requestParameters ?? []),
-        formula.modifiedBy ?? null,
-        formula.modifiedAt ?? null,
-        formula.tenantId,
-        formula.id,
-      );
-    return result.changes === 1;
+  /** Writes only the columns of the fields given, under the precondition when there is one. One transaction. */
+  updateFormula(
+    tenantId: string,
+    id: string,
+    changes: FormulaChanges,
+    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
+  ): RecordUpdateResult<FormulaRecord> {
+    const condition = expected === undefined ? '' : ' AND code = ? AND configuration = ? AND request_parameters = ?';
+    const params = expected === undefined ? [] : formulaExpectation(expected);
+    return this.#immediate(() =>
+      this.#updateRecord('formulas', tenantId, id, formulaColumns(changes), condition, params, () => this.getFormula(tenantId, id)),
+    );
   }
 
   deleteFormula(tenantId: string, id: string): 'deleted' | 'not_found' | 'in_use' {
@@ -423,21 +446,13 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, { columns: REACTOR_COLUMNS, from: `FROM reactors t WHERE ${where.join(' AND ')}`, params }, page, toReactor);
   }
 
-  updateReactor(reactor: ReactorRecord): boolean {
-    const result = this.#statements
-      .get(SQL.updateReactor)
-      .run(
-        reactor.name,
-        reactor.name.toLowerCase(),
-        reactor.formulaId,
-        JSON.stringify(reactor.configuration ?? {}),
-        reactor.applicationId ?? null,
-        reactor.modifiedBy ?? null,
-        reactor.modifiedAt ?? null,
-        reactor.tenantId,
-        reactor.id,
-      );
-    return result.changes === 1;
+  /** Writes only the columns of the fields given, under the precondition when there is one. One transaction. */
+  updateReactor(tenantId: string, id: string, changes: ReactorChanges, expected?: { applicationId: string | null }): RecordUpdateResult<ReactorRecord> {
+    const condition = expected === undefined ? '' : ' AND application_id IS ?';
+    const params = expected === undefined ? [] : [expected.applicationId];
+    return this.#immediate(() =>
+      this.#updateRecord('reactors', tenantId, id, reactorColumns(changes), condition, params, () => this.getReactor(tenantId, id)),
+    );
   }
 
   deleteReactor(tenantId: string, id: string): boolean {

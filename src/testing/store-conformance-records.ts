@@ -1,0 +1,85 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../storage/store.js';
+import { APP_B, T0, TENANT_A, TENANT_B, makeApplication, makeFormula, makeReactor } from './store-conformance.js';
+
+/*
+ * Store conformance, record updates (applications, formulas, reactors): an update writes only the
+ * fields it names, atomically, under its precondition. Registered by runStoreConformance.
+ */
+
+const stamp = { modifiedBy: APP_B, modifiedAt: T0 + 1 };
+const ADMIN = ['application:create', 'application:update', 'application:read'] as const;
+const KEEP = ['application:create', 'application:update'] as const;
+
+/** Registers the record-update part of the Store conformance suite. */
+export function runRecordUpdateConformance(name: string, factory: () => Store | Promise<Store>, cleanup?: (store: Store) => void | Promise<void>): void {
+  describe(`Store conformance, record updates: ${name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await factory();
+      await store.migrate();
+      await store.createTenant({ id: TENANT_A, name: 'Tenant A', createdAt: T0 });
+      await store.createTenant({ id: TENANT_B, name: 'Tenant B', createdAt: T0 + 1 });
+    });
+    afterEach(async () => {
+      if (cleanup) await cleanup(store);
+      else await store.close();
+    });
+
+    it('an application update writes only the fields it names: a new key and new permissions from stale reads both stay', async () => {
+      const app = makeApplication({ type: 'management', permissions: [...ADMIN], rules: [] });
+      await store.createApplication(app);
+      // Both callers read `app`; each writes its own field.
+      await store.updateApplication(TENANT_A, app.id, { keyHash: 'e'.repeat(64), keyLookup: 'e'.repeat(16), ...stamp });
+      const result = await store.updateApplication(TENANT_A, app.id, { name: 'renamed', permissions: ['application:create', 'application:update'], rules: [], ...stamp }, KEEP);
+      const expected = { ...app, name: 'renamed', permissions: ['application:create', 'application:update'], keyHash: 'e'.repeat(64), keyLookup: 'e'.repeat(16), ...stamp };
+      expect(result).toEqual({ status: 'updated', record: expected });
+      expect(await store.getApplication(TENANT_A, app.id)).toEqual(expected);
+    });
+
+    it('concurrent application updates of the permissions (guarded) and of the key lose neither (race)', async () => {
+      const app = makeApplication({ type: 'management', permissions: [...ADMIN], rules: [] });
+      const other = makeApplication({ type: 'management', permissions: [...ADMIN], rules: [] });
+      await store.createApplication(app);
+      await store.createApplication(other);
+      for (let i = 0; i < 8; i++) {
+        const permissions = i % 2 === 0 ? (['application:read'] as const) : ADMIN;
+        const key = String(i).repeat(64);
+        const [updated, rekeyed] = await Promise.all([
+          Promise.resolve().then(() => store.updateApplication(TENANT_A, app.id, { permissions: [...permissions], ...stamp }, KEEP)),
+          Promise.resolve().then(() => store.updateApplication(TENANT_A, app.id, { keyHash: key, keyLookup: key.slice(0, 16), ...stamp })),
+        ]);
+        expect(updated.status).toBe('updated');
+        expect(rekeyed.status).toBe('updated');
+        expect(await store.getApplication(TENANT_A, app.id)).toMatchObject({ permissions: [...permissions], keyHash: key });
+      }
+    });
+
+    it('a formula update with a precondition writes only while the code and declarations are still those', async () => {
+      const formula = makeFormula({ description: 'kept?' });
+      await store.createFormula(formula);
+      const read = { ...formula };
+      // Another caller changes the code after `read`.
+      const changedCode = await store.updateFormula(TENANT_A, formula.id, { code: 'module.exports = async () => ({ raw: 2 });', ...stamp });
+      expect(changedCode.status).toBe('updated');
+      expect(await store.updateFormula(TENANT_A, formula.id, { name: 'stale rename', ...stamp }, read)).toEqual({ status: 'changed' });
+      expect((await store.getFormula(TENANT_A, formula.id))?.name).toBe(formula.name);
+      expect(await store.updateFormula(TENANT_A, 'missing', { name: 'x', ...stamp }, read)).toEqual({ status: 'not_found' });
+      const fresh = (await store.getFormula(TENANT_A, formula.id))!;
+      const renamed = await store.updateFormula(TENANT_A, formula.id, { name: 'renamed', description: null, ...stamp }, fresh);
+      expect(renamed).toEqual({ status: 'updated', record: { ...fresh, name: 'renamed', description: null, ...stamp } });
+    });
+
+    it('a reactor update with a precondition writes only while the reactor is bound as expected', async () => {
+      await store.createFormula(makeFormula({ id: 'f' }));
+      const reactor = makeReactor({ formulaId: 'f', applicationId: null });
+      await store.createReactor(reactor);
+      expect(await store.updateReactor(TENANT_A, reactor.id, { applicationId: 'bound-meanwhile', ...stamp })).toMatchObject({ status: 'updated' });
+      expect(await store.updateReactor(TENANT_A, reactor.id, { configuration: { API_KEY: 'stale' }, ...stamp }, { applicationId: null })).toEqual({ status: 'changed' });
+      expect((await store.getReactor(TENANT_A, reactor.id))?.configuration).toEqual(reactor.configuration);
+      const result = await store.updateReactor(TENANT_A, reactor.id, { name: 'New Name', applicationId: null, ...stamp }, { applicationId: 'bound-meanwhile' });
+      expect(result).toEqual({ status: 'updated', record: { ...reactor, name: 'New Name', applicationId: null, ...stamp } });
+      expect((await store.listReactors(TENANT_A, { name: 'new na' }, { mode: 'offset', size: 10, page: 1 })).items.map((r) => r.id)).toEqual([reactor.id]);
+    });
+  });
+}
