@@ -242,6 +242,8 @@ export type CreateTokenResult =
   /** `deduplicate` was set and a token of the same tenant, type and fingerprint exists. */
   | { status: 'duplicate'; existing: StoredToken };
 
+export type CreateTokensResult = { status: 'created'; results: CreateTokenResult[] } | { status: 'id_conflict'; index: number };
+
 export type UpdateTokenResult =
   | { status: 'updated' }
   | { status: 'not_found' }
@@ -312,6 +314,12 @@ export interface Store {
    * when one is given (null: the caller records it another way).
    */
   createToken(token: StoredToken, audit: AuditEntry | null, now: number): MaybePromise<CreateTokenResult>;
+  /**
+   * Atomically creates `tokens` in order, each as createToken would (deduplication included, also
+   * against an earlier token of the same call; no audit entries): when one of them meets an id
+   * conflict, none of them is written and the answer names its index. At most 100 tokens.
+   */
+  createTokens(tokens: readonly StoredToken[], now: number): MaybePromise<CreateTokensResult>;
   /** The live token (not expired at `now`) of the tenant with that id, or null. */
   getToken(tenantId: string, id: string, now: number): MaybePromise<StoredToken | null>;
   /** Live tokens matching every given filter, in creation order. */

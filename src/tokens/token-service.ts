@@ -8,7 +8,7 @@ import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Permission, Transform } from '../permissions.js';
-import type { Store, StoredToken, TokenFilter } from '../storage/store.js';
+import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import { requireDedupeOverOwnData, requireDisclosureChange, requireExpiryChange, responseTransform, showsFingerprint } from './disclosure.js';
 import { parseExpiresAt } from './expiry.js';
 import { mergePatch } from './merge-patch.js';
@@ -115,8 +115,15 @@ export class TokenService {
         }
       }
       if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+      if (prepared.length === 0) return replaceTokenBodies(body, new Map());
+      // One store operation: an id taken (by a stored token or an earlier item) stores nothing.
+      const stored = await this.#store.createTokens(
+        prepared.map((p) => p.token),
+        prepared[0]!.token.createdAt,
+      );
+      if (stored.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared[stored.index]!.token.id}' already exists; nothing was stored`);
       const views = new Map<unknown, TokenView>();
-      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#commit(caller, prepared[i]!, budget));
+      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#created(caller, prepared[i]!, stored.results[i]!, budget));
       return replaceTokenBodies(body, views);
     });
   }
@@ -166,9 +173,14 @@ export class TokenService {
    * → 70% of the raw insert baseline). A process killed within the flush window can lose the entry,
    * not the record of the creation.
    */
-  async #commit(caller: Caller, { token, data, transform, keys }: Prepared, budget: ExpressionBudget): Promise<TokenView> {
-    const result = await this.#store.createToken(token, null, token.createdAt);
-    if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${token.id}' already exists`);
+  async #commit(caller: Caller, prepared: Prepared, budget: ExpressionBudget): Promise<TokenView> {
+    const result = await this.#store.createToken(prepared.token, null, prepared.token.createdAt);
+    if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared.token.id}' already exists`);
+    return this.#created(caller, prepared, result, budget);
+  }
+
+  /** The audit entry and the response of a stored creation (or of the duplicate found instead). */
+  #created(caller: Caller, { token, data, transform, keys }: Prepared, result: CreateTokenResult, budget: ExpressionBudget): TokenView | Promise<TokenView> {
     const id = result.status === 'duplicate' ? result.existing.id : token.id;
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });

@@ -9,6 +9,7 @@ import type {
   AuditEntry,
   AuditFilter,
   CreateTokenResult,
+  CreateTokensResult,
   DeletedTokenRecord,
   FormulaChanges,
   FormulaRecord,
@@ -156,6 +157,10 @@ export class PostgresStore implements Store {
 
   createToken(token: StoredToken, audit: AuditEntry | null, now: number): Promise<CreateTokenResult> {
     return this.#tokens.create(token, audit, now);
+  }
+
+  createTokens(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult> {
+    return this.#tokens.createMany(tokens, now);
   }
 
   getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null> {

@@ -8,6 +8,7 @@ import type {
   AuditEntry,
   AuditFilter,
   CreateTokenResult,
+  CreateTokensResult,
   DeletedTokenRecord,
   FormulaChanges,
   FormulaRecord,
@@ -198,6 +199,10 @@ export class SqliteStore implements Store {
 
   createToken(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult | Promise<CreateTokenResult> {
     return this.#tokens.create(token, audit, now);
+  }
+
+  createTokens(tokens: readonly StoredToken[], now: number): CreateTokensResult {
+    return this.#tokens.createMany(tokens, now);
   }
 
   getToken(tenantId: string, id: string, now: number): StoredToken | null {

@@ -1,19 +1,20 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../storage/store.js';
-import { APP_B, T0, TENANT_A, TENANT_B, makeApplication, makeFormula, makeReactor } from './store-conformance.js';
+import { APP_B, T0, TENANT_A, TENANT_B, makeApplication, makeFormula, makeReactor, makeToken } from './store-conformance.js';
 
 /*
- * Store conformance, record updates (applications, formulas, reactors): an update writes only the
- * fields it names, atomically, under its precondition. Registered by runStoreConformance.
+ * Store conformance, atomic operations of issue 13: record updates (applications, formulas,
+ * reactors) write only the fields they name, under their precondition; a bulk creation of tokens
+ * and a tenant's creation are all-or-nothing. Registered by runStoreConformance.
  */
 
 const stamp = { modifiedBy: APP_B, modifiedAt: T0 + 1 };
 const ADMIN = ['application:create', 'application:update', 'application:read'] as const;
 const KEEP = ['application:create', 'application:update'] as const;
 
-/** Registers the record-update part of the Store conformance suite. */
-export function runRecordUpdateConformance(name: string, factory: () => Store | Promise<Store>, cleanup?: (store: Store) => void | Promise<void>): void {
-  describe(`Store conformance, record updates: ${name}`, () => {
+/** Registers the atomic-operations part of the Store conformance suite. */
+export function runAtomicConformance(name: string, factory: () => Store | Promise<Store>, cleanup?: (store: Store) => void | Promise<void>): void {
+  describe(`Store conformance, atomic operations: ${name}`, () => {
     let store: Store;
     beforeEach(async () => {
       store = await factory();
@@ -80,6 +81,50 @@ export function runRecordUpdateConformance(name: string, factory: () => Store | 
       const result = await store.updateReactor(TENANT_A, reactor.id, { name: 'New Name', applicationId: null, ...stamp }, { applicationId: 'bound-meanwhile' });
       expect(result).toEqual({ status: 'updated', record: { ...reactor, name: 'New Name', applicationId: null, ...stamp } });
       expect((await store.listReactors(TENANT_A, { name: 'new na' }, { mode: 'offset', size: 10, page: 1 })).items.map((r) => r.id)).toEqual([reactor.id]);
+    });
+
+    it('createTokens: an id conflict (with a stored token or an earlier item) writes none of the call', async () => {
+      const stored = makeToken({ id: 'stored' });
+      expect(await store.createToken(stored, null, T0)).toEqual({ status: 'created' });
+      const fresh = [makeToken({ id: 'n1' }), makeToken({ id: 'n2' })];
+      expect(await store.createTokens([...fresh, makeToken({ id: 'stored' })], T0)).toEqual({ status: 'id_conflict', index: 2 });
+      expect(await store.createTokens([...fresh, makeToken({ id: 'n1' })], T0)).toEqual({ status: 'id_conflict', index: 2 });
+      for (const token of fresh) expect(await store.getToken(TENANT_A, token.id, T0)).toBeNull();
+      const ids = (await store.listTokens(TENANT_A, {}, { mode: 'offset', size: 10, page: 1 }, T0)).items.map((t) => t.id);
+      expect(ids).toEqual(['stored']);
+    });
+
+    it('createTokens: stores every item in order, deduplicating against stored tokens and earlier items', async () => {
+      const existing = makeToken({ id: 'existing', fingerprint: 'fp-old', deduplicate: true });
+      await store.createToken(existing, null, T0);
+      const items = [
+        makeToken({ id: 'b1', fingerprint: 'fp-new', deduplicate: true }),
+        makeToken({ id: 'b2', fingerprint: 'fp-new', deduplicate: true }),
+        makeToken({ id: 'b3', fingerprint: 'fp-old', deduplicate: true }),
+        makeToken({ id: 'b4' }),
+      ];
+      const result = await store.createTokens(items, T0);
+      if (result.status !== 'created') throw new Error(`expected created, got ${result.status}`);
+      expect(result.results.map((r) => (r.status === 'duplicate' ? `duplicate:${r.existing.id}` : r.status))).toEqual([
+        'created',
+        'duplicate:b1',
+        'duplicate:existing',
+        'created',
+      ]);
+      const ids = (await store.listTokens(TENANT_A, {}, { mode: 'offset', size: 10, page: 1 }, T0)).items.map((t) => t.id);
+      expect(ids).toEqual(['existing', 'b1', 'b4']);
+    });
+
+    it('createTokens: two concurrent calls deduplicating the same fingerprints in opposite orders store each once (race)', async () => {
+      const call = (prefix: string, order: string[]) => order.map((fp) => makeToken({ id: `${prefix}-${fp}`, fingerprint: fp, deduplicate: true }));
+      const [one, two] = await Promise.all([
+        Promise.resolve().then(() => store.createTokens(call('x', ['fp-a', 'fp-b']), T0)),
+        Promise.resolve().then(() => store.createTokens(call('y', ['fp-b', 'fp-a']), T0)),
+      ]);
+      expect(one.status).toBe('created');
+      expect(two.status).toBe('created');
+      const page = await store.listTokens(TENANT_A, {}, { mode: 'offset', size: 10, page: 1 }, T0);
+      expect(page.items.map((t) => t.fingerprint).sort()).toEqual(['fp-a', 'fp-b']);
     });
   });
 }
