@@ -11,8 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MIN_KEY_LENGTH } from './applications/api-keys.js';
-import { LocalKeyProvider, decodeMasterKey, generateMasterKey } from './crypto/key-provider.js';
-import { KeyRing } from './crypto/key-ring.js';
+import { decodeMasterKey, generateMasterKey } from './crypto/key-provider.js';
 import { VaultError } from './errors.js';
 import { createFetchHandler } from './http/index.js';
 import { toNodeListener } from './http/node.js';
@@ -376,7 +375,7 @@ async function openVault(
   let vault: Vault | undefined;
   try {
     vault = await createVault({ store, masterKey, logger, ...extra });
-    await checkMasterKey(vault, masterKey, target);
+    await checkMasterKey(vault, target);
     return vault;
   } catch (error) {
     if (vault) await vault.close().catch(() => undefined);
@@ -389,12 +388,10 @@ async function openVault(
  * Fails at start, not on the first request, when the master key is not the one the database's
  * tenant keys were wrapped with (a wrong TOKENVAULT_MASTER_KEY, or another database's key file).
  */
-async function checkMasterKey(vault: Vault, masterKey: string, target: StoreTarget): Promise<void> {
-  const ring = new KeyRing(vault.store, new LocalKeyProvider(masterKey), vault.clock);
+async function checkMasterKey(vault: Vault, target: StoreTarget): Promise<void> {
+  // verify reads only: a check must not create keys (a tenant without keys gets them on first use).
   for (const tenant of await vault.listTenants()) {
-    try {
-      await ring.keysFor(tenant.id);
-    } catch {
+    if (!(await vault.keys.verify(tenant.id))) {
       const where = describeTarget(target);
       const check = target.kind === 'sqlite' ? `TOKENVAULT_MASTER_KEY or ${target.db}.key` : 'TOKENVAULT_MASTER_KEY';
       throw new CliError(`the master key does not match the one ${where} was created with (check ${check})`);

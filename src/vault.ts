@@ -287,15 +287,15 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
         throw ValidationError.field('adminKey', `must be at least ${MIN_KEY_LENGTH} characters`);
       }
       const tenant: TenantRecord = { id: randomUUID(), name: input.name.trim(), createdAt: clock.now() };
-      await store.createTenant(tenant);
-      await keyRing.keysFor(tenant.id);
-      const application = await applications.createInitial(tenant.id, {
+      const administrator = applications.initialApplication(tenant.id, {
         name: input.applicationName ?? 'Administrator',
         type: 'management',
         permissions: ['application:create', 'application:read', 'application:update', 'application:delete', 'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete', 'log:read'],
         ...(input.adminKey === undefined ? {} : { key: input.adminKey }),
       });
-      return { tenant, application: application as ApplicationView & { key: string } };
+      // One transaction: never a tenant without its administrator (or without keys).
+      await store.createTenant(tenant, { application: administrator.record, keys: await keyRing.newTenantKeys(tenant.id) });
+      return { tenant, application: administrator.view };
     },
     listTenants: async () => store.listTenants(),
     sweep: runSweep,

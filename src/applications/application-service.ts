@@ -99,17 +99,21 @@ export class ApplicationService {
   }
 
   /**
-   * Creates an application without a caller: for bootstrapping a tenant's first (management)
-   * application. `key` may be given (at least 24 characters), otherwise one is generated.
+   * A tenant's first (management) application, not stored: the vault stores it with the tenant in
+   * one transaction (Store.createTenant). `key` may be given (at least 24 characters), otherwise
+   * one is generated.
    */
-  async createInitial(tenantId: string, input: { name: string; type: ApplicationType; permissions?: Permission[]; rules?: AccessRule[]; key?: string }): Promise<ApplicationView> {
+  initialApplication(
+    tenantId: string,
+    input: { name: string; type: ApplicationType; permissions?: Permission[]; rules?: AccessRule[]; key?: string },
+  ): { record: ApplicationRecord; view: ApplicationView & { key: string } } {
     const { key: given, ...rest } = input;
     if (given !== undefined && given.length < MIN_KEY_LENGTH) {
       throw ValidationError.field('key', `must be at least ${MIN_KEY_LENGTH} characters`);
     }
     const parsed = parseCreateApplication({ ...rest, permissions: rest.permissions ?? [], rules: rest.rules ?? [] });
-    const { app, key } = await this.#insert(tenantId, parsed, null, given);
-    return { ...view(app), key };
+    const { app, key } = this.#newRecord(tenantId, parsed, null, given);
+    return { record: app, view: { ...view(app), key } };
   }
 
   async get(caller: Caller, id: string): Promise<ApplicationView> {
@@ -177,7 +181,14 @@ export class ApplicationService {
     return app;
   }
 
-  async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): Promise<{ app: ApplicationRecord; key: string }> {
+  async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null): Promise<{ app: ApplicationRecord; key: string }> {
+    const made = this.#newRecord(tenantId, input, createdBy);
+    await this.#store.createApplication(made.app);
+    return made;
+  }
+
+  /** A new application record with a new (or the given) key. */
+  #newRecord(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): { app: ApplicationRecord; key: string } {
     const key = givenKey ?? generateApiKey();
     const app: ApplicationRecord = {
       id: randomUUID(),
@@ -189,7 +200,6 @@ export class ApplicationService {
       modifiedBy: null,
       modifiedAt: null,
     };
-    await this.#store.createApplication(app);
     return { app, key };
   }
 

@@ -210,6 +210,20 @@ export class KeyRing {
     };
   }
 
+  /**
+   * A new tenant's first keys (data key version 1 and the index key), wrapped and not stored: the
+   * store writes them with the tenant, in one transaction (Store.createTenant).
+   */
+  async newTenantKeys(tenantId: string): Promise<WrappedKeyRecord[]> {
+    const createdAt = this.#clock.now();
+    const out: WrappedKeyRecord[] = [];
+    for (const purpose of ['data', 'index'] as const) {
+      const wrapped = await this.#provider.wrap(randomBytes(32), wrapContext(tenantId, purpose, 1));
+      out.push({ tenantId, purpose, version: 1, wrapped, createdAt });
+    }
+    return out;
+  }
+
   /** False when a concurrent writer inserted the same version first. */
   async #insertNew(tenantId: string, purpose: 'data' | 'index', version: number): Promise<boolean> {
     const key = randomBytes(32);

@@ -18,6 +18,12 @@ export interface TenantRecord {
   createdAt: number;
 }
 
+/** What a tenant is created with (see Store.createTenant). */
+export interface InitialTenantRecords {
+  application: ApplicationRecord;
+  keys: readonly WrappedKeyRecord[];
+}
+
 /** A data key or index key, wrapped (encrypted) by the KeyProvider. */
 export interface WrappedKeyRecord {
   tenantId: string;
@@ -297,7 +303,11 @@ export interface Store {
   close(): MaybePromise<void>;
 
   // --- tenants and keys -------------------------------------------------------------------------
-  createTenant(tenant: TenantRecord): MaybePromise<void>;
+  /**
+   * Atomically inserts the tenant and, when given, its first application and its wrapped keys: all
+   * of them or none (ConflictError when the tenant, the application or a key version exists).
+   */
+  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): MaybePromise<void>;
   getTenant(id: string): MaybePromise<TenantRecord | null>;
   listTenants(): MaybePromise<TenantRecord[]>;
   /** Inserts a wrapped key; ConflictError-free: returns false when (tenant, purpose, version) exists (a racing writer won). */

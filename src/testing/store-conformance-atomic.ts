@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConflictError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import { APP_B, T0, TENANT_A, TENANT_B, makeApplication, makeFormula, makeReactor, makeToken } from './store-conformance.js';
 
@@ -125,6 +126,25 @@ export function runAtomicConformance(name: string, factory: () => Store | Promis
       expect(two.status).toBe('created');
       const page = await store.listTokens(TENANT_A, {}, { mode: 'offset', size: 10, page: 1 }, T0);
       expect(page.items.map((t) => t.fingerprint).sort()).toEqual(['fp-a', 'fp-b']);
+    });
+
+    it('createTenant with its first application and keys: all or nothing', async () => {
+      const tenant = { id: 'tenant-c', name: 'C', createdAt: T0 };
+      const application = makeApplication({ tenantId: tenant.id, type: 'management', permissions: [...ADMIN], rules: [] });
+      const key = (purpose: 'data' | 'index', version = 1) => ({ tenantId: tenant.id, purpose, version, wrapped: new Uint8Array([1, 2, 3]), createdAt: T0 });
+      // A key version given twice fails the last step: nothing of the tenant stays.
+      await expect(Promise.resolve().then(() => store.createTenant(tenant, { application, keys: [key('data'), key('index'), key('data')] }))).rejects.toBeInstanceOf(ConflictError);
+      expect(await store.getTenant(tenant.id)).toBeNull();
+      expect(await store.getApplication(tenant.id, application.id)).toBeNull();
+      expect(await store.listWrappedKeys(tenant.id, 'data')).toEqual([]);
+      await store.createTenant(tenant, { application, keys: [key('data'), key('index')] });
+      expect(await store.getTenant(tenant.id)).toEqual(tenant);
+      expect(await store.getApplication(tenant.id, application.id)).toEqual(application);
+      expect((await store.listWrappedKeys(tenant.id, 'index')).map((k) => k.version)).toEqual([1]);
+      // An existing tenant id: ConflictError, and the application given with it is not written.
+      const again = makeApplication({ tenantId: tenant.id });
+      await expect(Promise.resolve().then(() => store.createTenant(tenant, { application: again, keys: [] }))).rejects.toBeInstanceOf(ConflictError);
+      expect(await store.getApplication(tenant.id, again.id)).toBeNull();
     });
   });
 }

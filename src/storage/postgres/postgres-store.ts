@@ -16,6 +16,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
+  InitialTenantRecords,
   PageRequest,
   PageResult,
   ReactorChanges,
@@ -128,9 +129,21 @@ export class PostgresStore implements Store {
 
   // --- tenants and keys -------------------------------------------------------------------------
 
-  /** ConflictError when the tenant id exists. */
-  async createTenant(tenant: TenantRecord): Promise<void> {
-    const result = await this.#db.query(this.#sql.insertTenant, [tenant.id, tenant.name, tenant.createdAt]);
+  /** ConflictError when the tenant id exists. With `initial`: one transaction (see Store). */
+  async createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): Promise<void> {
+    if (initial === undefined) return this.#insertTenant(this.#db, tenant);
+    await this.#db.transaction(async (tx) => {
+      await this.#insertTenant(tx, tenant);
+      await this.#insertApplication(tx, initial.application);
+      for (const key of initial.keys) {
+        const result = await tx.query(this.#sql.insertWrappedKey, [key.tenantId, key.purpose, key.version, key.wrapped, key.createdAt]);
+        if (result.rowCount !== 1) throw new ConflictError(`Key version ${key.version} (${key.purpose}) of tenant '${key.tenantId}' already exists`);
+      }
+    });
+  }
+
+  async #insertTenant(db: Queryable, tenant: TenantRecord): Promise<void> {
+    const result = await db.query(this.#sql.insertTenant, [tenant.id, tenant.name, tenant.createdAt]);
     if (result.rowCount === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
   }
 
@@ -216,8 +229,12 @@ export class PostgresStore implements Store {
 
   // --- applications ----------------------------------------------------------------------------
 
-  async createApplication(app: ApplicationRecord): Promise<void> {
-    const result = await this.#db.query(this.#sql.insertApplication, [
+  createApplication(app: ApplicationRecord): Promise<void> {
+    return this.#insertApplication(this.#db, app);
+  }
+
+  async #insertApplication(db: Queryable, app: ApplicationRecord): Promise<void> {
+    const result = await db.query(this.#sql.insertApplication, [
       app.tenantId,
       app.id,
       app.name,

@@ -15,6 +15,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
+  InitialTenantRecords,
   PageRequest,
   PageResult,
   ReactorChanges,
@@ -171,8 +172,19 @@ export class SqliteStore implements Store {
 
   // --- tenants and keys -------------------------------------------------------------------------
 
-  /** ConflictError when the tenant id exists. */
-  createTenant(tenant: TenantRecord): void {
+  /** ConflictError when the tenant id exists. With `initial`: one transaction (see Store). */
+  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): void {
+    if (initial === undefined) return this.#insertTenant(tenant);
+    this.#immediate(() => {
+      this.#insertTenant(tenant);
+      this.createApplication(initial.application);
+      for (const key of initial.keys) {
+        if (!this.insertWrappedKey(key)) throw new ConflictError(`Key version ${key.version} (${key.purpose}) of tenant '${key.tenantId}' already exists`);
+      }
+    });
+  }
+
+  #insertTenant(tenant: TenantRecord): void {
     const result = this.#statements.get(SQL.insertTenant).run(tenant.id, tenant.name, tenant.createdAt);
     if (result.changes === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
   }
