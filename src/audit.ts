@@ -80,7 +80,9 @@ export class AuditLog {
       tenantId: actor.tenantId,
       actor: actor.applicationId,
       operation,
-      resourceId: typeof resourceId === 'string' ? resourceId.slice(0, 250) : null,
+      // The id of a refused request may hold anything, NUL included, which PostgreSQL text refuses:
+      // an entry must never make its batch unstorable.
+      resourceId: typeof resourceId === 'string' ? resourceId.slice(0, 250).replaceAll('\u0000', '\uFFFD') : null,
       outcome: 'failure',
       detail: error instanceof VaultError ? error.code : 'internal_error',
     });

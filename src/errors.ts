@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'unprocessable'
   | 'reactor_error'
+  | 'unavailable'
   | 'internal_error';
 
 export abstract class VaultError extends Error {
@@ -138,6 +139,21 @@ export class ReactorError extends VaultError {
 }
 
 /**
+ * 503: the database cannot answer now (locked by another writer past the busy timeout, the
+ * connection lost twice, the disk full). Nothing was committed, or the outcome is unknown and the
+ * request is safe to retry with its Idempotency-Key. `retryAfterSeconds` becomes `Retry-After`.
+ */
+export class UnavailableError extends VaultError {
+  readonly code = 'unavailable' as const;
+  readonly retryAfterSeconds: number;
+  constructor(message = 'The database is unavailable; retry the request shortly', retryAfterSeconds = 1) {
+    super(message);
+    this.name = 'UnavailableError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
  * 500: a fault of the vault's own state (for example a stored row whose key is missing), never of
  * the input. Rendered like any internal error: a generic message, the detail goes to the log only.
  */
@@ -160,6 +176,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze
   unsupported_media_type: 415,
   unprocessable: 422,
   reactor_error: 500,
+  unavailable: 503,
   internal_error: 500,
 });
 

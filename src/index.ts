@@ -23,6 +23,7 @@ export {
   UnsupportedMediaTypeError,
   UnprocessableError,
   InternalError,
+  UnavailableError,
   ReactorError,
   STATUS_BY_CODE,
   statusOf,

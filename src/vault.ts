@@ -8,6 +8,7 @@ import { type Clock, systemClock } from './clock.js';
 import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
 import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
 import { ValidationError } from './errors.js';
+import { refuseNul } from './validation/no-nul.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -283,6 +284,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       if (typeof input?.name !== 'string' || input.name.trim() === '' || input.name.length > 200) {
         throw ValidationError.field('name', 'must be 1 to 200 characters');
       }
+      refuseNul(input, '');
       if (input.adminKey !== undefined && (typeof input.adminKey !== 'string' || input.adminKey.length < MIN_KEY_LENGTH)) {
         throw ValidationError.field('adminKey', `must be at least ${MIN_KEY_LENGTH} characters`);
       }

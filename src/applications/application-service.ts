@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
@@ -91,6 +92,7 @@ export class ApplicationService {
   async create(caller: Caller, body: unknown): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:create', null, async () => {
       requirePermission(caller, 'application:create');
+      refuseNul(body, '');
       const input = parseCreateApplication(body);
       const { app, key } = await this.#insert(caller.tenantId, input, caller.applicationId);
       this.#record(caller, 'application:create', app.id);
@@ -118,6 +120,7 @@ export class ApplicationService {
 
   async get(caller: Caller, id: string): Promise<ApplicationView> {
     requirePermission(caller, 'application:read');
+    refuseNul(id, 'id');
     return view(await this.#find(caller, id));
   }
 
@@ -131,6 +134,8 @@ export class ApplicationService {
   async update(caller: Caller, id: string, body: unknown): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:update', id, async () => {
       requirePermission(caller, 'application:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       // The type never changes, so the input checked against it stays valid whatever else races.
       const input = parseUpdateApplication(body, current.type);
@@ -148,6 +153,7 @@ export class ApplicationService {
   async regenerateKey(caller: Caller, id: string): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:regenerate', id, async () => {
       requirePermission(caller, 'application:update');
+      refuseNul(id, 'id');
       const current = await this.#find(caller, id);
       const key = generateApiKey();
       // Writes the key only: a concurrent update of permissions or rules stays.
@@ -162,6 +168,7 @@ export class ApplicationService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'application:delete', id, async () => {
       requirePermission(caller, 'application:delete');
+      refuseNul(id, 'id');
       const deleted = await this.#store.deleteApplication(caller.tenantId, String(id), ADMINISTRATOR_PERMISSIONS);
       if (deleted === 'last_holder') throw lastAdministrator(String(id));
       if (!deleted) throw new NotFoundError('Application', String(id));

@@ -1,4 +1,4 @@
-import { type ErrorCode, type FieldErrors, InternalError, ReactorError, ValidationError, VaultError, statusOf } from '../errors.js';
+import { type ErrorCode, type FieldErrors, InternalError, ReactorError, UnavailableError, ValidationError, VaultError, statusOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ExchangeResponse } from './exchange.js';
 import { reactorResponse } from './reactor-response.js';
@@ -34,6 +34,7 @@ const PROBLEMS: Readonly<Record<HttpProblemCode, { type: string; title: string }
   unsupported_media_type: { type: 'urn:tokenvault:problem:unsupported-media-type', title: 'Unsupported Media Type' },
   unprocessable: { type: 'urn:tokenvault:problem:unprocessable', title: 'Unprocessable Content' },
   reactor_error: { type: 'urn:tokenvault:problem:reactor-error', title: 'Reactor Error' },
+  unavailable: { type: 'urn:tokenvault:problem:unavailable', title: 'Service Unavailable' },
   internal_error: { type: 'urn:tokenvault:problem:internal-error', title: 'Internal Server Error' },
 });
 
@@ -89,5 +90,6 @@ export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Rec
   const problem = problemOf(error);
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...extraHeaders };
   if (error instanceof RouteError && error.allow.length > 0) headers['allow'] = error.allow.join(', ');
+  if (error instanceof UnavailableError) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }

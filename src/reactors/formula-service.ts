@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
@@ -47,6 +48,7 @@ export class FormulaService {
   async create(caller: Caller, body: unknown): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:create', null, async () => {
       requirePermission(caller, 'reactor:create');
+      refuseNul(body, '');
       const input = parseFormulaInput(body);
       (await this.#sandbox()).check(input.code);
       const formula: FormulaRecord = {
@@ -68,6 +70,7 @@ export class FormulaService {
   async get(caller: Caller, id: string): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:read', id, async () => {
       requirePermission(caller, 'reactor:read');
+      refuseNul(id, 'id');
       const formula = await this.#find(caller, id);
       this.#record(caller, 'formula:read', formula.id);
       return formulaView(formula);
@@ -95,6 +98,8 @@ export class FormulaService {
   async update(caller: Caller, id: string, body: unknown): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:update', id, async () => {
       requirePermission(caller, 'reactor:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       const input = parseFormulaInput(body);
       (await this.#sandbox()).check(input.code);
@@ -113,6 +118,7 @@ export class FormulaService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'formula:delete', id, async () => {
       requirePermission(caller, 'reactor:delete');
+      refuseNul(id, 'id');
       const outcome = typeof id === 'string' ? await this.#store.deleteFormula(caller.tenantId, id) : 'not_found';
       if (outcome === 'not_found') throw new NotFoundError('Formula', String(id));
       if (outcome === 'in_use') throw new ConflictError(`Formula '${id}' is used by a reactor; delete its reactors first`);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
@@ -89,6 +90,7 @@ export class ReactorService {
   async create(caller: Caller, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:create', null, async () => {
       requirePermission(caller, 'reactor:create');
+      refuseNul(body, '');
       const input = parseCreateReactor(body);
       const formula = await this.#store.getFormula(caller.tenantId, input.formulaId);
       if (!formula) throw ValidationError.field('formula.id', 'does not name a formula of this tenant');
@@ -117,6 +119,7 @@ export class ReactorService {
   async get(caller: Caller, id: string): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:read', id, async () => {
       requirePermission(caller, 'reactor:read');
+      refuseNul(id, 'id');
       const reactor = await this.#find(caller, id);
       const view = await this.#view(caller, reactor, new Map(), new Map());
       this.#record(caller, 'reactor:read', reactor.id);
@@ -128,6 +131,7 @@ export class ReactorService {
   async list(caller: Caller, query: ListReactorsQuery = {}): Promise<Paginated<ReactorView>> {
     return this.#audit.guard(caller, 'reactor:list', null, async () => {
       requirePermission(caller, 'reactor:read');
+      refuseNul(query, '');
       const q = query ?? {};
       const filter = parseFilter(q);
       const page = parsePage(q);
@@ -151,6 +155,8 @@ export class ReactorService {
   async update(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       // A reactor this caller may not change is refused before its input is looked at.
       const bound = current.applicationId === null ? null : await this.#store.getApplication(current.tenantId, current.applicationId);
@@ -186,6 +192,7 @@ export class ReactorService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'reactor:delete', id, async () => {
       requirePermission(caller, 'reactor:delete');
+      refuseNul(id, 'id');
       if (typeof id !== 'string' || !(await this.#store.deleteReactor(caller.tenantId, id))) throw new NotFoundError('Reactor', String(id));
       this.#record(caller, 'reactor:delete', id);
     });
@@ -203,6 +210,7 @@ export class ReactorService {
   async #invoke(caller: Caller, id: string, body: unknown, depth: number): Promise<ReactorResponse> {
     return this.#audit.guard(caller, 'reactor:invoke', id, async () => {
       requirePermission(caller, 'token:use');
+      refuseNul(id, 'id');
       if (depth > MAX_REACTOR_NESTING) {
         throw ValidationError.field('reactor', `bt.reactors.react nests more than ${MAX_REACTOR_NESTING} reactor runs deep`);
       }

@@ -1,4 +1,5 @@
 import { v7 as timeOrderedUuid } from 'uuid';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
@@ -131,6 +132,7 @@ export class TokenService {
   /** Validates a create body and computes everything to store; writes nothing. */
   async #prepare(caller: Caller, body: unknown, budget: ExpressionBudget): Promise<Prepared> {
     requirePermission(caller, 'token:create');
+    refuseNul(body, '', ['data']);
     const input = parseCreateTokenInput(body);
     const definition = getTokenType(input.type);
     const data = definition.validate(input.data);
@@ -194,6 +196,7 @@ export class TokenService {
     // the tenant's keys are loaded (each avoided promise is measurable at this rate).
     try {
       requirePermission(caller, 'token:read');
+      refuseNul(id, 'id');
       const now = this.#clock.now();
       const found = this.#store.getToken(caller.tenantId, String(id), now);
       const token = found instanceof Promise ? await found : found;
@@ -218,6 +221,7 @@ export class TokenService {
   async list(caller: Caller, query: ListTokensQuery = {}): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:list', null, async () => {
       requirePermission(caller, 'token:read');
+      refuseNul({ id: query.id, type: query.type, metadata: query.metadata }, '');
       const filter: TokenFilter = {};
       const ids = toArray(query.id, 'id');
       const types = toArray(query.type, 'type');
@@ -241,6 +245,7 @@ export class TokenService {
   async search(caller: Caller, query: SearchTokensQuery): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:search', null, async () => {
       requirePermission(caller, 'token:search');
+      refuseNul(query?.query, 'query');
       const terms = parseSearchQuery(query?.query);
       const keys = await this.#keys.keysFor(caller.tenantId);
       const filter: TokenFilter = {};
@@ -300,6 +305,8 @@ export class TokenService {
   async update(caller: Caller, id: string, body: unknown): Promise<TokenView> {
     return this.#audit.guard(caller, 'token:update', id, async () => {
       requirePermission(caller, 'token:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '', ['data']);
       const patch = parseUpdateTokenInput(body);
       const now = this.#clock.now();
       const current = await this.#store.getToken(caller.tenantId, String(id), now);
@@ -351,6 +358,7 @@ export class TokenService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'token:delete', id, async () => {
       requirePermission(caller, 'token:delete');
+      refuseNul(id, 'id');
       const now = this.#clock.now();
       const found = this.#store.getToken(caller.tenantId, String(id), now);
       const token = found instanceof Promise ? await found : found;
@@ -371,6 +379,7 @@ export class TokenService {
   async use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>> {
     return this.#audit.guard(caller, 'token:use', null, async () => {
       requirePermission(caller, 'token:use');
+      refuseNul(ids, 'ids');
       const now = this.#clock.now();
       const tokens: { token: StoredToken; transform: Transform }[] = [];
       for (const id of ids) {

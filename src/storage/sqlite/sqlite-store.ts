@@ -64,6 +64,7 @@ import {
 import { SqliteTokens } from './sqlite-tokens.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
+import { translateErrorsOf } from './sqlite-errors.js';
 
 type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
@@ -118,6 +119,16 @@ const SQL = {
     '(SELECT tenant_id, application_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
 } as const;
 
+let publicMethods: (keyof SqliteStore)[] | undefined;
+/** Every public method of the store (methods added later included): the boundary translateErrorsOf wraps. */
+function storeMethods(): (keyof SqliteStore)[] {
+  const proto = SqliteStore.prototype;
+  publicMethods ??= Object.getOwnPropertyNames(proto).filter(
+    (name) => name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(proto, name)?.value === 'function',
+  ) as (keyof SqliteStore)[];
+  return publicMethods;
+}
+
 const ids = (values: readonly string[]) => JSON.stringify([...new Set(values.map(String))]);
 
 /**
@@ -153,6 +164,8 @@ export class SqliteStore implements Store {
     this.#guardedTx = db.transaction(this.#guarded);
     this.#writeTx = db.transaction((write: () => unknown) => write());
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
+    // The store boundary: every public method's driver errors leave translated (sqlite-errors.ts).
+    translateErrorsOf(this, storeMethods());
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
