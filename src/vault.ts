@@ -169,6 +169,11 @@ export interface Vault {
   listTenants(): Promise<TenantRecord[]>;
   /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
   sweep(): Promise<SweepResult>;
+  /**
+   * Counters of the batched audit queue, for metrics: entries waiting, flushes that failed (their
+   * entries kept and retried), entries dropped (queue full in a long outage).
+   */
+  auditStats(): { queued: number; flushFailures: number; droppedEntries: number };
   /** Flushes the audit queue, stops background work and closes the store. */
   close(): Promise<void>;
 }
@@ -301,11 +306,12 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     },
     listTenants: async () => store.listTenants(),
     sweep: runSweep,
+    auditStats: () => audit.stats(),
     async close() {
       if (timer) clearInterval(timer);
       await sweeping;
       await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
-      await audit.flush();
+      await audit.close();
       await store.close();
     },
   });
