@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MIN_KEY_LENGTH } from './applications/api-keys.js';
 import { decodeMasterKey, generateMasterKey } from './crypto/key-provider.js';
-import { VaultError } from './errors.js';
+import { UnavailableError, VaultError } from './errors.js';
 import { createFetchHandler } from './http/index.js';
 import { toNodeListener } from './http/node.js';
 import { type Logger, consoleLogger } from './logger.js';
@@ -338,7 +338,9 @@ function openStore(target: StoreTarget): Store {
 }
 
 /** A database that cannot be opened, said plainly, and never with a password. */
-function storeError(error: unknown, target: StoreTarget): unknown {
+function storeError(thrown: unknown, target: StoreTarget): unknown {
+  // The stores report a busy or unreachable database as a 503; the CLI names the driver's cause.
+  const error = thrown instanceof UnavailableError && thrown.cause !== undefined ? thrown.cause : thrown;
   if (error instanceof VaultError || error instanceof CliError) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (target.kind === 'sqlite') {

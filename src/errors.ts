@@ -146,8 +146,9 @@ export class ReactorError extends VaultError {
 export class UnavailableError extends VaultError {
   readonly code = 'unavailable' as const;
   readonly retryAfterSeconds: number;
-  constructor(message = 'The database is unavailable; retry the request shortly', retryAfterSeconds = 1) {
-    super(message);
+  /** `cause`: the driver's error, for logs and the CLI; never rendered over HTTP. */
+  constructor(message = 'The database is unavailable; retry the request shortly', retryAfterSeconds = 1, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'UnavailableError';
     this.retryAfterSeconds = retryAfterSeconds;
   }

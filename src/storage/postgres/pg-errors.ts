@@ -70,8 +70,8 @@ export function isRetryable(error: unknown): boolean {
  * Anything else is passed on unchanged: an internal error, rendered as a generic 500 over HTTP.
  */
 export function translateError(error: unknown): unknown {
-  if (isConnectionError(error)) return new UnavailableError('The database connection was lost; retry the request shortly');
-  if (isRetryable(error)) return new UnavailableError('The database kept refusing the transaction as conflicting; retry the request shortly');
+  if (isConnectionError(error)) return new UnavailableError('The database connection was lost; retry the request shortly', 1, error);
+  if (isRetryable(error)) return new UnavailableError('The database kept refusing the transaction as conflicting; retry the request shortly', 1, error);
   const code = sqlstate(error);
   if (code === UNIQUE_VIOLATION) return new ConflictError('A record with this id already exists');
   if (code !== undefined && UNSTORABLE_TEXT.has(code)) return ValidationError.field('input', 'must not contain NUL characters (\\u0000)');

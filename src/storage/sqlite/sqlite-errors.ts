@@ -43,9 +43,9 @@ export function isTransientSqliteError(error: unknown): boolean {
 export function translateSqliteError(error: unknown): unknown {
   switch (kindOf(error)) {
     case 'transient':
-      return new UnavailableError('The database is locked by another writer; retry the request shortly');
+      return new UnavailableError('The database is locked by another writer; retry the request shortly', 1, error);
     case 'unavailable':
-      return new UnavailableError('The database cannot be written now; retry the request shortly');
+      return new UnavailableError('The database cannot be written now; retry the request shortly', 1, error);
     case 'conflict':
       return new ConflictError('A record with this id already exists');
     case 'too_big':
