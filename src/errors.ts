@@ -85,6 +85,11 @@ export class ConflictError extends VaultError {
   }
 }
 
+/** The conflict of an update whose precondition failed: the record changed since it was read. */
+export function concurrentChange(what: string, id: string): ConflictError {
+  return new ConflictError(`${what} '${id}' was changed by another request meanwhile; read it again and retry`);
+}
+
 /** 413: a request body over the configured limit. */
 export class PayloadTooLargeError extends VaultError {
   readonly code = 'payload_too_large' as const;
@@ -112,15 +117,6 @@ export class UnprocessableError extends VaultError {
   }
 }
 
-/** 503: a dependency (the store) does not answer; retry later. */
-export class ServiceUnavailableError extends VaultError {
-  readonly code = 'service_unavailable' as const;
-  constructor(message: string) {
-    super(message);
-    this.name = 'ServiceUnavailableError';
-  }
-}
-
 /**
  * An error raised by reactor code (or by the sandbox on its behalf), carrying the HTTP status of the
  * reactor error class (DESIGN.md 5). `kind` is the class name seen in the sandbox.
@@ -139,6 +135,34 @@ export class ReactorError extends VaultError {
     this.status = status;
     this.body = extra?.body;
     this.headers = extra?.headers;
+  }
+}
+
+/**
+ * 503: the database cannot answer now (locked by another writer past the busy timeout, the
+ * connection lost twice, the disk full). Nothing was committed, or the outcome is unknown and the
+ * request is safe to retry with its Idempotency-Key. `retryAfterSeconds` becomes `Retry-After`.
+ */
+export class ServiceUnavailableError extends VaultError {
+  readonly code = 'service_unavailable' as const;
+  readonly retryAfterSeconds: number;
+  /** `cause`: the driver's error, for logs and the CLI; never rendered over HTTP. */
+  constructor(message = 'The database is unavailable; retry the request shortly', retryAfterSeconds = 1, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'ServiceUnavailableError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * 500: a fault of the vault's own state (for example a stored row whose key is missing), never of
+ * the input. Rendered like any internal error: a generic message, the detail goes to the log only.
+ */
+export class InternalError extends VaultError {
+  readonly code = 'internal_error' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'InternalError';
   }
 }
 

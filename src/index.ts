@@ -22,6 +22,7 @@ export {
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
   UnprocessableError,
+  InternalError,
   ReactorError,
   ServiceUnavailableError,
   STATUS_BY_CODE,

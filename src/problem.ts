@@ -42,7 +42,7 @@ export const INTERNAL_DETAIL = 'An unexpected error occurred; it has been logged
  * reactor runs store a failed run's error in this shape.
  */
 export function problemOfError(error: unknown): ProblemDetails {
-  if (!(error instanceof VaultError)) {
+  if (!(error instanceof VaultError) || error.code === 'internal_error') {
     return { ...PROBLEMS.internal_error, status: 500, detail: INTERNAL_DETAIL };
   }
   const status = statusOf(error);

@@ -9,9 +9,10 @@ import { AuthCache } from './applications/auth-cache.js';
 import { SessionService } from './sessions/session-service.js';
 import { type Clock, systemClock } from './clock.js';
 import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
-import { KeyRing } from './crypto/key-ring.js';
+import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
 import { NotFoundError, ValidationError } from './errors.js';
 import type { Permission } from './permissions.js';
+import { refuseNul } from './validation/no-nul.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
@@ -63,6 +64,12 @@ export interface VaultOptions {
    * for at most this long). A session key is never remembered past its expiry.
    */
   authCacheMs?: number;
+  /**
+   * How long this vault writes with a tenant's data key before checking the store for a newer one
+   * that another process sharing the database made (`keys rotate`), in ms (default 60000, at most
+   * 600000). Reads of data under a newer key load it at once, whatever this is.
+   */
+  keyRefreshMs?: number;
   /** Reactor runtime options. */
   reactors?: ReactorOptions;
   /** Expression limits (README, Expressions). */
@@ -152,6 +159,7 @@ const OptionsSchema = v.object({
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
   webhooks: v.optional(v.strictObject({ subscriptionCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))) })),
+  keyRefreshMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000))),
   expressions: v.optional(
     v.strictObject({
       requestBudgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
@@ -201,6 +209,11 @@ export interface VaultKeys {
    */
   sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer>;
   openRecord(tenantId: string, context: readonly string[], ciphertext: Uint8Array): Promise<Buffer>;
+  /**
+   * Whether the master key (or key provider) unwraps every stored key of the tenant. Reads only:
+   * checks never create keys.
+   */
+  verify(tenantId: string): Promise<boolean>;
   /** Re-encrypts the tenant's tokens under its newest data key, reporting progress after each batch. */
   reencrypt(tenantId: string, options?: { batchSize?: number; onProgress?: (progress: ReencryptProgress) => void }): Promise<number>;
 }
@@ -247,6 +260,11 @@ export interface Vault {
   ready(): Promise<void>;
   /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
   sweep(): Promise<SweepResult>;
+  /**
+   * Counters of the batched audit queue, for metrics: entries waiting, flushes that failed (their
+   * entries kept and retried), entries dropped (queue full in a long outage).
+   */
+  auditStats(): { queued: number; flushFailures: number; droppedEntries: number };
   /** Stops the job worker (running jobs finish or are released), flushes the audit queue and closes the store. */
   close(): Promise<void>;
 }
@@ -270,7 +288,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   await store.migrate();
-  const keyRing = new KeyRing(store, provider, clock);
+  const keyRing = new KeyRing(store, provider, clock, { refreshMs: options.keyRefreshMs ?? DEFAULT_KEY_REFRESH_MS });
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
   const expressions = new ExpressionEngine({ ...options.expressions });
   const reactorOptions = options.reactors ?? {};
@@ -358,6 +376,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     rotate: (tenantId) => keyRing.rotate(tenantId),
     sealRecord: (tenantId, context, plaintext) => keyRing.sealRecord(tenantId, context, plaintext),
     openRecord: (tenantId, context, ciphertext) => keyRing.openRecord(tenantId, context, ciphertext),
+    verify: (tenantId) => keyRing.verify(tenantId),
     async reencrypt(tenantId, { batchSize = 500, onProgress } = {}) {
       const tenantKeys = await keyRing.keysFor(tenantId);
       const target = tenantKeys.current;
@@ -400,40 +419,43 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       if (typeof input?.name !== 'string' || input.name.trim() === '' || input.name.length > 200) {
         throw ValidationError.field('name', 'must be 1 to 200 characters');
       }
+      refuseNul(input, '');
       if (input.adminKey !== undefined && (typeof input.adminKey !== 'string' || input.adminKey.length < MIN_KEY_LENGTH)) {
         throw ValidationError.field('adminKey', `must be at least ${MIN_KEY_LENGTH} characters`);
       }
       const tenant: TenantRecord = { id: randomUUID(), name: input.name.trim(), createdAt: clock.now() };
-      await store.createTenant(tenant);
-      await keyRing.keysFor(tenant.id);
-      const application = await applications.createInitial(tenant.id, {
+      const administrator = applications.initialApplication(tenant.id, {
         name: input.applicationName ?? 'Administrator',
         type: 'management',
         permissions: [...PERMISSIONS_BY_TYPE.management],
         ...(input.adminKey === undefined ? {} : { key: input.adminKey }),
       });
-      return { tenant, application: application as ApplicationView & { key: string } };
+      // One transaction: never a tenant without its administrator (or without keys).
+      await store.createTenant(tenant, { application: administrator.record, key: administrator.keyRecord, keys: await keyRing.newTenantKeys(tenant.id) });
+      return { tenant, application: administrator.view };
     },
     listTenants: async () => store.listTenants(),
     async recoverAdministrator(tenantId: string, input: { name?: string } = {}) {
       if (typeof tenantId !== 'string' || (await store.getTenant(tenantId)) === null) throw new NotFoundError('Tenant', String(tenantId));
-      const application = await applications.createInitial(tenantId, {
+      const { record, keyRecord, view: application } = applications.initialApplication(tenantId, {
         name: input.name ?? 'Recovered administrator',
         type: 'management',
         permissions: [...PERMISSIONS_BY_TYPE.management],
       });
+      await store.createApplication(record, keyRecord);
       audit.record({ tenantId, actor: 'operator', operation: 'application:recover', resourceId: application.id, outcome: 'success' });
       await audit.flush();
-      return application as ApplicationView & { key: string };
+      return application;
     },
     async ready() {
       await store.getTenant('readiness-probe');
     },
     sweep: runSweep,
+    auditStats: () => audit.stats(),
     async close() {
       await jobs.stop();
       await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
-      await audit.flush();
+      await audit.close();
       await store.close();
     },
   });

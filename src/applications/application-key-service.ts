@@ -1,4 +1,5 @@
 import type { AuditLog } from '../audit.js';
+import { refuseNul } from '../validation/no-nul.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -41,6 +42,7 @@ export class ApplicationKeyService {
   async create(caller: Caller, applicationId: string): Promise<ApplicationKeyView> {
     return this.#audit.guard(caller, 'application:key_create', applicationId, async () => {
       requirePermission(caller, 'application:update');
+      refuseNul(applicationId, 'id');
       const { record, key } = newApplicationKey({ tenantId: caller.tenantId, id: String(applicationId) }, caller.applicationId, this.#clock.now());
       const result = await this.#store.createApplicationKey(record, MAX_KEYS_PER_APPLICATION);
       if (result === 'not_found') throw new NotFoundError('Application', String(applicationId));
@@ -55,6 +57,7 @@ export class ApplicationKeyService {
   /** The application's keys, oldest first, without their secrets. */
   async list(caller: Caller, applicationId: string): Promise<ApplicationKeyView[]> {
     requirePermission(caller, 'application:read');
+    refuseNul(applicationId, 'id');
     await this.#application(caller, applicationId);
     return (await this.#store.listApplicationKeys(caller.tenantId, applicationId)).map(view);
   }
@@ -62,6 +65,7 @@ export class ApplicationKeyService {
   /** One key of the application, without its secret. */
   async get(caller: Caller, applicationId: string, keyId: string): Promise<ApplicationKeyView> {
     requirePermission(caller, 'application:read');
+    refuseNul({ id: applicationId, key_id: keyId }, '');
     await this.#application(caller, applicationId);
     const key = typeof keyId === 'string' ? await this.#store.getApplicationKey(caller.tenantId, applicationId, keyId) : null;
     if (key === null) throw new NotFoundError('Application key', String(keyId));
@@ -72,6 +76,7 @@ export class ApplicationKeyService {
   async delete(caller: Caller, applicationId: string, keyId: string): Promise<void> {
     await this.#audit.guard(caller, 'application:key_delete', applicationId, async () => {
       requirePermission(caller, 'application:update');
+      refuseNul({ id: applicationId, key_id: keyId }, '');
       await this.#application(caller, applicationId);
       const key = typeof keyId === 'string' ? await this.#store.getApplicationKey(caller.tenantId, applicationId, keyId) : null;
       if (key === null) throw new NotFoundError('Application key', String(keyId));

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
-import type { ApplicationRecord, Store } from '../storage/store.js';
+import type { ApplicationChanges, ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { formatIso } from '../tokens/expiry.js';
 import { resolveSessionKey } from '../sessions/session-auth.js';
@@ -99,6 +100,7 @@ export class ApplicationService {
   async create(caller: Caller, body: unknown): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:create', null, async () => {
       requirePermission(caller, 'application:create');
+      refuseNul(body, '');
       const input = parseCreateApplication(body);
       const { app, key } = await this.#insert(caller.tenantId, input, caller.applicationId);
       this.#record(caller, 'application:create', app.id);
@@ -108,21 +110,26 @@ export class ApplicationService {
   }
 
   /**
-   * Creates an application without a caller: for bootstrapping a tenant's first (management)
-   * application. `key` may be given (at least 24 characters), otherwise one is generated.
+   * A tenant's first (management) application, not stored: the vault stores it with the tenant in
+   * one transaction (Store.createTenant). `key` may be given (at least 24 characters), otherwise
+   * one is generated.
    */
-  async createInitial(tenantId: string, input: { name: string; type: ApplicationType; permissions?: Permission[]; rules?: AccessRule[]; key?: string }): Promise<ApplicationView> {
+  initialApplication(
+    tenantId: string,
+    input: { name: string; type: ApplicationType; permissions?: Permission[]; rules?: AccessRule[]; key?: string },
+  ): { record: ApplicationRecord; keyRecord: ApplicationKeyRecord; view: ApplicationView & { key: string } } {
     const { key: given, ...rest } = input;
     if (given !== undefined && given.length < MIN_KEY_LENGTH) {
       throw ValidationError.field('key', `must be at least ${MIN_KEY_LENGTH} characters`);
     }
     const parsed = parseCreateApplication({ ...rest, permissions: rest.permissions ?? [], rules: rest.rules ?? [] });
-    const { app, key } = await this.#insert(tenantId, parsed, null, given);
-    return { ...view(app), key };
+    const { app, keyRecord, key } = this.#newRecord(tenantId, parsed, null, given);
+    return { record: app, keyRecord, view: { ...view(app), key } };
   }
 
   async get(caller: Caller, id: string): Promise<ApplicationView> {
     requirePermission(caller, 'application:read');
+    refuseNul(id, 'id');
     return view(await this.#find(caller, id));
   }
 
@@ -136,16 +143,22 @@ export class ApplicationService {
   async update(caller: Caller, id: string, body: unknown): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:update', id, async () => {
       requirePermission(caller, 'application:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       const input = parseUpdateApplication(body, current);
-      const next: ApplicationRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
-      const updated = await this.#store.updateApplication(next, ADMINISTRATOR_PERMISSIONS);
-      if (updated === 'last_holder') throw lastAdministrator(id);
-      if (!updated) throw new NotFoundError('Application', id);
+      // Only what the body names is written, so a concurrent change of another field stays.
+      const named = body as Record<string, unknown>;
+      const changes: ApplicationChanges = { name: input.name, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+      if ('permissions' in named) changes.permissions = input.permissions;
+      if ('rules' in named) changes.rules = input.rules;
+      const updated = await this.#store.updateApplication(caller.tenantId, current.id, changes, ADMINISTRATOR_PERMISSIONS);
+      if (updated.status === 'last_holder') throw lastAdministrator(id);
+      if (updated.status === 'not_found') throw new NotFoundError('Application', id);
       this.#callers.clear();
       this.#record(caller, 'application:update', id);
       await this.#emit(caller, 'application.updated', id);
-      return view(next);
+      return view(updated.record);
     });
   }
 
@@ -157,6 +170,7 @@ export class ApplicationService {
   async regenerateKey(caller: Caller, id: string): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:regenerate', id, async () => {
       requirePermission(caller, 'application:update');
+      refuseNul(id, 'id');
       const current = await this.#find(caller, id);
       const now = this.#clock.now();
       const { record, key } = newApplicationKey(current, caller.applicationId, now);
@@ -172,6 +186,7 @@ export class ApplicationService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'application:delete', id, async () => {
       requirePermission(caller, 'application:delete');
+      refuseNul(id, 'id');
       const deleted = await this.#store.deleteApplication(caller.tenantId, String(id), ADMINISTRATOR_PERMISSIONS);
       if (deleted === 'last_holder') throw lastAdministrator(String(id));
       if (!deleted) throw new NotFoundError('Application', String(id));
@@ -192,12 +207,18 @@ export class ApplicationService {
     return app;
   }
 
-  async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): Promise<{ app: ApplicationRecord; key: string }> {
+  async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null): Promise<{ app: ApplicationRecord; key: string }> {
+    const made = this.#newRecord(tenantId, input, createdBy);
+    await this.#store.createApplication(made.app, made.keyRecord);
+    return made;
+  }
+
+  /** A new application record with a new (or the given) key. */
+  #newRecord(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): { app: ApplicationRecord; keyRecord: ApplicationKeyRecord; key: string } {
     const now = this.#clock.now();
     const app: ApplicationRecord = { id: randomUUID(), tenantId, ...input, createdBy, createdAt: now, modifiedBy: null, modifiedAt: null };
-    const { record, key } = newApplicationKey(app, createdBy, now, givenKey);
-    await this.#store.createApplication(app, record);
-    return { app, key };
+    const { record: keyRecord, key } = newApplicationKey(app, createdBy, now, givenKey);
+    return { app, keyRecord, key };
   }
 
   #emit(caller: Caller, type: 'application.created' | 'application.updated' | 'application.deleted', id: string): Promise<void> | undefined {

@@ -1,8 +1,7 @@
 /** Opening a vault from the CLI: the master key from the environment or the key file, checked at start. */
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { LocalKeyProvider, decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
-import { KeyRing } from '../crypto/key-ring.js';
+import { decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
 import type { Logger } from '../logger.js';
 import { type Vault, type VaultOptions, createVault } from '../vault.js';
 import { CliError, type CliIo } from './io.js';
@@ -33,7 +32,7 @@ export async function openVault(
   try {
     // The worker starts only once the command knows it serves (serve starts it); others never run jobs.
     vault = await createVault({ store, masterKey, logger, ...extra, jobs: { start: false } });
-    await checkMasterKey(vault, masterKey, target);
+    await checkMasterKey(vault, target);
     return vault;
   } catch (error) {
     if (vault) await vault.close().catch(() => undefined);
@@ -46,12 +45,10 @@ export async function openVault(
  * Fails at start, not on the first request, when the master key is not the one the database's
  * tenant keys were wrapped with (a wrong TOKENVAULT_MASTER_KEY, or another database's key file).
  */
-async function checkMasterKey(vault: Vault, masterKey: string, target: StoreTarget): Promise<void> {
-  const ring = new KeyRing(vault.store, new LocalKeyProvider(masterKey), vault.clock);
+async function checkMasterKey(vault: Vault, target: StoreTarget): Promise<void> {
+  // verify reads only: a check must not create keys (a tenant without keys gets them on first use).
   for (const tenant of await vault.listTenants()) {
-    try {
-      await ring.keysFor(tenant.id);
-    } catch {
+    if (!(await vault.keys.verify(tenant.id))) {
       const where = describeTarget(target);
       const check = target.kind === 'sqlite' ? `TOKENVAULT_MASTER_KEY or ${target.db}.key` : 'TOKENVAULT_MASTER_KEY';
       throw new CliError(`the master key does not match the one ${where} was created with (check ${check})`);

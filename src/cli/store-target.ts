@@ -1,7 +1,7 @@
 /** Which database a command works on (SQLite file or PostgreSQL), opened with plain error messages. */
 import { createPostgresStore, redactConnectionString } from '../postgres.js';
 import { createSqliteStore } from '../sqlite.js';
-import { VaultError } from '../errors.js';
+import { ServiceUnavailableError, VaultError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import { CliError, UsageError } from './io.js';
 
@@ -48,7 +48,9 @@ export function openStore(target: StoreTarget): Store {
 }
 
 /** A database that cannot be opened, said plainly, and never with a password. */
-export function storeError(error: unknown, target: StoreTarget): unknown {
+export function storeError(thrown: unknown, target: StoreTarget): unknown {
+  // The stores report a busy or unreachable database as a 503; the CLI names the driver's cause.
+  const error = thrown instanceof ServiceUnavailableError && thrown.cause !== undefined ? thrown.cause : thrown;
   if (error instanceof VaultError || error instanceof CliError) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (target.kind === 'sqlite') {

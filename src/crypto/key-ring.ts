@@ -13,7 +13,12 @@ interface TenantKeys {
   current: number;
   fingerprintKey: Buffer;
   searchKey: Buffer;
+  /** When (clock time) the versions were last listed from the store. */
+  checkedAt: number;
 }
+
+/** Default of `keyRefreshMs`: how stale a cached list of key versions may be before a write re-lists it. */
+export const DEFAULT_KEY_REFRESH_MS = 60_000;
 
 /**
  * Envelope encryption per tenant. Each tenant has versioned data keys (AES-256-GCM) and one index
@@ -23,6 +28,11 @@ interface TenantKeys {
  *
  * Unwrapped keys are cached in memory after first use so that encrypt/decrypt are synchronous on the
  * hot path; `load` must be awaited once per tenant (the services do it through `keysFor`).
+ *
+ * Another instance sharing the store may rotate a tenant's data key. Reads pick the new version up
+ * at once: a ciphertext under a version not in the cache reloads the tenant's keys (decrypt,
+ * keysCovering). Writes pick it up within `refreshMs`: keysFor re-lists the versions when its list
+ * is older than that (one indexed query per tenant per period; only new versions are unwrapped).
  */
 export class KeyRing {
   #store: Store;
@@ -30,16 +40,49 @@ export class KeyRing {
   #clock: Clock;
   #tenants = new Map<string, TenantKeys>();
   #loading = new Map<string, Promise<TenantKeys>>();
+  #refreshMs: number;
 
-  constructor(store: Store, provider: KeyProvider, clock: Clock) {
+  constructor(store: Store, provider: KeyProvider, clock: Clock, options: { refreshMs?: number } = {}) {
     this.#store = store;
     this.#provider = provider;
     this.#clock = clock;
+    this.#refreshMs = options.refreshMs ?? DEFAULT_KEY_REFRESH_MS;
   }
 
-  /** The tenant's keys, creating them on first use. */
+  /**
+   * The tenant's keys, creating them on first use. The newest version (`current`, which encrypts
+   * writes) is at most `refreshMs` old: past that the versions are listed again from the store.
+   */
   keysFor(tenantId: string): TenantKeys | Promise<TenantKeys> {
-    return this.#tenants.get(tenantId) ?? this.#load(tenantId);
+    const keys = this.#tenants.get(tenantId);
+    if (keys !== undefined && this.#clock.now() - keys.checkedAt < this.#refreshMs) return keys;
+    return this.#load(tenantId);
+  }
+
+  /**
+   * The tenant's keys holding every one of `versions` (the key versions of tokens just read): when
+   * one is missing, another instance rotated, and the keys are reloaded once. A version still
+   * missing then is not in the store (a damaged row); decrypting it fails.
+   */
+  async keysCovering(tenantId: string, versions: Iterable<number>): Promise<TenantKeys> {
+    const keys = await this.keysFor(tenantId);
+    for (const version of versions) if (!keys.data.has(version)) return this.#load(tenantId, true);
+    return keys;
+  }
+
+  /**
+   * Whether the key provider can unwrap every stored key of the tenant (the master key is the one
+   * they were wrapped with). Reads only: creates no key, for a tenant without keys too.
+   */
+  async verify(tenantId: string): Promise<boolean> {
+    try {
+      for (const purpose of ['data', 'index'] as const) {
+        for (const record of await this.#store.listWrappedKeys(tenantId, purpose)) await this.#unwrap(record);
+      }
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   encrypt(keys: TenantKeys, tenantId: string, tokenId: string, plaintext: Buffer): { ciphertext: Buffer; keyVersion: number } {
@@ -140,6 +183,8 @@ export class KeyRing {
   }
 
   async #read(tenantId: string): Promise<TenantKeys> {
+    const checkedAt = this.#clock.now();
+    const cached = this.#tenants.get(tenantId);
     let data = await this.#store.listWrappedKeys(tenantId, 'data');
     if (data.length === 0) {
       await this.#insertNew(tenantId, 'data', 1);
@@ -151,7 +196,9 @@ export class KeyRing {
       index = await this.#store.listWrappedKeys(tenantId, 'index');
     }
     const dataKeys = new Map<number, Buffer>();
-    for (const record of data) dataKeys.set(record.version, Buffer.from(await this.#unwrap(record)));
+    // A reload unwraps only versions it has not seen (a KMS unwrap may be a network call).
+    for (const record of data) dataKeys.set(record.version, cached?.data.get(record.version) ?? Buffer.from(await this.#unwrap(record)));
+    if (cached !== undefined) return { ...cached, data: dataKeys, current: data.at(-1)!.version, checkedAt };
     const root = Buffer.from(await this.#unwrap(index[0]!));
     const derive = (info: string) => Buffer.from(hkdfSync('sha256', root, Buffer.from(tenantId, 'utf8'), info, 32));
     return {
@@ -159,7 +206,22 @@ export class KeyRing {
       current: data.at(-1)!.version,
       fingerprintKey: derive('tokenvault/fingerprint/v1'),
       searchKey: derive('tokenvault/search-index/v1'),
+      checkedAt,
     };
+  }
+
+  /**
+   * A new tenant's first keys (data key version 1 and the index key), wrapped and not stored: the
+   * store writes them with the tenant, in one transaction (Store.createTenant).
+   */
+  async newTenantKeys(tenantId: string): Promise<WrappedKeyRecord[]> {
+    const createdAt = this.#clock.now();
+    const out: WrappedKeyRecord[] = [];
+    for (const purpose of ['data', 'index'] as const) {
+      const wrapped = await this.#provider.wrap(randomBytes(32), wrapContext(tenantId, purpose, 1));
+      out.push({ tenantId, purpose, version: 1, wrapped, createdAt });
+    }
+    return out;
   }
 
   /** False when a concurrent writer inserted the same version first. */

@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import { planDetokenize } from '../reactors/detokenize.js';
 import type { IdempotencyClaim, Store } from '../storage/store.js';
 import type { VaultKeys } from '../vault.js';
+import { refuseNul } from '../validation/no-nul.js';
 
 /** How long a stored response is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -83,6 +84,7 @@ export function checkIdempotencyKey(value: string, headerName: string): string {
   if (value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw ValidationError.field(headerName, `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   }
+  refuseNul(value, headerName);
   return value;
 }
 

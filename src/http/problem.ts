@@ -1,4 +1,4 @@
-import { ReactorError, VaultError } from '../errors.js';
+import { InternalError, ReactorError, ServiceUnavailableError, VaultError } from '../errors.js';
 import { PROBLEMS, type ProblemDetails, problemOfError } from '../problem.js';
 export type { HttpProblemCode, ProblemDetails } from '../problem.js';
 export { INTERNAL_DETAIL } from '../problem.js';
@@ -41,11 +41,13 @@ export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Rec
     const custom = reactorResponse(error, reservedHeaderPrefix ?? null);
     if (custom) return custom;
   }
-  if (!(error instanceof VaultError) && !(error instanceof RouteError)) {
+  if (error instanceof InternalError) logger.error('request failed with an internal error', { error: error.message });
+  else if (!(error instanceof VaultError) && !(error instanceof RouteError)) {
     logger.error('request failed with an unexpected error', { error: error instanceof Error ? error.name : typeof error });
   }
   const problem = problemOf(error);
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...extraHeaders };
   if (error instanceof RouteError && error.allow.length > 0) headers['allow'] = error.allow.join(', ');
+  if (error instanceof ServiceUnavailableError) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, concurrentChange } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { checkReactorCode } from './code-check.js';
@@ -53,6 +54,7 @@ export class FormulaService {
   async create(caller: Caller, body: unknown): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:create', null, async () => {
       requirePermission(caller, 'reactor:create');
+      refuseNul(body, '');
       const input = parseFormulaInput(body);
       await checkReactorCode(await this.#sandbox(), input.code, this.#limits);
       const formula: FormulaRecord = {
@@ -74,6 +76,7 @@ export class FormulaService {
   async get(caller: Caller, id: string): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:read', id, async () => {
       requirePermission(caller, 'reactor:read');
+      refuseNul(id, 'id');
       const formula = await this.#find(caller, id);
       this.#record(caller, 'formula:read', formula.id);
       return formulaView(formula);
@@ -101,6 +104,8 @@ export class FormulaService {
   async update(caller: Caller, id: string, body: unknown): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:update', id, async () => {
       requirePermission(caller, 'reactor:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       const input = parseFormulaInput(body);
       (await this.#sandbox()).check(input.code);
@@ -108,9 +113,12 @@ export class FormulaService {
       if (changesWhatRuns(current, next)) await requireMayChangeFormula(this.#store, caller, current.id);
       // After the authorization: the load check runs the code's top level.
       if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits);
-      if (!(await this.#store.updateFormula(next))) throw new NotFoundError('Formula', String(id));
+      // Only while the code and declarations are still the ones the check above was decided on.
+      const result = await this.#store.updateFormula(caller.tenantId, current.id, { ...input, modifiedBy: caller.applicationId, modifiedAt: next.modifiedAt! }, current);
+      if (result.status === 'not_found') throw new NotFoundError('Formula', String(id));
+      if (result.status === 'changed') throw concurrentChange('Formula', current.id);
       this.#record(caller, 'formula:update', next.id);
-      return formulaView(next);
+      return formulaView(result.record);
     });
   }
 
@@ -118,6 +126,7 @@ export class FormulaService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'formula:delete', id, async () => {
       requirePermission(caller, 'reactor:delete');
+      refuseNul(id, 'id');
       const outcome = typeof id === 'string' ? await this.#store.deleteFormula(caller.tenantId, id) : 'not_found';
       if (outcome === 'not_found') throw new NotFoundError('Formula', String(id));
       if (outcome === 'in_use') throw new ConflictError(`Formula '${id}' is used by a reactor; delete its reactors first`);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, concurrentChange } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { Logger } from '../logger.js';
@@ -124,6 +125,7 @@ export class ReactorService {
   async create(caller: Caller, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:create', null, async () => {
       requirePermission(caller, 'reactor:create');
+      refuseNul(body, '');
       const input = parseCreateReactor(body);
       let formula: FormulaRecord | null = null;
       let configuration: Record<string, unknown>;
@@ -160,6 +162,7 @@ export class ReactorService {
   async get(caller: Caller, id: string): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:read', id, async () => {
       requirePermission(caller, 'reactor:read');
+      refuseNul(id, 'id');
       const reactor = await this.#find(caller, id);
       const view = await this.#view(caller, reactor, new Map(), new Map());
       this.#record(caller, 'reactor:read', reactor.id);
@@ -171,6 +174,7 @@ export class ReactorService {
   async list(caller: Caller, query: ListReactorsQuery = {}): Promise<Paginated<ReactorView>> {
     return this.#audit.guard(caller, 'reactor:list', null, async () => {
       requirePermission(caller, 'reactor:read');
+      refuseNul(query, '');
       const q = query ?? {};
       const filter = parseFilter(q);
       const page = parsePage(q);
@@ -195,6 +199,8 @@ export class ReactorService {
   async update(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       const bound = await this.#requireMayChange(caller, current);
       const input = parseUpdateReactor(body, current.formulaId === null);
@@ -215,6 +221,8 @@ export class ReactorService {
   async patch(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       const bound = await this.#requireMayChange(caller, current);
       const patch = parsePatchReactor(body, current.formulaId === null);
@@ -251,16 +259,25 @@ export class ReactorService {
     application: ApplicationRecord | null,
   ): Promise<ReactorView> {
     if (change.code !== null && change.code !== current.code) await checkReactorCode(await this.#sandbox(), change.code, this.#limits);
-    const next: ReactorRecord = { ...current, ...change, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
-    if (!(await this.#store.updateReactor(next))) throw new NotFoundError('Reactor', current.id);
-    this.#record(caller, 'reactor:update', next.id);
-    return reactorView(next, formula, application, true);
+    const { code, ...rest } = change;
+    // Only while the reactor is still bound as it was when the caller's grants were checked.
+    const result = await this.#store.updateReactor(
+      caller.tenantId,
+      current.id,
+      { ...rest, ...(code !== null && code !== current.code ? { code } : {}), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() },
+      { applicationId: current.applicationId },
+    );
+    if (result.status === 'not_found') throw new NotFoundError('Reactor', current.id);
+    if (result.status === 'changed') throw concurrentChange('Reactor', current.id);
+    this.#record(caller, 'reactor:update', current.id);
+    return reactorView(result.record, formula, application, true);
   }
 
   /** Deletes a reactor (reactor:delete). */
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'reactor:delete', id, async () => {
       requirePermission(caller, 'reactor:delete');
+      refuseNul(id, 'id');
       if (typeof id !== 'string' || !(await this.#store.deleteReactor(caller.tenantId, id))) throw new NotFoundError('Reactor', String(id));
       this.#record(caller, 'reactor:delete', id);
     });
@@ -302,6 +319,7 @@ export class ReactorService {
   async result(caller: Caller, id: string, requestId: string): Promise<ReactorRunView> {
     return this.#audit.guard(caller, 'reactor:result', requestId, async () => {
       requirePermission(caller, 'token:use');
+      refuseNul({ id, request_id: requestId }, '');
       const view = await this.#async.result(caller, id, requestId);
       this.#record(caller, 'reactor:result', requestId);
       return view;
@@ -329,6 +347,7 @@ export class ReactorService {
   /** Every check of an invocation (permission, nesting, reactor, configuration, args and their tokens), without running it. */
   async #prepare(caller: Caller, id: string, input: InvokeInput, depth: number): Promise<PreparedRun> {
     requirePermission(caller, 'token:use');
+    refuseNul(id, 'id');
     if (depth > MAX_REACTOR_NESTING) {
       throw ValidationError.field('reactor', `bt.reactors.react nests more than ${MAX_REACTOR_NESTING} reactor runs deep`);
     }

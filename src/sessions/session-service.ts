@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import { generateNonce, generateSessionKey, hashApiKey, hashNonce } from '../applications/api-keys.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, coversGrants, makeCaller } from '../caller.js';
@@ -74,6 +75,7 @@ export class SessionService {
       if (caller.applicationType !== 'private') {
         throw new AuthorizationError(`Sessions are authorized by private applications; this is a ${caller.applicationType} application`);
       }
+      refuseNul(body, '');
       const now = this.#clock.now();
       const input = parseAuthorizeSession(body, now, SESSION_TTL_MS);
       const asked = makeCaller({ tenantId: caller.tenantId, id: caller.applicationId, type: caller.applicationType, ...input.grants });

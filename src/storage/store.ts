@@ -30,6 +30,14 @@ export interface TenantRecord {
   createdAt: number;
 }
 
+/** What a tenant is created with (see Store.createTenant). */
+export interface InitialTenantRecords {
+  application: ApplicationRecord;
+  /** The first management application's key. */
+  key: ApplicationKeyRecord;
+  keys: readonly WrappedKeyRecord[];
+}
+
 /** A data key or index key, wrapped (encrypted) by the KeyProvider. */
 export interface WrappedKeyRecord {
   tenantId: string;
@@ -379,10 +387,53 @@ export type CreateTokenResult =
   /** `deduplicate` was set and a token of the same tenant, type and fingerprint exists. */
   | { status: 'duplicate'; existing: StoredToken };
 
+export type CreateTokensResult = { status: 'created'; results: CreateTokenResult[] } | { status: 'id_conflict'; index: number };
+
 export type UpdateTokenResult =
   | { status: 'updated' }
   | { status: 'not_found' }
   | { status: 'duplicate'; existing: StoredToken };
+
+/**
+ * What an update of an application changes: only the fields given are written (the others keep
+ * whatever is stored, including changes made concurrently), plus the modification stamp.
+ */
+export interface ApplicationChanges {
+  name?: string;
+  permissions?: Permission[];
+  rules?: AccessRule[];
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/** What an update of a formula changes (only the fields given), plus the modification stamp. */
+export interface FormulaChanges {
+  name?: string;
+  description?: string | null;
+  code?: string;
+  configuration?: FormulaRecord['configuration'];
+  requestParameters?: FormulaRecord['requestParameters'];
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/** What an update of a reactor changes (only the fields given), plus the modification stamp. */
+export interface ReactorChanges {
+  name?: string;
+  /** Inline code (only for a reactor created with code; its formula never changes). */
+  code?: string;
+  configuration?: Record<string, unknown>;
+  applicationId?: string | null;
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/**
+ * The answer of a record update: the record as stored after it; `not_found`; `changed` when the
+ * precondition no longer held (a concurrent update came first; nothing written); `last_holder`
+ * (applications, see updateApplication).
+ */
+export type RecordUpdateResult<T> = { status: 'updated'; record: T } | { status: 'not_found' } | { status: 'changed' };
 
 export interface Store extends WebhookStore {
   /** Applies pending migrations; idempotent. Called by createVault before first use. */
@@ -390,7 +441,11 @@ export interface Store extends WebhookStore {
   close(): MaybePromise<void>;
 
   // --- tenants and keys -------------------------------------------------------------------------
-  createTenant(tenant: TenantRecord): MaybePromise<void>;
+  /**
+   * Atomically inserts the tenant and, when given, its first application and its wrapped keys: all
+   * of them or none (ConflictError when the tenant, the application or a key version exists).
+   */
+  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): MaybePromise<void>;
   getTenant(id: string): MaybePromise<TenantRecord | null>;
   listTenants(): MaybePromise<TenantRecord[]>;
   /** Inserts a wrapped key; ConflictError-free: returns false when (tenant, purpose, version) exists (a racing writer won). */
@@ -407,6 +462,12 @@ export interface Store extends WebhookStore {
    * when one is given (null: the caller records it another way).
    */
   createToken(token: StoredToken, audit: AuditEntry | null, now: number): MaybePromise<CreateTokenResult>;
+  /**
+   * Atomically creates `tokens` in order, each as createToken would (deduplication included, also
+   * against an earlier token of the same call; no audit entries): when one of them meets an id
+   * conflict, none of them is written and the answer names its index. At most 100 tokens.
+   */
+  createTokens(tokens: readonly StoredToken[], now: number): MaybePromise<CreateTokensResult>;
   /** The live token (not expired at `now`) of the tenant with that id, or null. */
   getToken(tenantId: string, id: string, now: number): MaybePromise<StoredToken | null>;
   /** Live tokens matching every given filter, in creation order. */
@@ -480,12 +541,19 @@ export interface Store extends WebhookStore {
   replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): MaybePromise<boolean>;
   listApplications(tenantId: string, page: PageRequest): MaybePromise<PageResult<ApplicationRecord>>;
   /**
-   * Replaces the mutable fields of an existing application; false when missing. With `keep`: in the
-   * same transaction, answers 'last_holder' and changes nothing when the tenant has an application
+   * Atomically writes `changes` (only the fields given: a new key leaves permissions alone and a
+   * new set of permissions leaves the key alone, so two concurrent updates of different fields
+   * both stay) and returns the record as stored; not_found when missing. With `keep`: in the same
+   * transaction, answers 'last_holder' and changes nothing when the tenant has an application
    * holding every permission of `keep` and would have none after the change. Concurrent guarded
    * changes of one tenant's applications are serialized, so two cannot each remove "the other" holder.
    */
-  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
+  updateApplication(
+    tenantId: string,
+    id: string,
+    changes: ApplicationChanges,
+    keep?: readonly Permission[],
+  ): MaybePromise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' }>;
   /**
    * Deletes, with its keys and the sessions it created or authorized, in one transaction; false
    * when missing. `keep`: as in updateApplication.
@@ -512,14 +580,34 @@ export interface Store extends WebhookStore {
   createFormula(formula: FormulaRecord): MaybePromise<void>;
   getFormula(tenantId: string, id: string): MaybePromise<FormulaRecord | null>;
   listFormulas(tenantId: string, page: PageRequest): MaybePromise<PageResult<FormulaRecord>>;
-  updateFormula(formula: FormulaRecord): MaybePromise<boolean>;
+  /**
+   * Atomically writes `changes` (only the fields given). With `expected`: only while the formula's
+   * code and declarations are still those (what runs, which the caller's authorization was decided
+   * on); else `changed` and nothing written.
+   */
+  updateFormula(
+    tenantId: string,
+    id: string,
+    changes: FormulaChanges,
+    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
+  ): MaybePromise<RecordUpdateResult<FormulaRecord>>;
   /** Atomically: 'in_use' (nothing deleted) when a reactor of the tenant references it; 'not_found'; else 'deleted'. */
   deleteFormula(tenantId: string, id: string): MaybePromise<'deleted' | 'not_found' | 'in_use'>;
   /** Inserts; ConflictError when the id exists. */
   createReactor(reactor: ReactorRecord): MaybePromise<void>;
   getReactor(tenantId: string, id: string): MaybePromise<ReactorRecord | null>;
   listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): MaybePromise<PageResult<ReactorRecord>>;
-  updateReactor(reactor: ReactorRecord): MaybePromise<boolean>;
+  /**
+   * Atomically writes `changes` (only the fields given; the formula never changes). With
+   * `expected`: only while the reactor is still bound to that application (the binding the
+   * caller's authorization was decided on); else `changed` and nothing written.
+   */
+  updateReactor(
+    tenantId: string,
+    id: string,
+    changes: ReactorChanges,
+    expected?: { applicationId: string | null },
+  ): MaybePromise<RecordUpdateResult<ReactorRecord>>;
   deleteReactor(tenantId: string, id: string): MaybePromise<boolean>;
 
   // --- idempotency ------------------------------------------------------------------------------

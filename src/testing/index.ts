@@ -15,6 +15,8 @@ import type { Store } from '../storage/store.js';
 export async function runStoreConformance(name: string, factory: () => Store | Promise<Store>, cleanup?: (store: Store) => void | Promise<void>): Promise<void> {
   const suite = await import('./store-conformance.js');
   suite.runStoreConformance(name, factory, cleanup);
+  const atomic = await import('./store-conformance-atomic.js');
+  atomic.runAtomicConformance(name, factory, cleanup);
 }
 export { ManualClock } from '../clock.js';
 

@@ -934,7 +934,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         const b = makeApplication({ tenantId: TENANT_B });
         await createApp(b);
         expect(await store.getApplication(TENANT_A, b.id)).toBeNull();
-        expect(await store.updateApplication({ ...b, tenantId: TENANT_A, name: 'hijacked' })).toBe(false);
+        expect(await store.updateApplication(TENANT_A, b.id, { name: 'hijacked', modifiedBy: APP_A, modifiedAt: T0 })).toEqual({ status: 'not_found' });
         expect(await store.deleteApplication(TENANT_A, b.id)).toBe(false);
         expect(await store.getApplication(TENANT_B, b.id)).toEqual(b);
         expect((await store.listApplications(TENANT_A, cursor(10))).items).toEqual([]);
@@ -980,19 +980,11 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
       it('updates everything but the identity and creation stamp; false when missing', async () => {
         const app = makeApplication({ createdBy: APP_B });
         await createApp(app);
-        const next: ApplicationRecord = {
-          ...app,
-          name: 'Renamed',
-          permissions: ['token:read'],
-          rules: [],
-          modifiedBy: APP_B,
-          modifiedAt: T0 + 1,
-          createdAt: T0 + 99,
-          createdBy: 'someone-else',
-        };
-        expect(await store.updateApplication(next)).toBe(true);
-        expect(await store.getApplication(TENANT_A, app.id)).toEqual({ ...next, createdAt: app.createdAt, createdBy: app.createdBy });
-        expect(await store.updateApplication(makeApplication({ id: 'missing' }))).toBe(false);
+        const changes = { name: 'Renamed', permissions: ['token:read' as const], rules: [], modifiedBy: APP_B, modifiedAt: T0 + 1 };
+        const next: ApplicationRecord = { ...app, ...changes };
+        expect(await store.updateApplication(TENANT_A, app.id, changes)).toEqual({ status: 'updated', record: next });
+        expect(await store.getApplication(TENANT_A, app.id)).toEqual(next);
+        expect(await store.updateApplication(TENANT_A, 'missing', { name: 'x', modifiedBy: null, modifiedAt: T0 })).toEqual({ status: 'not_found' });
         expect(await store.getApplication(TENANT_A, 'missing')).toBeNull();
       });
 
@@ -1017,10 +1009,10 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         const elsewhere = admin({ tenantId: TENANT_B });
         for (const app of [last, other, elsewhere]) await createApp(app);
         expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe('last_holder');
-        expect(await store.updateApplication({ ...last, permissions: ['application:create', 'application:read'] }, KEEP)).toBe('last_holder');
+        expect(await store.updateApplication(TENANT_A, last.id, { permissions: ['application:create', 'application:read'], modifiedBy: null, modifiedAt: T0 }, KEEP)).toEqual({ status: 'last_holder' });
         expect(await store.getApplication(TENANT_A, last.id)).toMatchObject({ permissions: ADMIN });
         // Changes that keep a holder, and changes of other applications, pass.
-        expect(await store.updateApplication({ ...last, name: 'renamed' }, KEEP)).toBe(true);
+        expect(await store.updateApplication(TENANT_A, last.id, { name: 'renamed', permissions: ADMIN, modifiedBy: null, modifiedAt: T0 }, KEEP)).toMatchObject({ status: 'updated' });
         expect(await store.deleteApplication(TENANT_A, other.id, KEEP)).toBe(true);
         expect(await store.deleteApplication(TENANT_A, 'missing', KEEP)).toBe(false);
         const second = admin();
@@ -1039,9 +1031,11 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
           await createApp(b);
           const results = await Promise.all([
             Promise.resolve().then(() => store.deleteApplication(TENANT_A, a.id, KEEP)),
-            Promise.resolve().then(() => (i % 2 === 0 ? store.deleteApplication(TENANT_A, b.id, KEEP) : store.updateApplication({ ...b, permissions: [] }, KEEP))),
+            Promise.resolve().then(() =>
+              i % 2 === 0 ? store.deleteApplication(TENANT_A, b.id, KEEP) : store.updateApplication(TENANT_A, b.id, { permissions: [], modifiedBy: null, modifiedAt: T0 }, KEEP),
+            ),
           ]);
-          expect(results.filter((r) => r === 'last_holder')).toHaveLength(1);
+          expect(results.filter((r) => r === 'last_holder' || (typeof r === 'object' && r.status === 'last_holder'))).toHaveLength(1);
           const page = await store.listApplications(TENANT_A, offset(100, 1));
           const holders = page.items.filter((app) => KEEP.every((p) => app.permissions.includes(p)));
           expect(holders).toHaveLength(1);
@@ -1063,19 +1057,19 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         await store.createFormula(formula);
         expect(await store.getFormula(TENANT_A, formula.id)).toEqual(formula);
         await expect(Promise.resolve().then(() => store.createFormula(formula))).rejects.toBeInstanceOf(ConflictError);
-        const next: FormulaRecord = {
-          ...formula,
+        const changes = {
           name: 'Refund',
           description: 'Refunds',
           code: 'module.exports = async () => ({ raw: 1 });',
           configuration: [],
-          requestParameters: [{ name: 'amount', description: null, type: 'number', optional: true }],
+          requestParameters: [{ name: 'amount', description: null, type: 'number' as const, optional: true }],
           modifiedBy: APP_B,
           modifiedAt: T0 + 1,
         };
-        expect(await store.updateFormula(next)).toBe(true);
+        const next: FormulaRecord = { ...formula, ...changes };
+        expect(await store.updateFormula(TENANT_A, formula.id, changes)).toEqual({ status: 'updated', record: next });
         expect(await store.getFormula(TENANT_A, formula.id)).toEqual(next);
-        expect(await store.updateFormula(makeFormula({ id: 'missing' }))).toBe(false);
+        expect(await store.updateFormula(TENANT_A, 'missing', changes)).toEqual({ status: 'not_found' });
         const second = makeFormula();
         await store.createFormula(second);
         expect((await store.listFormulas(TENANT_A, cursor(10))).items.map((f) => f.id)).toEqual([formula.id, second.id]);
@@ -1086,7 +1080,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         const b = makeFormula({ tenantId: TENANT_B });
         await store.createFormula(b);
         expect(await store.getFormula(TENANT_A, b.id)).toBeNull();
-        expect(await store.updateFormula({ ...b, tenantId: TENANT_A, name: 'hijacked' })).toBe(false);
+        expect(await store.updateFormula(TENANT_A, b.id, { name: 'hijacked', modifiedBy: null, modifiedAt: T0 })).toEqual({ status: 'not_found' });
         expect(await store.deleteFormula(TENANT_A, b.id)).toBe('not_found');
         expect(await store.getFormula(TENANT_B, b.id)).toEqual(b);
         expect((await store.listFormulas(TENANT_A, cursor(10))).items).toEqual([]);
@@ -1126,10 +1120,11 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         await store.createReactor(reactor);
         expect(await store.getReactor(TENANT_A, reactor.id)).toEqual(reactor);
         await expect(Promise.resolve().then(() => store.createReactor(reactor))).rejects.toBeInstanceOf(ConflictError);
-        const next: ReactorRecord = { ...reactor, name: 'Renamed', configuration: { API_KEY: 'other', n: 2 }, applicationId: null, modifiedBy: APP_B, modifiedAt: T0 + 1 };
-        expect(await store.updateReactor(next)).toBe(true);
+        const changes = { name: 'Renamed', configuration: { API_KEY: 'other', n: 2 }, applicationId: null, modifiedBy: APP_B, modifiedAt: T0 + 1 };
+        const next: ReactorRecord = { ...reactor, ...changes };
+        expect(await store.updateReactor(TENANT_A, reactor.id, changes)).toEqual({ status: 'updated', record: next });
         expect(await store.getReactor(TENANT_A, reactor.id)).toEqual(next);
-        expect(await store.updateReactor(makeReactor({ id: 'missing', formulaId }))).toBe(false);
+        expect(await store.updateReactor(TENANT_A, 'missing', changes)).toEqual({ status: 'not_found' });
         expect(await store.deleteReactor(TENANT_A, reactor.id)).toBe(true);
         expect(await store.getReactor(TENANT_A, reactor.id)).toBeNull();
         expect(await store.deleteReactor(TENANT_A, reactor.id)).toBe(false);
@@ -1139,8 +1134,9 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         const reactor = makeReactor({ formulaId: null, code: 'module.exports = async () => ({ raw: 1 })' });
         await store.createReactor(reactor);
         expect(await store.getReactor(TENANT_A, reactor.id)).toEqual(reactor);
-        const next: ReactorRecord = { ...reactor, code: 'module.exports = async () => ({ raw: 2 })', modifiedBy: APP_B, modifiedAt: T0 + 1 };
-        expect(await store.updateReactor(next)).toBe(true);
+        const changes = { code: 'module.exports = async () => ({ raw: 2 })', modifiedBy: APP_B, modifiedAt: T0 + 1 };
+        const next: ReactorRecord = { ...reactor, ...changes };
+        expect(await store.updateReactor(TENANT_A, reactor.id, changes)).toEqual({ status: 'updated', record: next });
         expect(await store.getReactor(TENANT_A, reactor.id)).toEqual(next);
         expect((await store.listReactors(TENANT_A, { ids: [reactor.id] }, cursor(10))).items).toEqual([next]);
         // It holds no formula: the tenant's formula is deleted while it exists.
@@ -1153,7 +1149,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
         const b = makeReactor({ formulaId, tenantId: TENANT_B, name: 'Tenant B reactor' });
         await store.createReactor(b);
         expect(await store.getReactor(TENANT_A, b.id)).toBeNull();
-        expect(await store.updateReactor({ ...b, tenantId: TENANT_A, name: 'hijacked' })).toBe(false);
+        expect(await store.updateReactor(TENANT_A, b.id, { name: 'hijacked', modifiedBy: null, modifiedAt: T0 })).toEqual({ status: 'not_found' });
         expect(await store.deleteReactor(TENANT_A, b.id)).toBe(false);
         expect(await store.getReactor(TENANT_B, b.id)).toEqual(b);
         expect((await store.listReactors(TENANT_A, {}, cursor(10))).items).toEqual([]);

@@ -1,14 +1,15 @@
 import { v7 as timeOrderedUuid } from 'uuid';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError, ValidationError } from '../errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Permission, Transform } from '../permissions.js';
-import type { Store, StoredToken, TokenFilter } from '../storage/store.js';
+import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { requireDedupeOverOwnData, requireDisclosureChange, requireExpiryChange, responseTransform, showsFingerprint } from './disclosure.js';
 import { parseExpiresAt } from './expiry.js';
@@ -120,8 +121,15 @@ export class TokenService {
         }
       }
       if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+      if (prepared.length === 0) return replaceTokenBodies(body, new Map());
+      // One store operation: an id taken (by a stored token or an earlier item) stores nothing.
+      const stored = await this.#store.createTokens(
+        prepared.map((p) => p.token),
+        prepared[0]!.token.createdAt,
+      );
+      if (stored.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared[stored.index]!.token.id}' already exists; nothing was stored`);
       const views = new Map<unknown, TokenView>();
-      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#commit(caller, prepared[i]!, budget));
+      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#created(caller, prepared[i]!, stored.results[i]!, budget));
       return replaceTokenBodies(body, views);
     });
   }
@@ -129,6 +137,7 @@ export class TokenService {
   /** Validates a create body and computes everything to store; writes nothing. */
   async #prepare(caller: Caller, body: unknown, budget: ExpressionBudget): Promise<Prepared> {
     requirePermission(caller, 'token:create');
+    refuseNul(body, '', ['data']);
     const input = parseCreateTokenInput(body);
     const definition = getTokenType(input.type);
     const data = definition.validate(input.data);
@@ -171,9 +180,14 @@ export class TokenService {
    * → 70% of the raw insert baseline). A process killed within the flush window can lose the entry,
    * not the record of the creation.
    */
-  async #commit(caller: Caller, { token, data, transform, keys }: Prepared, budget: ExpressionBudget): Promise<TokenView> {
-    const result = await this.#store.createToken(token, null, token.createdAt);
-    if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${token.id}' already exists`);
+  async #commit(caller: Caller, prepared: Prepared, budget: ExpressionBudget): Promise<TokenView> {
+    const result = await this.#store.createToken(prepared.token, null, prepared.token.createdAt);
+    if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared.token.id}' already exists`);
+    return this.#created(caller, prepared, result, budget);
+  }
+
+  /** The audit entry and the response of a stored creation (or of the duplicate found instead). */
+  async #created(caller: Caller, { token, data, transform, keys }: Prepared, result: CreateTokenResult, budget: ExpressionBudget): Promise<TokenView> {
     const id = result.status === 'duplicate' ? result.existing.id : token.id;
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
@@ -191,6 +205,7 @@ export class TokenService {
     // the tenant's keys are loaded (each avoided promise is measurable at this rate).
     try {
       requirePermission(caller, 'token:read');
+      refuseNul(id, 'id');
       const now = this.#clock.now();
       const found = this.#store.getToken(caller.tenantId, String(id), now);
       const token = found instanceof Promise ? await found : found;
@@ -215,6 +230,7 @@ export class TokenService {
   async list(caller: Caller, query: ListTokensQuery = {}): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:list', null, async () => {
       requirePermission(caller, 'token:read');
+      refuseNul({ id: query.id, type: query.type, metadata: query.metadata }, '');
       const filter: TokenFilter = {};
       const ids = toArray(query.id, 'id');
       const types = toArray(query.type, 'type');
@@ -238,6 +254,7 @@ export class TokenService {
   async search(caller: Caller, query: SearchTokensQuery): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:search', null, async () => {
       requirePermission(caller, 'token:search');
+      refuseNul(query?.query, 'query');
       const terms = parseSearchQuery(query?.query);
       const keys = await this.#keys.keysFor(caller.tenantId);
       const filter: TokenFilter = {};
@@ -297,6 +314,8 @@ export class TokenService {
   async update(caller: Caller, id: string, body: unknown): Promise<TokenView> {
     return this.#audit.guard(caller, 'token:update', id, async () => {
       requirePermission(caller, 'token:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '', ['data']);
       const patch = parseUpdateTokenInput(body);
       const now = this.#clock.now();
       const current = await this.#store.getToken(caller.tenantId, String(id), now);
@@ -349,6 +368,7 @@ export class TokenService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'token:delete', id, async () => {
       requirePermission(caller, 'token:delete');
+      refuseNul(id, 'id');
       const now = this.#clock.now();
       const found = this.#store.getToken(caller.tenantId, String(id), now);
       const token = found instanceof Promise ? await found : found;
@@ -378,6 +398,7 @@ export class TokenService {
   async use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>> {
     return this.#audit.guard(caller, 'token:use', null, async () => {
       requirePermission(caller, 'token:use');
+      refuseNul(ids, 'ids');
       const now = this.#clock.now();
       const tokens: { token: StoredToken; transform: Transform }[] = [];
       for (const id of ids) {
@@ -400,7 +421,8 @@ export class TokenService {
     const page = parsePage(query ?? {});
     const now = this.#clock.now();
     const result = await this.#store.listTokens(caller.tenantId, filter, page, now);
-    const keys = await this.#keys.keysFor(caller.tenantId);
+    // Loads a key version another instance made since (rotation) before any row is decrypted.
+    const keys = await this.#keys.keysCovering(caller.tenantId, result.items.map((token) => token.keyVersion));
     // One expression budget for the page's masks: a page that uses it up is a 400 (ask for a smaller page).
     const budget = this.#engine.budget();
     return toPaginated(page, result, (token) => {
@@ -432,10 +454,13 @@ export class TokenService {
     return this.#keys.decrypt(token.tenantId, token.id, token.ciphertext).then((loaded) => this.#decode(token, loaded, now));
   }
 
-  /** Decrypts with keys the caller has loaded (list pages, duplicates). */
+  /**
+   * Decrypts with keys the caller loaded with keysCovering (list pages, duplicates), so the token's
+   * key version is among them; one that is not is a row whose key is missing from the store.
+   */
   #dataSync(keys: TenantKeys, token: StoredToken, now: number): unknown {
     const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
-    if (plaintext === null) throw new Error('Token encrypted with a data key this instance has not loaded');
+    if (plaintext === null) throw new InternalError(`Token '${token.id}' is encrypted with data key version ${token.keyVersion}, which the store does not hold`);
     return this.#decode(token, plaintext, now);
   }
 
@@ -500,7 +525,8 @@ export class TokenService {
   async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number, operation: Transform, budget: ExpressionBudget): Promise<TokenView> {
     const read = transformFor(caller, 'token:read', existing.containers);
     if (read === null) return redactedDuplicateView(existing);
-    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#dataSync(keys, existing, now), budget);
+    const covering = keys.data.has(existing.keyVersion) ? keys : await this.#keys.keysCovering(caller.tenantId, [existing.keyVersion]);
+    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#dataSync(covering, existing, now), budget);
     const view = tokenView(existing, data, false, read === 'reveal');
     view._extras = { deduplicated: true };
     return view;

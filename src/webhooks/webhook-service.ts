@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
@@ -52,6 +53,7 @@ export class WebhookService {
   async create(caller: Caller, body: unknown): Promise<WebhookView> {
     return this.#d.audit.guard(caller, 'webhook:create', null, async () => {
       requirePermission(caller, 'webhook:create');
+      refuseNul(body, '');
       const input = parseWebhookInput(body, this.#d.allowPrivateNetwork);
       // Checked before the insert, not with it: racing creates may pass the bound by a few.
       if ((await this.#d.store.listAllWebhooks(caller.tenantId, MAX_WEBHOOKS_PER_TENANT)).length >= MAX_WEBHOOKS_PER_TENANT) {
@@ -74,6 +76,7 @@ export class WebhookService {
 
   async get(caller: Caller, id: string): Promise<WebhookView> {
     requirePermission(caller, 'webhook:read');
+    refuseNul(id, 'id');
     return webhookView(await this.#find(caller, id));
   }
 
@@ -87,6 +90,8 @@ export class WebhookService {
   async update(caller: Caller, id: string, body: unknown): Promise<WebhookView> {
     return this.#d.audit.guard(caller, 'webhook:update', id, async () => {
       requirePermission(caller, 'webhook:update');
+      refuseNul(id, 'id');
+      refuseNul(body, '');
       const current = await this.#find(caller, id);
       const input = parseWebhookInput(body, this.#d.allowPrivateNetwork);
       const next: WebhookRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#d.clock.now() };
@@ -100,6 +105,7 @@ export class WebhookService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#d.audit.guard(caller, 'webhook:delete', id, async () => {
       requirePermission(caller, 'webhook:delete');
+      refuseNul(id, 'id');
       if (!(await this.#d.store.deleteWebhook(caller.tenantId, String(id)))) throw new NotFoundError('Webhook', String(id));
       this.#changed(caller, 'webhook:delete', String(id));
     });
@@ -128,6 +134,7 @@ export class WebhookService {
   /** Deliveries of one webhook (webhook:read), oldest first. */
   async deliveries(caller: Caller, webhookId: string, query: PageQuery = {}): Promise<Paginated<DeliveryView>> {
     requirePermission(caller, 'webhook:read');
+    refuseNul(webhookId, 'id');
     await this.#find(caller, webhookId);
     const page = parsePage(query);
     return toPaginated(page, await this.#d.store.listWebhookDeliveries(caller.tenantId, { webhookId }, page), deliveryView);
@@ -136,6 +143,7 @@ export class WebhookService {
   /** Every delivery of the tenant (webhook:read), event and callback, filtered by webhook or reactor request. */
   async listDeliveries(caller: Caller, query: DeliveryQuery = {}): Promise<Paginated<DeliveryView>> {
     requirePermission(caller, 'webhook:read');
+    refuseNul({ webhook_id: query.webhook_id, request_id: query.request_id }, '');
     const page = parsePage(query);
     const filter: { webhookId?: string; requestId?: string } = {};
     if (query.webhook_id !== undefined) filter.webhookId = checkId(query.webhook_id, 'webhook_id');
@@ -146,6 +154,7 @@ export class WebhookService {
   /** One delivery (webhook:read). */
   async getDelivery(caller: Caller, id: string): Promise<DeliveryView> {
     requirePermission(caller, 'webhook:read');
+    refuseNul(id, 'id');
     const found = typeof id === 'string' ? await this.#d.store.getWebhookDelivery(caller.tenantId, id) : null;
     if (found === null) throw new NotFoundError('Webhook delivery', String(id));
     return deliveryView(found);
@@ -155,6 +164,7 @@ export class WebhookService {
   async retryDelivery(caller: Caller, id: string): Promise<DeliveryView> {
     return this.#d.audit.guard(caller, 'webhook:retry', id, async () => {
       requirePermission(caller, 'webhook:update');
+      refuseNul(id, 'id');
       if (typeof id !== 'string' || (await this.#d.store.getWebhookDelivery(caller.tenantId, id)) === null) throw new NotFoundError('Webhook delivery', String(id));
       if (!(await this.#d.deliveries.restart(caller.tenantId, id))) {
         throw new ConflictError(`Webhook delivery '${id}' has not failed (it is pending or succeeded); only a failed delivery can be retried`);

@@ -102,3 +102,17 @@ describe('keyed hashes', () => {
     expect(fp).not.toBe(createHash('sha256').update('4242424242424242').digest('base64url'));
   });
 });
+
+describe('KeyRing.verify (the CLI master-key check)', () => {
+  it('reads only: a tenant without keys gets none, and a wrong master key answers false', async () => {
+    const masterKey = generateMasterKey();
+    const { store, keys } = await ring(masterKey);
+    expect(await keys.verify('no-keys-yet')).toBe(true);
+    expect(await store.listWrappedKeys('no-keys-yet', 'data')).toEqual([]);
+    expect(await store.listWrappedKeys('no-keys-yet', 'index')).toEqual([]);
+    await keys.keysFor('t1');
+    expect(await keys.verify('t1')).toBe(true);
+    const other = new KeyRing(store, new LocalKeyProvider(generateMasterKey()), new ManualClock());
+    expect(await other.verify('t1')).toBe(false);
+  });
+});

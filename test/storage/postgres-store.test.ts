@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConflictError, ValidationError } from '../../src/errors.js';
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../../src/errors.js';
 import { createPostgresStore, redactConnectionString, type PgPool, type PostgresStore } from '../../src/postgres.js';
 import { MIGRATIONS, runMigrations } from '../../src/storage/postgres/migrations.js';
 import { decodeCursor, encodeCursor } from '../../src/storage/postgres/paging.js';
@@ -110,7 +110,8 @@ describe('PostgreSQL store helpers (no server)', () => {
 
   it('gives up after MAX_ATTEMPTS, and does not retry other errors', async () => {
     const always = scriptedPool(() => pgError('40001'));
-    await expect(new PgExecutor(always).query('SELECT 1')).rejects.toMatchObject({ code: '40001' });
+    // Still refused after every attempt: a 503 (the conflict is transient), not a 500.
+    await expect(new PgExecutor(always).query('SELECT 1')).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(always.texts).toHaveLength(MAX_ATTEMPTS);
     const other = scriptedPool(() => pgError('42P01'));
     await expect(new PgExecutor(other).query('SELECT 1')).rejects.toMatchObject({ code: '42P01' });

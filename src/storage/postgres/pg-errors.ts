@@ -1,4 +1,4 @@
-import { ConflictError, ValidationError } from '../../errors.js';
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../../errors.js';
 
 /**
  * SQLSTATEs after which the whole transaction (or lone statement) was rolled back and running it
@@ -10,6 +10,38 @@ export const RETRYABLE_SQLSTATES: Readonly<Record<string, string>> = Object.free
   '40001': 'serialization_failure',
   '40P01': 'deadlock_detected',
 });
+
+/**
+ * SQLSTATEs of a connection the server ended or refused: the backend was terminated
+ * (pg_terminate_backend, a restart: 57P01/57P02), the server is starting or stopping (57P03), or a
+ * connection exception (08xxx). What was not committed on that connection was rolled back.
+ */
+export const CONNECTION_SQLSTATES: Readonly<Record<string, string>> = Object.freeze({
+  '57P01': 'admin_shutdown',
+  '57P02': 'crash_shutdown',
+  '57P03': 'cannot_connect_now',
+  '08000': 'connection_exception',
+  '08001': 'sqlclient_unable_to_establish_sqlconnection',
+  '08003': 'connection_does_not_exist',
+  '08004': 'sqlserver_rejected_establishment_of_sqlconnection',
+  '08006': 'connection_failure',
+});
+
+/** Socket errors of a lost or refused connection (Node error codes). */
+const CONNECTION_NODE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/** pg's own errors for a connection lost mid-use (they carry no code). */
+const CONNECTION_MESSAGES = [/Connection terminated/i, /connection error and is not queryable/i, /timeout exceeded when trying to connect/i, /Client was closed/i];
+
+/**
+ * Whether the error means the connection was lost or could not be made (not that the statement was
+ * wrong): running the work again on a fresh connection may succeed.
+ */
+export function isConnectionError(error: unknown): boolean {
+  const code = sqlstate(error);
+  if (code !== undefined && (Object.hasOwn(CONNECTION_SQLSTATES, code) || CONNECTION_NODE_CODES.has(code))) return true;
+  const message = (error as { message?: unknown } | null)?.message;
+  return code === undefined && typeof message === 'string' && CONNECTION_MESSAGES.some((pattern) => pattern.test(message));
+}
 
 const UNIQUE_VIOLATION = '23505';
 /**
@@ -33,9 +65,13 @@ export function isRetryable(error: unknown): boolean {
  * Driver errors as the store reports them. The store's writes use ON CONFLICT where the interface
  * promises a result rather than an error, so a unique violation reaching here is a record that
  * already exists: ConflictError (without the driver's detail, which quotes the key values).
- * Unstorable text is a ValidationError. Anything else is passed on unchanged: an internal error, rendered as a generic 500 over HTTP.
+ * Unstorable text is a ValidationError. A lost connection (after the executor's retry), or a
+ * serialization failure that outlasted every retry, is an ServiceUnavailableError (503 with Retry-After).
+ * Anything else is passed on unchanged: an internal error, rendered as a generic 500 over HTTP.
  */
 export function translateError(error: unknown): unknown {
+  if (isConnectionError(error)) return new ServiceUnavailableError('The database connection was lost; retry the request shortly', 1, error);
+  if (isRetryable(error)) return new ServiceUnavailableError('The database kept refusing the transaction as conflicting; retry the request shortly', 1, error);
   const code = sqlstate(error);
   if (code === UNIQUE_VIOLATION) return new ConflictError('A record with this id already exists');
   if (code !== undefined && UNSTORABLE_TEXT.has(code)) return ValidationError.field('input', 'must not contain NUL characters (\\u0000)');

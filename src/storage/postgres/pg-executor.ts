@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PgPool, PgPoolClient, PgQueryResult } from './postgres-options.js';
-import { isRetryable, translateError } from './pg-errors.js';
+import { isConnectionError, isRetryable, translateError } from './pg-errors.js';
 import { TYPE_PARSERS } from './type-parsers.js';
 
 /** Runs one statement: the pool (autocommit) or a transaction's connection. */
@@ -17,18 +17,50 @@ function backoffMs(attempt: number): number {
 }
 
 /**
- * Runs `fn` again after a serialization failure or deadlock (the database rolled it back, so it
- * is safe to repeat), and translates the error that ends it (pg-errors.ts).
+ * Whether work that failed on a lost connection may run again: `always` for reads and for a
+ * transaction that had not sent COMMIT (the server rolled it back); `never` for a lone write or a
+ * COMMIT whose answer was lost (it may have committed: running it again could apply it twice, so
+ * the caller gets a 503 and retries with its Idempotency-Key).
  */
-export async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+type ConnectionRetry = 'always' | 'never';
+
+/** A failure while COMMIT was in flight: the transaction may or may not have committed. */
+class CommitOutcomeUnknown extends Error {
+  constructor(readonly lost: unknown) {
+    super('The connection was lost while committing');
+  }
+}
+
+/**
+ * Runs `fn` again after a serialization failure or deadlock (the database rolled it back, so it
+ * is safe to repeat), and once more on a fresh connection after a lost connection when `onLost`
+ * allows it; translates the error that ends it (pg-errors.ts: a lost connection becomes a 503).
+ */
+export async function retrying<T>(fn: () => Promise<T>, onLost: ConnectionRetry = 'never'): Promise<T> {
+  let reconnected = false;
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
-    } catch (error) {
-      if (!isRetryable(error) || attempt >= MAX_ATTEMPTS) throw translateError(error);
-      await sleep(backoffMs(attempt));
+    } catch (thrown) {
+      const error = thrown instanceof CommitOutcomeUnknown ? thrown.lost : thrown;
+      if (isRetryable(error) && attempt < MAX_ATTEMPTS) {
+        await sleep(backoffMs(attempt));
+        continue;
+      }
+      // A failed pool.query or a discarded transaction client is not returned to the pool: the next
+      // attempt gets another connection (or opens one).
+      if (isConnectionError(error) && onLost === 'always' && !(thrown instanceof CommitOutcomeUnknown) && !reconnected) {
+        reconnected = true;
+        continue;
+      }
+      throw translateError(error);
     }
   }
+}
+
+/** A statement that only reads (a lone SELECT): safe to run again after a lost connection. */
+export function isRead(text: string): boolean {
+  return /^\s*SELECT\b/i.test(text);
 }
 
 const ignore = () => undefined;
@@ -47,15 +79,19 @@ export class PgExecutor implements Queryable {
     this.#pool = pool;
   }
 
-  /** One statement on its own (autocommit): atomic by itself. */
+  /**
+   * One statement on its own (autocommit): atomic by itself. A read is run again once on a fresh
+   * connection when its connection was lost; a write is not (see ConnectionRetry).
+   */
   query(text: string, values: readonly unknown[] = []): Promise<PgQueryResult> {
-    return retrying(() => this.#pool.query({ text, values: [...values], types: TYPE_PARSERS }));
+    return retrying(() => this.#pool.query({ text, values: [...values], types: TYPE_PARSERS }), isRead(text) ? 'always' : 'never');
   }
 
   /**
    * Runs `fn` in a READ COMMITTED transaction on one connection, committing when it returns and
-   * rolling back when it throws. The whole transaction is retried, so `fn` must only touch the
-   * database (no side effects outside it that a second run would repeat).
+   * rolling back when it throws. The whole transaction is retried (after a serialization failure,
+   * and once on a fresh connection when the connection was lost before COMMIT was sent), so `fn`
+   * must only touch the database (no side effects outside it that a second run would repeat).
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return retrying(() =>
@@ -66,14 +102,22 @@ export class PgExecutor implements Queryable {
         await tx.query('BEGIN ISOLATION LEVEL READ COMMITTED');
         try {
           const result = await fn(tx);
-          await tx.query('COMMIT');
+          try {
+            await tx.query('COMMIT');
+          } catch (error) {
+            discard();
+            throw isConnectionError(error) ? new CommitOutcomeUnknown(error) : error;
+          }
           return result;
         } catch (error) {
+          if (error instanceof CommitOutcomeUnknown) throw error;
           // A connection that cannot roll back (it died) must not return to the pool mid-transaction.
-          await tx.query('ROLLBACK').catch(discard);
+          if (isConnectionError(error)) discard();
+          else await tx.query('ROLLBACK').catch(discard);
           throw error;
         }
       }),
+      'always',
     );
   }
 

@@ -2,16 +2,20 @@ import pg from 'pg';
 import { ConflictError } from '../../errors.js';
 import type { Permission } from '../../permissions.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../sqlite/like-pattern.js';
+import { applicationColumns, formulaColumns, formulaExpectation, reactorColumns, type ColumnChange } from '../record-changes.js';
 import type {
   ApplicationKeyMatch,
   ApplicationKeyRecord,
+  ApplicationChanges,
   ApplicationRecord,
   AuditEntry,
   AuditFilter,
   AuthorizeSessionResult,
   CreateTokenResult,
+  CreateTokensResult,
   DeletedTokenRecord,
   ExpiredTokenRecord,
+  FormulaChanges,
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
@@ -19,12 +23,15 @@ import type {
   JobRecord,
   ReactorRequestOutcome,
   ReactorRequestRecord,
+  InitialTenantRecords,
   PageRequest,
   PageResult,
+  ReactorChanges,
   ReactorFilter,
   ReactorRecord,
   SessionAuthorization,
   SessionRecord,
+  RecordUpdateResult,
   Store,
   StoredAuditEntry,
   StoredToken,
@@ -144,9 +151,22 @@ export class PostgresStore implements Store {
 
   // --- tenants and keys -------------------------------------------------------------------------
 
-  /** ConflictError when the tenant id exists. */
-  async createTenant(tenant: TenantRecord): Promise<void> {
-    const result = await this.#db.query(this.#sql.insertTenant, [tenant.id, tenant.name, tenant.createdAt]);
+  /** ConflictError when the tenant id exists. With `initial`: one transaction (see Store). */
+  async createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): Promise<void> {
+    if (initial === undefined) return this.#insertTenant(this.#db, tenant);
+    await this.#db.transaction(async (tx) => {
+      await this.#insertTenant(tx, tenant);
+      await this.#insertApplication(tx, initial.application);
+      await this.#credentials.insertKey(tx, initial.key);
+      for (const key of initial.keys) {
+        const result = await tx.query(this.#sql.insertWrappedKey, [key.tenantId, key.purpose, key.version, key.wrapped, key.createdAt]);
+        if (result.rowCount !== 1) throw new ConflictError(`Key version ${key.version} (${key.purpose}) of tenant '${key.tenantId}' already exists`);
+      }
+    });
+  }
+
+  async #insertTenant(db: Queryable, tenant: TenantRecord): Promise<void> {
+    const result = await db.query(this.#sql.insertTenant, [tenant.id, tenant.name, tenant.createdAt]);
     if (result.rowCount === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
   }
 
@@ -173,6 +193,10 @@ export class PostgresStore implements Store {
 
   createToken(token: StoredToken, audit: AuditEntry | null, now: number): Promise<CreateTokenResult> {
     return this.#tokens.create(token, audit, now);
+  }
+
+  createTokens(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult> {
+    return this.#tokens.createMany(tokens, now);
   }
 
   getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
@@ -231,21 +255,25 @@ export class PostgresStore implements Store {
   /** The application and its first key in one transaction. */
   createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): Promise<void> {
     return this.#db.transaction(async (tx) => {
-      const result = await tx.query(this.#sql.insertApplication, [
-        app.tenantId,
-        app.id,
-        app.name,
-        app.type,
-        json(app.permissions ?? []),
-        json(app.rules ?? []),
-        app.createdBy ?? null,
-        app.createdAt,
-        app.modifiedBy ?? null,
-        app.modifiedAt ?? null,
-      ]);
-      if (result.rowCount === 0) throw new ConflictError(`Application '${app.id}' already exists`);
+      await this.#insertApplication(tx, app);
       await this.#credentials.insertKey(tx, key);
     });
+  }
+
+  async #insertApplication(db: Queryable, app: ApplicationRecord): Promise<void> {
+    const result = await db.query(this.#sql.insertApplication, [
+      app.tenantId,
+      app.id,
+      app.name,
+      app.type,
+      json(app.permissions ?? []),
+      json(app.rules ?? []),
+      app.createdBy ?? null,
+      app.createdAt,
+      app.modifiedBy ?? null,
+      app.modifiedAt ?? null,
+    ]);
+    if (result.rowCount === 0) throw new ConflictError(`Application '${app.id}' already exists`);
   }
 
   async getApplication(tenantId: string, id: string): Promise<ApplicationRecord | null> {
@@ -282,23 +310,54 @@ export class PostgresStore implements Store {
     return runPage(this.#db, this.#tenantList(APPLICATION_COLUMNS, 'applications', tenantId), page, toApplication);
   }
 
-  async updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): Promise<boolean | 'last_holder'> {
-    if (keep === undefined || keep.length === 0) return this.#updateApplication(this.#db, app);
-    return this.#db.transaction((tx) => this.#guarded(tx, app.tenantId, app.id, keep, app.permissions ?? [], () => this.#updateApplication(tx, app)));
+  /** Writes only the columns of the fields given; `keep`: see Store. */
+  async updateApplication(
+    tenantId: string,
+    id: string,
+    changes: ApplicationChanges,
+    keep?: readonly Permission[],
+  ): Promise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' }> {
+    const columns = applicationColumns(changes);
+    const update = async (db: Queryable) => {
+      const { rows } = await db.query(...this.#updateSql('applications', APPLICATION_COLUMNS, tenantId, id, columns, []));
+      return rows.length === 0 ? null : toApplication(rows[0]!);
+    };
+    const guard = keep !== undefined && keep.length > 0 && changes.permissions !== undefined;
+    let record: ApplicationRecord | null = null;
+    if (!guard) record = await update(this.#db);
+    else {
+      const guarded = await this.#db.transaction(async (tx) => {
+        record = null;
+        return this.#guarded(tx, tenantId, id, keep, changes.permissions!, async () => (record = await update(tx)) !== null);
+      });
+      if (guarded === 'last_holder') return { status: 'last_holder' };
+    }
+    return record === null ? { status: 'not_found' } : { status: 'updated', record };
   }
 
-  async #updateApplication(db: Queryable, app: ApplicationRecord): Promise<boolean> {
-    const result = await db.query(this.#sql.updateApplication, [
-      app.name,
-      app.type,
-      json(app.permissions ?? []),
-      json(app.rules ?? []),
-      app.modifiedBy ?? null,
-      app.modifiedAt ?? null,
-      app.tenantId,
-      app.id,
-    ]);
-    return result.rowCount === 1;
+  /**
+   * One UPDATE … RETURNING of `columns` on the tenant's row `id`, under `condition` (a precondition
+   * whose values follow the columns'); returns [text, values].
+   */
+  #updateSql(
+    table: 'applications' | 'formulas' | 'reactors',
+    returning: string,
+    tenantId: string,
+    id: string,
+    columns: readonly ColumnChange[],
+    condition: readonly { sql: (placeholder: string) => string; value: unknown }[],
+  ): [string, unknown[]] {
+    const values: unknown[] = [];
+    const bind = (value: unknown) => `$${values.push(value)}`;
+    const set = columns.map((c) => `${c.column} = ${bind(c.value)}${c.json ? '::json' : ''}`).join(', ');
+    const where = [`t.tenant_id = ${bind(tenantId)}`, `t.id = ${bind(id)}`, ...condition.map((c) => c.sql(bind(c.value)))];
+    return [`UPDATE ${this.#s}.${table} AS t SET ${set} WHERE ${where.join(' AND ')} RETURNING ${returning}`, values];
+  }
+
+  /** `changed` or `not_found` after an update that matched no row under a precondition. */
+  async #missed(table: 'formulas' | 'reactors', tenantId: string, id: string): Promise<{ status: 'changed' } | { status: 'not_found' }> {
+    const { rows } = await this.#db.query(`SELECT 1 FROM ${this.#s}.${table} WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+    return rows.length === 0 ? { status: 'not_found' } : { status: 'changed' };
   }
 
   async deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): Promise<boolean | 'last_holder'> {
@@ -376,19 +435,20 @@ export class PostgresStore implements Store {
     return runPage(this.#db, this.#tenantList(FORMULA_COLUMNS, 'formulas', tenantId), page, toFormula);
   }
 
-  async updateFormula(formula: FormulaRecord): Promise<boolean> {
-    const result = await this.#db.query(this.#sql.updateFormula, [
-      formula.name,
-      formula.description ?? null,
-      formula.code,
-      json(formula.configuration ?? []),
-      json(formula.requestParameters ?? []),
-      formula.modifiedBy ?? null,
-      formula.modifiedAt ?? null,
-      formula.tenantId,
-      formula.id,
-    ]);
-    return result.rowCount === 1;
+  /** Writes only the columns of the fields given, under the precondition when there is one: one statement. */
+  async updateFormula(
+    tenantId: string,
+    id: string,
+    changes: FormulaChanges,
+    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
+  ): Promise<RecordUpdateResult<FormulaRecord>> {
+    const condition =
+      expected === undefined
+        ? []
+        : formulaExpectation(expected).map((value, i) => ({ sql: (p: string) => `t.${['code', 'configuration::text', 'request_parameters::text'][i]} = ${p}`, value }));
+    const { rows } = await this.#db.query(...this.#updateSql('formulas', FORMULA_COLUMNS, tenantId, id, formulaColumns(changes), condition));
+    if (rows.length === 1) return { status: 'updated', record: toFormula(rows[0]!) };
+    return expected === undefined ? { status: 'not_found' } : this.#missed('formulas', tenantId, id);
   }
 
   /**
@@ -446,24 +506,15 @@ export class PostgresStore implements Store {
     return runPage(this.#db, query, page, toReactor);
   }
 
-  async updateReactor(reactor: ReactorRecord): Promise<boolean> {
-    return this.#db.transaction(async (tx) => {
-      // A reactor with inline code references no formula, and locks none.
-      if (reactor.formulaId !== null) await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
-      const result = await tx.query(this.#sql.updateReactor, [
-        reactor.name,
-        reactor.name.toLowerCase(),
-        reactor.formulaId,
-        reactor.code,
-        json(reactor.configuration ?? {}),
-        reactor.applicationId ?? null,
-        reactor.modifiedBy ?? null,
-        reactor.modifiedAt ?? null,
-        reactor.tenantId,
-        reactor.id,
-      ]);
-      return result.rowCount === 1;
-    });
+  /**
+   * Writes only the columns of the fields given, under the precondition when there is one: one
+   * statement. The formula does not change, so deleteFormula sees this reactor either way.
+   */
+  async updateReactor(tenantId: string, id: string, changes: ReactorChanges, expected?: { applicationId: string | null }): Promise<RecordUpdateResult<ReactorRecord>> {
+    const condition = expected === undefined ? [] : [{ sql: (p: string) => `t.application_id IS NOT DISTINCT FROM ${p}::text`, value: expected.applicationId }];
+    const { rows } = await this.#db.query(...this.#updateSql('reactors', REACTOR_COLUMNS, tenantId, id, reactorColumns(changes), condition));
+    if (rows.length === 1) return { status: 'updated', record: toReactor(rows[0]!) };
+    return expected === undefined ? { status: 'not_found' } : this.#missed('reactors', tenantId, id);
   }
 
   async deleteReactor(tenantId: string, id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type {
   AuditEntry,
   CreateTokenResult,
+  CreateTokensResult,
   DeletedTokenRecord,
   ExpiredTokenRecord,
   PageRequest,
@@ -43,6 +44,13 @@ const auditValues = (entry: AuditEntry) => [
   entry.detail ?? null,
   entry.at,
 ];
+
+/** Ends a createMany transaction (rolling it back) at the item whose id is taken. */
+class IdConflictAt extends Error {
+  constructor(readonly index: number) {
+    super(`id conflict at item ${index}`);
+  }
+}
 
 /** A write with deduplication looks for another live token of the same type and fingerprint first. */
 const probesDuplicate = (token: StoredToken) => token.deduplicate === true && token.fingerprint != null;
@@ -174,6 +182,33 @@ export class PostgresTokens {
   }
 
   /** Inserts the token, its index rows and the audit entry; false when the id is taken. */
+  /**
+   * See Store.createTokens: one transaction. The fingerprint locks of every deduplicating item are
+   * taken first, in a fixed order, so two such calls cannot deadlock on each other's locks; an id
+   * conflict rolls the transaction back.
+   */
+  async createMany(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult> {
+    try {
+      const results = await this.#db.transaction(async (tx) => {
+        const locks = [...new Map(tokens.filter(probesDuplicate).map((t) => [JSON.stringify([t.tenantId, t.type, t.fingerprint]), t])).entries()];
+        locks.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        for (const [, token] of locks) await this.#lockFingerprint(tx, token);
+        const out: CreateTokenResult[] = [];
+        for (const [index, token] of tokens.entries()) {
+          const duplicate = probesDuplicate(token) ? await this.#findDuplicate(tx, token, now, null) : null;
+          if (duplicate !== null) out.push({ status: 'duplicate', existing: duplicate });
+          else if (await this.#insert(tx, token, null)) out.push(CREATED);
+          else throw new IdConflictAt(index);
+        }
+        return out;
+      });
+      return { status: 'created', results };
+    } catch (error) {
+      if (error instanceof IdConflictAt) return { status: 'id_conflict', index: error.index };
+      throw error;
+    }
+  }
+
   async #insert(db: Queryable, token: StoredToken, audit: AuditEntry | null): Promise<boolean> {
     const values = [
       token.tenantId,

@@ -17,9 +17,6 @@ export function recordStatements(s: string) {
       `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at) ` +
       'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tenant_id, id) DO NOTHING',
     getApplication: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.tenant_id = $1 AND t.id = $2`,
-    updateApplication:
-      `UPDATE ${s}.applications SET name = $1, type = $2, permissions = $3, rules = $4, modified_by = $5, modified_at = $6 ` +
-      'WHERE tenant_id = $7 AND id = $8',
     deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
     /** tenant: every application's id and permissions, rows locked in seq order (see PostgresStore.#guarded). */
     lockApplicationPermissions: `SELECT id, permissions FROM ${s}.applications WHERE tenant_id = $1 ORDER BY seq FOR UPDATE`,
@@ -28,9 +25,6 @@ export function recordStatements(s: string) {
       `INSERT INTO ${s}.formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ` +
       'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, id) DO NOTHING',
     getFormula: `SELECT ${FORMULA_COLUMNS} FROM ${s}.formulas t WHERE t.tenant_id = $1 AND t.id = $2`,
-    updateFormula:
-      `UPDATE ${s}.formulas SET name = $1, description = $2, code = $3, configuration = $4, request_parameters = $5, modified_by = $6, modified_at = $7 ` +
-      'WHERE tenant_id = $8 AND id = $9',
     /** tenant, formula id. Held until commit: a reactor cannot be pointed at a formula being deleted. */
     shareFormula: `SELECT 1 FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE`,
     lockFormula: `SELECT 1 FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
@@ -41,9 +35,6 @@ export function recordStatements(s: string) {
       `INSERT INTO ${s}.reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, created_by, created_at, modified_by, modified_at) ` +
       'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
     getReactor: `SELECT ${REACTOR_COLUMNS} FROM ${s}.reactors t WHERE t.tenant_id = $1 AND t.id = $2`,
-    updateReactor:
-      `UPDATE ${s}.reactors SET name = $1, name_lower = $2, formula_id = $3, code = $4, configuration = $5, application_id = $6, modified_by = $7, modified_at = $8 ` +
-      'WHERE tenant_id = $9 AND id = $10',
     deleteReactor: `DELETE FROM ${s}.reactors WHERE tenant_id = $1 AND id = $2`,
 
     /**

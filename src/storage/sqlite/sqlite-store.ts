@@ -1,16 +1,20 @@
 import Database from 'better-sqlite3';
 import { ConflictError } from '../../errors.js';
 import type { Permission } from '../../permissions.js';
+import { applicationColumns, formulaColumns, formulaExpectation, reactorColumns, type ColumnChange } from '../record-changes.js';
 import type {
   ApplicationKeyMatch,
   ApplicationKeyRecord,
+  ApplicationChanges,
   ApplicationRecord,
   AuditEntry,
   AuditFilter,
   AuthorizeSessionResult,
   CreateTokenResult,
+  CreateTokensResult,
   DeletedTokenRecord,
   ExpiredTokenRecord,
+  FormulaChanges,
   FormulaRecord,
   IdempotencyClaim,
   IdempotencyRecord,
@@ -18,10 +22,13 @@ import type {
   JobRecord,
   ReactorRequestOutcome,
   ReactorRequestRecord,
+  InitialTenantRecords,
   PageRequest,
   PageResult,
+  ReactorChanges,
   ReactorFilter,
   ReactorRecord,
+  RecordUpdateResult,
   SessionAuthorization,
   SessionRecord,
   Store,
@@ -71,6 +78,7 @@ import { SqliteWebhooks } from './sqlite-webhooks.js';
 import type { WebhookStore } from '../webhook-records.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
+import { translateErrorsOf } from './sqlite-errors.js';
 
 type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
@@ -85,9 +93,6 @@ const SQL = {
     'INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at) ' +
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getApplication: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.tenant_id = ? AND t.id = ?`,
-  updateApplication:
-    'UPDATE applications SET name = ?, type = ?, permissions = ?, rules = ?, modified_by = ?, modified_at = ? ' +
-    'WHERE tenant_id = ? AND id = ?',
   deleteApplication: 'DELETE FROM applications WHERE tenant_id = ? AND id = ?',
   applicationPermissions: 'SELECT id, permissions FROM applications WHERE tenant_id = ?',
 
@@ -95,9 +100,6 @@ const SQL = {
     'INSERT INTO formulas (tenant_id, id, name, description, code, configuration, request_parameters, created_by, created_at, modified_by, modified_at) ' +
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getFormula: `SELECT ${FORMULA_COLUMNS} FROM formulas t WHERE t.tenant_id = ? AND t.id = ?`,
-  updateFormula:
-    'UPDATE formulas SET name = ?, description = ?, code = ?, configuration = ?, request_parameters = ?, modified_by = ?, modified_at = ? ' +
-    'WHERE tenant_id = ? AND id = ?',
   formulaExists: 'SELECT 1 AS found FROM formulas WHERE tenant_id = ? AND id = ?',
   formulaInUse: 'SELECT 1 AS found FROM reactors WHERE tenant_id = ? AND formula_id = ? LIMIT 1',
   deleteFormula: 'DELETE FROM formulas WHERE tenant_id = ? AND id = ?',
@@ -106,9 +108,6 @@ const SQL = {
     'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, created_by, created_at, modified_by, modified_at) ' +
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getReactor: `SELECT ${REACTOR_COLUMNS} FROM reactors t WHERE t.tenant_id = ? AND t.id = ?`,
-  updateReactor:
-    'UPDATE reactors SET name = ?, name_lower = ?, formula_id = ?, code = ?, configuration = ?, application_id = ?, modified_by = ?, modified_at = ? ' +
-    'WHERE tenant_id = ? AND id = ?',
   deleteReactor: 'DELETE FROM reactors WHERE tenant_id = ? AND id = ?',
 
   getIdempotency:
@@ -133,6 +132,16 @@ const SQL = {
     '(SELECT tenant_id, application_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
 } as const;
 
+let publicMethods: (keyof SqliteStore)[] | undefined;
+/** Every public method of the store (methods added later included): the boundary translateErrorsOf wraps. */
+function storeMethods(): (keyof SqliteStore)[] {
+  const proto = SqliteStore.prototype;
+  publicMethods ??= Object.getOwnPropertyNames(proto).filter(
+    (name) => name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(proto, name)?.value === 'function',
+  ) as (keyof SqliteStore)[];
+  return publicMethods;
+}
+
 const ids = (values: readonly string[]) => JSON.stringify([...new Set(values.map(String))]);
 
 /**
@@ -152,8 +161,9 @@ export class SqliteStore implements Store {
   #claimTx: SqliteTransaction<(record: IdempotencyRecord, now: number) => ClaimResult>;
   #completeTx: SqliteTransaction<(claim: IdempotencyClaim, response: IdempotencyResponse) => void>;
   #guardedTx: SqliteTransaction<
-    (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean) => boolean | 'last_holder'
+    (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null | undefined, write: () => boolean) => boolean | 'last_holder'
   >;
+  #writeTx: SqliteTransaction<(write: () => unknown) => unknown>;
   #appendAuditTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
   #credentials: SqliteCredentials;
   #createApplicationTx: SqliteTransaction<(app: ApplicationRecord, key: ApplicationKeyRecord) => void>;
@@ -173,9 +183,12 @@ export class SqliteStore implements Store {
     this.#claimTx = db.transaction(this.#claim);
     this.#completeTx = db.transaction(this.#complete);
     this.#guardedTx = db.transaction(this.#guarded);
+    this.#writeTx = db.transaction((write: () => unknown) => write());
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
     this.#credentials = new SqliteCredentials(db, this.#statements);
     this.#createApplicationTx = db.transaction(this.#createApplication);
+    // The store boundary: every public method's driver errors leave translated (sqlite-errors.ts).
+    translateErrorsOf(this, storeMethods());
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
@@ -195,8 +208,19 @@ export class SqliteStore implements Store {
 
   // --- tenants and keys -------------------------------------------------------------------------
 
-  /** ConflictError when the tenant id exists. */
-  createTenant(tenant: TenantRecord): void {
+  /** ConflictError when the tenant id exists. With `initial`: one transaction (see Store). */
+  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): void {
+    if (initial === undefined) return this.#insertTenant(tenant);
+    this.#immediate(() => {
+      this.#insertTenant(tenant);
+      this.#createApplication(initial.application, initial.key);
+      for (const key of initial.keys) {
+        if (!this.insertWrappedKey(key)) throw new ConflictError(`Key version ${key.version} (${key.purpose}) of tenant '${key.tenantId}' already exists`);
+      }
+    });
+  }
+
+  #insertTenant(tenant: TenantRecord): void {
     const result = this.#statements.get(SQL.insertTenant).run(tenant.id, tenant.name, tenant.createdAt);
     if (result.changes === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
   }
@@ -223,6 +247,10 @@ export class SqliteStore implements Store {
 
   createToken(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult | Promise<CreateTokenResult> {
     return this.#tokens.create(token, audit, now);
+  }
+
+  createTokens(tokens: readonly StoredToken[], now: number): CreateTokensResult {
+    return this.#tokens.createMany(tokens, now);
   }
 
   getToken(tenantId: string, id: string, now: number): StoredToken | null {
@@ -334,26 +362,49 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, query, page, toApplication);
   }
 
-  /** Replaces everything but the identity (tenant, id) and the creation stamp. `keep`: see Store. */
-  updateApplication(app: ApplicationRecord, keep?: readonly Permission[]): boolean | 'last_holder' {
-    if (keep === undefined || keep.length === 0) return this.#updateApplication(app);
-    return this.#guardedTx.immediate(app.tenantId, app.id, keep, app.permissions ?? [], () => this.#updateApplication(app));
+  /** Writes only the columns of the fields given; `keep`: see Store. One transaction. */
+  updateApplication(
+    tenantId: string,
+    id: string,
+    changes: ApplicationChanges,
+    keep?: readonly Permission[],
+  ): { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' } {
+    const columns = applicationColumns(changes);
+    const update = (): RecordUpdateResult<ApplicationRecord> =>
+      this.#updateRecord('applications', tenantId, id, columns, '', [], () => this.getApplication(tenantId, id));
+    if (keep === undefined || keep.length === 0) return this.#immediate(update) as { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' };
+    let result: RecordUpdateResult<ApplicationRecord> = { status: 'not_found' };
+    const guarded = this.#guardedTx.immediate(tenantId, id, keep, changes.permissions, () => {
+      result = update();
+      return result.status === 'updated';
+    });
+    if (guarded === 'last_holder') return { status: 'last_holder' };
+    return result as { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' };
   }
 
-  #updateApplication(app: ApplicationRecord): boolean {
-    const result = this.#statements
-      .get(SQL.updateApplication)
-      .run(
-        app.name,
-        app.type,
-        JSON.stringify(app.permissions ?? []),
-        JSON.stringify(app.rules ?? []),
-        app.modifiedBy ?? null,
-        app.modifiedAt ?? null,
-        app.tenantId,
-        app.id,
-      );
-    return result.changes === 1;
+  /** Runs `write` in one BEGIN IMMEDIATE transaction. */
+  #immediate<T>(write: () => T): T {
+    return this.#writeTx.immediate(write) as T;
+  }
+
+  /**
+   * UPDATE of `columns` where the row is the tenant's `id` and `condition` (a precondition) holds,
+   * then the row as stored. Runs inside a transaction (the caller's), so the read is the write's.
+   */
+  #updateRecord<T>(
+    table: 'applications' | 'formulas' | 'reactors',
+    tenantId: string,
+    id: string,
+    columns: readonly ColumnChange[],
+    condition: string,
+    conditionParams: readonly unknown[],
+    read: () => T | null,
+  ): RecordUpdateResult<T> {
+    const sql = `UPDATE ${table} SET ${columns.map((c) => `${c.column} = ?`).join(', ')} WHERE tenant_id = ? AND id = ?${condition}`;
+    const changed = this.#statements.get(sql).run(...columns.map((c) => c.value), tenantId, id, ...conditionParams).changes === 1;
+    const record = read();
+    if (record === null) return { status: 'not_found' };
+    return changed ? { status: 'updated', record } : { status: 'changed' };
   }
 
   deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): boolean | 'last_holder' {
@@ -367,11 +418,18 @@ export class SqliteStore implements Store {
    * `next` is null) unless it would leave the tenant without an application holding all of `keep`.
    * Inside BEGIN IMMEDIATE: no other writer runs between the count and the write.
    */
-  #guarded = (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null, write: () => boolean): boolean | 'last_holder' => {
+  #guarded = (
+    tenantId: string,
+    id: string,
+    keep: readonly Permission[],
+    next: readonly Permission[] | null | undefined,
+    write: () => boolean,
+  ): boolean | 'last_holder' => {
     const rows = this.#statements.get(SQL.applicationPermissions).all(tenantId) as { id: string; permissions: string }[];
     const holds = (permissions: readonly string[]) => keep.every((p) => permissions.includes(p));
     const before = rows.filter((row) => holds(JSON.parse(row.permissions) as string[]));
-    const after = rows.filter((row) => (row.id === id ? next !== null && holds(next) : holds(JSON.parse(row.permissions) as string[])));
+    // next: undefined keeps the application's permissions (a rename, a new key).
+    const after = rows.filter((row) => (row.id === id && next !== undefined ? next !== null && holds(next) : holds(JSON.parse(row.permissions) as string[])));
     if (before.length > 0 && after.length === 0 && rows.some((row) => row.id === id)) return 'last_holder';
     return write();
   };
@@ -431,21 +489,18 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, query, page, toFormula);
   }
 
-  updateFormula(formula: FormulaRecord): boolean {
-    const result = this.#statements
-      .get(SQL.updateFormula)
-      .run(
-        formula.name,
-        formula.description ?? null,
-        formula.code,
-        JSON.stringify(formula.configuration ?? []),
-        JSON.stringify(formula.requestParameters ?? []),
-        formula.modifiedBy ?? null,
-        formula.modifiedAt ?? null,
-        formula.tenantId,
-        formula.id,
-      );
-    return result.changes === 1;
+  /** Writes only the columns of the fields given, under the precondition when there is one. One transaction. */
+  updateFormula(
+    tenantId: string,
+    id: string,
+    changes: FormulaChanges,
+    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
+  ): RecordUpdateResult<FormulaRecord> {
+    const condition = expected === undefined ? '' : ' AND code = ? AND configuration = ? AND request_parameters = ?';
+    const params = expected === undefined ? [] : formulaExpectation(expected);
+    return this.#immediate(() =>
+      this.#updateRecord('formulas', tenantId, id, formulaColumns(changes), condition, params, () => this.getFormula(tenantId, id)),
+    );
   }
 
   deleteFormula(tenantId: string, id: string): 'deleted' | 'not_found' | 'in_use' {
@@ -492,22 +547,13 @@ export class SqliteStore implements Store {
     return runPage(this.#statements, this.#read, { columns: REACTOR_COLUMNS, from: `FROM reactors t WHERE ${where.join(' AND ')}`, params }, page, toReactor);
   }
 
-  updateReactor(reactor: ReactorRecord): boolean {
-    const result = this.#statements
-      .get(SQL.updateReactor)
-      .run(
-        reactor.name,
-        reactor.name.toLowerCase(),
-        reactor.formulaId ?? '',
-        reactor.code ?? null,
-        JSON.stringify(reactor.configuration ?? {}),
-        reactor.applicationId ?? null,
-        reactor.modifiedBy ?? null,
-        reactor.modifiedAt ?? null,
-        reactor.tenantId,
-        reactor.id,
-      );
-    return result.changes === 1;
+  /** Writes only the columns of the fields given, under the precondition when there is one. One transaction. */
+  updateReactor(tenantId: string, id: string, changes: ReactorChanges, expected?: { applicationId: string | null }): RecordUpdateResult<ReactorRecord> {
+    const condition = expected === undefined ? '' : ' AND application_id IS ?';
+    const params = expected === undefined ? [] : [expected.applicationId];
+    return this.#immediate(() =>
+      this.#updateRecord('reactors', tenantId, id, reactorColumns(changes), condition, params, () => this.getReactor(tenantId, id)),
+    );
   }
 
   deleteReactor(tenantId: string, id: string): boolean {

@@ -1,6 +1,7 @@
 import type {
   AuditEntry,
   CreateTokenResult,
+  CreateTokensResult,
   DeletedTokenRecord,
   ExpiredTokenRecord,
   PageRequest,
@@ -49,6 +50,13 @@ const ID_CONFLICT: CreateTokenResult = Object.freeze({ status: 'id_conflict' });
 const UPDATED: UpdateTokenResult = Object.freeze({ status: 'updated' });
 const NOT_FOUND: UpdateTokenResult = Object.freeze({ status: 'not_found' });
 
+/** Ends a createMany transaction (rolling it back) at the item whose id is taken. */
+class IdConflictAt extends Error {
+  constructor(readonly index: number) {
+    super(`id conflict at item ${index}`);
+  }
+}
+
 /**
  * The token operations of the SQLite store. Every write is one BEGIN IMMEDIATE transaction (the
  * write lock is taken before the first read, so a check and the write that depends on it cannot
@@ -60,6 +68,7 @@ export class SqliteTokens {
   #createTx: SqliteTransaction<(token: StoredToken, audit: AuditEntry | null, now: number) => CreateTokenResult>;
   #createManyTx: SqliteTransaction<(items: CreateItem[]) => CreateTokenResult[]>;
   #creates: GroupCommit<CreateItem, CreateTokenResult>;
+  #createAllTx: SqliteTransaction<(tokens: readonly StoredToken[], now: number) => CreateTokenResult[]>;
   #updateTx: SqliteTransaction<(next: StoredToken, audit: AuditEntry, now: number) => UpdateTokenResult>;
   #deleteTx: SqliteTransaction<(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number) => boolean>;
   #purgeTx: SqliteTransaction<(now: number, limit: number) => ExpiredTokenRecord[]>;
@@ -75,6 +84,14 @@ export class SqliteTokens {
       ({ token, audit, now }) => this.#createTx.immediate(token, audit, now),
       (items) => this.#createManyTx.immediate(items),
     );
+    this.#createAllTx = db.transaction((tokens: readonly StoredToken[], now: number) =>
+      tokens.map((token, index) => {
+        const result = this.#create(token, null, now);
+        // Thrown to roll the whole call back; caught in createMany.
+        if (result.status === 'id_conflict') throw new IdConflictAt(index);
+        return result;
+      }),
+    );
     this.#updateTx = db.transaction(this.#update);
     this.#deleteTx = db.transaction(this.#delete);
     this.#purgeTx = db.transaction(this.#purge);
@@ -83,6 +100,16 @@ export class SqliteTokens {
   /** Group-committed (group-commit.ts): synchronous when it is the turn's first write, else a promise. */
   create(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult | Promise<CreateTokenResult> {
     return this.#creates.submit({ token, audit, now });
+  }
+
+  /** See Store.createTokens: one BEGIN IMMEDIATE transaction, rolled back at the first id conflict. */
+  createMany(tokens: readonly StoredToken[], now: number): CreateTokensResult {
+    try {
+      return { status: 'created', results: this.#createAllTx.immediate(tokens, now) };
+    } catch (error) {
+      if (error instanceof IdConflictAt) return { status: 'id_conflict', index: error.index };
+      throw error;
+    }
   }
 
   /** Writes creations still waiting for the end of the turn. */

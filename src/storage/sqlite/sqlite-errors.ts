@@ -1,0 +1,90 @@
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../../errors.js';
+
+/**
+ * What a SQLite error code means at the store boundary (better-sqlite3 reports extended codes such
+ * as `SQLITE_BUSY_SNAPSHOT`; a code is looked up whole, then by its primary part `SQLITE_BUSY`).
+ * - transient: another connection holds the lock (the busy timeout already waited for it), or a
+ *   WAL snapshot went stale. The transaction was rolled back, so the operation is run once more;
+ *   a second failure is a 503 with Retry-After.
+ * - unavailable: the database cannot be written now (disk full, I/O error, read-only file): 503.
+ * - conflict: a unique key exists. The store's writes use ON CONFLICT where the interface promises
+ *   a result, so one reaching here is a record that already exists: 409 (without the driver's
+ *   text, which quotes key values).
+ * - too_big: a value over SQLite's length limit: 400.
+ * Anything else passes unchanged: an internal error, a generic 500 over HTTP.
+ */
+export const SQLITE_ERRORS: Readonly<Record<string, 'transient' | 'unavailable' | 'conflict' | 'too_big'>> = Object.freeze({
+  SQLITE_BUSY: 'transient',
+  SQLITE_LOCKED: 'transient',
+  SQLITE_FULL: 'unavailable',
+  SQLITE_IOERR: 'unavailable',
+  SQLITE_READONLY: 'unavailable',
+  SQLITE_CANTOPEN: 'unavailable',
+  SQLITE_PROTOCOL: 'unavailable',
+  SQLITE_CONSTRAINT_UNIQUE: 'conflict',
+  SQLITE_CONSTRAINT_PRIMARYKEY: 'conflict',
+  SQLITE_TOOBIG: 'too_big',
+});
+
+function kindOf(error: unknown): (typeof SQLITE_ERRORS)[string] | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return undefined;
+  if (Object.hasOwn(SQLITE_ERRORS, code)) return SQLITE_ERRORS[code];
+  const primary = code.split('_', 2).join('_');
+  return Object.hasOwn(SQLITE_ERRORS, primary) ? SQLITE_ERRORS[primary] : undefined;
+}
+
+/** Whether running the operation again may succeed (its transaction was rolled back). */
+export function isTransientSqliteError(error: unknown): boolean {
+  return kindOf(error) === 'transient';
+}
+
+/** The store's error for a driver error (see SQLITE_ERRORS); other errors unchanged. */
+export function translateSqliteError(error: unknown): unknown {
+  switch (kindOf(error)) {
+    case 'transient':
+      return new ServiceUnavailableError('The database is locked by another writer; retry the request shortly', 1, error);
+    case 'unavailable':
+      return new ServiceUnavailableError('The database cannot be written now; retry the request shortly', 1, error);
+    case 'conflict':
+      return new ConflictError('A record with this id already exists');
+    case 'too_big':
+      return ValidationError.field('input', 'is too large to store');
+    default:
+      return error;
+  }
+}
+
+/**
+ * Wraps every method of `target` named in `methods` so driver errors leave it translated: a
+ * transient failure runs the method once more (synchronous answers stay synchronous), and what
+ * still fails is translated. Methods that answer with a promise (group-committed writes) get the
+ * same treatment on rejection.
+ */
+export function translateErrorsOf<T extends object>(target: T, methods: readonly (keyof T)[]): void {
+  for (const name of methods) {
+    const method = target[name] as unknown as (...args: unknown[]) => unknown;
+    const once = (args: unknown[]): unknown => {
+      try {
+        const result = method.apply(target, args);
+        return result instanceof Promise ? result.catch((error: unknown) => { throw translateSqliteError(error); }) : result;
+      } catch (error) {
+        throw translateSqliteError(error);
+      }
+    };
+    const wrapped = (...args: unknown[]): unknown => {
+      try {
+        const result = method.apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((error: unknown) => {
+          if (isTransientSqliteError(error)) return once(args);
+          throw translateSqliteError(error);
+        });
+      } catch (error) {
+        if (isTransientSqliteError(error)) return once(args);
+        throw translateSqliteError(error);
+      }
+    };
+    Object.defineProperty(target, name, { value: wrapped, configurable: true, writable: true });
+  }
+}

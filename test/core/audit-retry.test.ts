@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { AuditLog } from '../../src/audit.js';
+import { ManualClock } from '../../src/clock.js';
+import { ServiceUnavailableError, ValidationError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import type { AuditEntry, Store } from '../../src/storage/store.js';
+
+/** A store whose appendAudit fails while `failing` holds, recording what it stored. */
+function flakyStore() {
+  const stored: AuditEntry[] = [];
+  const state = { failing: null as Error | null };
+  const store = {
+    appendAudit: async (entries: readonly AuditEntry[]) => {
+      if (state.failing) throw state.failing;
+      stored.push(...entries);
+    },
+  } as unknown as Store;
+  return { store, stored, state };
+}
+
+function capturingLogger() {
+  const lines: { level: string; message: string; fields: Record<string, unknown> | undefined }[] = [];
+  const logger: Logger = {
+    info: (message, fields) => lines.push({ level: 'info', message, fields }),
+    warn: (message, fields) => lines.push({ level: 'warn', message, fields }),
+    error: (message, fields) => lines.push({ level: 'error', message, fields }),
+  };
+  return { logger, lines };
+}
+
+const read = (i: number) => ({ tenantId: 't', actor: 'a', operation: 'token:read', resourceId: `tok-${i}`, outcome: 'success' as const });
+
+/** Bug 6 of issue 13: an audit batch whose flush failed is kept and retried, never dropped on a transient error. */
+describe('AuditLog flush failures', () => {
+  it('keeps a batch whose flush failed, logs it, counts it, and stores it on the next flush in order', async () => {
+    const { store, stored, state } = flakyStore();
+    const { logger, lines } = capturingLogger();
+    const audit = new AuditLog(store, new ManualClock(), logger, { flushMs: 60_000 });
+    audit.record(read(1));
+    audit.record(read(2));
+    state.failing = new ServiceUnavailableError();
+    await audit.flush();
+    expect(stored).toEqual([]);
+    expect(audit.stats()).toEqual({ queued: 2, flushFailures: 1, droppedEntries: 0 });
+    expect(lines.map((l) => l.message)).toEqual(['audit flush failed; the entries are kept and retried']);
+    audit.record(read(3));
+    state.failing = null;
+    await audit.flush();
+    expect(stored.map((e) => e.resourceId)).toEqual(['tok-1', 'tok-2', 'tok-3']);
+    expect(audit.stats()).toEqual({ queued: 0, flushFailures: 1, droppedEntries: 0 });
+  });
+
+  it('is bounded: past maxQueued the oldest entries are dropped, counted and logged', async () => {
+    const { store, stored, state } = flakyStore();
+    const { logger, lines } = capturingLogger();
+    const audit = new AuditLog(store, new ManualClock(), logger, { flushMs: 60_000, maxBatch: 100, maxQueued: 3 });
+    state.failing = new Error('connection terminated');
+    for (let i = 1; i <= 5; i++) audit.record(read(i));
+    await audit.flush();
+    expect(audit.stats()).toEqual({ queued: 3, flushFailures: 1, droppedEntries: 2 });
+    expect(lines.some((l) => l.level === 'error' && l.message === 'audit entries dropped: the queue is full' && l.fields?.['entries'] === 2)).toBe(true);
+    state.failing = null;
+    await audit.flush();
+    expect(stored.map((e) => e.resourceId)).toEqual(['tok-3', 'tok-4', 'tok-5']);
+  });
+
+  it('drops (and counts) a batch the store refuses as invalid, which no retry would store', async () => {
+    const { store, state } = flakyStore();
+    const audit = new AuditLog(store, new ManualClock(), capturingLogger().logger, { flushMs: 60_000 });
+    audit.record(read(1));
+    state.failing = ValidationError.field('input', 'is invalid');
+    await audit.flush();
+    expect(audit.stats()).toEqual({ queued: 0, flushFailures: 1, droppedEntries: 1 });
+  });
+
+  it('replaces a NUL in the resource id of a failure entry, so one entry never makes its batch unstorable', async () => {
+    const { store, stored } = flakyStore();
+    const audit = new AuditLog(store, new ManualClock(), capturingLogger().logger);
+    audit.recordFailure({ tenantId: 't', applicationId: 'a' }, 'token:read', 'a\u0000b', new Error('x'));
+    await audit.flush();
+    expect(stored.map((e) => e.resourceId)).toEqual(['a\uFFFDb']);
+  });
+});

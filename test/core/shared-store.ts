@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateMasterKey } from '../../src/crypto/key-provider.js';
+import { createPostgresStore } from '../../src/postgres.js';
+import { createSqliteStore } from '../../src/sqlite.js';
+import type { Store } from '../../src/storage/store.js';
+import { createTestVault, type TestVault } from '../../src/testing/index.js';
+import { PG_URL, dropSchema, freshSchema } from '../support/postgres.js';
+
+/** Two vaults (two "instances") on one database: a SQLite file, or one PostgreSQL schema. */
+export interface SharedStores {
+  /** The first instance; it created the test tenant. */
+  a: TestVault;
+  /** The second instance, sharing a's database, master key and tenant; its own caches and clock. */
+  b: TestVault;
+  close(): Promise<void>;
+}
+
+/** Stores kinds to run on: SQLite always, PostgreSQL when TOKENVAULT_TEST_PG_URL is set. */
+export const SHARED_KINDS: ('sqlite' | 'postgres')[] = PG_URL === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
+
+/** Opens two vaults on one fresh database of that kind. `options` go to both. */
+export async function sharedStores(kind: 'sqlite' | 'postgres', options: Parameters<typeof createTestVault>[0] = {}): Promise<SharedStores> {
+  const masterKey = generateMasterKey();
+  let open: () => Store;
+  let cleanup: () => Promise<void>;
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'tv-shared-'));
+    open = () => createSqliteStore({ filename: join(dir, 'vault.db') });
+    cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const schema = freshSchema('shared');
+    open = () => createPostgresStore({ connectionString: PG_URL!, schema, max: 4 });
+    cleanup = () => dropSchema(schema);
+  }
+  const a = await createTestVault({ ...options, store: open(), masterKey });
+  const b = await createTestVault({ ...options, store: open(), masterKey });
+  return {
+    a,
+    b,
+    async close() {
+      await a.close();
+      await b.close();
+      await cleanup();
+    },
+  };
+}
