@@ -139,6 +139,7 @@ async function bootstrap(vault: Vault, adminKey: string | undefined): Promise<st
 /** The job queue's depth, once the store can count due jobs (the async job worker adds that). */
 function reportJobQueue(metrics: VaultMetrics, vault: Vault): void {
   metrics.setJobQueueDepth(() => vault.store.countDueJobs(vault.clock.now()));
+  metrics.setAuditStats(() => vault.auditStats());
 }
 
 async function serveMetrics(metrics: VaultMetrics, method: string | undefined, url: string | undefined, res: import('node:http').ServerResponse): Promise<void> {

@@ -12,10 +12,24 @@ export interface VaultMetrics {
    * scrape. Until one is set the gauge reads 0.
    */
   setJobQueueDepth(read: () => number | Promise<number>): void;
+  /**
+   * Reports the audit queue (`vault.auditStats`) as `tokenvault_audit_queued`,
+   * `tokenvault_audit_flush_failures_total` and `tokenvault_audit_dropped_entries_total`, read on
+   * each scrape: failed flushes are retried, so a rising failure count with nothing dropped is an
+   * outage survived; dropped entries are audit lost in a long one.
+   */
+  setAuditStats(read: () => AuditStats): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>;
   /** Its content type. */
   readonly contentType: string;
+}
+
+/** What `vault.auditStats()` reports. */
+export interface AuditStats {
+  queued: number;
+  flushFailures: number;
+  droppedEntries: number;
 }
 
 /** Route templates that run a reactor: their requests count as reactor runs. */
@@ -58,6 +72,20 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
       this.set(readDepth === undefined ? 0 : await readDepth());
     },
   });
+  let readAudit: (() => AuditStats) | undefined;
+  const auditGauge = (name: string, help: string, pick: (stats: AuditStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(readAudit === undefined ? 0 : pick(readAudit()));
+      },
+    });
+  auditGauge('tokenvault_audit_queued', 'Audit entries waiting to be written', (s) => s.queued);
+  // Gauges, not counters: the vault keeps the running totals, the scrape only reads them.
+  auditGauge('tokenvault_audit_flush_failures_total', 'Audit batch writes that failed (their entries were kept and retried)', (s) => s.flushFailures);
+  auditGauge('tokenvault_audit_dropped_entries_total', 'Audit entries dropped because the queue was full during a long outage', (s) => s.droppedEntries);
   return {
     registry,
     contentType: registry.contentType,
@@ -70,6 +98,9 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
     },
     setJobQueueDepth(read) {
       readDepth = read;
+    },
+    setAuditStats(read) {
+      readAudit = read;
     },
     render: () => registry.metrics(),
   };

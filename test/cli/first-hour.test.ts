@@ -45,6 +45,7 @@ describe('the CLI in the first hour (the built CLI as a child process)', () => {
       const text = await scrape.text();
       expect(text).toContain('tokenvault_http_requests_total{method="GET",route="/tokens/{id}",status="200"} 1');
       expect(text).toContain('tokenvault_job_queue_depth');
+      expect(text).toContain('tokenvault_audit_flush_failures_total 0');
       // The API port does not serve the metrics.
       expect((await fetch(`${cli.url}/metrics`)).status).toBe(404);
 

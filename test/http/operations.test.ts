@@ -83,7 +83,11 @@ describeEachStore('operations: readiness, access log, metrics, PUT /applications
     await handler(request('/tokens', { key: app.key }));
     await handler(request('/tokens/nope', { key: app.key }));
     metrics.setJobQueueDepth(() => 7);
+    metrics.setAuditStats(() => ({ queued: 3, flushFailures: 2, droppedEntries: 0 }));
     const text = await metrics.render();
+    expect(text).toContain('tokenvault_audit_queued 3');
+    expect(text).toContain('tokenvault_audit_flush_failures_total 2');
+    expect(text).toContain('tokenvault_audit_dropped_entries_total 0');
     expect(text).toContain('tokenvault_http_requests_total{method="GET",route="/tokens",status="200"} 2');
     expect(text).toContain('tokenvault_http_requests_total{method="GET",route="/tokens/{id}",status="404"} 1');
     expect(text).toContain('tokenvault_http_request_duration_seconds_count{method="GET",route="/tokens"} 2');

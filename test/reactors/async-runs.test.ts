@@ -200,7 +200,8 @@ describeEachStore('asynchronous reactor runs', (store) => {
       const text = JSON.stringify([...(await rowsOf(vault.store, 'reactor_requests')), ...(await rowsOf(vault.store, 'jobs'))], (_k, v: unknown) =>
         v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v,
       );
-      for (const secret of ['4000056655665556', '987', VISA.number]) expect(text).not.toContain(secret);
+      // The cvc as a JSON string: three bare digits also occur by chance inside ids and sealed bytes.
+      for (const secret of ['4000056655665556', '"987"', VISA.number]) expect(text).not.toContain(secret);
       return text;
     };
     expect(await scan()).toContain(id);
