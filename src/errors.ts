@@ -90,6 +90,11 @@ export function concurrentChange(what: string, id: string): ConflictError {
   return new ConflictError(`${what} '${id}' was changed by another request meanwhile; read it again and retry`);
 }
 
+/** The conflict of an insert the store answered `'exists'`: the id (random, or the caller's) is taken. */
+export function requireCreated(result: 'created' | 'exists', what: string, id: string): void {
+  if (result === 'exists') throw new ConflictError(`${what} '${id}' already exists`);
+}
+
 /** 413: a request body over the configured limit. */
 export class PayloadTooLargeError extends VaultError {
   readonly code = 'payload_too_large' as const;

@@ -5,5 +5,5 @@
  * const vault = await createVault({ store: createSqliteStore({ filename: 'vault.db' }), masterKey });
  */
 export { createSqliteStore } from './storage/sqlite/sqlite-store.js';
-export type { SqliteStore } from './storage/sqlite/sqlite-store.js';
+export type { SqliteStore } from './storage/sqlite/sqlite-boundary.js';
 export type { BetterSqlite3Database, SqliteStoreOptions } from './storage/sqlite/sqlite-options.js';

@@ -10,7 +10,7 @@ import { SessionService } from './sessions/session-service.js';
 import { type Clock, systemClock } from './clock.js';
 import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
 import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
-import { NotFoundError, ValidationError } from './errors.js';
+import { NotFoundError, ValidationError, requireCreated } from './errors.js';
 import type { Permission } from './permissions.js';
 import { refuseNul } from './validation/no-nul.js';
 import { ExpressionEngine } from './expressions/engine.js';
@@ -431,7 +431,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
         ...(input.adminKey === undefined ? {} : { key: input.adminKey }),
       });
       // One transaction: never a tenant without its administrator (or without keys).
-      await store.createTenant(tenant, { application: administrator.record, key: administrator.keyRecord, keys: await keyRing.newTenantKeys(tenant.id) });
+      const initial = { application: administrator.record, key: administrator.keyRecord, keys: await keyRing.newTenantKeys(tenant.id) };
+      requireCreated(await store.createTenant(tenant, initial), 'Tenant', tenant.id);
       return { tenant, application: administrator.view };
     },
     listTenants: async () => store.listTenants(),
@@ -442,7 +443,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
         type: 'management',
         permissions: [...PERMISSIONS_BY_TYPE.management],
       });
-      await store.createApplication(record, keyRecord);
+      requireCreated(await store.createApplication(record, keyRecord), 'Application', record.id);
       audit.record({ tenantId, actor: 'operator', operation: 'application:recover', resourceId: application.id, outcome: 'success' });
       await audit.flush();
       return application;

@@ -3,7 +3,7 @@ import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { AuthenticationError, ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { ApplicationChanges, ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
@@ -189,7 +189,7 @@ export class ApplicationService {
       refuseNul(id, 'id');
       const deleted = await this.#store.deleteApplication(caller.tenantId, String(id), ADMINISTRATOR_PERMISSIONS);
       if (deleted === 'last_holder') throw lastAdministrator(String(id));
-      if (!deleted) throw new NotFoundError('Application', String(id));
+      if (deleted === 'not_found') throw new NotFoundError('Application', String(id));
       this.#callers.clear();
       this.#record(caller, 'application:delete', id);
       await this.#emit(caller, 'application.deleted', String(id));
@@ -209,7 +209,7 @@ export class ApplicationService {
 
   async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null): Promise<{ app: ApplicationRecord; key: string }> {
     const made = this.#newRecord(tenantId, input, createdBy);
-    await this.#store.createApplication(made.app, made.keyRecord);
+    requireCreated(await this.#store.createApplication(made.app, made.keyRecord), 'Application', made.app.id);
     return made;
   }
 

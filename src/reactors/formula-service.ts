@@ -3,7 +3,7 @@ import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, concurrentChange } from '../errors.js';
+import { ConflictError, NotFoundError, concurrentChange, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { checkReactorCode } from './code-check.js';
@@ -66,7 +66,7 @@ export class FormulaService {
         modifiedBy: null,
         modifiedAt: null,
       };
-      await this.#store.createFormula(formula);
+      requireCreated(await this.#store.createFormula(formula), 'Formula', formula.id);
       this.#record(caller, 'formula:create', formula.id);
       return formulaView(formula);
     });

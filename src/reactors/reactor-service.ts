@@ -3,7 +3,7 @@ import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, ValidationError, concurrentChange } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { Logger } from '../logger.js';
@@ -152,7 +152,7 @@ export class ReactorService {
         modifiedBy: null,
         modifiedAt: null,
       };
-      await this.#store.createReactor(reactor);
+      requireCreated(await this.#store.createReactor(reactor), 'Reactor', reactor.id);
       this.#record(caller, 'reactor:create', reactor.id);
       return reactorView(reactor, formula, application, true);
     });

@@ -4,7 +4,7 @@ import { generateNonce, generateSessionKey, hashApiKey, hashNonce } from '../app
 import type { AuditLog } from '../audit.js';
 import { type Caller, coversGrants, makeCaller } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { AuthorizationError, ConflictError, NotFoundError } from '../errors.js';
+import { AuthorizationError, ConflictError, NotFoundError, requireCreated } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import { formatIso } from '../tokens/expiry.js';
 import { parseAuthorizeSession } from './session-input.js';
@@ -48,7 +48,7 @@ export class SessionService {
       const nonce = generateNonce();
       const id = randomUUID();
       const expiresAt = now + SESSION_TTL_MS;
-      await this.#store.createSession({
+      const created = await this.#store.createSession({
         id,
         tenantId: caller.tenantId,
         applicationId: caller.applicationId,
@@ -60,6 +60,7 @@ export class SessionService {
         authorizedAt: null,
         grants: null,
       });
+      requireCreated(created, 'Session', id);
       this.#record(caller, 'session:create', id);
       return { session_key: key, nonce, expires_at: formatIso(expiresAt) };
     });

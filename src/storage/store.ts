@@ -18,11 +18,18 @@ export type {
  * (`tokenvault/testing` → `runStoreConformance`). Times are epoch milliseconds. Every token query is
  * scoped by tenant: a row of another tenant is never returned, changed or counted.
  *
- * Sync-or-async: methods return `T | Promise<T>` so the embedded SQLite store can answer
- * synchronously (no microtask hops on the hot path) while network stores return promises. Callers
- * always `await`.
+ * One contract for every store:
+ * - Every method answers a Promise (the SQLite store's synchronous driver stays inside it).
+ * - Expected outcomes are answers, never exceptions: a lookup answers null; a write that can only
+ *   find nothing answers false; a write with several outcomes answers a string union
+ *   (`'created' | 'exists'`, `'deleted' | 'not_found' | 'in_use'`), or a `{ status }` union when
+ *   it carries a record. A taken id is `'exists'`, not a thrown ConflictError.
+ * - A rejection is a failure: ServiceUnavailableError (the database cannot answer now; retry), or
+ *   a fault of the store's own state.
  */
-export type MaybePromise<T> = T | Promise<T>;
+
+/** The answer of an insert: `'exists'` (nothing written) when the id (or another unique key) is taken. */
+export type Inserted = 'created' | 'exists';
 
 export interface TenantRecord {
   id: string;
@@ -437,21 +444,21 @@ export type RecordUpdateResult<T> = { status: 'updated'; record: T } | { status:
 
 export interface Store extends WebhookStore {
   /** Applies pending migrations; idempotent. Called by createVault before first use. */
-  migrate(): MaybePromise<void>;
-  close(): MaybePromise<void>;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
 
   // --- tenants and keys -------------------------------------------------------------------------
   /**
    * Atomically inserts the tenant and, when given, its first application and its wrapped keys: all
-   * of them or none (ConflictError when the tenant, the application or a key version exists).
+   * of them or none: 'exists' (nothing written) when the tenant id is taken.
    */
-  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): MaybePromise<void>;
-  getTenant(id: string): MaybePromise<TenantRecord | null>;
-  listTenants(): MaybePromise<TenantRecord[]>;
-  /** Inserts a wrapped key; ConflictError-free: returns false when (tenant, purpose, version) exists (a racing writer won). */
-  insertWrappedKey(key: WrappedKeyRecord): MaybePromise<boolean>;
+  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): Promise<Inserted>;
+  getTenant(id: string): Promise<TenantRecord | null>;
+  listTenants(): Promise<TenantRecord[]>;
+  /** Inserts a wrapped key; false when (tenant, purpose, version) exists (a racing writer won). */
+  insertWrappedKey(key: WrappedKeyRecord): Promise<boolean>;
   /** All wrapped keys of a tenant and purpose, ascending by version. */
-  listWrappedKeys(tenantId: string, purpose: 'data' | 'index'): MaybePromise<WrappedKeyRecord[]>;
+  listWrappedKeys(tenantId: string, purpose: 'data' | 'index'): Promise<WrappedKeyRecord[]>;
 
   // --- tokens -----------------------------------------------------------------------------------
   /**
@@ -461,17 +468,17 @@ export interface Store extends WebhookStore {
    * and writes nothing; else inserts the token, its metadata and search hashes, and the audit entry
    * when one is given (null: the caller records it another way).
    */
-  createToken(token: StoredToken, audit: AuditEntry | null, now: number): MaybePromise<CreateTokenResult>;
+  createToken(token: StoredToken, now: number): Promise<CreateTokenResult>;
   /**
    * Atomically creates `tokens` in order, each as createToken would (deduplication included, also
    * against an earlier token of the same call; no audit entries): when one of them meets an id
    * conflict, none of them is written and the answer names its index. At most 100 tokens.
    */
-  createTokens(tokens: readonly StoredToken[], now: number): MaybePromise<CreateTokensResult>;
+  createTokens(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult>;
   /** The live token (not expired at `now`) of the tenant with that id, or null. */
-  getToken(tenantId: string, id: string, now: number): MaybePromise<StoredToken | null>;
+  getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null>;
   /** Live tokens matching every given filter, in creation order. */
-  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): MaybePromise<PageResult<StoredToken>>;
+  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>>;
   /**
    * Atomically replaces a live token's mutable fields with `next` (same tenant and id). When
    * `next.deduplicate`, and the update changes the fingerprint or turns deduplication on, and
@@ -480,21 +487,21 @@ export interface Store extends WebhookStore {
    * answer would otherwise tell a caller that cannot read the data that another token holds the
    * same fingerprint. Writes the audit entry with the change.
    */
-  updateToken(next: StoredToken, audit: AuditEntry, now: number): MaybePromise<UpdateTokenResult>;
+  updateToken(next: StoredToken, audit: AuditEntry, now: number): Promise<UpdateTokenResult>;
   /**
    * Atomically removes a live token (its data, metadata and search hashes) and leaves a
    * DeletedTokenRecord; false when no live token has that id. Writes the audit entry.
    */
-  deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): MaybePromise<boolean>;
-  getDeletedToken(tenantId: string, id: string): MaybePromise<DeletedTokenRecord | null>;
+  deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): Promise<boolean>;
+  getDeletedToken(tenantId: string, id: string): Promise<DeletedTokenRecord | null>;
   /**
    * Physically removes up to `limit` tokens (any tenant) whose expiresAt <= now, leaving reference
    * records deleted by 'system:expiry' and an audit entry each. Returns the tokens it removed
    * (oldest expiry first), for the `token.expired` events.
    */
-  purgeExpiredTokens(now: number, limit: number): MaybePromise<ExpiredTokenRecord[]>;
+  purgeExpiredTokens(now: number, limit: number): Promise<ExpiredTokenRecord[]>;
   /** Up to `limit` tokens (any tenant) with cvcPurgeAt <= now, oldest first. */
-  listCvcDue(now: number, limit: number): MaybePromise<StoredToken[]>;
+  listCvcDue(now: number, limit: number): Promise<StoredToken[]>;
   /**
    * Replaces the ciphertext and key version of a token only if its current ciphertext is still
    * `expected` (compare-and-set, so a concurrent update wins), and sets cvcPurgeAt. True if written.
@@ -504,42 +511,42 @@ export interface Store extends WebhookStore {
     id: string,
     expected: Uint8Array,
     next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
-  ): MaybePromise<boolean>;
+  ): Promise<boolean>;
   /** Up to `limit` tokens of a tenant encrypted with a key version below `version`, any expiry. */
-  listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): MaybePromise<StoredToken[]>;
+  listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): Promise<StoredToken[]>;
   /** Count of tokens of a tenant below a key version (progress reporting for re-encryption). */
-  countTokensBelowKeyVersion(tenantId: string, version: number): MaybePromise<number>;
+  countTokensBelowKeyVersion(tenantId: string, version: number): Promise<number>;
 
   // --- applications ----------------------------------------------------------------------------
-  /** Inserts the application and its first key in one transaction; ConflictError when the id exists (nothing written). */
-  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): MaybePromise<void>;
-  getApplication(tenantId: string, id: string): MaybePromise<ApplicationRecord | null>;
+  /** Inserts the application and its first key in one transaction; 'exists' (nothing written) when the id is taken. */
+  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): Promise<Inserted>;
+  getApplication(tenantId: string, id: string): Promise<ApplicationRecord | null>;
   /**
    * Every application key whose keyLookup matches (normally one), any tenant, with its application;
    * the caller compares keyHash in constant time.
    */
-  findApplicationKeys(keyLookup: string): MaybePromise<ApplicationKeyMatch[]>;
+  findApplicationKeys(keyLookup: string): Promise<ApplicationKeyMatch[]>;
   /**
    * Adds a key to an existing application of the tenant: 'not_found' when there is none, 'limit'
    * (nothing written) when it already has `max` keys. Concurrent additions to one application are
    * serialized, so the limit holds under races.
    */
-  createApplicationKey(key: ApplicationKeyRecord, max: number): MaybePromise<'created' | 'not_found' | 'limit'>;
+  createApplicationKey(key: ApplicationKeyRecord, max: number): Promise<'created' | 'not_found' | 'limit'>;
   /** The keys of an application of the tenant, oldest first ([] when there is no such application). */
-  listApplicationKeys(tenantId: string, applicationId: string): MaybePromise<ApplicationKeyRecord[]>;
-  getApplicationKey(tenantId: string, applicationId: string, keyId: string): MaybePromise<ApplicationKeyRecord | null>;
+  listApplicationKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyRecord[]>;
+  getApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKeyRecord | null>;
   /**
    * Deletes one key of an application; 'last_key' (nothing deleted) when it is the application's
    * only key. Concurrent deletions of one application's keys are serialized, so racing deletions
    * of its last two keys leave one.
    */
-  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): MaybePromise<'deleted' | 'not_found' | 'last_key'>;
+  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<'deleted' | 'not_found' | 'last_key'>;
   /**
    * Atomically replaces every key of an existing application with `key` and stamps the application
    * modified (`modifiedBy`, `key.createdAt`); false (nothing written) when there is no such application.
    */
-  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): MaybePromise<boolean>;
-  listApplications(tenantId: string, page: PageRequest): MaybePromise<PageResult<ApplicationRecord>>;
+  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): Promise<boolean>;
+  listApplications(tenantId: string, page: PageRequest): Promise<PageResult<ApplicationRecord>>;
   /**
    * Atomically writes `changes` (only the fields given: a new key leaves permissions alone and a
    * new set of permissions leaves the key alone, so two concurrent updates of different fields
@@ -553,33 +560,33 @@ export interface Store extends WebhookStore {
     id: string,
     changes: ApplicationChanges,
     keep?: readonly Permission[],
-  ): MaybePromise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' }>;
+  ): Promise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' }>;
   /**
-   * Deletes, with its keys and the sessions it created or authorized, in one transaction; false
+   * Deletes, with its keys and the sessions it created or authorized, in one transaction; 'not_found'
    * when missing. `keep`: as in updateApplication.
    */
-  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): MaybePromise<boolean | 'last_holder'>;
+  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): Promise<'deleted' | 'not_found' | 'last_holder'>;
 
   // --- sessions ---------------------------------------------------------------------------------
-  /** Inserts a pending session; ConflictError when its id or (tenant, nonce) exists. */
-  createSession(session: SessionRecord): MaybePromise<void>;
+  /** Inserts a pending session; 'exists' (nothing written) when its id or (tenant, nonce) is taken. */
+  createSession(session: SessionRecord): Promise<Inserted>;
   /** Every session whose keyLookup matches (normally one), any tenant, expired or not; the caller compares keyHash. */
-  findSessions(keyLookup: string): MaybePromise<SessionRecord[]>;
+  findSessions(keyLookup: string): Promise<SessionRecord[]>;
   /**
    * Atomically authorizes the tenant's pending session with that nonce hash if it has not expired at
    * `now`: sets the grants and authorizer, and lowers expiresAt to `authorization.expiresAt` when
    * that is earlier. A nonce works once: of racing authorizations exactly one gets 'authorized', the
    * others 'already_authorized'. Unknown, other tenant's and expired nonces: 'not_found'.
    */
-  authorizeSession(tenantId: string, nonceHash: string, authorization: SessionAuthorization, now: number): MaybePromise<AuthorizeSessionResult>;
+  authorizeSession(tenantId: string, nonceHash: string, authorization: SessionAuthorization, now: number): Promise<AuthorizeSessionResult>;
   /** Removes up to `limit` sessions (any tenant) whose expiresAt <= now; returns how many. */
-  purgeExpiredSessions(now: number, limit: number): MaybePromise<number>;
+  purgeExpiredSessions(now: number, limit: number): Promise<number>;
 
   // --- reactor formulas and reactors ------------------------------------------------------------
-  /** Inserts; ConflictError when the id exists. */
-  createFormula(formula: FormulaRecord): MaybePromise<void>;
-  getFormula(tenantId: string, id: string): MaybePromise<FormulaRecord | null>;
-  listFormulas(tenantId: string, page: PageRequest): MaybePromise<PageResult<FormulaRecord>>;
+  /** Inserts; 'exists' (nothing written) when the id is taken. */
+  createFormula(formula: FormulaRecord): Promise<Inserted>;
+  getFormula(tenantId: string, id: string): Promise<FormulaRecord | null>;
+  listFormulas(tenantId: string, page: PageRequest): Promise<PageResult<FormulaRecord>>;
   /**
    * Atomically writes `changes` (only the fields given). With `expected`: only while the formula's
    * code and declarations are still those (what runs, which the caller's authorization was decided
@@ -590,13 +597,13 @@ export interface Store extends WebhookStore {
     id: string,
     changes: FormulaChanges,
     expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
-  ): MaybePromise<RecordUpdateResult<FormulaRecord>>;
+  ): Promise<RecordUpdateResult<FormulaRecord>>;
   /** Atomically: 'in_use' (nothing deleted) when a reactor of the tenant references it; 'not_found'; else 'deleted'. */
-  deleteFormula(tenantId: string, id: string): MaybePromise<'deleted' | 'not_found' | 'in_use'>;
-  /** Inserts; ConflictError when the id exists. */
-  createReactor(reactor: ReactorRecord): MaybePromise<void>;
-  getReactor(tenantId: string, id: string): MaybePromise<ReactorRecord | null>;
-  listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): MaybePromise<PageResult<ReactorRecord>>;
+  deleteFormula(tenantId: string, id: string): Promise<'deleted' | 'not_found' | 'in_use'>;
+  /** Inserts; 'exists' (nothing written) when the id is taken. */
+  createReactor(reactor: ReactorRecord): Promise<Inserted>;
+  getReactor(tenantId: string, id: string): Promise<ReactorRecord | null>;
+  listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): Promise<PageResult<ReactorRecord>>;
   /**
    * Atomically writes `changes` (only the fields given; the formula never changes). With
    * `expected`: only while the reactor is still bound to that application (the binding the
@@ -607,8 +614,8 @@ export interface Store extends WebhookStore {
     id: string,
     changes: ReactorChanges,
     expected?: { applicationId: string | null },
-  ): MaybePromise<RecordUpdateResult<ReactorRecord>>;
-  deleteReactor(tenantId: string, id: string): MaybePromise<boolean>;
+  ): Promise<RecordUpdateResult<ReactorRecord>>;
+  deleteReactor(tenantId: string, id: string): Promise<boolean>;
 
   // --- idempotency ------------------------------------------------------------------------------
   /**
@@ -616,7 +623,7 @@ export interface Store extends WebhookStore {
    * `{ claimed: true }`, or returns the existing unexpired record (`claimed: false`). An expired
    * record is replaced.
    */
-  claimIdempotencyKey(record: IdempotencyRecord, now: number): MaybePromise<{ claimed: true } | { claimed: false; existing: IdempotencyRecord }>;
+  claimIdempotencyKey(record: IdempotencyRecord, now: number): Promise<{ claimed: true } | { claimed: false; existing: IdempotencyRecord }>;
   /**
    * Stores the response of a claim (state done, kept until `response.expiresAt`) if the key's record
    * is still that claim in flight: a claim whose lease ran out and was replaced changes nothing.
@@ -626,14 +633,14 @@ export interface Store extends WebhookStore {
    * the record withdrawn at once when one of them was deleted meanwhile. A concurrent deletion
    * either comes first (the record is stored withdrawn) or sees the reference (it withdraws it).
    */
-  completeIdempotencyKey(claim: IdempotencyClaim, response: IdempotencyResponse): MaybePromise<void>;
+  completeIdempotencyKey(claim: IdempotencyClaim, response: IdempotencyResponse): Promise<void>;
   /** Releases a claim whose request failed, so the key may be retried; only that claim, only in flight. */
-  releaseIdempotencyKey(claim: IdempotencyClaim): MaybePromise<void>;
+  releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void>;
   /**
    * Removes up to `limit` idempotency records (any tenant, in flight or done) whose expiresAt <= now:
    * an expired record answers nothing any more. Returns how many it removed.
    */
-  purgeExpiredIdempotencyKeys(now: number, limit: number): MaybePromise<number>;
+  purgeExpiredIdempotencyKeys(now: number, limit: number): Promise<number>;
 
   // --- asynchronous reactor runs -----------------------------------------------------------------
   /** Atomically stores a pending request and the job that will run it: both or neither. */
@@ -667,6 +674,6 @@ export interface Store extends WebhookStore {
 
   // --- audit ------------------------------------------------------------------------------------
   /** Appends entries in one transaction (reads are audited in batches to keep fsyncs off the read path). */
-  appendAudit(entries: readonly AuditEntry[]): MaybePromise<void>;
-  listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): MaybePromise<PageResult<StoredAuditEntry>>;
+  appendAudit(entries: readonly AuditEntry[]): Promise<void>;
+  listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): Promise<PageResult<StoredAuditEntry>>;
 }

@@ -3,7 +3,7 @@
  * Kept beside store.ts so that the Store interface stays readable; the Store methods that use them
  * are in `WebhookStore`.
  */
-import type { PageRequest, PageResult, MaybePromise } from './store.js';
+import type { Inserted, PageRequest, PageResult } from './store.js';
 
 /** An event webhook: where to POST which events of the tenant. */
 export interface WebhookRecord {
@@ -86,39 +86,39 @@ export const MAX_WEBHOOK_HISTORY = 50;
 
 /** Store methods of webhooks (part of Store). Every one is scoped by tenant. */
 export interface WebhookStore {
-  /** Inserts; ConflictError when the id exists in the tenant. */
-  createWebhook(webhook: WebhookRecord): MaybePromise<void>;
-  getWebhook(tenantId: string, id: string): MaybePromise<WebhookRecord | null>;
+  /** Inserts; 'exists' (nothing written) when the id is taken in the tenant. */
+  createWebhook(webhook: WebhookRecord): Promise<Inserted>;
+  getWebhook(tenantId: string, id: string): Promise<WebhookRecord | null>;
   /** In creation order. */
-  listWebhooks(tenantId: string, page: PageRequest): MaybePromise<PageResult<WebhookRecord>>;
+  listWebhooks(tenantId: string, page: PageRequest): Promise<PageResult<WebhookRecord>>;
   /** Every webhook of the tenant (at most `limit`), in creation order: the subscriptions events are matched against. */
-  listAllWebhooks(tenantId: string, limit: number): MaybePromise<WebhookRecord[]>;
+  listAllWebhooks(tenantId: string, limit: number): Promise<WebhookRecord[]>;
   /** Replaces name, url and events; false when missing. */
-  updateWebhook(webhook: WebhookRecord): MaybePromise<boolean>;
+  updateWebhook(webhook: WebhookRecord): Promise<boolean>;
   /** Deletes the webhook (its deliveries stay, to be queried until they are purged); false when missing. */
-  deleteWebhook(tenantId: string, id: string): MaybePromise<boolean>;
+  deleteWebhook(tenantId: string, id: string): Promise<boolean>;
 
-  getWebhookSecret(tenantId: string): MaybePromise<WebhookSecretRecord | null>;
+  getWebhookSecret(tenantId: string): Promise<WebhookSecretRecord | null>;
   /**
    * Compare-and-set: with `expectedVersion` null, inserts unless the tenant has a secret; otherwise
    * replaces it only while its version is still `expectedVersion`. False when another writer won.
    */
-  putWebhookSecret(record: WebhookSecretRecord, expectedVersion: number | null): MaybePromise<boolean>;
+  putWebhookSecret(record: WebhookSecretRecord, expectedVersion: number | null): Promise<boolean>;
 
-  /** Inserts a delivery; ConflictError when the id exists in the tenant. */
-  createWebhookDelivery(delivery: WebhookDeliveryRecord): MaybePromise<void>;
-  getWebhookDelivery(tenantId: string, id: string): MaybePromise<WebhookDeliveryRecord | null>;
+  /** Inserts a delivery; 'exists' (nothing written) when the id is taken in the tenant. */
+  createWebhookDelivery(delivery: WebhookDeliveryRecord): Promise<Inserted>;
+  getWebhookDelivery(tenantId: string, id: string): Promise<WebhookDeliveryRecord | null>;
   /** Deliveries of the tenant matching the filter, in creation order. */
-  listWebhookDeliveries(tenantId: string, filter: WebhookDeliveryFilter, page: PageRequest): MaybePromise<PageResult<WebhookDeliveryRecord>>;
+  listWebhookDeliveries(tenantId: string, filter: WebhookDeliveryFilter, page: PageRequest): Promise<PageResult<WebhookDeliveryRecord>>;
   /**
    * Atomically appends `attempt` to the history (keeping the last MAX_WEBHOOK_HISTORY), counts it
    * and applies `outcome`, only if the delivery is pending with `expectedAttempts` attempts in this
    * round: two workers holding the same delivery (a lease that ran out) cannot both record the
    * same attempt. True when written.
    */
-  recordWebhookAttempt(tenantId: string, id: string, expectedAttempts: number, attempt: WebhookAttempt, outcome: WebhookAttemptOutcome): MaybePromise<boolean>;
+  recordWebhookAttempt(tenantId: string, id: string, expectedAttempts: number, attempt: WebhookAttempt, outcome: WebhookAttemptOutcome): Promise<boolean>;
   /** Atomically: a failed delivery becomes pending for a new round (attempts 0, next attempt at `now`); false otherwise. */
-  restartWebhookDelivery(tenantId: string, id: string, now: number): MaybePromise<boolean>;
+  restartWebhookDelivery(tenantId: string, id: string, now: number): Promise<boolean>;
   /** Removes up to `limit` deliveries (any tenant) completed at or before `before`. Returns how many. */
-  purgeWebhookDeliveries(before: number, limit: number): MaybePromise<number>;
+  purgeWebhookDeliveries(before: number, limit: number): Promise<number>;
 }

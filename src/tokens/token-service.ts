@@ -181,7 +181,7 @@ export class TokenService {
    * not the record of the creation.
    */
   async #commit(caller: Caller, prepared: Prepared, budget: ExpressionBudget): Promise<TokenView> {
-    const result = await this.#store.createToken(prepared.token, null, prepared.token.createdAt);
+    const result = await this.#store.createToken(prepared.token, prepared.token.createdAt);
     if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared.token.id}' already exists`);
     return this.#created(caller, prepared, result, budget);
   }
@@ -207,8 +207,7 @@ export class TokenService {
       requirePermission(caller, 'token:read');
       refuseNul(id, 'id');
       const now = this.#clock.now();
-      const found = this.#store.getToken(caller.tenantId, String(id), now);
-      const token = found instanceof Promise ? await found : found;
+      const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
       const transform = requireTransform(caller, 'token:read', token.containers);
       const pending = this.#data(token, now);
@@ -370,8 +369,7 @@ export class TokenService {
       requirePermission(caller, 'token:delete');
       refuseNul(id, 'id');
       const now = this.#clock.now();
-      const found = this.#store.getToken(caller.tenantId, String(id), now);
-      const token = found instanceof Promise ? await found : found;
+      const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
       requireTransform(caller, 'token:delete', token.containers);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:delete', resourceId: token.id, outcome: 'success' });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit.js';
 import type { Clock } from '../clock.js';
+import { requireCreated } from '../errors.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import type { Logger } from '../logger.js';
 import type { Store, WebhookDeliveryRecord } from '../storage/store.js';
@@ -92,7 +93,7 @@ export class Deliveries {
       createdAt: now,
       completedAt: null,
     };
-    await store.createWebhookDelivery(record);
+    requireCreated(await store.createWebhookDelivery(record), 'Webhook delivery', record.id);
     await this.#enqueue(input.tenantId, id, now, id);
     return id;
   }

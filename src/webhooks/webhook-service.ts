@@ -3,7 +3,7 @@ import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Store, WebhookRecord } from '../storage/store.js';
 import { formatIso } from '../tokens/expiry.js';
@@ -68,7 +68,7 @@ export class WebhookService {
         modifiedBy: null,
         modifiedAt: null,
       };
-      await this.#d.store.createWebhook(record);
+      requireCreated(await this.#d.store.createWebhook(record), 'Webhook', record.id);
       this.#changed(caller, 'webhook:create', record.id);
       return webhookView(record);
     });

@@ -11,7 +11,7 @@ import { createQuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { Sandbox, SandboxRunInput } from '../../src/sandbox/sandbox.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import type { PostgresStore } from '../../src/storage/postgres/postgres-store.js';
-import type { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_URL, adminPool, dropSchema, freshSchema } from '../support/postgres.js';

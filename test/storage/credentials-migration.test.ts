@@ -5,7 +5,7 @@ import { createPostgresStore, type PgPool } from '../../src/postgres.js';
 import { MIGRATIONS as PG_MIGRATIONS, runMigrations as runPgMigrations } from '../../src/storage/postgres/migrations.js';
 import { PgExecutor } from '../../src/storage/postgres/pg-executor.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS, runMigrations as runSqliteMigrations } from '../../src/storage/sqlite/migrations.js';
-import { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 
@@ -37,12 +37,13 @@ describe('the application keys migration', () => {
       keyHash,
       keyLookup,
     );
-    const store = new SqliteStore(db, true);
-    store.migrate();
+    const store = createSqliteStore({ database: db });
+    await store.migrate();
     await expectKeyMoved(store);
     const columns = (db.prepare("SELECT name FROM pragma_table_info('applications')").all() as { name: string }[]).map((c) => c.name);
     expect(columns).not.toContain('key_hash');
-    store.close();
+    await store.close();
+    db.close();
   });
 
   describe.skipIf(PG_URL === undefined)(`PostgreSQL${PG_URL === undefined ? ` (${PG_SKIP_REASON})` : ''}`, () => {

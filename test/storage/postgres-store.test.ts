@@ -179,7 +179,7 @@ if (PG_URL === undefined) {
         const { rows } = await adminPool().query(`SELECT version FROM "${schema}".tokenvault_migrations ORDER BY version`);
         expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
         const token = makeToken();
-        expect(await stores[0]!.createToken(token, audit(token), T0)).toEqual({ status: 'created' });
+        expect(await stores[0]!.createToken(token, T0)).toEqual({ status: 'created' });
         expect(await stores[3]!.getToken(TENANT_A, token.id, T0)).not.toBeNull();
       } finally {
         await discard(...stores);
@@ -236,10 +236,10 @@ if (PG_URL === undefined) {
       try {
         for (let round = 0; round < 5; round++) {
           const tokens = Array.from({ length: 16 }, (_, i) => makeToken({ id: `contested-${round}`, ciphertext: new Uint8Array([i]) }));
-          const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, audit(token), T0)));
+          const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, T0)));
           expect(results.filter((r) => r.status === 'created')).toHaveLength(1);
           expect(results.filter((r) => r.status === 'id_conflict')).toHaveLength(15);
-          expect((await one.listAudit(TENANT_A, { resourceId: `contested-${round}` }, { mode: 'cursor', size: 50 })).items).toHaveLength(1);
+          expect((await one.listAudit(TENANT_A, { resourceId: `contested-${round}` }, { mode: 'cursor', size: 50 })).items).toEqual([]);
         }
       } finally {
         await discard(one, two);
@@ -251,7 +251,7 @@ if (PG_URL === undefined) {
       try {
         for (let round = 0; round < 5; round++) {
           const tokens = Array.from({ length: 16 }, () => makeToken({ type: 'card', fingerprint: `fp-${round}`, deduplicate: true }));
-          const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, audit(token), T0)));
+          const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, T0)));
           const created = tokens.filter((_, i) => results[i]!.status === 'created');
           expect(created).toHaveLength(1);
           for (const result of results) if (result.status === 'duplicate') expect(result.existing.id).toBe(created[0]!.id);
@@ -268,10 +268,10 @@ if (PG_URL === undefined) {
       try {
         for (let i = 0; i < 30; i++) {
           const token = makeToken({ id: `doomed-${i}` });
-          await one.createToken(token, audit(token), T0);
+          await one.createToken(token, T0);
           const [deleted, created] = await Promise.all([
             one.deleteToken(TENANT_A, token.id, APP_A, audit(token), T0),
-            two.createToken(makeToken({ id: token.id }), audit(token), T0),
+            two.createToken(makeToken({ id: token.id }), T0),
           ]);
           expect(deleted).toBe(true);
           expect(created).toEqual({ status: 'id_conflict' });
@@ -286,7 +286,7 @@ if (PG_URL === undefined) {
       const [one, two] = await pair();
       try {
         const token = makeToken({ metadata: { v: 'start' } });
-        await one.createToken(token, audit(token), T0);
+        await one.createToken(token, T0);
         const colors = Array.from({ length: 12 }, (_, i) => `c${i}`);
         await Promise.all(colors.map((v, i) => (i % 2 ? one : two).updateToken({ ...token, metadata: { v } }, audit(token), T0)));
         const final = (await one.getToken(TENANT_A, token.id, T0))!.metadata.v!;
@@ -308,7 +308,7 @@ if (PG_URL === undefined) {
       try {
         await Promise.all([one.migrate(), two.migrate()]);
         const tokens = Array.from({ length: 12 }, () => makeToken({ type: 'card', fingerprint: 'fp-ser', deduplicate: true }));
-        const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, audit(token), T0)));
+        const results = await Promise.all(tokens.map((token, i) => (i % 2 ? one : two).createToken(token, T0)));
         expect(results.filter((r) => r.status === 'created')).toHaveLength(1);
         const claims = await Promise.all(
           Array.from({ length: 12 }, (_, i) =>
@@ -387,7 +387,7 @@ if (PG_URL === undefined) {
         const deleted = makeToken({ metadata: { a: '1', b: '2' }, searchHashes: ['x', 'y'] });
         const expiring = makeToken({ metadata: { a: '1' }, searchHashes: ['x'], expiresAt: T0 + 1 });
         const kept = makeToken({ metadata: { a: '1' }, searchHashes: ['x'] });
-        for (const token of [deleted, expiring, kept]) await store.createToken(token, audit(token), T0);
+        for (const token of [deleted, expiring, kept]) await store.createToken(token, T0);
         expect([await count(store, 'token_metadata'), await count(store, 'token_search')]).toEqual([4, 4]);
         expect(await store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
         expect((await store.purgeExpiredTokens(T0 + 1, 10)).length).toBe(1);
@@ -423,7 +423,7 @@ if (PG_URL === undefined) {
       try {
         await store.migrate();
         const token = makeToken({ metadata: { Straße: 'ÄRGER', long: '€'.repeat(1024) } });
-        expect(await store.createToken(token, audit(token), T0)).toEqual({ status: 'created' });
+        expect(await store.createToken(token, T0)).toEqual({ status: 'created' });
         const ids = async (metadata: Record<string, string>) => (await store.listTokens(TENANT_A, { metadata }, { mode: 'cursor', size: 5 }, T0)).items.map((t) => t.id);
         expect(await ids({ straße: 'ärger' })).toEqual([token.id]);
         expect(await ids({ LONG: '€'.repeat(1024) })).toEqual([token.id]);
@@ -440,7 +440,7 @@ if (PG_URL === undefined) {
       try {
         await store.migrate();
         const token = makeToken({ id: 'nul\u0000id' });
-        await expect(store.createToken(token, audit(token), T0)).rejects.toBeInstanceOf(ValidationError);
+        await expect(store.createToken(token, T0)).rejects.toBeInstanceOf(ValidationError);
         await expect(store.createTenant({ id: 't\u0000', name: 'x', createdAt: T0 })).rejects.toBeInstanceOf(ValidationError);
         expect(await count(store, 'token_ids')).toBe(0);
       } finally {
@@ -472,7 +472,7 @@ if (PG_URL === undefined) {
       try {
         await store.migrate();
         const tokens = Array.from({ length: 4 }, () => makeToken({ keyVersion: 1 }));
-        for (const token of tokens) await store.createToken(token, null, T0);
+        for (const token of tokens) await store.createToken(token, T0);
         for (let batch = 0; batch < 2; batch++) {
           for (const token of await store.listTokensBelowKeyVersion(TENANT_A, 2, 2)) {
             await store.replaceCiphertext(TENANT_A, token.id, token.ciphertext, { ciphertext: new Uint8Array([2]), keyVersion: 2, cvcPurgeAt: null });

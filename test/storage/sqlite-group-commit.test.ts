@@ -2,26 +2,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSqliteStore, type SqliteStore } from '../../src/sqlite.js';
+import { createSqliteStore } from '../../src/sqlite.js';
+import { type SqliteStoreCore, openSqliteStoreCore } from '../../src/storage/sqlite/sqlite-store.js';
 import { GroupCommit } from '../../src/storage/sqlite/group-commit.js';
 import type { StoredToken } from '../../src/storage/store.js';
 import { T0, TENANT_A, makeToken } from '../../src/testing/store-conformance.js';
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-function openStore(): SqliteStore {
-  const store = createSqliteStore();
+// The synchronous core: group commit is what it does with the calls of one turn.
+function openStore(): SqliteStoreCore {
+  const store = openSqliteStoreCore();
   store.migrate();
   return store;
 }
 
-const tokenCount = (store: SqliteStore) => (store.database.prepare('SELECT count(*) AS n FROM tokens').get() as { n: number }).n;
+const tokenCount = (store: SqliteStoreCore) => (store.database.prepare('SELECT count(*) AS n FROM tokens').get() as { n: number }).n;
 
 describe('SQLite group commit of token creations', () => {
   it('writes the first creation of a turn at once and the others together at the end of the turn', async () => {
     const store = openStore();
     const tokens = [makeToken(), makeToken(), makeToken()];
-    const [first, ...later] = tokens.map((token) => store.createToken(token, null, T0));
+    const [first, ...later] = tokens.map((token) => store.createToken(token, T0));
     expect(first).toEqual({ status: 'created' });
     for (const result of later) expect(result).toBeInstanceOf(Promise);
     // Not acknowledged and not visible before the batch commits.
@@ -34,12 +36,12 @@ describe('SQLite group commit of token creations', () => {
 
   it('keeps each creation’s guarantees inside a batch: id conflicts and deduplication', async () => {
     const store = openStore();
-    store.createToken(makeToken(), null, T0); // opens the turn: the next ones are batched
+    store.createToken(makeToken(), T0); // opens the turn: the next ones are batched
     const a = makeToken({ id: 'same-id' });
     const b = makeToken({ id: 'same-id' });
     const c = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
     const d = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
-    const results = await Promise.all([a, b, c, d].map((token) => store.createToken(token, null, T0)));
+    const results = await Promise.all([a, b, c, d].map((token) => store.createToken(token, T0)));
     expect(results.map((r) => r.status)).toEqual(['created', 'id_conflict', 'created', 'duplicate']);
     expect((results[3] as { existing: StoredToken }).existing.id).toBe(c.id);
     store.close();
@@ -47,11 +49,11 @@ describe('SQLite group commit of token creations', () => {
 
   it('fails only the bad write when one write of a batch fails', async () => {
     const store = openStore();
-    store.createToken(makeToken(), null, T0);
+    store.createToken(makeToken(), T0);
     const good = makeToken();
     const bad = makeToken({ ciphertext: { not: 'bytes' } as unknown as Uint8Array });
     const other = makeToken();
-    const settled = await Promise.allSettled([good, bad, other].map((token) => store.createToken(token, null, T0)));
+    const settled = await Promise.allSettled([good, bad, other].map((token) => store.createToken(token, T0)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(store.getToken(TENANT_A, bad.id, T0)).toBeNull();
     expect(tokenCount(store)).toBe(3);
@@ -62,13 +64,13 @@ describe('SQLite group commit of token creations', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tokenvault-group-commit-'));
     try {
       const filename = join(dir, 'vault.db');
-      const store = createSqliteStore({ filename });
+      const store = openSqliteStoreCore({ filename });
       store.migrate();
-      store.createToken(makeToken(), null, T0);
-      const queued = store.createToken(makeToken(), null, T0);
+      store.createToken(makeToken(), T0);
+      const queued = store.createToken(makeToken(), T0);
       store.close();
       expect(await queued).toEqual({ status: 'created' });
-      const reopened = createSqliteStore({ filename });
+      const reopened = openSqliteStoreCore({ filename });
       expect(tokenCount(reopened)).toBe(2);
       reopened.close();
     } finally {
@@ -78,9 +80,9 @@ describe('SQLite group commit of token creations', () => {
 
   it('goes back to writing at once after a turn ends', async () => {
     const store = openStore();
-    expect(store.createToken(makeToken(), null, T0)).toEqual({ status: 'created' });
+    expect(store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
     await nextTurn();
-    expect(store.createToken(makeToken(), null, T0)).toEqual({ status: 'created' });
+    expect(store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
     store.close();
   });
 });

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import { createSqliteStore, type SqliteStore } from '../../src/sqlite.js';
+import { createSqliteStore } from '../../src/sqlite.js';
+import { type SqliteStoreCore, openSqliteStoreCore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { StoredToken, TokenFilter } from '../../src/storage/store.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../../src/storage/sqlite/like-pattern.js';
 import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
@@ -25,8 +26,9 @@ await runStoreConformance('sqlite file (WAL, synchronous=normal)', () => createS
 
 const audit = (token: StoredToken) => makeAudit({ tenantId: token.tenantId, resourceId: token.id });
 
-function openMigrated(options: Parameters<typeof createSqliteStore>[0] = {}): SqliteStore {
-  const store = createSqliteStore(options);
+// The synchronous core: these tests look at what one call does inside the store.
+function openMigrated(options: Parameters<typeof createSqliteStore>[0] = {}): SqliteStoreCore {
+  const store = openSqliteStoreCore(options);
   store.migrate();
   return store;
 }
@@ -65,7 +67,7 @@ describe('createSqliteStore options', () => {
   it('exclusive: no other connection can read the file until the store closes', () => {
     const filename = tempFile();
     const store = openMigrated({ filename, exclusive: true });
-    store.createToken(makeToken({ id: 'held' }), makeAudit(), T0);
+    store.createToken(makeToken({ id: 'held' }), T0);
     const other = new Database(filename, { timeout: 0 });
     try {
       expect(() => other.prepare('SELECT count(*) FROM tokens').get()).toThrow(/locked/);
@@ -80,7 +82,7 @@ describe('createSqliteStore options', () => {
   it('shared (the default): other connections read the file while the store is open', () => {
     const filename = tempFile();
     const store = openMigrated({ filename });
-    store.createToken(makeToken({ id: 'visible' }), makeAudit(), T0);
+    store.createToken(makeToken({ id: 'visible' }), T0);
     const other = new Database(filename, { timeout: 0 });
     try {
       expect(other.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 1 });
@@ -93,7 +95,7 @@ describe('createSqliteStore options', () => {
   it('defaults to a private in-memory database', () => {
     const one = openMigrated();
     const two = openMigrated();
-    one.createToken(makeToken({ id: 'only-in-one' }), makeAudit(), T0);
+    one.createToken(makeToken({ id: 'only-in-one' }), T0);
     expect(one.database.memory).toBe(true);
     expect(two.getToken(TENANT_A, 'only-in-one', T0)).toBeNull();
     one.close();
@@ -190,7 +192,7 @@ describe('SQLite lifecycle', () => {
     const filename = tempFile();
     const first = openMigrated({ filename });
     const token = makeToken({ metadata: { Color: 'Red' } });
-    first.createToken(token, audit(token), T0);
+    first.createToken(token, T0);
     first.close();
     const second = openMigrated({ filename });
     expect(Buffer.from(second.getToken(TENANT_A, token.id, T0)!.ciphertext).equals(Buffer.from(token.ciphertext))).toBe(true);
@@ -201,14 +203,14 @@ describe('SQLite lifecycle', () => {
   it('answers synchronously (plain values, not promises)', () => {
     const store = openMigrated();
     const token = makeToken();
-    expect(store.createToken(token, audit(token), T0)).toEqual({ status: 'created' });
+    expect(store.createToken(token, T0)).toEqual({ status: 'created' });
     expect(store.getToken(TENANT_A, token.id, T0)).not.toBeInstanceOf(Promise);
     store.close();
   });
 });
 
 describe('SQLite migrations', () => {
-  const versions = (store: SqliteStore) => (store.database.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
+  const versions = (store: SqliteStoreCore) => (store.database.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
 
   it('records each migration once, however often migrate() runs and however many stores open the file', () => {
     const filename = tempFile();
@@ -219,7 +221,7 @@ describe('SQLite migrations', () => {
     const two = openMigrated({ filename });
     expect(versions(two)).toEqual(expected);
     const token = makeToken();
-    one.createToken(token, audit(token), T0);
+    one.createToken(token, T0);
     expect(two.getToken(TENANT_A, token.id, T0)).not.toBeNull();
     one.close();
     two.close();
@@ -227,14 +229,14 @@ describe('SQLite migrations', () => {
 });
 
 describe('SQLite storage details', () => {
-  const count = (store: SqliteStore, sql: string, ...params: unknown[]) => (store.database.prepare(sql).get(...params) as { n: number }).n;
+  const count = (store: SqliteStoreCore, sql: string, ...params: unknown[]) => (store.database.prepare(sql).get(...params) as { n: number }).n;
 
   it('leaves no data behind when a token is deleted or purged: no row, no metadata, no search hashes', async () => {
     const store = openMigrated();
     const deleted = makeToken({ metadata: { a: '1', b: '2' }, searchHashes: ['x', 'y'] });
     const expiring = makeToken({ metadata: { a: '1' }, searchHashes: ['x'], expiresAt: T0 + 1 });
     const kept = makeToken({ metadata: { a: '1' }, searchHashes: ['x'] });
-    for (const token of [deleted, expiring, kept]) await store.createToken(token, audit(token), T0);
+    for (const token of [deleted, expiring, kept]) await store.createToken(token, T0);
     expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(4);
     expect(count(store, 'SELECT count(*) AS n FROM token_search')).toBe(4);
     expect(store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
@@ -252,7 +254,7 @@ describe('SQLite storage details', () => {
     const mask = { number: '{{ data.number | reveal_last: 4 }}', nested: { month: '{{ data.month }}' } };
     const a = makeToken({ mask });
     const b = makeToken({ mask: JSON.parse(JSON.stringify(mask)) });
-    for (const token of [a, b]) await store.createToken(token, audit(token), T0);
+    for (const token of [a, b]) await store.createToken(token, T0);
     const readA = store.getToken(TENANT_A, a.id, T0)!.mask as { nested: { month: string } };
     expect(readA).toEqual(mask);
     expect(() => {
@@ -278,7 +280,7 @@ describe('SQLite storage details', () => {
   it('compares metadata and reactor names case-insensitively beyond ASCII', () => {
     const store = openMigrated();
     const token = makeToken({ metadata: { Straße: 'ÄRGER' } });
-    store.createToken(token, audit(token), T0);
+    store.createToken(token, T0);
     expect(store.listTokens(TENANT_A, { metadata: { straße: 'ärger' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
     store.createFormula(makeFormula({ id: 'f' }));
     store.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));

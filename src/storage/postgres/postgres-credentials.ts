@@ -1,8 +1,8 @@
-import { ConflictError } from '../../errors.js';
 import type {
   ApplicationKeyMatch,
   ApplicationKeyRecord,
   AuthorizeSessionResult,
+  Inserted,
   SessionAuthorization,
   SessionGrants,
   SessionRecord,
@@ -142,7 +142,7 @@ export class PostgresCredentials {
     });
   }
 
-  async createSession(session: SessionRecord): Promise<void> {
+  async createSession(session: SessionRecord): Promise<Inserted> {
     const result = await this.#db.query(this.#sql.insertSession, [
       session.tenantId,
       session.id,
@@ -156,7 +156,7 @@ export class PostgresCredentials {
       session.authorizedAt,
       session.grants === null ? null : JSON.stringify(session.grants),
     ]);
-    if (result.rowCount === 0) throw new ConflictError(`Session '${session.id}' already exists`);
+    return result.rowCount === 0 ? 'exists' : 'created';
   }
 
   async findSessions(keyLookup: string): Promise<SessionRecord[]> {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ConflictError } from '../../errors.js';
+import { InternalError } from '../../errors.js';
 import type { Permission } from '../../permissions.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../sqlite/like-pattern.js';
 import { applicationColumns, formulaColumns, formulaExpectation, reactorColumns, type ColumnChange } from '../record-changes.js';
@@ -20,6 +20,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
+  Inserted,
   JobRecord,
   ReactorRequestOutcome,
   ReactorRequestRecord,
@@ -71,6 +72,11 @@ type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRe
 
 /** Advisory lock class of `withLock`; the second key hashes the schema and the lock's name. */
 export const NAMED_LOCK_CLASS = 0x74760003;
+
+/** A clash inside a tenant being created: the caller gave two records one key (a bug, not input). */
+function duplicateInitial(what: string, id: string): InternalError {
+  return new InternalError(`createTenant was given a ${what} twice (${id}); nothing was written`);
+}
 
 const json = (value: unknown) => JSON.stringify(value);
 
@@ -151,23 +157,25 @@ export class PostgresStore implements Store {
 
   // --- tenants and keys -------------------------------------------------------------------------
 
-  /** ConflictError when the tenant id exists. With `initial`: one transaction (see Store). */
-  async createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): Promise<void> {
+  /** 'exists' when the tenant id is taken. With `initial`: one transaction (see Store). */
+  async createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): Promise<Inserted> {
     if (initial === undefined) return this.#insertTenant(this.#db, tenant);
-    await this.#db.transaction(async (tx) => {
-      await this.#insertTenant(tx, tenant);
-      await this.#insertApplication(tx, initial.application);
+    return this.#db.transaction(async (tx) => {
+      if ((await this.#insertTenant(tx, tenant)) === 'exists') return 'exists';
+      // A new tenant has no applications or keys: a clash below is the caller's fault, and rolls back.
+      if ((await this.#insertApplication(tx, initial.application)) === 'exists') throw duplicateInitial('application', initial.application.id);
       await this.#credentials.insertKey(tx, initial.key);
       for (const key of initial.keys) {
         const result = await tx.query(this.#sql.insertWrappedKey, [key.tenantId, key.purpose, key.version, key.wrapped, key.createdAt]);
-        if (result.rowCount !== 1) throw new ConflictError(`Key version ${key.version} (${key.purpose}) of tenant '${key.tenantId}' already exists`);
+        if (result.rowCount !== 1) throw duplicateInitial('key version', `${key.purpose} ${key.version}`);
       }
+      return 'created';
     });
   }
 
-  async #insertTenant(db: Queryable, tenant: TenantRecord): Promise<void> {
+  async #insertTenant(db: Queryable, tenant: TenantRecord): Promise<Inserted> {
     const result = await db.query(this.#sql.insertTenant, [tenant.id, tenant.name, tenant.createdAt]);
-    if (result.rowCount === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
+    return result.rowCount === 0 ? 'exists' : 'created';
   }
 
   async getTenant(id: string): Promise<TenantRecord | null> {
@@ -191,8 +199,8 @@ export class PostgresStore implements Store {
 
   // --- tokens -----------------------------------------------------------------------------------
 
-  createToken(token: StoredToken, audit: AuditEntry | null, now: number): Promise<CreateTokenResult> {
-    return this.#tokens.create(token, audit, now);
+  createToken(token: StoredToken, now: number): Promise<CreateTokenResult> {
+    return this.#tokens.create(token, now);
   }
 
   createTokens(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult> {
@@ -253,14 +261,15 @@ export class PostgresStore implements Store {
   // --- applications ----------------------------------------------------------------------------
 
   /** The application and its first key in one transaction. */
-  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): Promise<void> {
+  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): Promise<Inserted> {
     return this.#db.transaction(async (tx) => {
-      await this.#insertApplication(tx, app);
+      if ((await this.#insertApplication(tx, app)) === 'exists') return 'exists';
       await this.#credentials.insertKey(tx, key);
+      return 'created';
     });
   }
 
-  async #insertApplication(db: Queryable, app: ApplicationRecord): Promise<void> {
+  async #insertApplication(db: Queryable, app: ApplicationRecord): Promise<Inserted> {
     const result = await db.query(this.#sql.insertApplication, [
       app.tenantId,
       app.id,
@@ -273,7 +282,7 @@ export class PostgresStore implements Store {
       app.modifiedBy ?? null,
       app.modifiedAt ?? null,
     ]);
-    if (result.rowCount === 0) throw new ConflictError(`Application '${app.id}' already exists`);
+    return result.rowCount === 0 ? 'exists' : 'created';
   }
 
   async getApplication(tenantId: string, id: string): Promise<ApplicationRecord | null> {
@@ -360,10 +369,10 @@ export class PostgresStore implements Store {
     return rows.length === 0 ? { status: 'not_found' } : { status: 'changed' };
   }
 
-  async deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): Promise<boolean | 'last_holder'> {
+  async deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): Promise<'deleted' | 'not_found' | 'last_holder'> {
     const remove = async (db: Queryable) => (await db.query(this.#sql.deleteApplication, [tenantId, id])).rowCount === 1;
-    if (keep === undefined || keep.length === 0) return remove(this.#db);
-    return this.#db.transaction((tx) => this.#guarded(tx, tenantId, id, keep, null, () => remove(tx)));
+    const outcome = keep === undefined || keep.length === 0 ? await remove(this.#db) : await this.#db.transaction((tx) => this.#guarded(tx, tenantId, id, keep, null, () => remove(tx)));
+    return outcome === 'last_holder' ? outcome : outcome ? 'deleted' : 'not_found';
   }
 
   /**
@@ -390,8 +399,8 @@ export class PostgresStore implements Store {
 
   // --- sessions ---------------------------------------------------------------------------------
 
-  /** ConflictError (nothing written) when the id or the tenant's nonce hash exists. */
-  createSession(session: SessionRecord): Promise<void> {
+  /** 'exists' (nothing written) when the id or the tenant's nonce hash is taken. */
+  createSession(session: SessionRecord): Promise<Inserted> {
     return this.#credentials.createSession(session);
   }
 
@@ -409,7 +418,7 @@ export class PostgresStore implements Store {
 
   // --- reactor formulas and reactors ------------------------------------------------------------
 
-  async createFormula(formula: FormulaRecord): Promise<void> {
+  async createFormula(formula: FormulaRecord): Promise<Inserted> {
     const result = await this.#db.query(this.#sql.insertFormula, [
       formula.tenantId,
       formula.id,
@@ -423,7 +432,7 @@ export class PostgresStore implements Store {
       formula.modifiedBy ?? null,
       formula.modifiedAt ?? null,
     ]);
-    if (result.rowCount === 0) throw new ConflictError(`Formula '${formula.id}' already exists`);
+    return result.rowCount === 0 ? 'exists' : 'created';
   }
 
   async getFormula(tenantId: string, id: string): Promise<FormulaRecord | null> {
@@ -465,7 +474,7 @@ export class PostgresStore implements Store {
     });
   }
 
-  async createReactor(reactor: ReactorRecord): Promise<void> {
+  async createReactor(reactor: ReactorRecord): Promise<Inserted> {
     const inserted = await this.#db.transaction(async (tx) => {
       // A reactor with inline code references no formula, and locks none.
       if (reactor.formulaId !== null) await tx.query(this.#sql.shareFormula, [reactor.tenantId, reactor.formulaId]);
@@ -485,7 +494,7 @@ export class PostgresStore implements Store {
       ]);
       return result.rowCount === 1;
     });
-    if (!inserted) throw new ConflictError(`Reactor '${reactor.id}' already exists`);
+    return inserted ? 'created' : 'exists';
   }
 
   async getReactor(tenantId: string, id: string): Promise<ReactorRecord | null> {

@@ -79,13 +79,13 @@ export class PostgresTokens {
     this.#sql = tokenStatements(quotedSchema);
   }
 
-  async create(token: StoredToken, audit: AuditEntry | null, now: number): Promise<CreateTokenResult> {
-    if (!probesDuplicate(token)) return (await this.#insert(this.#db, token, audit)) ? CREATED : ID_CONFLICT;
+  async create(token: StoredToken, now: number): Promise<CreateTokenResult> {
+    if (!probesDuplicate(token)) return (await this.#insert(this.#db, token)) ? CREATED : ID_CONFLICT;
     return this.#db.transaction(async (tx) => {
       await this.#lockFingerprint(tx, token);
       const duplicate = await this.#findDuplicate(tx, token, now, null);
       if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
-      return (await this.#insert(tx, token, audit)) ? CREATED : ID_CONFLICT;
+      return (await this.#insert(tx, token)) ? CREATED : ID_CONFLICT;
     });
   }
 
@@ -197,7 +197,7 @@ export class PostgresTokens {
         for (const [index, token] of tokens.entries()) {
           const duplicate = probesDuplicate(token) ? await this.#findDuplicate(tx, token, now, null) : null;
           if (duplicate !== null) out.push({ status: 'duplicate', existing: duplicate });
-          else if (await this.#insert(tx, token, null)) out.push(CREATED);
+          else if (await this.#insert(tx, token)) out.push(CREATED);
           else throw new IdConflictAt(index);
         }
         return out;
@@ -209,7 +209,7 @@ export class PostgresTokens {
     }
   }
 
-  async #insert(db: Queryable, token: StoredToken, audit: AuditEntry | null): Promise<boolean> {
+  async #insert(db: Queryable, token: StoredToken): Promise<boolean> {
     const values = [
       token.tenantId,
       token.id,
@@ -219,7 +219,7 @@ export class PostgresTokens {
       metadataDigests(token.metadata),
       distinct(token.searchHashes),
     ];
-    const { rows } = audit === null ? await db.query(this.#sql.create, values) : await db.query(this.#sql.createAudited, [...values, ...auditValues(audit)]);
+    const { rows } = await db.query(this.#sql.create, values);
     return rows.length === 1;
   }
 

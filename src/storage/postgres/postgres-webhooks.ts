@@ -1,6 +1,5 @@
-import { ConflictError } from '../../errors.js';
 import { checkLimit } from '../limit.js';
-import type { PageRequest, PageResult } from '../store.js';
+import type { Inserted, PageRequest, PageResult } from '../store.js';
 import {
   MAX_WEBHOOK_HISTORY,
   type WebhookAttempt,
@@ -93,9 +92,9 @@ export class PostgresWebhooks implements WebhookStore {
     this.#sql = statements(quotedSchema);
   }
 
-  async createWebhook(w: WebhookRecord): Promise<void> {
+  async createWebhook(w: WebhookRecord): Promise<Inserted> {
     const result = await this.#db.query(this.#sql.insertWebhook, [w.tenantId, w.id, w.name, w.url, JSON.stringify(w.events), w.createdBy, w.createdAt, w.modifiedBy, w.modifiedAt]);
-    if (result.rowCount === 0) throw new ConflictError(`Webhook '${w.id}' already exists`);
+    return result.rowCount === 0 ? 'exists' : 'created';
   }
 
   async getWebhook(tenantId: string, id: string): Promise<WebhookRecord | null> {
@@ -139,7 +138,7 @@ export class PostgresWebhooks implements WebhookStore {
     return result.rowCount === 1;
   }
 
-  async createWebhookDelivery(d: WebhookDeliveryRecord): Promise<void> {
+  async createWebhookDelivery(d: WebhookDeliveryRecord): Promise<Inserted> {
     const result = await this.#db.query(this.#sql.insertDelivery, [
       d.tenantId,
       d.id,
@@ -155,7 +154,7 @@ export class PostgresWebhooks implements WebhookStore {
       d.createdAt,
       d.completedAt,
     ]);
-    if (result.rowCount === 0) throw new ConflictError(`Webhook delivery '${d.id}' already exists`);
+    return result.rowCount === 0 ? 'exists' : 'created';
   }
 
   async getWebhookDelivery(tenantId: string, id: string): Promise<WebhookDeliveryRecord | null> {

@@ -24,14 +24,13 @@ export function tokenStatements(s: string) {
   const audit = (first: number, from: string) =>
     `audit_row AS (INSERT INTO ${s}.${AUDIT_INSERT} ` +
     `SELECT $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4}, $${first + 5}, $${first + 6}::int8 FROM ${from})`;
-  const create = (withAudit: boolean) =>
+  const create =
     // The id is claimed in token_ids first: its primary key conflicts with any committed or
     // in-flight use of the id, including deleted tokens' (migrations.ts). Everything after it
     // selects FROM the claim, so a conflict writes nothing.
     `WITH claimed AS (INSERT INTO ${s}.token_ids (tenant_id, id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id), ` +
     `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT ${insertValues.join(', ')} FROM claimed RETURNING seq), ` +
     indexRows('inserted.seq', '$1', '$20', '$21', 'inserted') +
-    (withAudit ? `, ${audit(22, 'inserted')}` : '') +
     ' SELECT seq FROM inserted';
   return Object.freeze({
     /** tenant, id, now. */
@@ -46,9 +45,7 @@ export function tokenStatements(s: string) {
       `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.fingerprint = $2 AND t.type = $3 AND ${live('$4')} ` +
       'AND ($5::text IS NULL OR t.id <> $5) ORDER BY t.seq LIMIT 1',
     /** $1-$19 the token (see above), $20 metadata digests, $21 search hashes; one row (seq) when created. */
-    create: create(false),
-    /** As `create`, then $22-$28 the audit entry (tenant, actor, operation, resource, outcome, detail, at). */
-    createAudited: create(true),
+    create,
     /**
      * Replaces a locked token's mutable columns and its index rows, and appends the audit entry.
      * $1 seq, $2-$16 the mutable values, $17 metadata digests, $18 search hashes, $19-$25 audit.

@@ -54,37 +54,3 @@ export function translateSqliteError(error: unknown): unknown {
       return error;
   }
 }
-
-/**
- * Wraps every method of `target` named in `methods` so driver errors leave it translated: a
- * transient failure runs the method once more (synchronous answers stay synchronous), and what
- * still fails is translated. Methods that answer with a promise (group-committed writes) get the
- * same treatment on rejection.
- */
-export function translateErrorsOf<T extends object>(target: T, methods: readonly (keyof T)[]): void {
-  for (const name of methods) {
-    const method = target[name] as unknown as (...args: unknown[]) => unknown;
-    const once = (args: unknown[]): unknown => {
-      try {
-        const result = method.apply(target, args);
-        return result instanceof Promise ? result.catch((error: unknown) => { throw translateSqliteError(error); }) : result;
-      } catch (error) {
-        throw translateSqliteError(error);
-      }
-    };
-    const wrapped = (...args: unknown[]): unknown => {
-      try {
-        const result = method.apply(target, args);
-        if (!(result instanceof Promise)) return result;
-        return result.catch((error: unknown) => {
-          if (isTransientSqliteError(error)) return once(args);
-          throw translateSqliteError(error);
-        });
-      } catch (error) {
-        if (isTransientSqliteError(error)) return once(args);
-        throw translateSqliteError(error);
-      }
-    };
-    Object.defineProperty(target, name, { value: wrapped, configurable: true, writable: true });
-  }
-}

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { ConflictError } from '../../errors.js';
+import { InternalError } from '../../errors.js';
 import type { Permission } from '../../permissions.js';
 import { applicationColumns, formulaColumns, formulaExpectation, reactorColumns, type ColumnChange } from '../record-changes.js';
 import type {
@@ -19,6 +19,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRecord,
   IdempotencyResponse,
+  Inserted,
   JobRecord,
   ReactorRequestOutcome,
   ReactorRequestRecord,
@@ -75,10 +76,9 @@ import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
 import { SqliteCredentials } from './sqlite-credentials.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
-import type { WebhookStore } from '../webhook-records.js';
 import { StatementCache } from './statement-cache.js';
 import { checkLimit } from '../limit.js';
-import { translateErrorsOf } from './sqlite-errors.js';
+import { type SqliteStore, sqliteBoundary } from './sqlite-boundary.js';
 
 type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
@@ -132,23 +132,19 @@ const SQL = {
     '(SELECT tenant_id, application_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
 } as const;
 
-let publicMethods: (keyof SqliteStore)[] | undefined;
-/** Every public method of the store (methods added later included): the boundary translateErrorsOf wraps. */
-function storeMethods(): (keyof SqliteStore)[] {
-  const proto = SqliteStore.prototype;
-  publicMethods ??= Object.getOwnPropertyNames(proto).filter(
-    (name) => name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(proto, name)?.value === 'function',
-  ) as (keyof SqliteStore)[];
-  return publicMethods;
+/** A clash inside a tenant being created: the caller gave two records one key (a bug, not input). */
+function duplicateInitial(what: string, id: string): InternalError {
+  return new InternalError(`createTenant was given a ${what} twice (${id}); nothing was written`);
 }
 
 const ids = (values: readonly string[]) => JSON.stringify([...new Set(values.map(String))]);
 
 /**
- * The SQLite Store (better-sqlite3). Methods answer synchronously; the Store interface allows it and
- * callers `await` anyway. Build it with `createSqliteStore`.
+ * The SQLite store's synchronous core (better-sqlite3): each method one atomic operation, answered
+ * synchronously so transactions can compose them. Not a Store itself: `createSqliteStore` puts the
+ * asynchronous boundary around it (sqlite-boundary.ts), which is what callers see.
  */
-export class SqliteStore implements Store {
+export class SqliteStoreCore {
   #db: BetterSqlite3Database;
   #owned: boolean;
   #statements: StatementCache;
@@ -166,7 +162,7 @@ export class SqliteStore implements Store {
   #writeTx: SqliteTransaction<(write: () => unknown) => unknown>;
   #appendAuditTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
   #credentials: SqliteCredentials;
-  #createApplicationTx: SqliteTransaction<(app: ApplicationRecord, key: ApplicationKeyRecord) => void>;
+  #createApplicationTx: SqliteTransaction<(app: ApplicationRecord, key: ApplicationKeyRecord) => Inserted>;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
   constructor(db: BetterSqlite3Database, owned: boolean) {
@@ -187,8 +183,6 @@ export class SqliteStore implements Store {
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
     this.#credentials = new SqliteCredentials(db, this.#statements);
     this.#createApplicationTx = db.transaction(this.#createApplication);
-    // The store boundary: every public method's driver errors leave translated (sqlite-errors.ts).
-    translateErrorsOf(this, storeMethods());
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
@@ -208,21 +202,22 @@ export class SqliteStore implements Store {
 
   // --- tenants and keys -------------------------------------------------------------------------
 
-  /** ConflictError when the tenant id exists. With `initial`: one transaction (see Store). */
-  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): void {
+  /** 'exists' when the tenant id is taken. With `initial`: one transaction (see Store). */
+  createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): Inserted {
     if (initial === undefined) return this.#insertTenant(tenant);
-    this.#immediate(() => {
-      this.#insertTenant(tenant);
-      this.#createApplication(initial.application, initial.key);
+    return this.#immediate(() => {
+      if (this.#insertTenant(tenant) === 'exists') return 'exists';
+      // A new tenant has no applications or keys: a clash below is the caller's fault, and rolls back.
+      if (this.#createApplication(initial.application, initial.key) === 'exists') throw duplicateInitial('application', initial.application.id);
       for (const key of initial.keys) {
-        if (!this.insertWrappedKey(key)) throw new ConflictError(`Key version ${key.version} (${key.purpose}) of tenant '${key.tenantId}' already exists`);
+        if (!this.insertWrappedKey(key)) throw duplicateInitial('key version', `${key.purpose} ${key.version}`);
       }
+      return 'created';
     });
   }
 
-  #insertTenant(tenant: TenantRecord): void {
-    const result = this.#statements.get(SQL.insertTenant).run(tenant.id, tenant.name, tenant.createdAt);
-    if (result.changes === 0) throw new ConflictError(`Tenant '${tenant.id}' already exists`);
+  #insertTenant(tenant: TenantRecord): Inserted {
+    return this.#statements.get(SQL.insertTenant).run(tenant.id, tenant.name, tenant.createdAt).changes === 0 ? 'exists' : 'created';
   }
 
   getTenant(id: string): TenantRecord | null {
@@ -245,8 +240,8 @@ export class SqliteStore implements Store {
 
   // --- tokens -----------------------------------------------------------------------------------
 
-  createToken(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult | Promise<CreateTokenResult> {
-    return this.#tokens.create(token, audit, now);
+  createToken(token: StoredToken, now: number): CreateTokenResult | Promise<CreateTokenResult> {
+    return this.#tokens.create(token, now);
   }
 
   createTokens(tokens: readonly StoredToken[], now: number): CreateTokensResult {
@@ -304,11 +299,11 @@ export class SqliteStore implements Store {
   // --- applications ----------------------------------------------------------------------------
 
   /** Ids are unique per tenant. */
-  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): void {
-    this.#createApplicationTx(app, key);
+  createApplication(app: ApplicationRecord, key: ApplicationKeyRecord): Inserted {
+    return this.#createApplicationTx(app, key);
   }
 
-  #createApplication = (app: ApplicationRecord, key: ApplicationKeyRecord): void => {
+  #createApplication = (app: ApplicationRecord, key: ApplicationKeyRecord): Inserted => {
     const result = this.#statements
       .get(SQL.insertApplication)
       .run(
@@ -323,8 +318,9 @@ export class SqliteStore implements Store {
         app.modifiedBy ?? null,
         app.modifiedAt ?? null,
       );
-    if (result.changes === 0) throw new ConflictError(`Application '${app.id}' already exists`);
+    if (result.changes === 0) return 'exists';
     this.#credentials.insertKey(key);
+    return 'created';
   };
 
   getApplication(tenantId: string, id: string): ApplicationRecord | null {
@@ -407,10 +403,10 @@ export class SqliteStore implements Store {
     return changed ? { status: 'updated', record } : { status: 'changed' };
   }
 
-  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): boolean | 'last_holder' {
+  deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): 'deleted' | 'not_found' | 'last_holder' {
     const remove = () => this.#statements.get(SQL.deleteApplication).run(tenantId, id).changes === 1;
-    if (keep === undefined || keep.length === 0) return remove();
-    return this.#guardedTx.immediate(tenantId, id, keep, null, remove);
+    const outcome = keep === undefined || keep.length === 0 ? remove() : this.#guardedTx.immediate(tenantId, id, keep, null, remove);
+    return outcome === 'last_holder' ? outcome : outcome ? 'deleted' : 'not_found';
   }
 
   /**
@@ -436,12 +432,13 @@ export class SqliteStore implements Store {
 
   // --- sessions ---------------------------------------------------------------------------------
 
-  /** ConflictError (nothing written) when the id or the tenant's nonce hash exists. */
-  createSession(session: SessionRecord): void {
+  /** 'exists' (nothing written) when the id or the tenant's nonce hash is taken. */
+  createSession(session: SessionRecord): Inserted {
     try {
       this.#credentials.createSession(session);
+      return 'created';
     } catch (error) {
-      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new ConflictError(`Session '${session.id}' already exists`);
+      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) return 'exists';
       throw error;
     }
   }
@@ -460,7 +457,7 @@ export class SqliteStore implements Store {
 
   // --- reactor formulas and reactors ------------------------------------------------------------
 
-  createFormula(formula: FormulaRecord): void {
+  createFormula(formula: FormulaRecord): Inserted {
     const result = this.#statements
       .get(SQL.insertFormula)
       .run(
@@ -476,7 +473,7 @@ export class SqliteStore implements Store {
         formula.modifiedBy ?? null,
         formula.modifiedAt ?? null,
       );
-    if (result.changes === 0) throw new ConflictError(`Formula '${formula.id}' already exists`);
+    return result.changes === 0 ? 'exists' : 'created';
   }
 
   getFormula(tenantId: string, id: string): FormulaRecord | null {
@@ -507,7 +504,7 @@ export class SqliteStore implements Store {
     return this.#deleteFormulaTx.immediate(tenantId, id);
   }
 
-  createReactor(reactor: ReactorRecord): void {
+  createReactor(reactor: ReactorRecord): Inserted {
     const result = this.#statements
       .get(SQL.insertReactor)
       .run(
@@ -524,7 +521,7 @@ export class SqliteStore implements Store {
         reactor.modifiedBy ?? null,
         reactor.modifiedAt ?? null,
       );
-    if (result.changes === 0) throw new ConflictError(`Reactor '${reactor.id}' already exists`);
+    return result.changes === 0 ? 'exists' : 'created';
   }
 
   getReactor(tenantId: string, id: string): ReactorRecord | null {
@@ -582,66 +579,55 @@ export class SqliteStore implements Store {
 
   // --- asynchronous reactor runs -----------------------------------------------------------------
 
-  async createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
+  createReactorRequest(request: ReactorRequestRecord, job: JobRecord): void{
     return this.#requests.create(request, job);
   }
 
-  async getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null> {
+  getReactorRequest(tenantId: string, id: string): ReactorRequestRecord | null{
     return this.#requests.get(tenantId, id);
   }
 
-  async startReactorRequest(tenantId: string, id: string, now: number): Promise<boolean> {
+  startReactorRequest(tenantId: string, id: string, now: number): boolean{
     return this.#requests.start(tenantId, id, now);
   }
 
-  async finishReactorRequest(tenantId: string, id: string, outcome: ReactorRequestOutcome): Promise<boolean> {
+  finishReactorRequest(tenantId: string, id: string, outcome: ReactorRequestOutcome): boolean{
     return this.#requests.finish(tenantId, id, outcome);
   }
 
-  async purgeExpiredReactorRequests(now: number, limit: number): Promise<number> {
+  purgeExpiredReactorRequests(now: number, limit: number): number{
     return this.#requests.purge(now, limit);
   }
-  // --- webhooks (sqlite-webhooks.ts) -------------------------------------------------------------
+  // --- webhooks: SqliteWebhooks, whose methods the boundary exposes beside these ---------------
 
-  createWebhook: WebhookStore['createWebhook'] = (w) => this.#webhooks.createWebhook(w);
-  getWebhook: WebhookStore['getWebhook'] = (tenantId, id) => this.#webhooks.getWebhook(tenantId, id);
-  listWebhooks: WebhookStore['listWebhooks'] = (tenantId, page) => this.#webhooks.listWebhooks(tenantId, page);
-  listAllWebhooks: WebhookStore['listAllWebhooks'] = (tenantId, limit) => this.#webhooks.listAllWebhooks(tenantId, limit);
-  updateWebhook: WebhookStore['updateWebhook'] = (w) => this.#webhooks.updateWebhook(w);
-  deleteWebhook: WebhookStore['deleteWebhook'] = (tenantId, id) => this.#webhooks.deleteWebhook(tenantId, id);
-  getWebhookSecret: WebhookStore['getWebhookSecret'] = (tenantId) => this.#webhooks.getWebhookSecret(tenantId);
-  putWebhookSecret: WebhookStore['putWebhookSecret'] = (record, expected) => this.#webhooks.putWebhookSecret(record, expected);
-  createWebhookDelivery: WebhookStore['createWebhookDelivery'] = (d) => this.#webhooks.createWebhookDelivery(d);
-  getWebhookDelivery: WebhookStore['getWebhookDelivery'] = (tenantId, id) => this.#webhooks.getWebhookDelivery(tenantId, id);
-  listWebhookDeliveries: WebhookStore['listWebhookDeliveries'] = (tenantId, filter, page) => this.#webhooks.listWebhookDeliveries(tenantId, filter, page);
-  recordWebhookAttempt: WebhookStore['recordWebhookAttempt'] = (tenantId, id, expected, attempt, outcome) =>
-    this.#webhooks.recordWebhookAttempt(tenantId, id, expected, attempt, outcome);
-  restartWebhookDelivery: WebhookStore['restartWebhookDelivery'] = (tenantId, id, now) => this.#webhooks.restartWebhookDelivery(tenantId, id, now);
-  purgeWebhookDeliveries: WebhookStore['purgeWebhookDeliveries'] = (before, limit) => this.#webhooks.purgeWebhookDeliveries(before, limit);
+  /** The webhook part of the store (sqlite-boundary.ts exposes its methods). */
+  get webhooks(): SqliteWebhooks {
+    return this.#webhooks;
+  }
 
   // --- background jobs ---------------------------------------------------------------------------
 
-  async enqueueJob(job: JobRecord): Promise<boolean> {
+  enqueueJob(job: JobRecord): boolean{
     return this.#jobs.enqueue(job);
   }
 
-  async claimJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]> {
+  claimJobs(owner: string, now: number, leaseMs: number, limit: number): JobRecord[]{
     return this.#jobs.claim(owner, now, leaseMs, limit);
   }
 
-  async renewJobLease(id: string, owner: string, until: number): Promise<boolean> {
+  renewJobLease(id: string, owner: string, until: number): boolean{
     return this.#jobs.renew(id, owner, until);
   }
 
-  async finishJob(id: string, owner: string): Promise<boolean> {
+  finishJob(id: string, owner: string): boolean{
     return this.#jobs.finish(id, owner);
   }
 
-  async rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean> {
+  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): boolean{
     return this.#jobs.reschedule(id, owner, runAt, lastError);
   }
 
-  async countDueJobs(now: number): Promise<number> {
+  countDueJobs(now: number): number{
     return this.#jobs.countDue(now);
   }
 
@@ -739,6 +725,11 @@ const NORMAL_WAL_AUTOCHECKPOINT_PAGES = 10_000;
  * const mine = createSqliteStore({ database: new Database('app.db') }); // not closed by store.close()
  */
 export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
+  return sqliteBoundary(openSqliteStoreCore(options));
+}
+
+/** The synchronous core on its database, without the boundary: for the store's own tests. */
+export function openSqliteStoreCore(options: SqliteStoreOptions = {}): SqliteStoreCore {
   const resolved = resolveSqliteStoreOptions(options);
   const owned = resolved.database === undefined;
   if (owned) createDatabaseFile(resolved.filename);
@@ -759,5 +750,5 @@ export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore
     if (owned) db.close();
     throw error;
   }
-  return new SqliteStore(db, owned);
+  return new SqliteStoreCore(db, owned);
 }

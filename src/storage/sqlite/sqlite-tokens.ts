@@ -65,7 +65,7 @@ class IdConflictAt extends Error {
 export class SqliteTokens {
   #statements: StatementCache;
   #read: <R>(fn: () => R) => R;
-  #createTx: SqliteTransaction<(token: StoredToken, audit: AuditEntry | null, now: number) => CreateTokenResult>;
+  #createTx: SqliteTransaction<(token: StoredToken, now: number) => CreateTokenResult>;
   #createManyTx: SqliteTransaction<(items: CreateItem[]) => CreateTokenResult[]>;
   #creates: GroupCommit<CreateItem, CreateTokenResult>;
   #createAllTx: SqliteTransaction<(tokens: readonly StoredToken[], now: number) => CreateTokenResult[]>;
@@ -79,14 +79,14 @@ export class SqliteTokens {
     this.#statements = statements;
     this.#read = read;
     this.#createTx = db.transaction(this.#create);
-    this.#createManyTx = db.transaction((items: CreateItem[]) => items.map((item) => this.#create(item.token, item.audit, item.now)));
+    this.#createManyTx = db.transaction((items: CreateItem[]) => items.map((item) => this.#create(item.token, item.now)));
     this.#creates = new GroupCommit(
-      ({ token, audit, now }) => this.#createTx.immediate(token, audit, now),
+      ({ token, now }) => this.#createTx.immediate(token, now),
       (items) => this.#createManyTx.immediate(items),
     );
     this.#createAllTx = db.transaction((tokens: readonly StoredToken[], now: number) =>
       tokens.map((token, index) => {
-        const result = this.#create(token, null, now);
+        const result = this.#create(token, now);
         // Thrown to roll the whole call back; caught in createMany.
         if (result.status === 'id_conflict') throw new IdConflictAt(index);
         return result;
@@ -98,8 +98,8 @@ export class SqliteTokens {
   }
 
   /** Group-committed (group-commit.ts): synchronous when it is the turn's first write, else a promise. */
-  create(token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult | Promise<CreateTokenResult> {
-    return this.#creates.submit({ token, audit, now });
+  create(token: StoredToken, now: number): CreateTokenResult | Promise<CreateTokenResult> {
+    return this.#creates.submit({ token, now });
   }
 
   /** See Store.createTokens: one BEGIN IMMEDIATE transaction, rolled back at the first id conflict. */
@@ -178,7 +178,7 @@ export class SqliteTokens {
     return (this.#statements.get(COUNT_BELOW_KEY_VERSION).get(tenantId, version) as { n: number }).n;
   }
 
-  #create = (token: StoredToken, audit: AuditEntry | null, now: number): CreateTokenResult => {
+  #create = (token: StoredToken, now: number): CreateTokenResult => {
     const statements = this.#statements;
     if (probesDuplicate(token)) {
       const row = statements.get(FIND_LIVE_DUPLICATE).get(token.tenantId, token.fingerprint, token.type, now, 0) as TokenRow | undefined;
@@ -187,7 +187,6 @@ export class SqliteTokens {
     const seq = this.#insert(token);
     if (seq === null) return ID_CONFLICT;
     this.#insertIndexRows(seq, token);
-    if (audit !== null) insertAudit(statements, audit);
     return CREATED;
   };
 
@@ -272,7 +271,6 @@ export class SqliteTokens {
 
 interface CreateItem {
   token: StoredToken;
-  audit: AuditEntry | null;
   now: number;
 }
 

@@ -1,6 +1,5 @@
-import { ConflictError } from '../../errors.js';
 import { checkLimit } from '../limit.js';
-import type { PageRequest, PageResult } from '../store.js';
+import type { Inserted, PageRequest, PageResult } from '../store.js';
 import {
   MAX_WEBHOOK_HISTORY,
   type WebhookAttempt,
@@ -9,7 +8,6 @@ import {
   type WebhookDeliveryRecord,
   type WebhookRecord,
   type WebhookSecretRecord,
-  type WebhookStore,
 } from '../webhook-records.js';
 import { runPage } from './paging.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
@@ -102,7 +100,8 @@ const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
 });
 
 /** The SQLite side of WebhookStore (see webhook-records.ts for each guarantee). */
-export class SqliteWebhooks implements WebhookStore {
+/** The webhook part of the SQLite store's core (synchronous, like it; see sqlite-boundary.ts). */
+export class SqliteWebhooks {
   #statements: StatementCache;
   #read: <R>(fn: () => R) => R;
   #recordTx: SqliteTransaction<(tenantId: string, id: string, expected: number, attempt: WebhookAttempt, outcome: WebhookAttemptOutcome) => boolean>;
@@ -119,11 +118,11 @@ export class SqliteWebhooks implements WebhookStore {
     });
   }
 
-  createWebhook(w: WebhookRecord): void {
+  createWebhook(w: WebhookRecord): Inserted {
     const result = this.#statements
       .get(SQL.insertWebhook)
       .run(w.tenantId, w.id, w.name, w.url, JSON.stringify(w.events), w.createdBy, w.createdAt, w.modifiedBy, w.modifiedAt);
-    if (result.changes === 0) throw new ConflictError(`Webhook '${w.id}' already exists`);
+    return result.changes === 0 ? 'exists' : 'created';
   }
 
   getWebhook(tenantId: string, id: string): WebhookRecord | null {
@@ -161,7 +160,7 @@ export class SqliteWebhooks implements WebhookStore {
     return result.changes === 1;
   }
 
-  createWebhookDelivery(d: WebhookDeliveryRecord): void {
+  createWebhookDelivery(d: WebhookDeliveryRecord): Inserted {
     const result = this.#statements
       .get(SQL.insertDelivery)
       .run(
@@ -179,7 +178,7 @@ export class SqliteWebhooks implements WebhookStore {
         d.createdAt,
         d.completedAt,
       );
-    if (result.changes === 0) throw new ConflictError(`Webhook delivery '${d.id}' already exists`);
+    return result.changes === 0 ? 'exists' : 'created';
   }
 
   getWebhookDelivery(tenantId: string, id: string): WebhookDeliveryRecord | null {
