@@ -4,6 +4,6 @@
  * import { createSqliteStore } from 'tokenvault/sqlite';
  * const vault = await createVault({ store: createSqliteStore({ filename: 'vault.db' }), masterKey });
  */
-export { createSqliteStore } from './storage/sqlite/sqlite-store.js';
+export { createSqliteStore } from './storage/sqlite/sqlite-open.js';
 export type { SqliteStore } from './storage/sqlite/sqlite-boundary.js';
 export type { BetterSqlite3Database, SqliteStoreOptions } from './storage/sqlite/sqlite-options.js';

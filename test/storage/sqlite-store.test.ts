@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { createSqliteStore } from '../../src/sqlite.js';
-import { type SqliteStoreCore, openSqliteStoreCore } from '../../src/storage/sqlite/sqlite-store.js';
+import { openSqliteStoreCore } from '../../src/storage/sqlite/sqlite-open.js';
+import type { SqliteStoreCore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { StoredToken, TokenFilter } from '../../src/storage/store.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../../src/storage/sqlite/like-pattern.js';
 import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
@@ -282,9 +283,9 @@ describe('SQLite storage details', () => {
     const token = makeToken({ metadata: { Straße: 'ÄRGER' } });
     store.createToken(token, T0);
     expect(store.listTokens(TENANT_A, { metadata: { straße: 'ärger' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
-    store.createFormula(makeFormula({ id: 'f' }));
-    store.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));
-    expect(store.listReactors(TENANT_A, { name: 'école' }, { mode: 'cursor', size: 5 }).items.map((r) => r.name)).toEqual(['ÉCOLE Reactor']);
+    store.reactors.createFormula(makeFormula({ id: 'f' }));
+    store.reactors.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));
+    expect(store.reactors.listReactors(TENANT_A, { name: 'école' }, { mode: 'cursor', size: 5 }).items.map((r) => r.name)).toEqual(['ÉCOLE Reactor']);
     store.close();
   });
 

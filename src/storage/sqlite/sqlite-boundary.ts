@@ -2,7 +2,6 @@ import type { Database as BetterSqlite3Database } from 'better-sqlite3';
 import type { Store } from '../store.js';
 import { isTransientSqliteError, translateSqliteError } from './sqlite-errors.js';
 import type { SqliteStoreCore } from './sqlite-store.js';
-import type { SqliteWebhooks } from './sqlite-webhooks.js';
 
 /** The SQLite store as callers see it: the Store contract, plus the connection for backups. */
 export type SqliteStore = Store & {
@@ -13,12 +12,17 @@ export type SqliteStore = Store & {
 /** `T`'s methods as the Store contract has them: each answers a Promise of what it answered. */
 type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : T[K] };
 
-/** The part objects whose public methods are store methods. */
-type Parts = Omit<SqliteStoreCore, 'webhooks' | 'database'> & SqliteWebhooks;
+/** The parts of the core whose methods are store methods, beside the core's own. */
+const PARTS = ['applications', 'reactors', 'idempotency', 'webhooks'] as const;
+type Parts = Omit<SqliteStoreCore, (typeof PARTS)[number] | 'database'> &
+  SqliteStoreCore['applications'] &
+  SqliteStoreCore['reactors'] &
+  SqliteStoreCore['idempotency'] &
+  SqliteStoreCore['webhooks'];
 
 /**
  * The boundary between the synchronous core and callers: every method of the core (and of its
- * webhook part) answers a Promise, and leaves driver errors translated by one table
+ * parts) answers a Promise, and leaves driver errors translated by one table
  * (sqlite-errors.ts): a transient one (SQLITE_BUSY after the busy timeout, a stale snapshot) runs
  * the operation once more, since its transaction was rolled back; what still fails is a 503.
  * The core stays synchronous so its transactions compose; the extra cost is one resolved promise
@@ -26,7 +30,7 @@ type Parts = Omit<SqliteStoreCore, 'webhooks' | 'database'> & SqliteWebhooks;
  */
 export function sqliteBoundary(core: SqliteStoreCore): SqliteStore {
   const store = { get database() { return core.database; } } as Record<string, unknown>;
-  for (const part of [core, core.webhooks] as object[]) {
+  for (const part of [core, ...PARTS.map((name) => core[name])] as object[]) {
     for (const name of methodNames(part)) store[name] = boundaryMethod(part, (part as Record<string, (...args: unknown[]) => unknown>)[name]!);
   }
   // The compiler checks here that the core, promised, is a whole Store.

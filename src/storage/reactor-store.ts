@@ -1,0 +1,148 @@
+import type { JobRecord } from './operations-store.js';
+import type { Inserted, RecordUpdateResult } from './store-answers.js';
+import type { PageRequest, PageResult } from './store-paging.js';
+
+export type DeclaredType = 'string' | 'number' | 'boolean' | 'object' | 'array';
+
+export interface FormulaRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  description: string | null;
+  code: string;
+  configuration: { name: string; description: string | null; type: 'string' | 'number' | 'boolean' }[];
+  requestParameters: { name: string; description: string | null; type: DeclaredType; optional: boolean }[];
+  createdBy: string | null;
+  createdAt: number;
+  modifiedBy: string | null;
+  modifiedAt: number | null;
+}
+
+/** A reactor runs exactly one of: its formula's code (`formulaId`) or its own inline `code`; the other is null. */
+export interface ReactorRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  formulaId: string | null;
+  /** Inline code (the reactor was created with `code` instead of a formula). */
+  code: string | null;
+  configuration: Record<string, unknown>;
+  applicationId: string | null;
+  createdBy: string | null;
+  createdAt: number;
+  modifiedBy: string | null;
+  modifiedAt: number | null;
+}
+
+export interface ReactorFilter {
+  ids?: string[];
+  /** Case-insensitive substring; `*` matches any run of characters. */
+  name?: string;
+}
+
+/** What an update of a formula changes (only the fields given), plus the modification stamp. */
+export interface FormulaChanges {
+  name?: string;
+  description?: string | null;
+  code?: string;
+  configuration?: FormulaRecord['configuration'];
+  requestParameters?: FormulaRecord['requestParameters'];
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/** What an update of a reactor changes (only the fields given), plus the modification stamp. */
+export interface ReactorChanges {
+  name?: string;
+  /** Inline code (only for a reactor created with code; its formula never changes). */
+  code?: string;
+  configuration?: Record<string, unknown>;
+  applicationId?: string | null;
+  modifiedBy: string | null;
+  modifiedAt: number;
+}
+
+/**
+ * An asynchronous reactor invocation (spec 4.2 with callback_url, or react-async). The args as the
+ * caller gave them (token references unresolved, but possibly raw data) and the run's result are
+ * sealed with the tenant's data key (KeyRing.sealRecord); the error is a problem object, which
+ * carries no data.
+ */
+export interface ReactorRequestRecord {
+  tenantId: string;
+  id: string;
+  reactorId: string;
+  /** The application that asked for the run: the run acts with its grants, and only it reads the result. */
+  applicationId: string;
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  callbackUrl: string | null;
+  timeoutMs: number;
+  args: Uint8Array;
+  result: Uint8Array | null;
+  /** JSON text of the problem object of a failed run. */
+  error: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  /** When the finished request is removed (completedAt + 24 h); null until it finishes. */
+  expiresAt: number | null;
+}
+
+/** How an asynchronous run ended (Store.finishReactorRequest). */
+export interface ReactorRequestOutcome {
+  status: 'completed' | 'failed';
+  result: Uint8Array | null;
+  error: string | null;
+  completedAt: number;
+  expiresAt: number;
+}
+
+/** Reactor formulas, reactors and asynchronous reactor requests (see Store for the contract every method keeps). */
+export interface ReactorStore {
+  // --- reactor formulas and reactors ---------------------------------------------------------
+  /** Inserts; 'exists' (nothing written) when the id is taken. */
+  createFormula(formula: FormulaRecord): Promise<Inserted>;
+  getFormula(tenantId: string, id: string): Promise<FormulaRecord | null>;
+  listFormulas(tenantId: string, page: PageRequest): Promise<PageResult<FormulaRecord>>;
+  /**
+   * Atomically writes `changes` (only the fields given). With `expected`: only while the formula's
+   * code and declarations are still those (what runs, which the caller's authorization was decided
+   * on); else `changed` and nothing written.
+   */
+  updateFormula(
+    tenantId: string,
+    id: string,
+    changes: FormulaChanges,
+    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
+  ): Promise<RecordUpdateResult<FormulaRecord>>;
+  /** Atomically: 'in_use' (nothing deleted) when a reactor of the tenant references it; 'not_found'; else 'deleted'. */
+  deleteFormula(tenantId: string, id: string): Promise<'deleted' | 'not_found' | 'in_use'>;
+  /** Inserts; 'exists' (nothing written) when the id is taken. */
+  createReactor(reactor: ReactorRecord): Promise<Inserted>;
+  getReactor(tenantId: string, id: string): Promise<ReactorRecord | null>;
+  listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): Promise<PageResult<ReactorRecord>>;
+  /**
+   * Atomically writes `changes` (only the fields given; the formula never changes). With
+   * `expected`: only while the reactor is still bound to that application (the binding the
+   * caller's authorization was decided on); else `changed` and nothing written.
+   */
+  updateReactor(
+    tenantId: string,
+    id: string,
+    changes: ReactorChanges,
+    expected?: { applicationId: string | null },
+  ): Promise<RecordUpdateResult<ReactorRecord>>;
+  deleteReactor(tenantId: string, id: string): Promise<boolean>;
+
+  // --- asynchronous reactor runs -------------------------------------------------------------
+  /** Atomically stores a pending request and the job that will run it: both or neither. */
+  createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void>;
+  /** The request of the tenant with that id (any status), or null. */
+  getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null>;
+  /** Marks a pending (or, after a lost worker, running) request running; startedAt keeps its first value. False once it finished or when missing. */
+  startReactorRequest(tenantId: string, id: string, now: number): Promise<boolean>;
+  /** Records the outcome of a request not yet finished; false (nothing written) when it already finished or is missing. */
+  finishReactorRequest(tenantId: string, id: string, outcome: ReactorRequestOutcome): Promise<boolean>;
+  /** Removes up to `limit` finished requests (any tenant) whose expiresAt <= now; how many it removed. */
+  purgeExpiredReactorRequests(now: number, limit: number): Promise<number>;
+}
