@@ -12,7 +12,8 @@ import {
 } from '../permissions.js';
 import { normalizeContainer } from '../tokens/containers.js';
 
-const RuleSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const RuleSchema = v.strictObject({
   description: v.optional(v.pipe(v.string(), v.maxLength(500, 'must be at most 500 characters'))),
   priority: v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be at least 0')),
   container: v.string('must be a container path like /pci/high/'),
@@ -22,14 +23,16 @@ const RuleSchema = v.strictObject({
 
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters'));
 
-const CreateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const CreateSchema = v.strictObject({
   name: Name,
   type: v.picklist(APPLICATION_TYPES, `must be one of ${APPLICATION_TYPES.join(', ')}`),
   permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
 });
 
-const UpdateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const UpdateSchema = v.strictObject({
   name: Name,
   permissions: v.optional(v.array(v.picklist(PERMISSIONS, 'is not a known permission'))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),

@@ -14,7 +14,8 @@ import {
   requestHash,
   runIdempotent,
 } from './idempotency.js';
-import { buildOpenApiDocument } from './openapi.js';
+import { buildOpenApiDocument } from './openapi/document.js';
+import { rejectUnknownQueryParameters } from './query-rule.js';
 import { RouteError, errorResponse } from './problem.js';
 import { Router } from './router.js';
 import { ROUTES, type RouteDefinition } from './routes/index.js';
@@ -102,9 +103,13 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       if (match.kind === 'not_found') throw new RouteError('route_not_found');
       if (match.kind === 'method_not_allowed') throw new RouteError('method_not_allowed', match.allow);
       const { route, params } = match;
-      if (!route.auth) return respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
+      if (!route.auth) {
+        rejectUnknownQueryParameters(route, request.search);
+        return respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
+      }
 
       const caller: Caller = await vault.authenticate(request.header(apiKeyHeader));
+      rejectUnknownQueryParameters(route, request.search);
       const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
       const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
       const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);

@@ -11,20 +11,23 @@ export const TIMEOUT_MS = Object.freeze({ min: 10_000, max: 210_000, default: 10
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(MAX_REACTOR_NAME, `must be at most ${MAX_REACTOR_NAME} characters`));
 const CONFIGURATION_MESSAGE = 'must be an object of configuration names and values';
 // valibot's record accepts arrays (as index → value maps), so the check is explicit.
-const Configuration = v.custom<Record<string, unknown>>(
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const Configuration = v.custom<Record<string, unknown>>(
   (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
   CONFIGURATION_MESSAGE,
 );
 const Reference = v.strictObject({ id: v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(250, 'is too long')) }, 'must be an object with an id');
 
-const CreateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const CreateSchema = v.strictObject({
   name: Name,
   configuration: Configuration,
   formula: Reference,
   application: v.nullish(Reference),
 });
 
-const UpdateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const UpdateSchema = v.strictObject({
   name: Name,
   configuration: Configuration,
   application: v.nullish(Reference),
@@ -85,7 +88,8 @@ export interface InvokeInput {
   timeoutMs: number;
 }
 
-const InvokeSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const InvokeSchema = v.strictObject({
   args: v.nullish(v.unknown()),
   callback_url: v.nullish(v.unknown()),
   timeout_ms: v.nullish(
