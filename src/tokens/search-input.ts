@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { PageSchema } from '../pagination.js';
+import { PageSchema, validationFromIssues } from '../pagination.js';
 import { printableKey } from './token-input.js';
 import type { SearchTokensQuery } from './token-service.js';
 
@@ -17,9 +17,10 @@ export const SearchTokensSchema = v.strictObject({
 });
 
 /**
- * Checks a search body's attributes: an unknown one is an error naming it (a mistyped `size` or a
- * filter sent in the wrong place must not silently search with defaults), as create does. The
- * values are checked where they are used (parseSearchQuery, parsePage).
+ * Validates a search body with SearchTokensSchema. An unknown attribute is an error naming it (a
+ * mistyped `size` or a filter sent in the wrong place must not silently search with defaults), as
+ * create does; it is checked first, by hand, for that message in our words. The query's terms are
+ * parsed by parseSearchQuery.
  */
 export function checkSearchInput(body: unknown): SearchTokensQuery {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ValidationError.field('body', 'must be a JSON object');
@@ -32,5 +33,7 @@ export function checkSearchInput(body: unknown): SearchTokensQuery {
     else errors[name] = [`is not a recognized attribute; ${allowed}`];
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-  return body as SearchTokensQuery;
+  const parsed = v.safeParse(SearchTokensSchema, body);
+  if (!parsed.success) throw validationFromIssues(parsed.issues);
+  return parsed.output;
 }

@@ -54,12 +54,12 @@ export interface UpdateTokenInput {
   expires_at?: string | null;
 }
 
-/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+/** Every attribute a Create Token body may hold (others are refused by name). */
 export const CREATE_KEYS = [
   'id', 'type', 'data', 'mask', 'containers', 'metadata', 'search_indexes',
   'fingerprint_expression', 'deduplicate_token', 'expires_at',
 ] as const;
-/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+/** Every attribute an Update Token body may hold (others are refused by name). */
 export const UPDATE_KEYS = [
   'data', 'mask', 'metadata', 'containers', 'search_indexes', 'fingerprint_expression',
   'deduplicate_token', 'expires_at',

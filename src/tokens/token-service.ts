@@ -231,8 +231,8 @@ export class TokenService {
   async search(caller: Caller, query: SearchTokensQuery): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:search', null, async () => {
       requirePermission(caller, 'token:search');
-      checkSearchInput(query);
-      const terms = parseSearchQuery(query?.query);
+      const input = checkSearchInput(query);
+      const terms = parseSearchQuery(input.query);
       const keys = await this.#keys.keysFor(caller.tenantId);
       const filter: TokenFilter = {};
       let oracle = false;
@@ -273,7 +273,7 @@ export class TokenService {
         }
       }
       filter.within = grantScopes(caller, 'token:search', oracle);
-      const result = await this.#page(caller, 'token:search', filter, query);
+      const result = await this.#page(caller, 'token:search', filter, input);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:search', resourceId: null, outcome: 'success' });
       return result;
     });

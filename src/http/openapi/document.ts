@@ -4,8 +4,6 @@ import { requestSchemas } from './request-schemas.js';
 import { RESPONSE_SCHEMAS } from './response-schemas.js';
 import type { Schema } from './schema-helpers.js';
 
-export { statusesOf } from './operations.js';
-
 /** The document's component schemas: request bodies generated from valibot, responses written by hand. */
 export function componentSchemas(): Record<string, Schema> {
   const generated = requestSchemas();
