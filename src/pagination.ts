@@ -35,7 +35,8 @@ const positiveInt = (max: number) =>
     v.maxValue(max, `must be at most ${max}`),
   );
 
-const PageSchema = v.object({
+/** The paging attributes (`page`, `size`, `start`); a search body holds them too. */
+export const PageSchema = v.object({
   page: v.optional(positiveInt(Number.MAX_SAFE_INTEGER)),
   size: v.optional(positiveInt(MAX_PAGE_SIZE)),
   start: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'is too long'))),

@@ -15,7 +15,10 @@ import { normalizeContainer } from '../tokens/containers.js';
 /** An unknown permission's message lists the valid ones, so the fix is in the error. */
 const UNKNOWN_PERMISSION = `is not a known permission; valid permissions: ${PERMISSIONS.join(', ')}`;
 
-/** One access rule as an application or a session authorization gives it (containers not yet normalized). */
+/**
+ * One access rule as an application or a session authorization gives it (containers not yet
+ * normalized). Exported for the OpenAPI document (src/http/openapi), which is generated from it.
+ */
 export const RuleSchema = v.strictObject({
   description: v.optional(v.pipe(v.string(), v.maxLength(500, 'must be at most 500 characters'))),
   priority: v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be at least 0')),
@@ -26,14 +29,16 @@ export const RuleSchema = v.strictObject({
 
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters'));
 
-const CreateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const CreateSchema = v.strictObject({
   name: Name,
   type: v.picklist(APPLICATION_TYPES, `must be one of ${APPLICATION_TYPES.join(', ')}`),
   permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
 });
 
-const UpdateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const UpdateSchema = v.strictObject({
   name: Name,
   permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),

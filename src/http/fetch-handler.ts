@@ -16,7 +16,8 @@ import {
   requestHash,
   runIdempotent,
 } from './idempotency.js';
-import { buildOpenApiDocument } from './openapi.js';
+import { buildOpenApiDocument } from './openapi/document.js';
+import { rejectUnknownQueryParameters } from './query-rule.js';
 import { RouteError, errorResponse } from './problem.js';
 import { Router } from './router.js';
 import { ROUTES, type RouteDefinition } from './routes/index.js';
@@ -129,7 +130,10 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       if (match.kind === 'method_not_allowed') throw new RouteError('method_not_allowed', match.allow);
       const { route, params } = match;
       if (seen !== null) seen.route = route.path;
-      if (!route.auth) return respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
+      if (!route.auth) {
+        rejectUnknownQueryParameters(route, request.search);
+        return respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
+      }
 
       let caller: Caller;
       try {
@@ -138,6 +142,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
         throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
       }
       if (seen !== null) seen.applicationId = caller.applicationId;
+      rejectUnknownQueryParameters(route, request.search);
       const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
       const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
       const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);

@@ -5,7 +5,8 @@ import type { ListTokensQuery } from '../tokens/token-service.js';
 /**
  * Query-string parsing for the list endpoints. Values are passed to the services as strings; the
  * services validate them. A parameter given twice that is not repeatable uses its first value.
- * Unknown parameters are ignored (so a client sending a newer parameter still gets a list).
+ * Unknown parameters never reach these functions: the handler rejects them by name first
+ * (query-rule.ts), so a mistyped filter is a 400, never a list of every token.
  */
 
 /** `page`, `size` and `start`. */
@@ -20,7 +21,11 @@ export function pageQuery(params: URLSearchParams): PageQuery {
   return query;
 }
 
-/** GET /tokens: repeatable `id` and `type`, `metadata.<key>=<value>` (a repeated key keeps its first value), paging. */
+/**
+ * GET /tokens: repeatable `id` and `type`, metadata filters as `metadata.<key>=<value>` or
+ * `metadata[<key>]=<value>` (deepObject style, what generated OpenAPI clients send); a key given
+ * twice, in either form, keeps its first value; paging.
+ */
 export function tokenListQuery(params: URLSearchParams): ListTokensQuery {
   const query: ListTokensQuery = pageQuery(params);
   const ids = params.getAll('id');
@@ -29,13 +34,20 @@ export function tokenListQuery(params: URLSearchParams): ListTokensQuery {
   if (types.length > 0) query.type = types;
   let metadata: Record<string, string> | undefined;
   for (const [name, value] of params) {
-    if (!name.startsWith('metadata.')) continue;
-    const key = name.slice('metadata.'.length);
+    const key = metadataKey(name);
+    if (key === null) continue;
     metadata ??= Object.create(null) as Record<string, string>;
     if (!Object.hasOwn(metadata, key)) metadata[key] = value;
   }
   if (metadata) query.metadata = { ...metadata };
   return query;
+}
+
+/** The metadata key a query parameter filters on (`metadata.k` or `metadata[k]`), or null. */
+export function metadataKey(name: string): string | null {
+  if (name.startsWith('metadata.')) return name.slice('metadata.'.length);
+  if (name.startsWith('metadata[') && name.endsWith(']')) return name.slice('metadata['.length, -1);
+  return null;
 }
 
 /** GET /reactors: repeatable `id`, `name` (wildcard search), paging. */

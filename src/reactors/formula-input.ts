@@ -33,19 +33,22 @@ const ParameterName = v.pipe(
   v.check((name) => name.split('.').every((segment) => segment.length > 0), "must be dot-separated names without empty parts (e.g. 'card.number')"),
 );
 
-const ConfigurationEntry = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const ConfigurationEntry = v.strictObject({
   name: DeclarationName,
   description: Description,
   type: v.picklist(['string', 'number', 'boolean'], 'must be one of string, number, boolean'),
 });
-const RequestParameter = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const RequestParameter = v.strictObject({
   name: ParameterName,
   description: Description,
   type: v.picklist(['string', 'number', 'boolean', 'object', 'array'], 'must be one of string, number, boolean, object, array'),
   optional: v.optional(v.boolean('must be a boolean'), false),
 });
 
-const FormulaSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const FormulaSchema = v.strictObject({
   // The Basis Theory SDK sends the formula's type: here every formula is the tenant's own.
   type: v.nullish(v.picklist(['private'], "must be 'private' (official formulas belong to the hosted service; a tenant's formulas are private)")),
   name: Name,

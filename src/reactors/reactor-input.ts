@@ -12,7 +12,8 @@ export const TIMEOUT_MS = Object.freeze({ min: 10_000, max: 210_000, default: 10
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(MAX_REACTOR_NAME, `must be at most ${MAX_REACTOR_NAME} characters`));
 const CONFIGURATION_MESSAGE = 'must be an object of configuration names and values';
 // valibot's record accepts arrays (as index → value maps), so the check is explicit.
-const Configuration = v.custom<Record<string, unknown>>(
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const Configuration = v.custom<Record<string, unknown>>(
   (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
   CONFIGURATION_MESSAGE,
 );
@@ -21,7 +22,8 @@ const Reference = v.strictObject({ id: v.pipe(v.string('must be a string'), v.mi
 /** Inline-code reactors declare no configuration: any names, with string, number or boolean values (bounded). */
 export const INLINE_CONFIGURATION_LIMITS = Object.freeze({ entries: 100, nameLength: 200, valueLength: 4096 });
 
-const CreateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const CreateSchema = v.strictObject({
   name: Name,
   configuration: v.nullish(Configuration),
   formula: v.nullish(Reference),
@@ -29,14 +31,16 @@ const CreateSchema = v.strictObject({
   application: v.nullish(Reference),
 });
 
-const UpdateSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const UpdateSchema = v.strictObject({
   name: Name,
   configuration: v.nullish(Configuration),
   code: v.nullish(CodeSchema),
   application: v.nullish(Reference),
 });
 
-const PatchSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const PatchSchema = v.strictObject({
   name: v.optional(Name),
   configuration: v.optional(v.nullable(Configuration)),
   code: v.optional(CodeSchema),
@@ -172,7 +176,8 @@ export interface InvokeRequest extends InvokeInput {
   callbackUrl: string | null;
 }
 
-const InvokeSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const InvokeSchema = v.strictObject({
   args: v.nullish(v.unknown()),
   callback_url: v.nullish(v.string('must be an absolute http or https URL')),
   timeout_ms: v.nullish(

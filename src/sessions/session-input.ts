@@ -8,7 +8,8 @@ import type { SessionGrants } from '../storage/store.js';
 import { normalizeContainer } from '../tokens/containers.js';
 import { parseExpiresAt } from '../tokens/expiry.js';
 
-const AuthorizeSchema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const AuthorizeSchema = v.strictObject({
   nonce: v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters')),
   permissions: v.optional(v.pipe(v.array(v.picklist(PERMISSIONS, 'is not a known permission')), v.minLength(1, 'must list at least one permission'))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.minLength(1, 'must hold at least one rule'), v.maxLength(100, 'must hold at most 100 rules'))),

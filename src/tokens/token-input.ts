@@ -55,11 +55,13 @@ export interface UpdateTokenInput {
   expires_at?: string | null;
 }
 
-const CREATE_KEYS = [
+/** Every attribute a Create Token body may hold (others are refused by name). */
+export const CREATE_KEYS = [
   'id', 'type', 'data', 'mask', 'containers', 'metadata', 'search_indexes',
   'fingerprint_expression', 'deduplicate_token', 'expires_at',
 ] as const;
-const UPDATE_KEYS = [
+/** Every attribute an Update Token body may hold (others are refused by name). */
+export const UPDATE_KEYS = [
   'data', 'mask', 'metadata', 'containers', 'search_indexes', 'fingerprint_expression',
   'deduplicate_token', 'expires_at',
 ] as const;
@@ -81,7 +83,8 @@ const expiresAt = v.string('must be a string (an ISO 8601 date-time, M/D/YYYY h:
 
 // data, mask, containers and metadata are checked by hand: they need JSON checks, normalization, or
 // per-key reporting that valibot's record schema does not give (it skips keys like "__proto__").
-const createSchema = v.object(
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const createSchema = v.object(
   {
     id: v.nullish(
       v.pipe(
@@ -102,7 +105,8 @@ const createSchema = v.object(
   },
   'must be a JSON object',
 );
-const updateSchema = v.object(
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const updateSchema = v.object(
   {
     search_indexes: v.nullish(searchIndexes),
     fingerprint_expression: v.nullish(expression),

@@ -14,6 +14,7 @@ import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { requireDedupeOverOwnData, requireDisclosureChange, requireExpiryChange, responseTransform, showsFingerprint } from './disclosure.js';
 import { parseExpiresAt } from './expiry.js';
 import { mergePatch } from './merge-patch.js';
+import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkIdExpression, checkIdText } from './token-id.js';
 import { TOKEN_INPUT_LIMITS, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
@@ -244,7 +245,8 @@ export class TokenService {
   }
 
   /**
-   * Searches tokens (token:search) with `field:value` terms joined by AND. Only tokens on which the
+   * Searches tokens (token:search) with `field:value` terms joined by AND (an unknown body attribute is
+   * a ValidationError naming it). Only tokens on which the
    * caller's rules grant token:search match (in the store query: full pages, exact counts). `data:`
    * and `fingerprint:` terms are equality oracles on the data, so a query holding one matches only
    * tokens on which the caller's token:search transform is reveal: a masked searcher cannot confirm
@@ -253,8 +255,9 @@ export class TokenService {
   async search(caller: Caller, query: SearchTokensQuery): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:search', null, async () => {
       requirePermission(caller, 'token:search');
-      refuseNul(query?.query, 'query');
-      const terms = parseSearchQuery(query?.query);
+      const input = checkSearchInput(query);
+      refuseNul(input.query, 'query');
+      const terms = parseSearchQuery(input.query);
       const keys = await this.#keys.keysFor(caller.tenantId);
       const filter: TokenFilter = {};
       let oracle = false;
@@ -295,7 +298,7 @@ export class TokenService {
         }
       }
       filter.within = grantScopes(caller, 'token:search', oracle);
-      const result = await this.#page(caller, 'token:search', filter, query);
+      const result = await this.#page(caller, 'token:search', filter, input);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:search', resourceId: null, outcome: 'success' });
       return result;
     });

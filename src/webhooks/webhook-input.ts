@@ -4,7 +4,8 @@ import { validationFromIssues } from '../validation.js';
 import { EVENT_TYPES, type EventType } from './webhook-events.js';
 import { checkWebhookUrl } from './webhook-url.js';
 
-const Schema = v.strictObject({
+/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
+export const WebhookSchema = v.strictObject({
   name: v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters')),
   url: v.string('must be an absolute http or https URL'),
   events: v.pipe(
@@ -23,7 +24,7 @@ export interface WebhookInput {
 /** Validates a create or replace (PUT) body `{ name, url, events }`; the URL is checked for SSRF (webhook-url.ts). */
 export function parseWebhookInput(body: unknown, allowPrivateNetwork: boolean): WebhookInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ValidationError.field('body', 'must be a JSON object');
-  const result = v.safeParse(Schema, body);
+  const result = v.safeParse(WebhookSchema, body);
   if (!result.success) throw validationFromIssues(result.issues);
   const { name, url, events } = result.output;
   return { name, url: checkWebhookUrl(url, 'url', allowPrivateNetwork), events: [...new Set(events)] };

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFetchHandler } from '../../src/http/index.js';
+import { toNodeListener } from '../../src/http/node.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { ROOT, ensureBuilt } from '../support/ensure-built.js';
 import { PG_URL, dropSchema, endAdmin } from '../support/postgres.js';
@@ -31,6 +33,8 @@ interface Harness {
   epilogue?: string;
   env?: Record<string, string>;
   skip?: string | false;
+  /** Runs the snippet against a served vault: TOKENVAULT_URL, and TOKENVAULT_API_KEY with token permissions. */
+  server?: true;
   check(printed: any, snippet: string): void | Promise<void>;
 }
 
@@ -88,6 +92,12 @@ server.close();`,
     check: (printed) => expect(printed).toEqual({ good: 204, forged: 400 }),
   },
   {
+    marker: "import createClient from 'openapi-fetch';",
+    epilogue: "console.log(JSON.stringify({ created: created.response.status, listed: listed!.data.length, patched: patched.data!.metadata }));",
+    server: true,
+    check: (printed) => expect(printed).toEqual({ created: 201, listed: 1, patched: { customer: 'c-2' } }),
+  },
+  {
     marker: 'module.exports = async function (req) {',
     check: async (_printed, snippet) => runFormulaSnippet(snippet),
   },
@@ -125,16 +135,38 @@ describe('README snippets run as written', () => {
       const file = join(dir, `snippet-${index + 1}.ts`);
       writeFileSync(file, `${code}\n${harness!.epilogue ?? ''}\n`);
       const cwd = mkdtempSync(join(work, 'run-'));
-      const { stdout } = await run(process.execPath, [TSX, file], {
-        cwd,
-        env: { PATH: process.env.PATH, TOKENVAULT_MASTER_KEY: MASTER_KEY, ...harness!.env } as NodeJS.ProcessEnv,
-        encoding: 'utf8',
-      });
-      const last = stdout.trim().split('\n').at(-1)!;
-      await harness!.check(JSON.parse(last), code);
+      const served = harness!.server ? await serveVault() : undefined;
+      try {
+        const { stdout } = await run(process.execPath, [TSX, file], {
+          cwd,
+          env: { PATH: process.env.PATH, TOKENVAULT_MASTER_KEY: MASTER_KEY, ...harness!.env, ...served?.env } as NodeJS.ProcessEnv,
+          encoding: 'utf8',
+        });
+        const last = stdout.trim().split('\n').at(-1)!;
+        await harness!.check(JSON.parse(last), code);
+      } finally {
+        await served?.close();
+      }
     }, 60_000);
   });
 });
+
+/** A test vault served over HTTP on a free port, with a key holding the token permissions. */
+async function serveVault(): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
+  const vault = await createTestVault();
+  const app = await vault.caller({ permissions: ['token:create', 'token:read', 'token:update', 'token:search'] });
+  const server = createServer(toNodeListener(createFetchHandler(vault, { headerPrefix: 'SVC' })));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    env: { TOKENVAULT_URL: `http://127.0.0.1:${port}`, TOKENVAULT_API_KEY: app.key },
+    close: async () => {
+      server.close();
+      await vault.close();
+    },
+  };
+}
 
 /** The formula code of the Reactors section, run as a reactor that charges a card through a local payment API. */
 async function runFormulaSnippet(code: string): Promise<void> {

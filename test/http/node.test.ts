@@ -151,7 +151,11 @@ describe('toNodeListener with createFetchHandler (its direct path)', () => {
     expect(created.headers['content-length']).toBe(String(Buffer.byteLength(created.text)));
     expect(created.headers.connection).toBe('keep-alive');
     const id = JSON.parse(created.text).id;
-    const got = await send(port, { path: `/tokens/${encodeURIComponent(id)}?unused=1`, headers: { 'SVC-Api-Key': key } });
+    // An undeclared query parameter is refused by name (the query string reaches the handler).
+    const unknown = await send(port, { path: `/tokens/${encodeURIComponent(id)}?unused=1`, headers: { 'SVC-Api-Key': key } });
+    expect(unknown.status).toBe(400);
+    expect(JSON.parse(unknown.text).errors.unused[0]).toMatch(/is not a query parameter of GET \/tokens\/\{id\}/);
+    const got = await send(port, { path: `/tokens/${encodeURIComponent(id)}`, headers: { 'SVC-Api-Key': key } });
     expect(got.status).toBe(200);
     expect(got.headers['cache-control']).toBe('no-store');
     expect(JSON.parse(got.text).id).toBe(id);

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/http/routes/index.js';
+import { PERMISSIONS } from '../../src/permissions.js';
+import { TIMEOUT_MS } from '../../src/reactors/reactor-input.js';
+import { SEARCH_KEYS } from '../../src/tokens/search-input.js';
+import { CREATE_KEYS, TOKEN_INPUT_LIMITS, UPDATE_KEYS } from '../../src/tokens/token-input.js';
 import { type Harness, VISA, harness } from './helpers.js';
 import { checkShape } from './shape.js';
 import { describeEachStore } from '../support/stores.js';
@@ -77,6 +81,51 @@ describeEachStore('HTTP OpenAPI document', (store) => {
       expect(doc.paths['/reactors/{id}/react'].post.requestBody.required).toBe(false);
       expect(doc.paths['/reactors/{id}/react'].post['x-permission']).toBe('token:use');
       expect(doc.paths['/tokens'].get.parameters.find((p: { name: string }) => p.name === 'id')).toMatchObject({ schema: { type: 'array' }, explode: true });
+      // A generated client sends the declared media type: PATCH declares only merge patch.
+      for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+        if (ops.patch) expect(Object.keys(ops.patch.requestBody.content), path).toEqual(['application/merge-patch+json']);
+      }
+    });
+
+    it('request schemas are generated from the valibot schemas the services use', () => {
+      const schemas = doc.components.schemas;
+      // What valibot says, not a copy: limits, enums, required names, unknown attributes refused.
+      expect(schemas.CreateApplicationRequest).toMatchObject({ type: 'object', additionalProperties: false, required: ['name', 'type'] });
+      expect(schemas.CreateApplicationRequest.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
+      expect(schemas.CreateApplicationRequest.properties.permissions.items.enum).toEqual([...PERMISSIONS]);
+      expect(schemas.CreateApplicationRequest.properties.rules.items).toEqual({ $ref: '#/components/schemas/AccessRule' });
+      expect(schemas.AccessRule.properties.priority).toMatchObject({ type: 'integer', minimum: 0 });
+      expect(Object.keys(schemas.CreateTokenRequest.properties).sort()).toEqual([...CREATE_KEYS].sort());
+      expect(Object.keys(schemas.UpdateTokenRequest.properties).sort()).toEqual([...UPDATE_KEYS].sort());
+      expect(schemas.CreateTokenRequest).toMatchObject({ additionalProperties: false, required: ['type', 'data'] });
+      expect(schemas.CreateTokenRequest.properties.id.anyOf[0]).toMatchObject({ maxLength: TOKEN_INPUT_LIMITS.idLength });
+      expect(Object.keys(schemas.SearchTokensRequest.properties).sort()).toEqual([...SEARCH_KEYS].sort());
+      expect(schemas.SearchTokensRequest.additionalProperties).toBe(false);
+      expect(schemas.ReactRequest.properties.timeout_ms.anyOf[0]).toMatchObject({ minimum: TIMEOUT_MS.min, maximum: TIMEOUT_MS.max });
+      // A default would make a generated client's type require the property: it is described instead.
+      expect(JSON.stringify(schemas)).not.toContain('"default"');
+      expect(schemas.ReactRequest.required ?? []).not.toContain('timeout_ms');
+      expect(schemas.FormulaRequestParameter.required).not.toContain('optional');
+      // Free-form objects accept any property in a generated client.
+      expect(schemas.ReactRequest.properties.args.anyOf[0].additionalProperties).toBe(true);
+      expect(schemas.CreateReactorRequest.properties.configuration.anyOf[0].additionalProperties).toBe(true);
+      expect(schemas.ReactorResponse.properties.tokens.additionalProperties).toBe(true);
+      expect(schemas.Reactor.properties.configuration.additionalProperties).toBe(true);
+    });
+
+    it('required lists hold only what every response carries; servers, license, metadata filter and replay header are documented', async () => {
+      // A duplicate the caller may not read is identity only: no containers.
+      expect(doc.components.schemas.Token.required).toEqual(['id', 'type', 'tenant_id']);
+      expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+      expect(doc.info.license.name).toBe('MIT');
+      expect(doc.info.description).toMatch(/404.*405 with an Allow header/);
+      const metadata = doc.paths['/tokens'].get.parameters.find((p: { name: string }) => p.name === 'metadata');
+      expect(metadata).toMatchObject({ in: 'query', style: 'deepObject', explode: true, schema: { type: 'object', additionalProperties: { type: 'string' } } });
+      expect(doc.paths['/tokens'].post.responses['201'].headers['SVC-Idempotent-Replayed']).toBeDefined();
+      expect(doc.paths['/tokens/{id}'].get.responses['200'].headers).toBeUndefined();
+      const replayed = await h.call('POST', '/tokens', { key: h.userKey, body: { type: 'token', data: 'x' }, headers: { 'SVC-IDEMPOTENCY-KEY': 'k1' } });
+      const again = await h.call('POST', '/tokens', { key: h.userKey, body: { type: 'token', data: 'x' }, headers: { 'SVC-IDEMPOTENCY-KEY': 'k1' } });
+      expect([replayed.headers.get('SVC-Idempotent-Replayed'), again.headers.get('SVC-Idempotent-Replayed')]).toEqual([null, 'true']);
     });
 
     it('every $ref resolves', () => {

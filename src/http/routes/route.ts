@@ -22,13 +22,21 @@ export interface PublicContext {
   openapi(): unknown;
 }
 
-/** A query parameter, for the OpenAPI document. */
+/**
+ * A query parameter a route accepts: the OpenAPI document describes it, and the handler refuses any
+ * parameter a route does not declare (query-rule.ts). A route that reads a parameter must list it.
+ */
 export interface QueryParameterDoc {
   name: string;
   description: string;
   /** Repeatable (`?id=a&id=b`). */
   array?: boolean;
   type?: 'string' | 'integer';
+  /**
+   * A map of string values sent as `name[key]=value` (OpenAPI deepObject style); the dotted form
+   * `name.key=value` is accepted too.
+   */
+  map?: boolean;
 }
 
 /** The paging parameters every list endpoint takes. */

@@ -28,7 +28,12 @@ export const tokenRoutes: AuthenticatedRoute[] = [
       query: [
         { name: 'id', description: 'Token ids; repeatable.', array: true },
         { name: 'type', description: 'Token types; repeatable.', array: true },
-        { name: 'metadata.{key}', description: 'Metadata filter, case-insensitive exact match; several are ANDed (at most 100); a repeated key uses its first value.' },
+        {
+          name: 'metadata',
+          map: true,
+          description:
+            'Metadata filters, case-insensitive exact match: `metadata[key]=value` (deepObject) or `metadata.key=value`; several are ANDed (at most 100); a repeated key uses its first value.',
+        },
         ...PAGING,
       ],
     },

@@ -1,7 +1,8 @@
 import { EVENT_TYPES } from '../../webhooks/webhook-events.js';
+import type { Schema } from './schema-helpers.js';
 
-/** OpenAPI component schemas of the webhook routes (webhooks.ts), merged into the document by openapi.ts. */
-export const WEBHOOK_SCHEMAS: Record<string, Record<string, unknown>> = {
+/** Response schemas of the webhook routes (routes/webhooks.ts); their request body is generated (request-schemas.ts). */
+export const WEBHOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
   Webhook: {
     type: 'object',
     required: ['id', 'tenant_id', 'name', 'url', 'events', 'created_at'],
@@ -15,20 +16,6 @@ export const WEBHOOK_SCHEMAS: Record<string, Record<string, unknown>> = {
       created_at: { type: 'string', format: 'date-time' },
       modified_by: { type: 'string', format: 'uuid' },
       modified_at: { type: 'string', format: 'date-time' },
-    },
-  },
-  WebhookRequest: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['name', 'url', 'events'],
-    properties: {
-      name: { type: 'string', maxLength: 200 },
-      url: {
-        type: 'string',
-        maxLength: 2048,
-        description: 'Absolute http(s) URL without credentials; loopback, private, link-local, CGNAT and metadata addresses are refused unless the vault allows the private network.',
-      },
-      events: { type: 'array', minItems: 1, items: { enum: [...EVENT_TYPES] } },
     },
   },
   WebhookList: { type: 'object', required: ['pagination', 'data'], properties: { pagination: { $ref: '#/components/schemas/Pagination' }, data: { type: 'array', items: { $ref: '#/components/schemas/Webhook' } } } },
