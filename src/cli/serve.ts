@@ -95,7 +95,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, ...(onExchange ? { onExchange } : {}) });
     // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
     const created = vault.store instanceof PostgresStore ? await vault.store.withLock('bootstrap', () => bootstrap(vault, adminKey)) : await bootstrap(vault, adminKey);
-    server = createServer(toNodeListener(handler));
+    server = createServer(toNodeListener(handler, { writeAtTurnEnd: true }));
     const url = urlOf(await listen(server, port, values.host));
     let announcement = `listening on ${url}\n`;
     if (metrics && metricsPort !== undefined) {

@@ -1,7 +1,8 @@
 /**
- * The runtime-neutral shape of one HTTP exchange, between the handler and its adapters. The fetch
- * handler converts a web Request into it; the Node adapter converts an IncomingMessage into it
- * directly (skipping the Request and Response objects, which cost more than the routing itself).
+ * One HTTP exchange as the handler core sees it (fetch-handler.ts): the core reads a request
+ * through this small interface and answers a complete response, and createFetchHandler converts a
+ * web Request into it and its answer into a web Response. Internal to the HTTP layer: adapters
+ * only ever see the public `(Request) => Promise<Response>`.
  */
 
 /** Reads the whole body, failing with a 413 past `maxBytes` and a 400 if the client goes away. */
@@ -31,13 +32,3 @@ export interface ExchangeResponse {
 }
 
 export type ExchangeHandler = (request: ExchangeRequest) => Promise<ExchangeResponse>;
-
-/**
- * The property under which a fetch handler made by createFetchHandler carries its core, so that
- * `toNodeListener` can call it without building web Request/Response objects. Any other fetch
- * handler is adapted the standard way.
- */
-export const EXCHANGE_HANDLER: unique symbol = Symbol.for('tokenvault.http.exchange-handler');
-
-/** A fetch handler that may carry its exchange core. */
-export type WithExchange<F> = F & { readonly [EXCHANGE_HANDLER]?: ExchangeHandler };

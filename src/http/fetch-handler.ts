@@ -6,7 +6,7 @@ import type { ExchangeObserver } from '../observability/exchange-event.js';
 import { validationFromIssues } from '../validation.js';
 import type { Vault } from '../vault.js';
 import { type JsonBody, readJsonBody, webBodyReader } from './body.js';
-import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type ExchangeResponse, type WithExchange } from './exchange.js';
+import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './exchange.js';
 import {
   DEFAULT_IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_TTL_MS,
@@ -80,13 +80,12 @@ const NO_STORE = 'no-store';
  * const handler = createFetchHandler(vault, { headerPrefix: 'BT' });
  * const response = await handler(new Request('http://vault/tokens', { headers: { 'BT-API-KEY': key } }));
  */
-export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): WithExchange<FetchHandler> {
+export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): FetchHandler {
   const core = createExchangeHandler(vault, options);
-  const fetchHandler = async (request: Request): Promise<Response> => {
+  return async (request: Request): Promise<Response> => {
     const response = await core(fromWebRequest(request));
     return new Response(response.body, { status: response.status, headers: response.headers });
   };
-  return Object.defineProperty(fetchHandler, EXCHANGE_HANDLER, { value: core, enumerable: false }) as WithExchange<FetchHandler>;
 }
 
 /** The handler core: routing, authentication, body parsing, idempotency, error mapping. Never throws. */

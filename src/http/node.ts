@@ -8,152 +8,84 @@
  * createServer(toNodeListener(createFetchHandler(vault))).listen(8080);
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PayloadTooLargeError, ValidationError } from '../errors.js';
+import * as v from 'valibot';
 import { atTurnEnd } from '../turn-end.js';
-import { concat } from './body.js';
-import { splitTarget } from './request-target.js';
-import { EXCHANGE_HANDLER, type ExchangeHandler, type ExchangeRequest, type ExchangeResponse, type WithExchange } from './exchange.js';
+import { validationFromIssues } from '../validation.js';
 
 /** A Node http request listener. */
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
+export interface NodeListenerOptions {
+  /**
+   * Write the responses finished during one turn of the event loop together, at the end of that
+   * turn (default false). Under load a turn finishes many requests, and one burst of writes wakes
+   * a waiting client process once instead of once per response: on a 2-core VM, where waking the
+   * other CPU costs more than reading a token, this took the server's CPU per token read from 85
+   * to 52 µs (test/bench/compare.mjs). Each response body is read whole before it is written, so
+   * use it for handlers that answer complete bodies (createFetchHandler does; `tokenvault serve`
+   * turns it on), not for long streams. Idle, a response waits only for the end of the current turn.
+   */
+  writeAtTurnEnd?: boolean;
+}
+
+const OptionsSchema = v.strictObject({ writeAtTurnEnd: v.optional(v.boolean('must be a boolean')) });
+
 /**
  * Converts a fetch handler into a Node request listener: the IncomingMessage becomes a Request
  * whose body streams (with back-pressure) and whose signal aborts when the client goes away; the
- * Response is streamed back into the ServerResponse.
- *
- * A handler made by `createFetchHandler` is called through its core instead, with the same
- * behaviour but without building web Request and Response objects (they cost more per request
- * than routing, authentication and the token read together; see test/bench/http.mjs).
+ * Response is written back into the ServerResponse (streamed, or whole at the end of the turn with
+ * `writeAtTurnEnd`). It only converts: any `(Request) => Promise<Response>` works the same.
  */
-export function toNodeListener(handler: (request: Request) => Promise<Response>): NodeListener {
-  const core = (handler as WithExchange<typeof handler>)[EXCHANGE_HANDLER];
-  if (core) {
-    return (req, res) => {
-      void serveExchange(core, req, res);
-    };
-  }
+export function toNodeListener(handler: (request: Request) => Promise<Response>, options: NodeListenerOptions = {}): NodeListener {
+  const parsed = v.safeParse(OptionsSchema, options ?? {});
+  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
+  const batch = parsed.output.writeAtTurnEnd === true ? new TurnEndWriter() : null;
   return (req, res) => {
-    void serve(handler, req, res);
+    void serve(handler, req, res, batch);
   };
 }
 
-async function serveExchange(core: ExchangeHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  let response: ExchangeResponse;
-  try {
-    response = await core(new NodeExchangeRequest(req));
-  } catch {
-    // The core answers every failure itself; this is a bug, and a bug must not take the process down.
-    response = { status: 500, headers: { 'cache-control': 'no-store' }, body: null };
-  }
-  const headers = response.headers;
-  if (response.body !== null) headers['content-length'] = String(Buffer.byteLength(response.body));
-  // Answered before the whole body arrived (413, 401…): close rather than read what remains.
-  if (!req.complete) headers['connection'] = 'close';
-  if (unwritten.length === 0) atTurnEnd(writeUnwritten);
-  unwritten.push(res, response);
+/** A response read whole, waiting for the end of the turn. */
+interface Unwritten {
+  req: IncomingMessage;
+  res: ServerResponse;
+  status: number;
+  headers: [string, string][];
+  body: Uint8Array | null;
 }
 
-/**
- * Responses finished during this turn of the event loop, written together at its end (alternating
- * ServerResponse, ExchangeResponse). Under load a turn finishes many requests; writing them in one
- * burst wakes each waiting client process once per burst instead of once per response, and a
- * wake-up of another (virtual) CPU costs more than a token read: on a 2-core VM this batching took
- * the GET server from 85 to 52 µs of CPU per request (test/bench/compare.mjs). Idle, a response
- * waits only for the end of the current turn.
- */
-let unwritten: (ServerResponse | ExchangeResponse)[] = [];
+/** The responses of one listener finished during the current turn, written together at its end. */
+class TurnEndWriter {
+  #unwritten: Unwritten[] = [];
 
-function writeUnwritten(): void {
-  const batch = unwritten;
-  unwritten = [];
-  for (let i = 0; i < batch.length; i += 2) {
-    const res = batch[i] as ServerResponse;
-    const response = batch[i + 1] as ExchangeResponse;
-    try {
-      res.writeHead(response.status, response.headers);
-      res.end(response.body ?? undefined);
-    } catch {
-      // A socket or header failure: there is nothing left to tell.
-      if (!res.headersSent) {
-        res.statusCode = 500;
-        res.end();
-      } else res.destroy();
-    }
-  }
-}
-
-/** An IncomingMessage as the core sees it; methods on a prototype, no closures per request. */
-class NodeExchangeRequest implements ExchangeRequest {
-  readonly method: string;
-  readonly pathname: string;
-  readonly search: string;
-  readonly hasBody: boolean;
-  readonly #req: IncomingMessage;
-
-  constructor(req: IncomingMessage) {
-    this.#req = req;
-    this.method = req.method ?? 'GET';
-    const { pathname, search } = splitTarget(relativeTarget(req));
-    this.pathname = pathname;
-    this.search = search;
-    this.hasBody = hasBody(req, this.method);
+  add(entry: Unwritten): void {
+    if (this.#unwritten.length === 0) atTurnEnd(this.#write);
+    this.#unwritten.push(entry);
   }
 
-  header(name: string): string | null {
-    const value = this.#req.headers[name];
-    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-  }
-
-  readBody(maxBytes: number): Promise<Uint8Array> {
-    return readNodeBody(this.#req, maxBytes);
-  }
-}
-
-function hasBody(req: IncomingMessage, method: string): boolean {
-  return !BODYLESS.has(method) && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-}
-
-/** Collects the body as it arrives; past the limit it stops collecting and discards the rest. */
-function readNodeBody(req: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
-  return new Promise<Uint8Array>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onBroken);
-      req.off('close', onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      total += chunk.byteLength;
-      if (total > maxBytes) {
-        cleanup();
-        req.resume();
-        reject(new PayloadTooLargeError(maxBytes));
-        return;
+  readonly #write = (): void => {
+    const batch = this.#unwritten;
+    this.#unwritten = [];
+    for (const { req, res, status, headers, body } of batch) {
+      if (res.destroyed) continue;
+      try {
+        const head: [string, string][] = [...headers, ['content-length', String(body?.byteLength ?? 0)]];
+        // Answered before the whole body arrived (413, 401…): close rather than read what remains.
+        if (!req.complete) head.push(['connection', 'close']);
+        res.writeHead(status, head.flat());
+        res.end(body ?? undefined);
+      } catch {
+        // A socket or header failure: there is nothing left to tell.
+        if (!res.headersSent) {
+          res.statusCode = 500;
+          res.end();
+        } else res.destroy();
       }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(concat(chunks, total));
-    };
-    const onBroken = () => {
-      cleanup();
-      reject(ValidationError.field('body', 'could not be read completely'));
-    };
-    const onClose = () => {
-      if (!req.complete) onBroken();
-    };
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onBroken);
-    req.once('close', onClose);
-  });
+    }
+  };
 }
 
-async function serve(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse, batch: TurnEndWriter | null): Promise<void> {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
@@ -167,10 +99,27 @@ async function serve(handler: (request: Request) => Promise<Response>, req: Inco
     const status = error instanceof TypeError ? 400 : 500;
     response = new Response(null, { status });
   }
-  await writeResponse(req, res, response, controller.signal);
+  if (batch === null) return writeResponse(req, res, response, controller.signal);
+  let body: Uint8Array | null = null;
+  try {
+    body = response.body === null ? null : new Uint8Array(await response.arrayBuffer());
+  } catch {
+    res.destroy();
+    return;
+  }
+  const headers: [string, string][] = [];
+  response.headers.forEach((value, name) => {
+    if (name !== 'set-cookie' && name !== 'content-length') headers.push([name, value]);
+  });
+  for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
+  batch.add({ req, res, status: response.status, headers, body });
 }
 
 const BODYLESS = new Set(['GET', 'HEAD']);
+
+function hasBody(req: IncomingMessage, method: string): boolean {
+  return !BODYLESS.has(method) && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+}
 
 function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers();
@@ -183,21 +132,6 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
     init.duplex = 'half';
   }
   return new Request(requestUrl(req), init);
-}
-
-/** The request target as a path (absolute-form targets, sent to proxies, keep only their path). */
-function relativeTarget(req: IncomingMessage): string {
-  const path = req.url ?? '/';
-  if (path.startsWith('/')) return path;
-  if (/^https?:\/\//i.test(path)) {
-    try {
-      const url = new URL(path);
-      return url.pathname + url.search;
-    } catch {
-      return '/';
-    }
-  }
-  return `/${path}`;
 }
 
 function requestUrl(req: IncomingMessage): string {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, makeCaller } from '../caller.js';
+import { type Caller, type SessionIdentity, makeCaller } from '../caller.js';
+import { resumedSessionCaller } from '../sessions/session-grants.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';
 import { problemOfError } from '../problem.js';
-import type { JobRecord, ReactorRequestRecord, Store } from '../storage/store.js';
+import type { JobRecord, ReactorRequestRecord, SessionGrants, Store } from '../storage/store.js';
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
 import type { InvokeInput } from './reactor-input.js';
 
@@ -96,7 +97,7 @@ export class AsyncRuns {
     const { store, clock, records } = this.#deps;
     const id = randomUUID();
     const now = clock.now();
-    const args = await records.sealRecord(caller.tenantId, context(id, 'args'), Buffer.from(JSON.stringify(input.args ?? {}), 'utf8'));
+    const args = await records.sealRecord(caller.tenantId, context(id, 'args'), Buffer.from(JSON.stringify(runInput(caller, input.args ?? {})), 'utf8'));
     const request: ReactorRequestRecord = {
       tenantId: caller.tenantId,
       id,
@@ -178,11 +179,28 @@ export class AsyncRuns {
   }
 
   async #execute(request: ReactorRequestRecord): Promise<{ raw?: unknown; tokens?: unknown }> {
-    // The requesting application as it is now: a grant removed since the request no longer holds.
-    const app = await this.#deps.store.getApplication(request.tenantId, request.applicationId);
+    const sealed = JSON.parse((await this.#deps.records.openRecord(request.tenantId, context(request.id, 'args'), request.args)).toString('utf8')) as unknown;
+    const { args, session } = readRunInput(sealed);
+    return this.#runner.run(await this.#caller(request, session), request.reactorId, { args, timeoutMs: request.timeoutMs });
+  }
+
+  /**
+   * Who the run acts as, as it is now: the requesting application with its current grants, or a
+   * requesting session's grants bounded by its authorizer's current grants. A grant removed since
+   * the request no longer holds, and a requester (or authorizer) deleted meanwhile fails the run.
+   * A session that expired after its request was accepted does not stop the run: it was accepted
+   * within the session's life, and still acts with no more than the authorizer holds.
+   */
+  async #caller(request: ReactorRequestRecord, session: SessionRun | undefined): Promise<Caller> {
+    const { store } = this.#deps;
+    if (session !== undefined) {
+      const authorizer = await store.getApplication(request.tenantId, session.identity.authorizedBy);
+      if (!authorizer) throw new ConflictError('The application that authorized the session that requested this run no longer exists');
+      return resumedSessionCaller(request.tenantId, session.identity, session.grants, authorizer);
+    }
+    const app = await store.getApplication(request.tenantId, request.applicationId);
     if (!app) throw new ConflictError('The application that requested this run no longer exists');
-    const args = JSON.parse((await this.#deps.records.openRecord(request.tenantId, context(request.id, 'args'), request.args)).toString('utf8')) as unknown;
-    return this.#runner.run(makeCaller(app), request.reactorId, { args, timeoutMs: request.timeoutMs });
+    return makeCaller(app);
   }
 
   async #announce(request: ReactorRequestRecord): Promise<void> {
@@ -202,6 +220,26 @@ export class AsyncRuns {
     if (request.error !== null) event.error = JSON.parse(request.error) as Record<string, unknown>;
     await notify(event);
   }
+}
+
+/** A session's part of a run it requested: who it is and its effective grants when it asked. */
+interface SessionRun {
+  identity: SessionIdentity;
+  grants: SessionGrants;
+}
+
+/** Marks the sealed run input (args and, for a session, its grants); older requests sealed the args alone. */
+const RUN_INPUT_FORMAT = 'run-input/2';
+
+function runInput(caller: Caller, args: unknown): { format: string; args: unknown; session?: SessionRun } {
+  if (caller.session === undefined) return { format: RUN_INPUT_FORMAT, args };
+  return { format: RUN_INPUT_FORMAT, args, session: { identity: { ...caller.session }, grants: { permissions: [...caller.permissions], rules: [...caller.rules] } } };
+}
+
+function readRunInput(sealed: unknown): { args: unknown; session?: SessionRun } {
+  const input = sealed as { format?: unknown; args?: unknown; session?: SessionRun } | null;
+  if (input === null || typeof input !== 'object' || input.format !== RUN_INPUT_FORMAT) return { args: sealed };
+  return input.session === undefined ? { args: input.args } : { args: input.args, session: input.session };
 }
 
 /** The sealing context of a request's args or result: a ciphertext cannot be moved to another request or field. */

@@ -1,6 +1,6 @@
-import { type Caller, STRICTNESS, TOKEN_PERMISSIONS, makeCaller, transformFor } from '../caller.js';
+import { type Caller, STRICTNESS, type SessionIdentity, TOKEN_PERMISSIONS, makeCaller, transformFor } from '../caller.js';
 import type { AccessRule, Permission, Transform } from '../permissions.js';
-import type { ApplicationRecord, SessionRecord } from '../storage/store.js';
+import type { ApplicationRecord, SessionGrants, SessionRecord } from '../storage/store.js';
 
 /** Depth of a container path: '/' is 0, '/pci/' 1, '/pci/high/' 2. */
 const depth = (container: string) => container.split('/').length - 2;
@@ -45,14 +45,30 @@ export function intersectGrants(a: Caller, b: Caller): { permissions: Permission
  */
 export function sessionCaller(session: SessionRecord & { authorizedBy: string; grants: NonNullable<SessionRecord['grants']> }, authorizer: ApplicationRecord): Caller {
   const granted = makeCaller({ tenantId: session.tenantId, id: session.id, type: authorizer.type, ...session.grants });
+  const identity: SessionIdentity = { id: session.id, createdBy: session.applicationId, authorizedBy: session.authorizedBy, expiresAt: session.expiresAt };
+  return boundedSessionCaller(session.tenantId, identity, granted, authorizer);
+}
+
+/**
+ * A session's Caller rebuilt from grants that were already its effective ones when it asked for
+ * an asynchronous run (stored sealed with the request), bounded again by what its authorizer holds
+ * now: the run never acts with more than either.
+ */
+export function resumedSessionCaller(tenantId: string, identity: SessionIdentity, effective: SessionGrants, authorizer: ApplicationRecord): Caller {
+  // Not through makeCaller: these rules are explicit, and an empty list means "no grants".
+  const granted: Caller = { tenantId, applicationId: identity.id, applicationType: authorizer.type, permissions: new Set(effective.permissions), rules: effective.rules };
+  return boundedSessionCaller(tenantId, identity, granted, authorizer);
+}
+
+function boundedSessionCaller(tenantId: string, identity: SessionIdentity, granted: Caller, authorizer: ApplicationRecord): Caller {
   const { permissions, rules } = intersectGrants(granted, makeCaller(authorizer));
   // Not through makeCaller: an empty rule list here means "no grants", not the implicit rules.
   return Object.freeze({
-    tenantId: session.tenantId,
-    applicationId: session.id,
+    tenantId,
+    applicationId: identity.id,
     applicationType: authorizer.type,
     permissions: new Set(permissions),
     rules: Object.freeze(rules),
-    session: Object.freeze({ id: session.id, createdBy: session.applicationId, authorizedBy: session.authorizedBy, expiresAt: session.expiresAt }),
+    session: Object.freeze({ ...identity }),
   });
 }

@@ -5,8 +5,8 @@
 //   git worktree add /tmp/base HEAD~1 && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && npx tsup)
 //   npm run build && node test/bench/compare.mjs GET /tmp/base/dist dist
 // For each build it measures, in two phases of alternating rounds:
-//   1. the exchange core in process (the handler `tokenvault serve` runs, without sockets), 50 requests
-//      in flight: median µs per request;
+//   1. the fetch handler in process (what `tokenvault serve` runs, without sockets), 50 requests in
+//      flight: median µs per request;
 //   2. `tokenvault serve` from that build under autocannon, each run right after a run against a bare
 //      node:http server: median of the per-pair req/s ratios, and the server's CPU (user + system) per
 //      request from /proc (Linux).
@@ -37,7 +37,7 @@ const cpuMs = (pid) => {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
-/** The exchange core of a build, with an application and a card token, and a request to replay. */
+/** The fetch handler of a build, with an application and a card token, as a function that sends one request. */
 async function openCore(dist) {
   const load = (name) => import(pathToFileURL(join(dist, name)).href);
   const [{ createVault, generateMasterKey }, { createSqliteStore }, { createFetchHandler }] = await Promise.all([load('index.js'), load('sqlite.js'), load('http.js')]);
@@ -47,14 +47,16 @@ async function openCore(dist) {
   const admin = await vault.authenticate(application.key);
   const app = await vault.applications.create(admin, { name: 'compare', type: 'private', permissions: ['token:create', 'token:read'] });
   const token = await vault.tokens.create(await vault.authenticate(app.key), { type: 'card', data: CARD });
-  const core = createFetchHandler(vault)[Symbol.for('tokenvault.http.exchange-handler')];
+  const handler = createFetchHandler(vault);
   const close = () => vault.close();
-  const body = new TextEncoder().encode(CREATE_BODY);
-  const headers = { 'svc-api-key': app.key, 'content-type': 'application/json', 'content-length': String(body.length) };
-  const request =
-    method === 'GET'
-      ? { method, pathname: `/tokens/${token.id}`, search: '', header: (n) => headers[n] ?? null, hasBody: false, readBody: null }
-      : { method, pathname: '/tokens', search: '', header: (n) => headers[n] ?? null, hasBody: true, readBody: async () => body };
+  const headers = { 'svc-api-key': app.key, 'content-type': 'application/json' };
+  // The public handler, as any runtime calls it: a web Request in, a Response out (read whole).
+  const core = async () => {
+    const init = method === 'GET' ? { headers } : { method, headers, body: CREATE_BODY };
+    const response = await handler(new Request(method === 'GET' ? `http://vault/tokens/${token.id}` : 'http://vault/tokens', init));
+    return { status: response.status, body: await response.text() };
+  };
+  const request = null;
   return { core, request, close };
 }
 

@@ -5,7 +5,8 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
-import { toNodeListener } from '../../src/http/node.js';
+import { type NodeListenerOptions, toNodeListener } from '../../src/http/node.js';
+import { ValidationError } from '../../src/errors.js';
 import { splitTarget } from '../../src/http/request-target.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 
@@ -21,8 +22,8 @@ afterEach(async () => {
   }
 });
 
-async function start(handler: (request: Request) => Promise<Response>): Promise<number> {
-  server = createServer(toNodeListener(handler));
+async function start(handler: (request: Request) => Promise<Response>, options?: NodeListenerOptions): Promise<number> {
+  server = createServer(toNodeListener(handler, options));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return (server.address() as AddressInfo).port;
@@ -134,14 +135,30 @@ describe('toNodeListener', () => {
   });
 });
 
-describe('toNodeListener with createFetchHandler (its direct path)', () => {
+describe('toNodeListener with createFetchHandler, writing at the end of each turn (as tokenvault serve does)', () => {
   async function startVault(maxBodyBytes = 1024) {
     vault = await createTestVault();
     const errors: unknown[] = [];
     const key = (await vault.caller({ permissions: ['token:create', 'token:read'] })).key;
-    const port = await start(createFetchHandler(vault, { maxBodyBytes, logger: { info() {}, warn() {}, error: (m) => errors.push(m) } }));
+    const port = await start(createFetchHandler(vault, { maxBodyBytes, logger: { info() {}, warn() {}, error: (m) => errors.push(m) } }), { writeAtTurnEnd: true });
     return { port, key, errors };
   }
+
+  it('the handler is a plain (Request) => Promise<Response>: no hidden protocol for the adapter', async () => {
+    vault = await createTestVault();
+    const handler = createFetchHandler(vault);
+    expect(Object.getOwnPropertySymbols(handler)).toEqual([]);
+    expect(Object.keys(handler)).toEqual([]);
+    const response = await handler(new Request('http://vault/healthz'));
+    expect(response).toBeInstanceOf(Response);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('refuses unknown or mistyped options with a ValidationError naming them', () => {
+    const handler = async () => new Response(null);
+    expect(() => toNodeListener(handler, { writeAtTurnEnd: 'yes' } as never)).toThrow(ValidationError);
+    expect(() => toNodeListener(handler, { writeAtTurnEnd: true, batch: 1 } as never)).toThrow(/batch/);
+  });
 
   it('serves a token round trip with content-length, keep-alive and the API headers', async () => {
     const { port, key } = await startVault();

@@ -192,6 +192,52 @@ describeEachStore('asynchronous reactor runs', (store) => {
     expect(await rowsOf(vault.store, 'reactor_requests')).toEqual([]);
   });
 
+  /** A session created by a public application and authorized by `authorizer` with these grants. */
+  async function sessionOf(vault: TestVault, authorizer: Caller, grants: { permissions?: string[]; rules?: unknown[] }) {
+    const browser = await vault.caller({ name: 'browser', type: 'public', permissions: ['token:create'] });
+    const { session_key, nonce } = await vault.sessions.create(browser);
+    await vault.sessions.authorize(authorizer, { nonce, ...grants });
+    return { browser, session: await vault.authenticate(session_key) };
+  }
+
+  it('a session key runs asynchronously with its own grants; only that session reads the result', async () => {
+    const vault = await store.vault();
+    const { user, reactorId, card } = await setup(vault);
+    const backend = await vault.caller({ name: 'backend', type: 'private', permissions: ['token:create', 'token:read', 'token:use'] });
+    const { browser, session } = await sessionOf(vault, backend, { permissions: ['token:use'] });
+    const { id } = await vault.reactors.reactAsync(session, reactorId, { args: { card: `{{ ${card.id} }}` } });
+    await vault.worker.runDue();
+    const done = await vault.reactors.result(session, reactorId, id);
+    expect(done).toMatchObject({ status: 'completed', result: { raw: { card: { number: VISA.number } } } });
+    // Neither the application that authorized the session nor another caller reads it; the public
+    // application that created it lacks token:use.
+    for (const other of [backend, user]) await expect(vault.reactors.result(other, reactorId, id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(vault.reactors.result(browser, reactorId, id)).rejects.toBeInstanceOf(AuthorizationError);
+  });
+
+  it('a session run never exceeds its authorizer as it is at run time, and fails closed when the authorizer is gone', async () => {
+    const vault = await store.vault();
+    const { admin, reactorId, card } = await setup(vault);
+    const backend = await vault.caller({ name: 'backend', type: 'private', permissions: ['token:create', 'token:read', 'token:use'] });
+    const { session } = await sessionOf(vault, backend, { permissions: ['token:use'] });
+    const reduced = await vault.reactors.reactAsync(session, reactorId, { args: { card: `{{ ${card.id} }}` } });
+    // The authorizer loses token:use after the run was accepted: the run may not detokenize.
+    await vault.applications.update(admin, backend.applicationId, { name: 'backend', permissions: ['token:create', 'token:read'] });
+    await vault.worker.runDue();
+    expect(await vault.reactors.result(session, reactorId, reduced.id)).toMatchObject({ status: 'failed', error: { status: 403 } });
+
+    const other = await vault.caller({ name: 'other backend', type: 'private', permissions: ['token:create', 'token:read', 'token:use'] });
+    const second = await sessionOf(vault, other, { permissions: ['token:use'] });
+    const orphaned = await vault.reactors.reactAsync(second.session, reactorId, { args: { card: `{{ ${card.id} }}` } });
+    await vault.applications.delete(admin, other.applicationId);
+    await vault.worker.runDue();
+    // The session Caller still reads its result (its key would stop authenticating now).
+    expect(await vault.reactors.result(second.session, reactorId, orphaned.id)).toMatchObject({
+      status: 'failed',
+      error: { status: 409, detail: expect.stringContaining('authorized the session that requested this run no longer exists') },
+    });
+  });
+
   it('neither args nor results are stored in clear (request and job rows scanned)', async () => {
     const vault = await store.vault();
     const { user, reactorId, card } = await setup(vault);
