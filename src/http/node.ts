@@ -47,7 +47,8 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>,
 
 /** A response read whole, waiting for the end of the turn. */
 interface Unwritten {
-  req: IncomingMessage;
+  /** Whether the handler answered before the whole request body arrived (413, 401…). */
+  early: boolean;
   res: ServerResponse;
   status: number;
   headers: [string, string][];
@@ -66,12 +67,12 @@ class TurnEndWriter {
   readonly #write = (): void => {
     const batch = this.#unwritten;
     this.#unwritten = [];
-    for (const { req, res, status, headers, body } of batch) {
+    for (const { early, res, status, headers, body } of batch) {
       if (res.destroyed) continue;
       try {
         const head: [string, string][] = [...headers, ['content-length', String(body?.byteLength ?? 0)]];
-        // Answered before the whole body arrived (413, 401…): close rather than read what remains.
-        if (!req.complete) head.push(['connection', 'close']);
+        // Answered before the whole body arrived: close rather than read what remains.
+        if (early) head.push(['connection', 'close']);
         res.writeHead(status, head.flat());
         res.end(body ?? undefined);
       } catch {
@@ -100,6 +101,7 @@ async function serve(handler: (request: Request) => Promise<Response>, req: Inco
     response = new Response(null, { status });
   }
   if (batch === null) return writeResponse(req, res, response, controller.signal);
+  const early = !req.complete;
   let body: Uint8Array | null = null;
   try {
     body = response.body === null ? null : new Uint8Array(await response.arrayBuffer());
@@ -112,7 +114,7 @@ async function serve(handler: (request: Request) => Promise<Response>, req: Inco
     if (name !== 'set-cookie' && name !== 'content-length') headers.push([name, value]);
   });
   for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
-  batch.add({ req, res, status: response.status, headers, body });
+  batch.add({ early, res, status: response.status, headers, body });
 }
 
 const BODYLESS = new Set(['GET', 'HEAD']);
