@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Caller } from '../caller.js';
-import { AuthenticationError } from '../errors.js';
+import { AuthenticationError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';
 import { validationFromIssues } from '../validation.js';
@@ -16,7 +16,9 @@ import {
   requestHash,
   runIdempotent,
 } from './idempotency.js';
+import { textResponse } from './json-response.js';
 import { buildOpenApiDocument } from './openapi/document.js';
+import { splitTarget } from './request-target.js';
 import { rejectUnknownQueryParameters } from './query-rule.js';
 import { RouteError, errorResponse } from './problem.js';
 import { Router } from './router.js';
@@ -83,8 +85,8 @@ const NO_STORE = 'no-store';
 export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): FetchHandler {
   const core = createExchangeHandler(vault, options);
   return async (request: Request): Promise<Response> => {
-    const response = await core(fromWebRequest(request));
-    return new Response(response.body, { status: response.status, headers: response.headers });
+    const response = await core(new WebExchangeRequest(request));
+    return textResponse(response.body, response.status, response.headers);
   };
 }
 
@@ -191,16 +193,48 @@ class Context implements RouteContext {
   }
 }
 
-function fromWebRequest(request: Request): ExchangeRequest {
-  const url = new URL(request.url);
-  return {
-    method: request.method,
-    pathname: url.pathname,
-    search: url.search,
-    header: (name) => request.headers.get(name),
-    hasBody: request.body !== null,
-    readBody: webBodyReader(request.body),
-  };
+/** A web Request as the core reads it; its URL is split without a URL parser, its body looked at only by routes that take one. */
+class WebExchangeRequest implements ExchangeRequest {
+  readonly method: string;
+  readonly pathname: string;
+  readonly search: string;
+  readonly #request: Request;
+
+  constructor(request: Request) {
+    this.#request = request;
+    this.method = request.method;
+    ({ pathname: this.pathname, search: this.search } = splitTarget(targetOf(request.url)));
+  }
+
+  header(name: string): string | null {
+    return this.#request.headers.get(name);
+  }
+
+  get hasBody(): boolean {
+    const declared = this.#request.headers.get('content-length');
+    // A declared length says it without looking at the body (which a lazily built Request would then make).
+    return declared !== null && /^\d+$/.test(declared) ? Number(declared) > 0 : this.#request.body !== null;
+  }
+
+  readBody(maxBytes: number): Promise<Uint8Array> {
+    const declared = this.#request.headers.get('content-length');
+    // A body of a declared length within the limit is read whole (Node's parser holds the client to
+    // the length it declared); any other is streamed and counted, so it never exceeds the limit.
+    if (declared !== null && /^\d+$/.test(declared) && Number(declared) <= maxBytes) {
+      return this.#request.arrayBuffer().then(
+        (buffer) => new Uint8Array(buffer),
+        () => Promise.reject(ValidationError.field('body', 'could not be read completely')),
+      );
+    }
+    return webBodyReader(this.#request.body)(maxBytes);
+  }
+}
+
+/** The path and query of an absolute URL (what follows its authority). */
+function targetOf(url: string): string {
+  const authority = url.indexOf('://');
+  const path = authority === -1 ? -1 : url.indexOf('/', authority + 3);
+  return path === -1 ? '/' : url.slice(path);
 }
 
 function serialize(status: number, result: unknown): SerializedResponse {

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { atTurnEnd } from '../turn-end.js';
+import { abortRequest, nodeRequest } from './node-request.js';
 import { validationFromIssues } from '../validation.js';
 
 /** A Node http request listener. */
@@ -87,24 +88,30 @@ class TurnEndWriter {
 }
 
 async function serve(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse, batch: TurnEndWriter | null): Promise<void> {
-  const controller = new AbortController();
+  const request = nodeRequest(req);
+  // Streamed writes wait on this signal too; batched ones are written whole.
+  const controller = batch === null ? new AbortController() : null;
   res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
+    if (res.writableFinished) return;
+    controller?.abort();
+    abortRequest(request);
   });
   let response: Response;
   try {
-    response = await handler(toRequest(req, controller.signal));
+    response = await handler(request);
   } catch (error) {
     // A handler that throws, or a request Node accepted but fetch cannot represent (an invalid
     // header value): answer without detail.
     const status = error instanceof TypeError ? 400 : 500;
     response = new Response(null, { status });
   }
-  if (batch === null) return writeResponse(req, res, response, controller.signal);
+  if (controller !== null) return writeResponse(req, res, response, controller.signal);
   const early = !req.complete;
-  let body: Uint8Array | null = null;
+  let body: Uint8Array | null;
   try {
-    body = response.body === null ? null : new Uint8Array(await response.arrayBuffer());
+    // Read whole through arrayBuffer() alone: touching `body` would make a handler's lazy Response build its stream.
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    body = bytes.byteLength === 0 ? null : bytes;
   } catch {
     res.destroy();
     return;
@@ -114,88 +121,7 @@ async function serve(handler: (request: Request) => Promise<Response>, req: Inco
     if (name !== 'set-cookie' && name !== 'content-length') headers.push([name, value]);
   });
   for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
-  batch.add({ early, res, status: response.status, headers, body });
-}
-
-const BODYLESS = new Set(['GET', 'HEAD']);
-
-function hasBody(req: IncomingMessage, method: string): boolean {
-  return !BODYLESS.has(method) && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-}
-
-function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  const method = req.method ?? 'GET';
-  const init: RequestInit & { duplex?: 'half' } = { method, headers, signal };
-  if (hasBody(req, method)) {
-    init.body = bodyStream(req);
-    init.duplex = 'half';
-  }
-  return new Request(requestUrl(req), init);
-}
-
-function requestUrl(req: IncomingMessage): string {
-  const path = req.url ?? '/';
-  // Absolute-form request targets (proxies) already carry scheme and host.
-  if (/^https?:\/\//i.test(path)) return path;
-  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const relative = path.startsWith('/') ? path : `/${path}`;
-  const host = req.headers.host;
-  if (host) {
-    try {
-      // Parsed once here to reject a malformed Host; the Request parses the string again.
-      return new URL(`${scheme}://${host}${relative}`).href;
-    } catch {
-      // An unparseable Host header: fall through to localhost; routing only uses the path.
-    }
-  }
-  return `${scheme}://localhost${relative}`;
-}
-
-/** The request body as a web stream that pauses the socket while the reader is behind. */
-function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
-  let settled = false;
-  const onData = (chunk: Buffer) => {
-    if (settled) return;
-    controllerRef?.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    if ((controllerRef?.desiredSize ?? 0) <= 0) req.pause();
-  };
-  let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        controllerRef = controller;
-        req.on('data', onData);
-        req.once('end', () => {
-          if (settled) return;
-          settled = true;
-          controller.close();
-        });
-        req.once('error', (error) => {
-          if (settled) return;
-          settled = true;
-          controller.error(error);
-        });
-        req.once('close', () => {
-          if (settled || req.complete) return;
-          settled = true;
-          controller.error(new Error('The client closed the connection before the body was complete'));
-        });
-      },
-      pull() {
-        req.resume();
-      },
-      cancel() {
-        // The handler stopped reading (e.g. a body over the limit): drop the rest without buffering it.
-        settled = true;
-        req.off('data', onData);
-        req.resume();
-      },
-    },
-    { highWaterMark: 1 },
-  );
+  batch!.add({ early, res, status: response.status, headers, body });
 }
 
 async function writeResponse(req: IncomingMessage, res: ServerResponse, response: Response, signal: AbortSignal): Promise<void> {
