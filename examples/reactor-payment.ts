@@ -13,7 +13,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { createTestVault, type TestVaultOptions } from 'tokenvault/testing';
-import { statusOf } from 'tokenvault';
+import { statusOf } from 'tokenvault/http';
 
 const FORMULA_CODE = `
 module.exports = async function (req) {

@@ -1,11 +1,12 @@
 /**
  * tokenvault: an embeddable tokenization vault and reactor platform.
- * The explicit public surface: everything a user may import from 'tokenvault'.
+ * The explicit public surface: everything a user may import from 'tokenvault'. Services are
+ * exported as types (a vault makes them); minting a Caller for any tenant is in `tokenvault/testing`,
+ * HTTP statuses of errors in `tokenvault/http`.
  */
 export { createVault } from './vault.js';
 export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions } from './vault.js';
 export type { Caller, SessionIdentity } from './caller.js';
-export { makeCaller, transformFor, coversGrants } from './caller.js';
 export { systemClock, ManualClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { consoleLogger, silentLogger } from './logger.js';
@@ -25,31 +26,35 @@ export {
   InternalError,
   ReactorError,
   ServiceUnavailableError,
-  STATUS_BY_CODE,
-  statusOf,
 } from './errors.js';
 export type { ErrorCode, FieldErrors } from './errors.js';
 export { PERMISSIONS, PERMISSIONS_BY_TYPE, APPLICATION_TYPES, TRANSFORMS } from './permissions.js';
 export type { Permission, ApplicationType, Transform, AccessRule } from './permissions.js';
-export { TokenService } from './tokens/token-service.js';
+export type { TokenService } from './tokens/token-service.js';
 export type { ListTokensQuery, SearchTokensQuery } from './tokens/token-service.js';
 export type { TokenView } from './tokens/token-view.js';
-export { ApplicationService } from './applications/application-service.js';
+export type { CreateTokenInput, UpdateTokenInput } from './tokens/token-input.js';
+export type { ApplicationService } from './applications/application-service.js';
 export type { ApplicationView } from './applications/application-service.js';
-export { ApplicationKeyService, MAX_KEYS_PER_APPLICATION } from './applications/application-key-service.js';
+export type { CreateApplicationRequest, UpdateApplicationRequest } from './applications/application-input.js';
+export { MAX_KEYS_PER_APPLICATION } from './applications/application-key-service.js';
+export type { ApplicationKeyService } from './applications/application-key-service.js';
 export type { ApplicationKeyView } from './applications/application-key-service.js';
-export { SessionService, SESSION_TTL_MS } from './sessions/session-service.js';
+export { SESSION_TTL_MS } from './sessions/session-service.js';
+export type { SessionService } from './sessions/session-service.js';
 export type { SessionView } from './sessions/session-service.js';
-export { intersectGrants } from './sessions/session-grants.js';
-export { DetokenizeService } from './tokens/detokenize-service.js';
-export { PermissionService } from './permission-service.js';
+export type { DetokenizeService } from './tokens/detokenize-service.js';
+export type { PermissionService } from './permission-service.js';
 export type { PermissionView } from './permission-service.js';
-export { TenantService } from './tenant-service.js';
+export type { TenantService } from './tenant-service.js';
 export type { TenantView } from './tenant-service.js';
-export { FormulaService } from './reactors/formula-service.js';
-export { ReactorService, MAX_REACTOR_NESTING } from './reactors/reactor-service.js';
+export type { FormulaService } from './reactors/formula-service.js';
+export { MAX_REACTOR_NESTING } from './reactors/reactor-service.js';
+export type { ReactorService } from './reactors/reactor-service.js';
 export type { ListReactorsQuery, ReactorResponse } from './reactors/reactor-service.js';
 export type { FormulaView, ReactorView } from './reactors/reactor-views.js';
+export type { CreateReactorRequest, UpdateReactorRequest, PatchReactorRequest, ReactRequest } from './reactors/reactor-input.js';
+export type { FormulaRequest } from './reactors/formula-input.js';
 export type { ConsoleOutputMode } from './reactors/console-output.js';
 export { MAX_DETOKENIZED_TOKENS } from './reactors/detokenize.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';

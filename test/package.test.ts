@@ -55,3 +55,14 @@ console.log(JSON.stringify(mismatches));
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
   expect(JSON.parse(out)).toEqual([]);
 });
+
+it('the main entry is the small public surface: no Caller minting, services, grant helpers or HTTP status tables', () => {
+  const script = `
+const core = await import('tokenvault');
+const leaked = ['makeCaller', 'transformFor', 'coversGrants', 'intersectGrants', 'STATUS_BY_CODE', 'statusOf', 'TokenService', 'ApplicationService', 'ReactorService', 'FormulaService', 'SessionService'].filter((name) => name in core);
+const elsewhere = [typeof (await import('tokenvault/testing')).makeCaller, typeof (await import('tokenvault/http')).statusOf];
+console.log(JSON.stringify({ leaked, elsewhere }));
+`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  expect(JSON.parse(out)).toEqual({ leaked: [], elsewhere: ['function', 'function'] });
+});

@@ -101,3 +101,8 @@ function asObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ValidationError.field('body', 'must be a JSON object');
   return body as Record<string, unknown>;
 }
+
+/** The Create Application body as a caller sends it (validated by the service). */
+export type CreateApplicationRequest = v.InferInput<typeof CreateSchema>;
+/** The Update (PUT) Application body as a caller sends it. */
+export type UpdateApplicationRequest = v.InferInput<typeof UpdateSchema>;

@@ -12,7 +12,7 @@ import { formatIso } from '../tokens/expiry.js';
 import { resolveSessionKey } from '../sessions/session-auth.js';
 import { MIN_KEY_LENGTH, SESSION_KEY_PREFIX, hashApiKey, hashesEqual, newApplicationKey } from './api-keys.js';
 import { AuthCache } from './auth-cache.js';
-import { type ApplicationInput, parseCreateApplication, parseUpdateApplication } from './application-input.js';
+import { type ApplicationInput, type CreateApplicationRequest, type UpdateApplicationRequest, parseCreateApplication, parseUpdateApplication } from './application-input.js';
 
 /**
  * The permissions that let a tenant manage its applications: with both, an application can create a
@@ -97,7 +97,7 @@ export class ApplicationService {
   }
 
   /** Creates an application (application:create) and returns it with its key, shown this once. */
-  async create(caller: Caller, body: unknown): Promise<ApplicationView> {
+  async create(caller: Caller, body: CreateApplicationRequest): Promise<ApplicationView & { key: string }> {
     return this.#audit.guard(caller, 'application:create', null, async () => {
       requirePermission(caller, 'application:create');
       refuseNul(body, '');
@@ -140,7 +140,7 @@ export class ApplicationService {
   }
 
   /** Replaces the name, and the permissions and rules when given (application:update). The type and key stay. */
-  async update(caller: Caller, id: string, body: unknown): Promise<ApplicationView> {
+  async update(caller: Caller, id: string, body: UpdateApplicationRequest): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:update', id, async () => {
       requirePermission(caller, 'application:update');
       refuseNul(id, 'id');

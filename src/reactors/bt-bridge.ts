@@ -1,4 +1,5 @@
 import type { Caller } from '../caller.js';
+import type { CreateTokenInput, UpdateTokenInput } from '../tokens/token-input.js';
 import type { ListTokensQuery, TokenService } from '../tokens/token-service.js';
 import type { HostApiTree } from '../sandbox/sandbox.js';
 
@@ -23,9 +24,10 @@ export function createBtTree(tokens: TokenService, react: NestedReact, caller: C
     };
   return {
     tokens: {
-      create: call((body: unknown) => tokens.create(caller, body), 'tokens.create'),
+      // Reactor code passes anything: the service validates it.
+      create: call((body: unknown) => tokens.create(caller, body as CreateTokenInput), 'tokens.create'),
       retrieve: call((id: unknown) => tokens.get(caller, id as string), 'tokens.retrieve'),
-      update: call((id: unknown, body: unknown) => tokens.update(caller, id as string, body), 'tokens.update'),
+      update: call((id: unknown, body: unknown) => tokens.update(caller, id as string, body as UpdateTokenInput), 'tokens.update'),
       delete: call((id: unknown) => tokens.delete(caller, id as string), 'tokens.delete'),
       list: call((query: unknown) => tokens.list(caller, (query ?? {}) as ListTokensQuery), 'tokens.list'),
     },

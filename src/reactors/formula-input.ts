@@ -103,3 +103,6 @@ function duplicates(entries: readonly { name: string }[], field: string, errors:
     seen.add(entry.name);
   });
 }
+
+/** The Create or Update Reactor Formula body as a caller sends it (validated by the service). */
+export type FormulaRequest = v.InferInput<typeof FormulaSchema>;

@@ -9,7 +9,7 @@ import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { checkReactorCode } from './code-check.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
 import { changesWhatRuns, requireMayChangeFormula } from './binding-authz.js';
-import { parseFormulaInput } from './formula-input.js';
+import { type FormulaRequest, parseFormulaInput } from './formula-input.js';
 import { type FormulaView, formulaView } from './reactor-views.js';
 
 export interface FormulaServiceDeps {
@@ -51,7 +51,7 @@ export class FormulaService {
   }
 
   /** Creates a formula (reactor:create). */
-  async create(caller: Caller, body: unknown): Promise<FormulaView> {
+  async create(caller: Caller, body: FormulaRequest): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:create', null, async () => {
       requirePermission(caller, 'reactor:create');
       refuseNul(body, '');
@@ -101,7 +101,7 @@ export class FormulaService {
    * a reactor bound to an application uses needs every grant of that application (or a management
    * caller): that code runs as the application. Name and description alone may always change.
    */
-  async update(caller: Caller, id: string, body: unknown): Promise<FormulaView> {
+  async update(caller: Caller, id: string, body: FormulaRequest): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:update', id, async () => {
       requirePermission(caller, 'reactor:update');
       refuseNul(id, 'id');

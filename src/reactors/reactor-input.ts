@@ -210,3 +210,12 @@ function asObject(body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw ValidationError.field('body', 'must be a JSON object');
   return body as Record<string, unknown>;
 }
+
+/** The Create Reactor body as a caller sends it (validated by the service). */
+export type CreateReactorRequest = v.InferInput<typeof CreateSchema>;
+/** The Update (PUT) Reactor body as a caller sends it. */
+export type UpdateReactorRequest = v.InferInput<typeof UpdateSchema>;
+/** The PATCH Reactor body (a JSON merge patch) as a caller sends it. */
+export type PatchReactorRequest = v.InferInput<typeof PatchSchema>;
+/** The Invoke Reactor body as a caller sends it. */
+export type ReactRequest = v.InferInput<typeof InvokeSchema>;

@@ -19,7 +19,14 @@ import { createBtTree } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
-import { type InvokeInput, type InvokeRequest, checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseUpdateReactor } from './reactor-input.js';
+import {
+  type CreateReactorRequest,
+  type InvokeInput,
+  type InvokeRequest,
+  type PatchReactorRequest,
+  type ReactRequest,
+  type UpdateReactorRequest,
+  checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseUpdateReactor } from './reactor-input.js';
 import { readReactorOutput } from './reactor-result.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
@@ -122,7 +129,7 @@ export class ReactorService {
    * matches its declarations (spec 4.2), or with its own inline `code` (checked as a formula's is:
    * it must compile and export a function) and any configuration of scalar values.
    */
-  async create(caller: Caller, body: unknown): Promise<ReactorView> {
+  async create(caller: Caller, body: CreateReactorRequest): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:create', null, async () => {
       requirePermission(caller, 'reactor:create');
       refuseNul(body, '');
@@ -196,7 +203,7 @@ export class ReactorService {
    * management application: its configuration steers where the data its code sees goes, and its
    * code runs as that application.
    */
-  async update(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
+  async update(caller: Caller, id: string, body: UpdateReactorRequest): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
       refuseNul(id, 'id');
@@ -218,7 +225,7 @@ export class ReactorService {
    * reactors) and `application` (null removes it). The same rules as PUT hold: changing a bound
    * reactor in any way needs every grant of its application.
    */
-  async patch(caller: Caller, id: string, body: unknown): Promise<ReactorView> {
+  async patch(caller: Caller, id: string, body: PatchReactorRequest): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
       requirePermission(caller, 'reactor:update');
       refuseNul(id, 'id');
@@ -289,7 +296,7 @@ export class ReactorService {
    * unknown token fails the whole call before any code runs. For an asynchronous run use reactAsync
    * (or `invoke` with a `callback_url`).
    */
-  async react(caller: Caller, id: string, body: unknown): Promise<ReactorResponse> {
+  async react(caller: Caller, id: string, body?: ReactRequest): Promise<ReactorResponse> {
     const request = parseInvoke(body);
     if (request.callbackUrl !== null) throw ValidationError.field('callback_url', 'asks for an asynchronous run: call reactAsync (or invoke) instead of react');
     return this.#invoke(caller, id, request, 0);
@@ -299,7 +306,7 @@ export class ReactorService {
    * Spec 4.2 as the HTTP API has it: a synchronous run, or with `callback_url` an asynchronous one
    * (the answer is then the accepted request, and the result is delivered to the URL).
    */
-  async invoke(caller: Caller, id: string, body: unknown): Promise<ReactorResponse | ReactorRunAccepted> {
+  async invoke(caller: Caller, id: string, body?: ReactRequest): Promise<ReactorResponse | ReactorRunAccepted> {
     const request = parseInvoke(body);
     if (request.callbackUrl !== null) return this.#accept(caller, id, request);
     return this.#invoke(caller, id, request, 0);
@@ -311,7 +318,7 @@ export class ReactorService {
    * caller's application with its grants at that time, bounded by `timeout_ms`. The result is read
    * with `result` (by this application only) for 24 hours, and announced by webhook.
    */
-  async reactAsync(caller: Caller, id: string, body: unknown): Promise<ReactorRunAccepted> {
+  async reactAsync(caller: Caller, id: string, body?: ReactRequest): Promise<ReactorRunAccepted> {
     return this.#accept(caller, id, parseInvoke(body));
   }
 

@@ -19,6 +19,11 @@ export async function runStoreConformance(name: string, factory: () => Store | P
   atomic.runAtomicConformance(name, factory, cleanup);
 }
 export { ManualClock } from '../clock.js';
+/**
+ * A Caller for any tenant and grants, without an application or key: for unit tests of code that
+ * takes a Caller. A vault authenticates real callers (`vault.authenticate(key)`).
+ */
+export { makeCaller, transformFor } from '../caller.js';
 
 export interface TestVault extends Vault {
   readonly clock: ManualClock;

@@ -17,7 +17,7 @@ import { mergePatch } from './merge-patch.js';
 import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkIdExpression, checkIdText } from './token-id.js';
-import { TOKEN_INPUT_LIMITS, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
+import { type CreateTokenInput, TOKEN_INPUT_LIMITS, type UpdateTokenInput, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
 import { getTokenType } from './token-types.js';
 import { type TokenView, identityView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
 
@@ -88,7 +88,7 @@ export class TokenService {
   }
 
   /** Creates a token (token:create). With `deduplicate_token`, returns the existing token of the same type and fingerprint instead. */
-  async create(caller: Caller, body: unknown): Promise<TokenView> {
+  async create(caller: Caller, body: CreateTokenInput): Promise<TokenView> {
     return this.#audit.guard(caller, 'token:create', null, async () => {
       // One expression budget for the whole call (id, fingerprint, search indexes, response mask).
       const budget = this.#engine.budget();
@@ -313,7 +313,7 @@ export class TokenService {
    * deduplicating update over data the caller cannot read needs reveal; the response shows at most
    * what the caller's token:read transform shows.
    */
-  async update(caller: Caller, id: string, body: unknown): Promise<TokenView> {
+  async update(caller: Caller, id: string, body: UpdateTokenInput): Promise<TokenView> {
     return this.#audit.guard(caller, 'token:update', id, async () => {
       requirePermission(caller, 'token:update');
       refuseNul(id, 'id');

@@ -60,7 +60,7 @@ describeEachStore('applications service', (store) => {
       [{ name: 'x'.repeat(201), type: 'private' }, 'name'],
     ] as const;
     for (const [body, field] of bad) {
-      const error = await vault.applications.create(admin, body).catch((e: unknown) => e);
+      const error = await vault.applications.create(admin, body as never).catch((e: unknown) => e);
       expect(error, JSON.stringify(body)).toBeInstanceOf(ValidationError);
       expect(Object.keys((error as ValidationError).errors), JSON.stringify(body)).toContain(field);
     }
@@ -71,7 +71,7 @@ describeEachStore('applications service', (store) => {
     const app = await vault.applications.create(admin, { name: 'a', type: 'private', permissions: ['token:read'] });
     const updated = await vault.applications.update(admin, app.id, { name: 'b', permissions: ['token:read', 'token:use'] });
     expect(updated).toMatchObject({ name: 'b', permissions: ['token:read', 'token:use'], type: 'private' });
-    await expect(vault.applications.update(admin, app.id, { name: 'b', type: 'public' })).rejects.toThrow(ValidationError);
+    await expect(vault.applications.update(admin, app.id, { name: 'b', type: 'public' } as never)).rejects.toThrow(ValidationError);
     const regenerated = await vault.applications.regenerateKey(admin, app.id);
     await expect(vault.authenticate(app.key!)).rejects.toThrow(AuthenticationError);
     expect((await vault.authenticate(regenerated.key!)).permissions.has('token:use')).toBe(true);

@@ -1,3 +1,4 @@
+import type { Permission } from '../../src/permissions.js';
 import { expect, it } from 'vitest';
 import { AuthenticationError } from '../../src/errors.js';
 import { describeEachStore } from '../support/stores.js';
@@ -11,7 +12,7 @@ describeEachStore('record updates', (store) => {
     for (let i = 0; i < 3; i++) {
       const permissions = i % 2 === 0 ? ['token:create'] : ['token:create', 'token:read'];
       const [updated, regenerated] = await Promise.all([
-        vault.applications.update(admin, app.id, { name: `app ${i}`, permissions }),
+        vault.applications.update(admin, app.id, { name: `app ${i}`, permissions: permissions as Permission[] }),
         vault.applications.regenerateKey(admin, app.id),
       ]);
       expect(updated.permissions).toEqual(permissions);

@@ -73,7 +73,7 @@ describeEachStore('formula service', (store) => {
     });
 
     it('validates the body and the declarations', async () => {
-      const bad = async (body: unknown) => ((await rejection(() => f.vault.formulas.create(f.admin, body))) as unknown as ValidationError).errors;
+      const bad = async (body: unknown) => ((await rejection(() => f.vault.formulas.create(f.admin, body as never))) as unknown as ValidationError).errors;
       expect(await bad({ code: CODE })).toHaveProperty(['name']);
       expect(await bad({ name: 'x'.repeat(201), code: CODE })).toHaveProperty(['name']);
       expect(await bad({ name: 'x' })).toHaveProperty(['code']);

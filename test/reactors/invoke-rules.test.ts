@@ -207,7 +207,7 @@ describeEachStore('reactor invoke rules', (store) => {
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { timeout_ms: 9999 }))).toHaveProperty(['timeout_ms']);
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { timeout_ms: 210_001 }))).toHaveProperty(['timeout_ms']);
     expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { timeout_ms: 10_000.5 }))).toHaveProperty(['timeout_ms']);
-    expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { unknown: 1 }))).toHaveProperty(['unknown']);
+    expect(await errorsOf(() => f.vault.reactors.react(f.user, id, { unknown: 1 } as never))).toHaveProperty(['unknown']);
     await expect(f.vault.reactors.react(f.user, id, { timeout_ms: 210_000, args: { a: 1 } })).resolves.toEqual({ raw: { a: 1 } });
     await expect(f.vault.reactors.react(f.user, id, undefined)).resolves.toEqual({ raw: {} });
   });

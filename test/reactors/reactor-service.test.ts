@@ -58,7 +58,7 @@ describeEachStore('reactor service', (store) => {
   });
 
   it('checks the name: required, at most 200 characters', async () => {
-    const body = (name: unknown) => ({ name, formula: { id: formula.id }, configuration: CONFIG });
+    const body = (name: unknown) => ({ name, formula: { id: formula.id }, configuration: CONFIG }) as never;
     expect(await errorsOf(() => f.vault.reactors.create(f.admin, body('')))).toHaveProperty(['name']);
     expect(await errorsOf(() => f.vault.reactors.create(f.admin, body('x'.repeat(201))))).toHaveProperty(['name']);
     expect(await errorsOf(() => f.vault.reactors.create(f.admin, body(5)))).toHaveProperty(['name']);
@@ -66,7 +66,7 @@ describeEachStore('reactor service', (store) => {
   });
 
   it('requires the configuration to give exactly the declared names with their types', async () => {
-    const create = (configuration: unknown) => f.vault.reactors.create(f.admin, { name: 'r', formula: { id: formula.id }, configuration });
+    const create = (configuration: unknown) => f.vault.reactors.create(f.admin, { name: 'r', formula: { id: formula.id }, configuration } as never);
     expect(await errorsOf(() => create({ api_key: 'k', retries: 3 }))).toEqual({ 'configuration.live': ['is required (a boolean)'] });
     expect(await errorsOf(() => create({ ...CONFIG, retries: '3' }))).toEqual({ 'configuration.retries': ['must be a number'] });
     expect(await errorsOf(() => create({ ...CONFIG, live: 'false' }))).toEqual({ 'configuration.live': ['must be a boolean'] });
@@ -84,11 +84,11 @@ describeEachStore('reactor service', (store) => {
     });
     expect(await errorsOf(() => f.vault.reactors.create(f.admin, { name: 'r', formula: { id: 'nope' }, configuration: {} }))).toEqual({ 'formula.id': ['does not name a formula of this tenant'] });
     const id = (await f.vault.reactors.create(f.admin, { name: 'r', formula: { id: formula.id }, configuration: CONFIG })).id;
-    expect(await errorsOf(() => f.vault.reactors.update(f.admin, id, { name: 'r', configuration: CONFIG, formula: { id: formula.id } }))).toHaveProperty(['formula']);
+    expect(await errorsOf(() => f.vault.reactors.update(f.admin, id, { name: 'r', configuration: CONFIG, formula: { id: formula.id } } as never))).toHaveProperty(['formula']);
   });
 
   it('accepts only public or private applications of this tenant (400 otherwise)', async () => {
-    const create = (application: unknown) => f.vault.reactors.create(f.admin, { name: 'r', formula: { id: formula.id }, configuration: CONFIG, application });
+    const create = (application: unknown) => f.vault.reactors.create(f.admin, { name: 'r', formula: { id: formula.id }, configuration: CONFIG, application } as never);
     const pub = await f.vault.caller({ permissions: ['token:create'], type: 'public' });
     const management = await f.vault.caller({ permissions: ['application:read'], type: 'management' });
     await expect(create({ id: pub.applicationId })).resolves.toMatchObject({ application: { type: 'public' } });

@@ -17,6 +17,7 @@
  * CI runs a fixed seed and a bounded number of runs; `npm run fuzz` runs many more with new seeds.
  */
 import fc from 'fast-check';
+import type { CreateTokenInput } from '../../src/tokens/token-input.js';
 import { expect, it } from 'vitest';
 import type { Caller } from '../../src/caller.js';
 import { VaultError } from '../../src/errors.js';
@@ -263,7 +264,7 @@ async function step(world: World, o: Op): Promise<void> {
         body = { type: 'token', data, containers: [container(o.container)], deduplicate_token: o.dedupe, ...(o.mask ? { mask: '{{ data }}' } : {}) };
       }
       world.knows(actor.model, secretsOf({ type: body.type as string, data: body.data }));
-      const result = await attempt(label, world, [actor], () => vault.tokens.create(actor.caller, body));
+      const result = await attempt(label, world, [actor], () => vault.tokens.create(actor.caller, body as unknown as CreateTokenInput));
       if (result.ok) {
         if (!world.tokenIds.includes(result.value.id)) world.tokenIds.push(result.value.id);
         if (o.mask && !result.value._extras?.deduplicated) world.customMask.add(result.value.id);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../../src/errors.js';
 import { createPostgresStore, redactConnectionString, type PgPool, type PostgresStore } from '../../src/postgres.js';
 import { MIGRATIONS, runMigrations } from '../../src/storage/postgres/migrations.js';
@@ -324,16 +324,27 @@ if (PG_URL === undefined) {
     it('withLock runs one callback per name at a time across instances', async () => {
       const [one, two] = await pair();
       try {
-        let inside = 0;
-        let most = 0;
-        const work = (store: PostgresStore) =>
-          store.withLock('setup', async () => {
-            most = Math.max(most, ++inside);
-            await new Promise((resolve) => setTimeout(resolve, 20));
-            inside--;
-          });
-        await Promise.all([work(one), work(two), work(one), work(two)]);
-        expect(most).toBe(1);
+        const order: string[] = [];
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        const first = one.withLock('setup', async () => {
+          order.push('one in');
+          await held;
+          order.push('one out');
+        });
+        await vi.waitFor(() => expect(order).toEqual(['one in']));
+        const second = two.withLock('setup', async () => {
+          order.push('two in');
+        });
+        // The second instance waits on the lock in PostgreSQL (an ungranted advisory lock), not in this process.
+        await vi.waitFor(async () => {
+          const { rows } = await adminPool().query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+          expect(rows[0].n).toBeGreaterThanOrEqual(1);
+        });
+        expect(order).toEqual(['one in']);
+        release();
+        await Promise.all([first, second]);
+        expect(order).toEqual(['one in', 'one out', 'two in']);
         await expect(one.withLock('setup', async () => 'again')).resolves.toBe('again');
       } finally {
         await discard(one, two);

@@ -1,3 +1,5 @@
+// Bodies are typed as a valid one is; the services validate them.
+import type { CreateApplicationRequest, UpdateApplicationRequest } from '../../applications/application-input.js';
 import { pageQuery } from '../query.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
@@ -12,7 +14,7 @@ export const applicationRoutes: AuthenticatedRoute[] = [
     status: 201,
     body: 'json',
     docs: { summary: 'Create an application (its key is in this response only)', tag: 'Applications', requestSchema: 'CreateApplicationRequest', responseSchema: 'Application' },
-    handle: ({ vault, caller, body }) => vault.applications.create(caller, body),
+    handle: ({ vault, caller, body }) => vault.applications.create(caller, body as CreateApplicationRequest),
   },
   {
     method: 'GET',
@@ -43,7 +45,7 @@ export const applicationRoutes: AuthenticatedRoute[] = [
     status: 200,
     body: 'json',
     docs: { summary: 'Replace an application’s name, permissions and rules', tag: 'Applications', requestSchema: 'UpdateApplicationRequest', responseSchema: 'Application' },
-    handle: ({ vault, caller, params, body }) => vault.applications.update(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.applications.update(caller, params['id']!, body as UpdateApplicationRequest),
   },
   {
     method: 'DELETE',

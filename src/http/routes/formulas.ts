@@ -1,3 +1,5 @@
+// Bodies are typed as a valid one is; the service validates them.
+import type { FormulaRequest } from '../../reactors/formula-input.js';
 import { pageQuery } from '../query.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
@@ -12,7 +14,7 @@ export const formulaRoutes: AuthenticatedRoute[] = [
     status: 201,
     body: 'json',
     docs: { summary: 'Create a reactor formula', tag: 'Reactor formulas', requestSchema: 'CreateFormulaRequest', responseSchema: 'Formula' },
-    handle: ({ vault, caller, body }) => vault.formulas.create(caller, body),
+    handle: ({ vault, caller, body }) => vault.formulas.create(caller, body as FormulaRequest),
   },
   {
     method: 'GET',
@@ -43,7 +45,7 @@ export const formulaRoutes: AuthenticatedRoute[] = [
     status: 200,
     body: 'json',
     docs: { summary: 'Replace a reactor formula', tag: 'Reactor formulas', requestSchema: 'UpdateFormulaRequest', responseSchema: 'Formula' },
-    handle: ({ vault, caller, params, body }) => vault.formulas.update(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.formulas.update(caller, params['id']!, body as FormulaRequest),
   },
   {
     method: 'DELETE',

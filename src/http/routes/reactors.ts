@@ -1,3 +1,5 @@
+// Bodies are typed as a valid one is; the service validates them.
+import type { CreateReactorRequest, PatchReactorRequest, ReactRequest, UpdateReactorRequest } from '../../reactors/reactor-input.js';
 import { reactorListQuery } from '../query.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
@@ -12,7 +14,7 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     status: 201,
     body: 'json',
     docs: { summary: 'Create a reactor (from a formula, or with inline code)', tag: 'Reactors', requestSchema: 'CreateReactorRequest', responseSchema: 'Reactor' },
-    handle: ({ vault, caller, body }) => vault.reactors.create(caller, body),
+    handle: ({ vault, caller, body }) => vault.reactors.create(caller, body as CreateReactorRequest),
   },
   {
     method: 'GET',
@@ -52,7 +54,7 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     status: 200,
     body: 'json',
     docs: { summary: 'Replace a reactor (name, configuration, application; code of an inline-code reactor)', tag: 'Reactors', requestSchema: 'UpdateReactorRequest', responseSchema: 'Reactor' },
-    handle: ({ vault, caller, params, body }) => vault.reactors.update(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.reactors.update(caller, params['id']!, body as UpdateReactorRequest),
   },
   {
     method: 'PATCH',
@@ -63,7 +65,7 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     status: 200,
     body: 'merge-patch',
     docs: { summary: 'Change what a JSON merge patch names of a reactor', tag: 'Reactors', requestSchema: 'PatchReactorRequest', responseSchema: 'Reactor' },
-    handle: ({ vault, caller, params, body }) => vault.reactors.patch(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.reactors.patch(caller, params['id']!, body as PatchReactorRequest),
   },
   {
     method: 'DELETE',
@@ -92,7 +94,7 @@ export const reactorRoutes: AuthenticatedRoute[] = [
       alternateSuccess: { status: 202, responseSchema: 'ReactorRunAccepted' },
       extraStatuses: [402, 429, 503],
     },
-    handle: ({ vault, caller, params, body }) => vault.reactors.invoke(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.reactors.invoke(caller, params['id']!, body as ReactRequest),
   },
   {
     method: 'POST',
@@ -103,7 +105,7 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     status: 202,
     body: 'optional-json',
     docs: { summary: 'Invoke a reactor asynchronously (the result is read at /results/{request_id} and announced by webhook)', tag: 'Reactors', requestSchema: 'ReactAsyncRequest', responseSchema: 'ReactorRunAccepted' },
-    handle: ({ vault, caller, params, body }) => vault.reactors.reactAsync(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.reactors.reactAsync(caller, params['id']!, body as ReactRequest),
   },
   {
     method: 'GET',

@@ -1,4 +1,5 @@
 import { tokenListQuery } from '../query.js';
+import type { CreateTokenInput, UpdateTokenInput } from '../../tokens/token-input.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
 /** Spec 4.1, plus search and bulk tokenize. Each route is one TokenService call. */
@@ -12,7 +13,8 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     status: 201,
     body: 'json',
     docs: { summary: 'Create a token', tag: 'Tokens', requestSchema: 'CreateTokenRequest', responseSchema: 'Token', extraStatuses: [409] },
-    handle: ({ vault, caller, body }) => vault.tokens.create(caller, body),
+    // The service validates the body: its type is what a valid one holds.
+    handle: ({ vault, caller, body }) => vault.tokens.create(caller, body as CreateTokenInput),
   },
   {
     method: 'GET',
@@ -58,7 +60,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     status: 200,
     body: 'merge-patch',
     docs: { summary: 'Update a token (JSON merge patch)', tag: 'Tokens', requestSchema: 'UpdateTokenRequest', responseSchema: 'Token' },
-    handle: ({ vault, caller, params, body }) => vault.tokens.update(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.tokens.update(caller, params['id']!, body as UpdateTokenInput),
   },
   {
     method: 'DELETE',
