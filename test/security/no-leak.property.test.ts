@@ -7,12 +7,16 @@
  * containers), tokens owned by a revealing application, and a sequence of creates, updates of
  * every attribute, tokenizes, gets, lists, searches, dedupes, detokenizations (token:use and
  * POST /detokenize) and reactor creations (from a formula or with inline code), recodings (formula
- * PUT, inline-code PATCH), rebindings (PUT, PATCH) and invocations by those applications. After every step:
+ * PUT, inline-code PATCH), rebindings (PUT, PATCH) and invocations by those applications, sessions
+ * (created by one application, authorized by another, then acting like any caller) and application
+ * keys (added, listed, used, deleted). After every step:
  * - no response or error carries a secret (card number, cvc, string token) the reference model
  *   (reference-model.ts) says its caller cannot know, nor a fingerprint of a token it cannot reveal;
  * - list and search return exactly the tokens, and count exactly the tokens, the model allows;
  * - an operation that changes what a token discloses, shortens its life, or makes code run as an
  *   application succeeded only if the model says the caller was entitled to it.
+ * - a session is authorized exactly when a private application gives some of its own grants, and
+ *   acts with no more than them and its authorizer's; a key is shown once, never listed, and dead once deleted.
  *
  * CI runs a fixed seed and a bounded number of runs; `npm run fuzz` runs many more with new seeds.
  */
@@ -84,6 +88,10 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('recode' as const), actor: n, reactor: n }),
   fc.record({ kind: fc.constant('rebind' as const), actor: n, reactor: n, app: n }),
   fc.record({ kind: fc.constant('invoke' as const), actor: n, reactor: n, target: n, detokenize: fc.boolean() }),
+  // A session made by one application and authorized by another with some token permissions: it then acts as an actor.
+  fc.record({ kind: fc.constant('session' as const), actor: n, authorizer: n, permissions: fc.subarray([...TOKEN_PERMISSIONS], { minLength: 1 }), within: fc.boolean() }),
+  // The administrator adds a key to an application, lists its keys, uses the key, deletes it.
+  fc.record({ kind: fc.constant('key' as const), actor: n }),
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
@@ -319,6 +327,47 @@ async function step(world: World, o: Op): Promise<void> {
     case 'use': {
       const result = await attempt(label, world, [actor], () => vault.tokens.use(actor.caller, [pick(o.target)]));
       if (result.ok) world.check(label, Object.fromEntries(result.value), [actor], actor);
+      return;
+    }
+    case 'session': {
+      // Mostly a public creator and a private authorizer asking for some of its own grants (the
+      // case that succeeds); any actor, and any grants, otherwise (which must be refused).
+      const applications = actors.filter((a) => a.model.bound === undefined);
+      const among = (type: string, i: number) => {
+        const typed = applications.filter((a) => a.model.type === type);
+        return typed.length > 0 ? typed[i % typed.length]! : applications[i % applications.length]!;
+      };
+      const creator = o.within ? among('public', o.actor) : actor;
+      const authorizer = o.within ? among('private', o.authorizer) : actors[o.authorizer % actors.length]!;
+      const own = o.permissions.filter((p) => authorizer.model.permissions.includes(p));
+      const permissions = o.within && own.length > 0 ? own : o.permissions;
+      const created = await attempt(label, world, [creator], () => vault.sessions.create(creator.caller));
+      expect(created.ok, `${label}: only public applications create sessions`).toBe(creator.model.type === 'public' && creator.model.bound === undefined);
+      if (!created.ok) return;
+      world.check(label, created.value, [creator], creator);
+      const granted: ModelApp = { id: `session of ${creator.model.id}`, type: 'private', permissions, rules: [] };
+      const authorized = await attempt(`session authorized by ${authorizer.model.type}`, world, [authorizer], () =>
+        vault.sessions.authorize(authorizer.caller, { nonce: created.value.nonce, permissions }),
+      );
+      // Authorizing is only for a private application's own key, and only with grants it holds itself.
+      const entitled = authorizer.model.type === 'private' && authorizer.model.bound === undefined && modelCovers(authorizer.model, granted);
+      expect(authorized.ok, `${label}: authorization ${authorized.ok ? 'beyond' : 'within'} the authorizer's grants`).toBe(entitled);
+      if (!authorized.ok) return;
+      const caller = await vault.authenticate(created.value.session_key);
+      // The session acts from now on; what it may know is what its grants, bounded by the authorizer, reveal.
+      actors.push({ caller, model: { ...granted, id: caller.applicationId, bound: authorizer.model } });
+      await world.refresh();
+      return;
+    }
+    case 'key': {
+      if (actor.model.bound !== undefined) return; // sessions have no keys
+      const made = await vault.applicationKeys.create(world.admin, actor.model.id);
+      const listed = await vault.applicationKeys.list(world.admin, actor.model.id);
+      expect(JSON.stringify(listed), 'listed keys carry no secret').not.toContain(made.key);
+      const same = await vault.authenticate(made.key);
+      expect([same.applicationId, [...same.permissions].sort()]).toEqual([actor.model.id, [...actor.caller.permissions].sort()]);
+      await vault.applicationKeys.delete(world.admin, actor.model.id, made.id);
+      await expect(vault.authenticate(made.key), 'a deleted key stops working').rejects.toBeInstanceOf(VaultError);
       return;
     }
     case 'detokenize': {

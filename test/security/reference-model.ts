@@ -17,6 +17,11 @@ export interface ModelApp {
   type: 'public' | 'private' | 'management';
   permissions: readonly Permission[];
   rules: readonly AccessRule[];
+  /**
+   * A session: its grants never exceed those of the application that authorized it, as that
+   * application is now. Each transform is the stricter of the two, and nothing where either grants nothing.
+   */
+  bound?: ModelApp;
 }
 
 const STRICTNESS: Record<Transform, number> = { reveal: 0, mask: 1, redact: 2 };
@@ -32,6 +37,12 @@ function effectiveRules(app: ModelApp): AccessRule[] {
 
 /** The transform `app` gets for `permission` on a token in `containers`; null when not granted. */
 export function modelTransform(app: ModelApp, permission: Permission, containers: readonly string[]): Transform | null {
+  if (app.bound !== undefined) {
+    const own = modelTransform({ ...app, bound: undefined }, permission, containers);
+    const bound = modelTransform(app.bound, permission, containers);
+    if (own === null || bound === null) return null;
+    return STRICTNESS[own] >= STRICTNESS[bound] ? own : bound;
+  }
   if (!app.permissions.includes(permission)) return null;
   const rules = effectiveRules(app);
   let result: Transform | null = null;
@@ -53,7 +64,7 @@ export function modelCovers(caller: ModelApp, target: ModelApp): boolean {
   if (caller.type === 'management') return true;
   const containers = [...RULE_CONTAINERS, ...TOKEN_CONTAINERS, '/pci/high/deeper/', '/other/'];
   for (const permission of target.permissions) {
-    if (!caller.permissions.includes(permission)) return false;
+    if (!caller.permissions.includes(permission) || (caller.bound !== undefined && !caller.bound.permissions.includes(permission))) return false;
     for (const container of containers) {
       const theirs = modelTransform(target, permission, [container]);
       if (theirs === null) continue;
