@@ -3,7 +3,7 @@ import { type Caller, requirePermission } from './caller.js';
 import { ValidationError } from './errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from './pagination.js';
 import type { AuditFilter, Store } from './storage/store.js';
-import { formatIso } from './tokens/expiry.js';
+import { formatIso } from './time.js';
 
 export interface AuditEntryView {
   seq: number;

@@ -1,7 +1,7 @@
 import type { Caller } from './caller.js';
 import { NotFoundError } from './errors.js';
 import type { Store } from './storage/store.js';
-import { formatIso } from './tokens/expiry.js';
+import { formatIso } from './time.js';
 
 /** The caller's tenant as `GET /tenants/self` returns it. */
 export interface TenantView {

@@ -19,7 +19,7 @@ import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
 import { validationFromIssues } from './validation.js';
 import { PERMISSIONS_BY_TYPE } from './permissions.js';
-import { formatIso } from './tokens/expiry.js';
+import { formatIso } from './time.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
@@ -110,6 +110,8 @@ export interface VaultWorker {
   stop(): Promise<void>;
   /** Runs every job due now (and what they enqueue, when due) and waits for them; returns how many ran. For tests and scripts. */
   runDue(): Promise<number>;
+  /** How many jobs are due now and not taken by a worker (the queue depth, for metrics). */
+  depth(): Promise<number>;
 }
 
 /** Options of the expression engine. */
@@ -248,6 +250,12 @@ export interface Vault {
   authenticate: ApplicationService['authenticate'];
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
   createTenant(input: { name: string; adminKey?: string; applicationName?: string }): Promise<{ tenant: TenantRecord; application: ApplicationView & { key: string } }>;
+  /**
+   * Creates a tenant as createTenant does, only when the database has none yet (what a fresh
+   * service does at start); null when there is one. Instances sharing the database and starting
+   * together create one tenant between them (under the store's `withLock`, when it has one).
+   */
+  createFirstTenant(input: { name: string; adminKey?: string; applicationName?: string }): Promise<{ tenant: TenantRecord; application: ApplicationView & { key: string } } | null>;
   listTenants(): Promise<TenantRecord[]>;
   /**
    * For an operator who lost every administrator key: creates a new management application in the
@@ -398,7 +406,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     },
   };
 
-  return Object.freeze({
+  const vault: Vault = Object.freeze({
     tokens,
     formulas,
     reactors,
@@ -411,7 +419,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     logs: new AuditService({ store, audit }),
     webhooks,
     keys,
-    worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue() }),
+    worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     store,
     authenticate: (key: string | null | undefined) => applications.authenticate(key),
@@ -434,6 +442,10 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       const initial = { application: administrator.record, key: administrator.keyRecord, keys: await keyRing.newTenantKeys(tenant.id) };
       requireCreated(await store.createTenant(tenant, initial), 'Tenant', tenant.id);
       return { tenant, application: administrator.view };
+    },
+    async createFirstTenant(input: { name: string; adminKey?: string; applicationName?: string }) {
+      const firstOnly = async () => ((await store.listTenants()).length > 0 ? null : vault.createTenant(input));
+      return store.withLock ? store.withLock('first-tenant', firstOnly) : firstOnly();
     },
     listTenants: async () => store.listTenants(),
     async recoverAdministrator(tenantId: string, input: { name?: string } = {}) {
@@ -460,6 +472,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       await store.close();
     },
   });
+  return vault;
 }
 
 /** Checks worker pool options once, at construction. */

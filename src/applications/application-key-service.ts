@@ -4,7 +4,7 @@ import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { ApplicationKeyRecord, Store } from '../storage/store.js';
-import { formatIso } from '../tokens/expiry.js';
+import { formatIso } from '../time.js';
 import { newApplicationKey } from './api-keys.js';
 import type { AuthCache } from './auth-cache.js';
 

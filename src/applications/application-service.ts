@@ -8,7 +8,7 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { ApplicationChanges, ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
-import { formatIso } from '../tokens/expiry.js';
+import { formatIso } from '../time.js';
 import { resolveSessionKey } from '../sessions/session-auth.js';
 import { MIN_KEY_LENGTH, SESSION_KEY_PREFIX, hashApiKey, hashesEqual, newApplicationKey } from './api-keys.js';
 import { AuthCache } from './auth-cache.js';

@@ -7,7 +7,6 @@ import { toNodeListener } from '../http/node.js';
 import { accessLog, pinoVaultLogger } from '../observability/access-log.js';
 import { observeAll } from '../observability/exchange-event.js';
 import { type VaultMetrics, createMetrics } from '../observability/metrics.js';
-import { PostgresStore } from '../storage/postgres/postgres-store.js';
 import type { Vault } from '../vault.js';
 import { CliError, type CliIo, UsageError, integerFlag, parse } from './io.js';
 import { aborted, listen, shutdown, urlOf } from './http-server.js';
@@ -94,7 +93,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     const onExchange = observeAll(values['access-log'] === 'on' ? accessLog(log) : undefined, metrics?.observe);
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, ...(onExchange ? { onExchange } : {}) });
     // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
-    const created = vault.store instanceof PostgresStore ? await vault.store.withLock('bootstrap', () => bootstrap(vault, adminKey)) : await bootstrap(vault, adminKey);
+    const created = await bootstrap(vault, adminKey);
     server = createServer(toNodeListener(handler, { writeAtTurnEnd: true }));
     const url = urlOf(await listen(server, port, values.host));
     let announcement = `listening on ${url}\n`;
@@ -124,13 +123,10 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
  * (empty when there was a tenant already).
  */
 async function bootstrap(vault: Vault, adminKey: string | undefined): Promise<string> {
-  const tenants = await vault.listTenants();
-  if (tenants.length > 0) return '';
-  const { tenant, application } = await vault.createTenant({
-    name: 'default',
-    applicationName: 'Administrator',
-    ...(adminKey === undefined ? {} : { adminKey }),
-  });
+  // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
+  const first = await vault.createFirstTenant({ name: 'default', applicationName: 'Administrator', ...(adminKey === undefined ? {} : { adminKey }) });
+  if (first === null) return '';
+  const { tenant, application } = first;
   const created = `created tenant ${tenant.id} with management application ${application.id}\n`;
   if (adminKey !== undefined) return `${created}its API key is TOKENVAULT_ADMIN_KEY\n`;
   return `${created}\nadmin API key (shown once, store it now): ${application.key}\n`;
@@ -138,7 +134,7 @@ async function bootstrap(vault: Vault, adminKey: string | undefined): Promise<st
 
 /** The job queue's depth, once the store can count due jobs (the async job worker adds that). */
 function reportJobQueue(metrics: VaultMetrics, vault: Vault): void {
-  metrics.setJobQueueDepth(() => vault.store.countDueJobs(vault.clock.now()));
+  metrics.setJobQueueDepth(() => vault.worker.depth());
   metrics.setAuditStats(() => vault.auditStats());
 }
 

@@ -6,7 +6,7 @@ import { type Caller, coversGrants, makeCaller } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { AuthorizationError, ConflictError, NotFoundError, requireCreated } from '../errors.js';
 import type { Store } from '../storage/store.js';
-import { formatIso } from '../tokens/expiry.js';
+import { formatIso } from '../time.js';
 import { parseAuthorizeSession } from './session-input.js';
 
 /** How long a session lives from its creation (the authorization may shorten it, never extend it). */

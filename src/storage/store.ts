@@ -37,6 +37,11 @@ export type {
  *   a fault of the store's own state.
  */
 export interface Store extends TokenStore, ApplicationStore, ReactorStore, OperationsStore, WebhookStore {
+  /**
+   * Optional: runs `fn` while holding a lock of that name across every instance sharing the database
+   * (PostgreSQL's advisory locks). A store for one process may leave it out; the vault then just runs `fn`.
+   */
+  withLock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** Applies pending migrations; idempotent. Called by createVault before first use. */
   migrate(): Promise<void>;
   close(): Promise<void>;

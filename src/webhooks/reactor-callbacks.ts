@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { ReactorRunFinished } from '../reactors/async-runs.js';
-import { formatIso } from '../tokens/expiry.js';
+import { formatIso } from '../time.js';
 import type { Deliveries } from './deliveries.js';
 import type { EventSink } from './webhook-events-emitter.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store, WebhookRecord } from '../storage/store.js';
-import { formatIso } from '../tokens/expiry.js';
+import { formatIso } from '../time.js';
 import type { Deliveries } from './deliveries.js';
 import type { EventData, EventType } from './webhook-events.js';
 

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Store, WebhookRecord } from '../storage/store.js';
-import { formatIso } from '../tokens/expiry.js';
+import { formatIso } from '../time.js';
 import type { Deliveries } from './deliveries.js';
 import type { ReactorRunFinished } from './reactor-callbacks.js';
 import type { SigningSecrets } from './signing-secrets.js';

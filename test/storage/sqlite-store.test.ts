@@ -8,7 +8,7 @@ import { createSqliteStore } from '../../src/sqlite.js';
 import { openSqliteStoreCore } from '../../src/storage/sqlite/sqlite-open.js';
 import type { SqliteStoreCore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { StoredToken, TokenFilter } from '../../src/storage/store.js';
-import { LIKE_ESCAPE, likeSubstringPattern } from '../../src/storage/sqlite/like-pattern.js';
+import { LIKE_ESCAPE, likeSubstringPattern } from '../../src/storage/like-pattern.js';
 import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
 import { cursorPageSql, decodeCursor, encodeCursor } from '../../src/storage/sqlite/paging.js';
 import { StatementCache } from '../../src/storage/sqlite/statement-cache.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatIso, parseExpiresAt } from '../../src/tokens/expiry.js';
+import { parseExpiresAt } from '../../src/tokens/expiry.js';
+import { formatIso } from '../../src/time.js';
 import { errorsOf } from './helpers.js';
 
 const NOW = Date.UTC(2026, 0, 1);

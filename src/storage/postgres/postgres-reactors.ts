@@ -1,4 +1,4 @@
-import { LIKE_ESCAPE, likeSubstringPattern } from '../sqlite/like-pattern.js';
+import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
 import { formulaColumns, formulaExpectation, reactorColumns } from '../record-changes.js';
 import type {
   FormulaChanges,

@@ -1,5 +1,5 @@
 import { formulaColumns, formulaExpectation, reactorColumns } from '../record-changes.js';
-import { LIKE_ESCAPE, likeSubstringPattern } from './like-pattern.js';
+import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
 import type { FormulaChanges, FormulaRecord, Inserted, PageRequest, PageResult, ReactorChanges, ReactorFilter, ReactorRecord, RecordUpdateResult } from '../store.js';
 import { runPage, type ListQuery } from './paging.js';
 import { FORMULA_COLUMNS, REACTOR_COLUMNS, toFormula, toReactor, type FormulaRow, type ReactorRow } from './record-rows.js';
