@@ -16,19 +16,16 @@ import { parseExpiresAt } from './expiry.js';
 import { mergePatch } from './merge-patch.js';
 import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
+import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
+import { MAX_TOKENIZE, collectTokenBodies, replaceTokenBodies } from './tokenize-bodies.js';
 import { checkIdExpression, checkIdText } from './token-id.js';
-import { type CreateTokenInput, TOKEN_INPUT_LIMITS, type UpdateTokenInput, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
+import { type CreateTokenInput, type UpdateTokenInput, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
 import { getTokenType } from './token-types.js';
 import { type TokenView, identityView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
 
 /** The cvc of a card lives one hour (spec 2.2, 3). */
 export const CVC_LIFETIME_MS = 60 * 60 * 1000;
 const MAX_ID_LENGTH = 250;
-const MAX_TOKENIZE = 100;
-/** Deepest nesting of a tokenize body searched for create bodies (a create body's data has its own limit). */
-const MAX_TOKENIZE_DEPTH = 64;
-/** Most metadata filters of one list, or metadata terms of one search (as many as a token may have keys). */
-export const MAX_METADATA_FILTERS = TOKEN_INPUT_LIMITS.metadataKeys;
 
 interface Prepared {
   token: StoredToken;
@@ -259,44 +256,7 @@ export class TokenService {
       refuseNul(input.query, 'query');
       const terms = parseSearchQuery(input.query);
       const keys = await this.#keys.keysFor(caller.tenantId);
-      const filter: TokenFilter = {};
-      let oracle = false;
-      let metadataTerms = 0;
-      const single = (key: 'ids' | 'types' | 'fingerprints' | 'containers', value: string) => {
-        const current = filter[key];
-        // AND of two different values of a single-valued field matches nothing.
-        filter[key] = current === undefined || current.includes(value) ? [value] : [];
-      };
-      for (const term of terms) {
-        switch (term.field) {
-          case 'data':
-            oracle = true;
-            (filter.searchHashes ??= []).push(this.#keys.blindIndex(keys, term.value));
-            break;
-          case 'type':
-            single('types', term.value);
-            break;
-          case 'id':
-            single('ids', term.value);
-            break;
-          case 'fingerprint':
-            oracle = true;
-            single('fingerprints', term.value);
-            break;
-          case 'container':
-            // A token may be in several containers; every container named must be among them.
-            if (!filter.containers?.includes(term.value)) (filter.containers ??= []).push(term.value);
-            break;
-          case 'metadata': {
-            if (++metadataTerms > MAX_METADATA_FILTERS) throw ValidationError.field('query', `has more than ${MAX_METADATA_FILTERS} metadata terms`);
-            // No prototype: a key such as '__proto__' or 'constructor' is a key like any other.
-            const meta = (filter.metadata ??= Object.create(null) as Record<string, string>);
-            const existing = Object.hasOwn(meta, term.key) ? meta[term.key] : undefined;
-            meta[term.key] = existing === undefined || existing.toLowerCase() === term.value.toLowerCase() ? term.value : '\u0000';
-            break;
-          }
-        }
-      }
+      const { filter, oracle } = searchFilter(terms, (value) => this.#keys.blindIndex(keys, value));
       filter.within = grantScopes(caller, 'token:search', oracle);
       const result = await this.#page(caller, 'token:search', filter, input);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:search', resourceId: null, outcome: 'success' });
@@ -540,53 +500,4 @@ function hasCvc(data: unknown): boolean {
 
 function patchSetsCvc(patch: unknown): boolean {
   return typeof patch === 'object' && patch !== null && typeof (patch as Record<string, unknown>).cvc === 'string';
-}
-
-function toArray(value: string | string[] | undefined, field: string): string[] | undefined {
-  if (value === undefined) return undefined;
-  const values = Array.isArray(value) ? value : [value];
-  values.forEach((item, i) => {
-    if (typeof item !== 'string' || item.length === 0) throw ValidationError.field(`${field}[${i}]`, 'must be a non-empty string');
-  });
-  return values;
-}
-
-function checkMetadataFilter(metadata: Record<string, string>): Record<string, string> {
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw ValidationError.field('metadata', 'must be an object of strings');
-  // Each filter is one more probe in the store query: bounded like a token's metadata keys.
-  if (Object.keys(metadata).length > MAX_METADATA_FILTERS) throw ValidationError.field('metadata', `must have at most ${MAX_METADATA_FILTERS} filters`);
-  for (const [key, value] of Object.entries(metadata)) {
-    if (typeof value !== 'string') throw ValidationError.field(`metadata.${key}`, 'must be a string');
-  }
-  return metadata;
-}
-
-/**
- * Finds create bodies (objects with a string `type` and a `data` key) in a tokenize body, depth
- * first, at most MAX_TOKENIZE_DEPTH levels down (a deeper body is refused before any recursion
- * could exhaust the stack).
- */
-function collectTokenBodies(value: unknown, path: string, out: { path: string; body: unknown }[], depth: number): void {
-  if (value === null || typeof value !== 'object' || isTokenBody(value)) {
-    if (isTokenBody(value)) out.push({ path, body: value });
-    return;
-  }
-  if (depth >= MAX_TOKENIZE_DEPTH) throw ValidationError.field('body', `nests deeper than ${MAX_TOKENIZE_DEPTH} levels`);
-  if (Array.isArray(value)) value.forEach((item, i) => collectTokenBodies(item, `${path}[${i}]`, out, depth + 1));
-  else for (const [key, item] of Object.entries(value)) collectTokenBodies(item, path ? `${path}.${key}` : key, out, depth + 1);
-}
-
-function replaceTokenBodies(value: unknown, views: Map<unknown, TokenView>): unknown {
-  const view = views.get(value);
-  if (view) return view;
-  if (Array.isArray(value)) return value.map((item) => replaceTokenBodies(item, views));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replaceTokenBodies(item, views)]));
-  }
-  return value;
-}
-
-/** A tokenize item: an object with a string `type` and a `data` key. */
-export function isTokenBody(value: unknown): value is { type: string; data: unknown } {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as { type?: unknown }).type === 'string' && 'data' in value;
 }
