@@ -42,6 +42,7 @@ export type { ApplicationKeyService } from './applications/application-key-servi
 export type { ApplicationKeyView } from './applications/application-key-service.js';
 export { SESSION_TTL_MS } from './sessions/session-service.js';
 export type { SessionService } from './sessions/session-service.js';
+export type { AuthorizeSessionRequest } from './sessions/session-input.js';
 export type { SessionView } from './sessions/session-service.js';
 export type { DetokenizeService } from './tokens/detokenize-service.js';
 export type { PermissionService } from './permission-service.js';
@@ -63,3 +64,4 @@ export type { SandboxWorkerOptions } from './sandbox/worker-options.js';
 export type { Paginated, Pagination, PageQuery } from './pagination.js';
 export type { SweepResult } from './jobs/sweeper.js';
 export type * from './storage/store.js';
+export type { WebhookRequest } from './webhooks/webhook-input.js';

@@ -17,7 +17,7 @@ import { ExpressionEngine } from './expressions/engine.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
-import { validationFromIssues } from './validation.js';
+import { validationFromIssues } from './validation/issues.js';
 import { PERMISSIONS_BY_TYPE } from './permissions.js';
 import { formatIso } from './time.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';

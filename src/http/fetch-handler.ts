@@ -3,7 +3,7 @@ import type { Caller } from '../caller.js';
 import { AuthenticationError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';
-import { validationFromIssues } from '../validation.js';
+import { validationFromIssues } from '../validation/issues.js';
 import type { Vault } from '../vault.js';
 import { type JsonBody, readJsonBody, webBodyReader } from './body.js';
 import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './exchange.js';

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { atTurnEnd } from '../turn-end.js';
 import { abortRequest, nodeRequest } from './node-request.js';
-import { validationFromIssues } from '../validation.js';
+import { validationFromIssues } from '../validation/issues.js';
 
 /** A Node http request listener. */
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { validationFromIssues } from '../validation.js';
+import { validationFromIssues } from '../validation/issues.js';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox.js';
 
 const KIB = 1024;

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { RuleSchema } from '../applications/application-input.js';
 import { TOKEN_PERMISSIONS } from '../caller.js';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../validation.js';
+import { validationFromIssues } from '../validation/issues.js';
 import { type AccessRule, PERMISSIONS, type Permission } from '../permissions.js';
 import type { SessionGrants } from '../storage/store.js';
 import { normalizeContainer } from '../tokens/containers.js';
@@ -72,3 +72,6 @@ export function parseAuthorizeSession(body: unknown, now: number, maxTtlMs: numb
       : { permissions: [...new Set(normalized.flatMap((r) => r.permissions))], rules: normalized };
   return { nonce, grants, expiresAt };
 }
+
+/** The Authorize Session body as a caller sends it (validated by the service). */
+export type AuthorizeSessionRequest = v.InferInput<typeof AuthorizeSchema>;

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import { AuthorizationError, ConflictError, NotFoundError, requireCreated } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import { formatIso } from '../time.js';
-import { parseAuthorizeSession } from './session-input.js';
+import { type AuthorizeSessionRequest, parseAuthorizeSession } from './session-input.js';
 
 /** How long a session lives from its creation (the authorization may shorten it, never extend it). */
 export const SESSION_TTL_MS = 3 * 60 * 1000;
@@ -70,7 +70,7 @@ export class SessionService {
    * Authorizes the session with that nonce (private applications only) with `permissions` or
    * `rules`, which must not exceed the caller's own grants (403). A nonce works once (409 after).
    */
-  async authorize(caller: Caller, body: unknown): Promise<void> {
+  async authorize(caller: Caller, body: AuthorizeSessionRequest): Promise<void> {
     await this.#audit.guard(caller, 'session:authorize', null, async () => {
       if (caller.session !== undefined) throw new AuthorizationError('A session key cannot authorize sessions; use the private application key');
       if (caller.applicationType !== 'private') {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import { PageSchema } from '../pagination.js';
-import { validationFromIssues } from '../validation.js';
+import { validationFromIssues } from '../validation/issues.js';
 import { printableKey } from './token-input.js';
 import type { SearchTokensQuery } from './token-service.js';
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import type { FieldErrors } from '../errors.js';
-import { issuesToFieldErrors } from '../validation.js';
+import { issuesToFieldErrors } from '../validation/issues.js';
 import { normalizeContainers } from './containers.js';
 
 /** Limits on a token's input (the spec is silent; these keep rows and indexes bounded). */

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import type { FieldErrors } from '../errors.js';
-import { issuesToFieldErrors } from '../validation.js';
+import { issuesToFieldErrors } from '../validation/issues.js';
 import { addError, jsonProblems, printableKey } from './token-input.js';
 
 /** A token type: how its data is validated and the defaults a token of it gets (DESIGN.md 5). */

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
-import { validationFromIssues } from '../validation.js';
+import { validationFromIssues } from '../validation/issues.js';
 import { EVENT_TYPES, type EventType } from './webhook-events.js';
 import { checkWebhookUrl } from './webhook-url.js';
 
@@ -29,3 +29,6 @@ export function parseWebhookInput(body: unknown, allowPrivateNetwork: boolean): 
   const { name, url, events } = result.output;
   return { name, url: checkWebhookUrl(url, 'url', allowPrivateNetwork), events: [...new Set(events)] };
 }
+
+/** The Create or Replace Webhook body as a caller sends it (validated by the service). */
+export type WebhookRequest = v.InferInput<typeof WebhookSchema>;

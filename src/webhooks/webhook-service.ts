@@ -11,7 +11,7 @@ import type { Deliveries } from './deliveries.js';
 import type { ReactorRunFinished } from './reactor-callbacks.js';
 import type { SigningSecrets } from './signing-secrets.js';
 import { MAX_WEBHOOKS_PER_TENANT, type WebhookEvents } from './webhook-events-emitter.js';
-import { parseWebhookInput } from './webhook-input.js';
+import { type WebhookRequest, parseWebhookInput } from './webhook-input.js';
 import { type DeliveryView, type WebhookView, deliveryView, webhookView } from './webhook-views.js';
 
 export interface DeliveryQuery extends PageQuery {
@@ -50,7 +50,7 @@ export class WebhookService {
   }
 
   /** Creates a webhook (webhook:create). At most 50 per tenant. */
-  async create(caller: Caller, body: unknown): Promise<WebhookView> {
+  async create(caller: Caller, body: WebhookRequest): Promise<WebhookView> {
     return this.#d.audit.guard(caller, 'webhook:create', null, async () => {
       requirePermission(caller, 'webhook:create');
       refuseNul(body, '');
@@ -87,7 +87,7 @@ export class WebhookService {
   }
 
   /** Replaces name, url and events (webhook:update). Pending deliveries go to the new URL. */
-  async update(caller: Caller, id: string, body: unknown): Promise<WebhookView> {
+  async update(caller: Caller, id: string, body: WebhookRequest): Promise<WebhookView> {
     return this.#d.audit.guard(caller, 'webhook:update', id, async () => {
       requirePermission(caller, 'webhook:update');
       refuseNul(id, 'id');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { Caller } from '../../src/caller.js';
+import type { Permission } from '../../src/permissions.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors.js';
 import { createPostgresStore } from '../../src/postgres.js';
@@ -193,7 +194,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
   });
 
   /** A session created by a public application and authorized by `authorizer` with these grants. */
-  async function sessionOf(vault: TestVault, authorizer: Caller, grants: { permissions?: string[]; rules?: unknown[] }) {
+  async function sessionOf(vault: TestVault, authorizer: Caller, grants: { permissions: Permission[] }) {
     const browser = await vault.caller({ name: 'browser', type: 'public', permissions: ['token:create'] });
     const { session_key, nonce } = await vault.sessions.create(browser);
     await vault.sessions.authorize(authorizer, { nonce, ...grants });

@@ -4,7 +4,7 @@ import {
   parseMetadata,
   parseUpdateTokenInput,
 } from '../../src/tokens/token-input.js';
-import { issuesToFieldErrors } from '../../src/validation.js';
+import { issuesToFieldErrors } from '../../src/validation/issues.js';
 import { errorsOf } from './helpers.js';
 
 const base = { type: 'card', data: { number: '4242424242424242' } };

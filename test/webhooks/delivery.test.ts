@@ -1,3 +1,4 @@
+import type { EventType } from '../../src/webhooks/webhook-events.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { WebhookVerificationError } from 'standardwebhooks';
 import { describeEachStore } from '../support/stores.js';
@@ -15,7 +16,7 @@ describeEachStore('webhook delivery', (store) => {
   });
   afterEach(() => receiver.close());
 
-  async function setup(events: string[] = ['token.created']) {
+  async function setup(events: EventType[] = ['token.created']) {
     const vault = await store.vault({ reactors: { egress: { allowPrivateNetwork: true } } });
     const admin = await vault.authenticate(vault.adminKey);
     const hook = await vault.webhooks.create(admin, { name: 'receiver', url: receiver.url, events });

@@ -1,3 +1,5 @@
+// Bodies are typed as a valid one is; the service validates them.
+import type { AuthorizeSessionRequest } from '../../sessions/session-input.js';
 import type { AuthenticatedRoute } from './route.js';
 
 /** Sessions. Each route is one SessionService call. */
@@ -22,6 +24,6 @@ export const sessionRoutes: AuthenticatedRoute[] = [
     status: 204,
     body: 'json',
     docs: { summary: 'Authorize a session by its nonce (private applications) with some of your own grants', tag: 'Sessions', requestSchema: 'AuthorizeSessionRequest' },
-    handle: ({ vault, caller, body }) => vault.sessions.authorize(caller, body),
+    handle: ({ vault, caller, body }) => vault.sessions.authorize(caller, body as AuthorizeSessionRequest),
   },
 ];

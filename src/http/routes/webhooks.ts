@@ -1,3 +1,5 @@
+// Bodies are typed as a valid one is; the service validates them.
+import type { WebhookRequest } from '../../webhooks/webhook-input.js';
 import type { DeliveryQuery } from '../../webhooks/webhook-service.js';
 import { pageQuery } from '../query.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
@@ -25,7 +27,7 @@ export const webhookRoutes: AuthenticatedRoute[] = [
     status: 201,
     body: 'json',
     docs: { summary: 'Create an event webhook', tag: TAG, requestSchema: 'WebhookRequest', responseSchema: 'Webhook' },
-    handle: ({ vault, caller, body }) => vault.webhooks.create(caller, body),
+    handle: ({ vault, caller, body }) => vault.webhooks.create(caller, body as WebhookRequest),
   },
   {
     method: 'GET',
@@ -56,7 +58,7 @@ export const webhookRoutes: AuthenticatedRoute[] = [
     status: 200,
     body: 'json',
     docs: { summary: 'Replace an event webhook’s name, url and events', tag: TAG, requestSchema: 'WebhookRequest', responseSchema: 'Webhook' },
-    handle: ({ vault, caller, params, body }) => vault.webhooks.update(caller, params['id']!, body),
+    handle: ({ vault, caller, params, body }) => vault.webhooks.update(caller, params['id']!, body as WebhookRequest),
   },
   {
     method: 'DELETE',

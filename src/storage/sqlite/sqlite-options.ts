@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import * as v from 'valibot';
 import { ValidationError } from '../../errors.js';
-import { validationFromIssues } from '../../validation.js';
+import { validationFromIssues } from '../../validation/issues.js';
 
 /** The slice of a better-sqlite3 statement the store calls (DESIGN.md 4.3: depend by shape). */
 export interface SqliteStatement {
