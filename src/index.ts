@@ -61,6 +61,8 @@ export { MAX_DETOKENIZED_TOKENS } from './reactors/detokenize.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
 export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, HostApiTree, HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox/sandbox.js';
 export type { SandboxWorkerOptions } from './sandbox/worker-options.js';
+export { IDEMPOTENCY_TTL_MS } from './idempotency/idempotency-service.js';
+export type { IdempotencyService, IdempotentRequest, IdempotentResult } from './idempotency/idempotency-service.js';
 export type { Paginated, Pagination, PageQuery } from './pagination.js';
 export type { SweepResult } from './jobs/sweeper.js';
 export type * from './storage/store.js';

@@ -14,6 +14,7 @@ import { NotFoundError, ValidationError, requireCreated } from './errors.js';
 import type { Permission } from './permissions.js';
 import { refuseNul } from './validation/no-nul.js';
 import { ExpressionEngine } from './expressions/engine.js';
+import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -206,7 +207,7 @@ export interface VaultKeys {
   /** Makes a new data key for the tenant; new writes use it and older data stays readable. Returns its version. */
   rotate(tenantId: string): Promise<number>;
   /**
-   * Encrypts a record that is not a token (the HTTP layer's stored idempotent responses) with the
+   * Encrypts a record that is not a token (e.g. stored idempotent results) with the
    * tenant's newest data key, bound to `context`; openRecord decrypts it with the same context.
    */
   sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer>;
@@ -241,6 +242,8 @@ export interface Vault {
   readonly logs: AuditService;
   /** Event webhooks, the signing secret and deliveries (webhook:*, application:read/update for the secret). */
   readonly webhooks: WebhookService;
+  /** Idempotency keys: a mutating call run at most once per application and key (the HTTP layer's `<PREFIX>-IDEMPOTENCY-KEY`). */
+  readonly idempotency: IdempotencyService;
   readonly keys: VaultKeys;
   /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
   readonly worker: VaultWorker;
@@ -418,6 +421,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
     webhooks,
+    idempotency: new IdempotencyService({ store, clock, logger, records: keyRing }),
     keys,
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,

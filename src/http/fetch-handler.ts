@@ -7,15 +7,8 @@ import { validationFromIssues } from '../validation/issues.js';
 import type { Vault } from '../vault.js';
 import { type JsonBody, readJsonBody, webBodyReader } from './body.js';
 import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './exchange.js';
-import {
-  DEFAULT_IDEMPOTENCY_LEASE_MS,
-  IDEMPOTENCY_TTL_MS,
-  type SerializedResponse,
-  checkIdempotencyKey,
-  referencedTokenIds,
-  requestHash,
-  runIdempotent,
-} from './idempotency.js';
+import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, checkIdempotencyKey } from '../idempotency/idempotency-service.js';
+import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { splitTarget } from './request-target.js';
@@ -104,7 +97,6 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
   for (const route of ROUTES) router.add(route);
   let openapi: Record<string, unknown> | undefined;
   const openapiDocument = () => (openapi ??= buildOpenApiDocument(router.routes(), { headerPrefix, maxBodyBytes }));
-  const idempotencyDeps = { store: vault.store, clock: vault.clock, logger, leaseMs: idempotencyLeaseMs, keys: vault.keys };
 
   // Without an observer the handler is `exchange` itself. With one, the observer learns the route
   // and application through `seen`; the duration is measured here, in the HTTP layer, with the
@@ -151,20 +143,24 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
         const result = await route.handle(input);
         return respond(serialize(route.statusFor?.(result) ?? route.status, result));
       }
-      const key = checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`);
-      const hash = requestHash(route.method, request.pathname + request.search, body === null ? null : body.text);
-      return respond(
-        await runIdempotent(idempotencyDeps, caller, key, hash, async () => {
-          const result = await route.handle(input);
-          return { ...serialize(route.statusFor?.(result) ?? route.status, result), tokenIds: referencedTokenIds(route.path, params, input.body, result) };
-        }),
+      const { result, replayed } = await vault.idempotency.run(
+        caller,
+        {
+          key: checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`),
+          fingerprint: requestFingerprint(route.method, request.pathname + request.search, body === null ? null : body.text),
+          tokenIds: (ran) => referencedTokenIds(route.path, params, input.body, ran),
+          leaseMs: idempotencyLeaseMs,
+        },
+        () => route.handle(input),
       );
+      // A replay's status follows from its result as the first run's did.
+      return respond(serialize(route.statusFor?.(result) ?? route.status, result), replayed);
     } catch (error) {
       return errorResponse(error, logger, { 'cache-control': NO_STORE }, headerPrefix);
     }
   }
 
-  function respond({ status, text, replayed }: SerializedResponse): ExchangeResponse {
+  function respond({ status, text }: SerializedResponse, replayed = false): ExchangeResponse {
     const headers: Record<string, string> = text === null ? { 'cache-control': NO_STORE } : { 'content-type': 'application/json', 'cache-control': NO_STORE };
     if (replayed) headers[replayedHeader] = 'true';
     return { status, headers, body: text };
@@ -235,6 +231,12 @@ function targetOf(url: string): string {
   const authority = url.indexOf('://');
   const path = authority === -1 ? -1 : url.indexOf('/', authority + 3);
   return path === -1 ? '/' : url.slice(path);
+}
+
+/** A finished response: the status and the exact JSON text (null: no body). */
+interface SerializedResponse {
+  status: number;
+  text: string | null;
 }
 
 function serialize(status: number, result: unknown): SerializedResponse {

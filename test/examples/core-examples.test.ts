@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { main as idempotentRetries } from '../../examples/idempotent-retries.js';
 import { main as keyRotation } from '../../examples/key-rotation.js';
 import { main as quickStart } from '../../examples/quick-start.js';
 import { main as testing } from '../../examples/testing-with-a-test-vault.js';
@@ -27,5 +28,9 @@ describeEachStore('examples', (store) => {
   it('key-rotation: new key version and re-encryption with progress', async () => {
     const result = await keyRotation(quiet, store.factory());
     expect(result).toEqual({ version: 2, moved: 250, progress: ['100/250', '200/250', '250/250'] });
+  });
+
+  it('idempotent-retries: a retried call replays the first token instead of making another', async () => {
+    expect(await idempotentRetries(quiet, store.factory())).toEqual({ sameToken: true, replayed: true, tokens: 1 });
   });
 });

@@ -71,9 +71,10 @@ describeEachStore('stored idempotent responses at rest', (store) => {
     const stolen = await record('move-from');
     const body = JSON.stringify({ type: 'token', data: 'x' });
     // A request under another key, whose record is then given the first record's ciphertext.
-    const { requestHash } = await import('../../src/http/idempotency.js');
+    const { requestFingerprint } = await import('../../src/http/idempotency.js');
+    const { fingerprintHash } = await import('../../src/idempotency/idempotency-service.js');
     const now = vault.clock.now();
-    const target = { tenantId: user.tenantId, applicationId: user.applicationId, key: 'move-to', requestHash: requestHash('POST', '/tokens', body) };
+    const target = { tenantId: user.tenantId, applicationId: user.applicationId, key: 'move-to', requestHash: fingerprintHash(requestFingerprint('POST', '/tokens', body)) };
     await vault.store.claimIdempotencyKey({ ...target, state: 'in_flight', status: null, body: null, createdAt: now, expiresAt: now + HOUR }, now);
     await vault.store.completeIdempotencyKey({ ...target, claimedAt: now }, { status: 201, body: stolen.body, expiresAt: now + HOUR, tokenIds: [] });
     const replay = await call('POST', '/tokens', { type: 'token', data: 'x' }, 'move-to');

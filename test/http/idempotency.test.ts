@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
-import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, requestHash } from '../../src/http/idempotency.js';
+import { requestFingerprint } from '../../src/http/idempotency.js';
+import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, fingerprintHash } from '../../src/idempotency/idempotency-service.js';
 import type { Vault } from '../../src/vault.js';
 import { type Harness, expectProblem, harness, read } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';
@@ -19,7 +20,7 @@ describeEachStore('HTTP idempotency', (store) => {
   async function claimInStore(key: string, body: string, heldForMs: number): Promise<void> {
     const caller = await h.vault.authenticate(h.userKey);
     const now = h.vault.clock.now();
-    const record = { tenantId: caller.tenantId, applicationId: caller.applicationId, key, requestHash: requestHash('POST', '/tokens', body) };
+    const record = { tenantId: caller.tenantId, applicationId: caller.applicationId, key, requestHash: fingerprintHash(requestFingerprint('POST', '/tokens', body)) };
     await h.vault.store.claimIdempotencyKey({ ...record, state: 'in_flight', status: null, body: null, createdAt: now, expiresAt: now + heldForMs }, now);
   }
 

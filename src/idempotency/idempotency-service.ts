@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import type { Caller } from '../caller.js';
+import type { Clock } from '../clock.js';
+import type { KeyRing } from '../crypto/key-ring.js';
+import { ConflictError, UnprocessableError, ValidationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { IdempotencyClaim, Store } from '../storage/store.js';
+import { refuseNul } from '../validation/no-nul.js';
+
+/** How long a result is replayed. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Default lease of an in-flight claim. */
+export const DEFAULT_IDEMPOTENCY_LEASE_MS = 5 * 60 * 1000;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** One request made idempotent. */
+export interface IdempotentRequest<T> {
+  /** The client's idempotency key: 1 to 255 characters, per application. */
+  key: string;
+  /**
+   * Text naming the request (HTTP: method, path with query, and body). The same key with another
+   * fingerprint is a 422: a key names one request.
+   */
+  fingerprint: string;
+  /**
+   * The tokens whose data the result may carry: the stored result is withdrawn when one of them is
+   * deleted, expires or loses its cvc. Default: every `id` in the result. Over-inclusion costs
+   * nothing (ids that name no token of the tenant are ignored).
+   */
+  tokenIds?: (result: T) => readonly string[];
+  /**
+   * How long the key stays claimed while the request runs (ms, default 5 minutes, 1 s to 24 h):
+   * should the process die, the key is usable again after it. Keep it above the longest run (a
+   * reactor's time limit): a retry after the lease runs the request again.
+   */
+  leaseMs?: number;
+}
+
+export interface IdempotentResult<T> {
+  /** The result of the run, or the stored result of an earlier one (a JSON copy). */
+  result: T;
+  /** True when the result is an earlier run's, replayed. */
+  replayed: boolean;
+}
+
+/** Deepest nesting walked for ids in a result (results are the vault's own JSON). */
+const MAX_ID_DEPTH = 64;
+
+/** Every `id` string in a JSON value: the default `tokenIds`. */
+export function idsIn(value: unknown, ids: Set<string> = new Set(), depth = 0): Set<string> {
+  if (depth > MAX_ID_DEPTH || typeof value !== 'object' || value === null) return ids;
+  if (Array.isArray(value)) {
+    for (const item of value) idsIn(item, ids, depth + 1);
+    return ids;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (key === 'id' && typeof item === 'string') ids.add(item);
+    else idsIn(item, ids, depth + 1);
+  }
+  return ids;
+}
+
+/** Checks an idempotency key: 1 to 255 characters, no NUL. `field` names it in the error (e.g. the HTTP header). */
+export function checkIdempotencyKey(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw ValidationError.field(field, `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+  }
+  refuseNul(value, field);
+  return value;
+}
+
+/** What the store keeps of a fingerprint: its SHA-256, never the request itself (it may hold token data). */
+export function fingerprintHash(fingerprint: string): string {
+  return createHash('sha256').update(fingerprint).digest('hex');
+}
+
+/** A completed run's record carries this status (the store's column predates this service, when it held the HTTP status). */
+const COMPLETED = 200;
+
+/**
+ * Runs a mutating call at most once per (tenant, application, key), for the HTTP layer's
+ * `<PREFIX>-IDEMPOTENCY-KEY` and for in-process callers alike. The key is claimed atomically in the
+ * store; the first successful result is stored and replayed for 24 hours (by the vault clock). The
+ * same key with another request is a 422; while the first run is still going it is a 409. A run
+ * that throws releases the key, so the client may retry with it.
+ *
+ * A claim is a lease: if the process running the request dies, the key becomes usable again when
+ * the lease runs out instead of answering 409 for a day. The claim's time names it in complete and
+ * release, so a run that outlived its lease cannot overwrite or drop a newer claim.
+ *
+ * Stored results are encrypted with the tenant's data key, bound to tenant, application and key
+ * (a row moved to another key, application or tenant does not decrypt). A stored result carrying a
+ * token's data is withdrawn when that token is deleted, expires or loses its cvc: the key then
+ * answers 409 until its 24 hours are over rather than replaying data that no longer exists, and
+ * rather than running again (a retried create would make a second token the client never asked for).
+ */
+export class IdempotencyService {
+  #store: Store;
+  #clock: Clock;
+  #logger: Logger;
+  #records: Pick<KeyRing, 'sealRecord' | 'openRecord'>;
+
+  constructor(deps: { store: Store; clock: Clock; logger: Logger; records: Pick<KeyRing, 'sealRecord' | 'openRecord'> }) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#logger = deps.logger;
+    this.#records = deps.records;
+  }
+
+  /**
+   * Runs `run` unless this caller already ran a request with `request.key`; the result must be JSON
+   * (what every service returns).
+   * @example
+   * const { result: token } = await vault.idempotency.run(caller, { key: orderId, fingerprint: JSON.stringify(input) }, () => vault.tokens.create(caller, input));
+   */
+  async run<T>(caller: Caller, request: IdempotentRequest<T>, run: () => Promise<T>): Promise<IdempotentResult<T>> {
+    const key = checkIdempotencyKey(request.key, 'key');
+    if (typeof request.fingerprint !== 'string') throw ValidationError.field('fingerprint', 'must be a string naming the request');
+    const leaseMs = request.leaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
+    if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > IDEMPOTENCY_TTL_MS) throw ValidationError.field('leaseMs', 'must be a whole number of milliseconds from 1000 to 24 hours');
+    const hash = fingerprintHash(request.fingerprint);
+    const now = this.#clock.now();
+    const claimed: IdempotencyClaim = { tenantId: caller.tenantId, applicationId: caller.applicationId, key, claimedAt: now };
+    const context = ['idempotency', caller.applicationId, key];
+    const claim = await this.#store.claimIdempotencyKey({ ...claimed, requestHash: hash, state: 'in_flight', status: null, body: null, createdAt: now, expiresAt: now + leaseMs }, now);
+    if (!claim.claimed) {
+      const existing = claim.existing;
+      if (existing.requestHash !== hash) throw new UnprocessableError('The idempotency key was already used with a different request');
+      if (existing.state === 'withdrawn' || (existing.state === 'done' && existing.withdrawAt != null && existing.withdrawAt <= now)) {
+        throw new ConflictError(
+          'The response stored for this idempotency key was withdrawn because a token it carried was deleted, expired or lost its cvc; send the request with a new key',
+        );
+      }
+      if (existing.state === 'in_flight') throw new ConflictError('A request with this idempotency key is still in progress');
+      const text = existing.body === null ? null : (await this.#records.openRecord(caller.tenantId, context, existing.body)).toString('utf8');
+      return { result: (text === null ? undefined : JSON.parse(text)) as T, replayed: true };
+    }
+    let result: T;
+    try {
+      result = await run();
+    } catch (error) {
+      await this.#release(claimed);
+      throw error;
+    }
+    try {
+      const text = JSON.stringify(result) as string | undefined;
+      await this.#store.completeIdempotencyKey(claimed, {
+        status: COMPLETED,
+        body: text === undefined ? null : await this.#records.sealRecord(caller.tenantId, context, Buffer.from(text, 'utf8')),
+        expiresAt: this.#clock.now() + IDEMPOTENCY_TTL_MS,
+        tokenIds: request.tokenIds ? request.tokenIds(result) : [...idsIn(result)],
+      });
+    } catch (error) {
+      // The run succeeded: its result is what the client needs. Releasing lets a retry run again.
+      this.#logger.error('could not store an idempotent response', { error: (error as Error).name });
+      await this.#release(claimed);
+    }
+    return { result, replayed: false };
+  }
+
+  async #release(claim: IdempotencyClaim): Promise<void> {
+    try {
+      await this.#store.releaseIdempotencyKey(claim);
+    } catch (error) {
+      // The key then stays claimed until its lease ends; the original error is what the client needs.
+      this.#logger.error('could not release an idempotency key', { error: (error as Error).name });
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import { expect, it } from 'vitest';
+import { ConflictError, UnprocessableError, ValidationError } from '../../src/errors.js';
+import type { TokenView } from '../../src/tokens/token-view.js';
+import { describeEachStore } from '../support/stores.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
+
+/** Idempotency is a core service: in-process callers get what the HTTP header gives. */
+describeEachStore('vault.idempotency', (store) => {
+  async function setup() {
+    const vault = await store.vault();
+    const app = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
+    const input = { type: 'token', data: 'order-42-secret' };
+    const create = (key: string, fingerprint = 'create order 42') => vault.idempotency.run(app, { key, fingerprint }, () => vault.tokens.create(app, input));
+    const count = async () => (await vault.tokens.list(app, {})).data.length;
+    return { vault, app, create, count };
+  }
+
+  it('runs once per key: a second call replays the first result and creates nothing', async () => {
+    const { create, count } = await setup();
+    const first = await create('k1');
+    expect(first.replayed).toBe(false);
+    const second = await create('k1');
+    expect(second).toEqual({ result: first.result, replayed: true });
+    expect(await count()).toBe(1);
+  });
+
+  it('the same key with another fingerprint is a 422 and runs nothing', async () => {
+    const { create, count } = await setup();
+    await create('k1');
+    await expect(create('k1', 'create order 43')).rejects.toBeInstanceOf(UnprocessableError);
+    expect(await count()).toBe(1);
+  });
+
+  it('keys are per application', async () => {
+    const { vault, create, count } = await setup();
+    await create('shared');
+    const other = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL, name: 'other' });
+    const theirs = await vault.idempotency.run(other, { key: 'shared', fingerprint: 'create order 42' }, () => vault.tokens.create(other, { type: 'token', data: 'x' }));
+    expect(theirs.replayed).toBe(false);
+    expect(await count()).toBe(2);
+  });
+
+  it('a run that throws releases the key: the retry runs', async () => {
+    const { vault, app, create } = await setup();
+    await expect(vault.idempotency.run(app, { key: 'k2', fingerprint: 'create order 42' }, () => vault.tokens.create(app, { type: 'nonsense', data: 1 }))).rejects.toBeInstanceOf(ValidationError);
+    expect((await create('k2')).replayed).toBe(false);
+  });
+
+  it('a key in flight answers 409 until the first run ends, then replays', async () => {
+    const { vault, app, create } = await setup();
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => (finish = resolve));
+    const slow = vault.idempotency.run(app, { key: 'k3', fingerprint: 'create order 42' }, async () => {
+      await gate;
+      return vault.tokens.create(app, { type: 'token', data: 'order-42-secret' });
+    });
+    await expect.poll(async () => create('k3').catch((error: unknown) => error)).toBeInstanceOf(ConflictError);
+    finish();
+    const first = await slow;
+    expect(await create('k3')).toEqual({ result: first.result, replayed: true });
+  });
+
+  it('by default a result is withdrawn with the tokens it names: deleting the token makes the key a 409, not a replay of its data', async () => {
+    const { vault, app, create } = await setup();
+    const { result } = await create('k4');
+    await vault.tokens.delete(app, (result as TokenView).id);
+    await expect(create('k4')).rejects.toThrow(/withdrawn/);
+  });
+
+  it('refuses a bad key, fingerprint or lease before claiming anything', async () => {
+    const { vault, app, count } = await setup();
+    const run = () => vault.tokens.create(app, { type: 'token', data: 'x' });
+    await expect(vault.idempotency.run(app, { key: '', fingerprint: 'f' }, run)).rejects.toThrow(/key: must be 1 to 255 characters/);
+    await expect(vault.idempotency.run(app, { key: 'k'.repeat(256), fingerprint: 'f' }, run)).rejects.toBeInstanceOf(ValidationError);
+    await expect(vault.idempotency.run(app, { key: 'a\u0000b', fingerprint: 'f' }, run)).rejects.toBeInstanceOf(ValidationError);
+    await expect(vault.idempotency.run(app, { key: 'k', fingerprint: 42 as unknown as string }, run)).rejects.toThrow(/fingerprint/);
+    await expect(vault.idempotency.run(app, { key: 'k', fingerprint: 'f', leaseMs: 10 }, run)).rejects.toThrow(/leaseMs/);
+    expect(await count()).toBe(0);
+    // None of them claimed the key.
+    expect((await vault.idempotency.run(app, { key: 'k', fingerprint: 'f' }, run)).replayed).toBe(false);
+  });
+});
