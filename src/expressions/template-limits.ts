@@ -14,12 +14,13 @@
  *   MAX_PAD_WIDTH: a width read from the data could not be checked before the render.
  *
  * What is left grows at most linearly in the data, and every filter that builds text or arrays
- * charges the per-render memory limit (liquid's own filters, and the vault filters: see filters.ts).
+ * charges the per-render memory limit (liquid's own filters, and the vault filters: see `charged`
+ * in filter-values.ts).
  */
 import { Output, Tag, TypeGuards, Value } from 'liquidjs';
 import type { Template } from 'liquidjs';
 import { ValidationError } from '../errors.js';
-import { MAX_PAD_WIDTH } from './filters.js';
+import { MAX_PAD_WIDTH } from './mask-filters.js';
 
 /** Tags and outputs per template. A card mask leaf has one. */
 export const MAX_TEMPLATE_NODES = 64;

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import { printableKey } from '../tokens/token-input.js';
+import { printableKey } from '../validation/field-errors.js';
 import type { QueryParameterDoc, RouteDefinition } from './routes/route.js';
 
 /** The query parameters a route accepts: exact names, and the prefixes of its map parameters. */

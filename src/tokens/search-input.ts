@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import { PageSchema } from '../pagination.js';
+import { printableKey } from '../validation/field-errors.js';
 import { validationFromIssues } from '../validation/issues.js';
-import { printableKey } from './token-input.js';
 import type { SearchTokensQuery } from './token-service.js';
 
 /** Every attribute a search body may hold. */

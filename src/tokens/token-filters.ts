@@ -1,7 +1,7 @@
 import { ValidationError } from '../errors.js';
 import type { TokenFilter } from '../storage/store.js';
 import type { SearchTerm } from './search-query.js';
-import { TOKEN_INPUT_LIMITS } from './token-input.js';
+import { TOKEN_INPUT_LIMITS } from './token-input-schemas.js';
 
 /** Most metadata filters of one list, or metadata terms of one search (as many as a token may have keys). */
 export const MAX_METADATA_FILTERS = TOKEN_INPUT_LIMITS.metadataKeys;

@@ -1,21 +1,11 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import type { FieldErrors } from '../errors.js';
+import { addError, mergeInto, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
 import { normalizeContainers } from './containers.js';
-
-/** Limits on a token's input (the spec is silent; these keep rows and indexes bounded). */
-export const TOKEN_INPUT_LIMITS = Object.freeze({
-  idLength: 250,
-  typeLength: 64,
-  expressionLength: 4096,
-  searchIndexes: 100,
-  metadataKeys: 100,
-  metadataKeyLength: 128,
-  metadataValueLength: 1024,
-  /** Deepest nesting of arrays/objects accepted in data and mask. */
-  jsonDepth: 64,
-});
+import { isPlainObject, jsonProblems, parseMetadata, parseMetadataPatch } from './token-input-checks.js';
+import { CREATE_KEYS, UPDATE_KEYS, createSchema, updateSchema } from './token-input-schemas.js';
 
 /** The Create Token body (spec 4.1) after validation. `null` for an optional attribute means absent. */
 export interface CreateTokenInput {
@@ -54,67 +44,6 @@ export interface UpdateTokenInput {
   deduplicate_token?: boolean | null;
   expires_at?: string | null;
 }
-
-/** Every attribute a Create Token body may hold (others are refused by name). */
-export const CREATE_KEYS = [
-  'id', 'type', 'data', 'mask', 'containers', 'metadata', 'search_indexes',
-  'fingerprint_expression', 'deduplicate_token', 'expires_at',
-] as const;
-/** Every attribute an Update Token body may hold (others are refused by name). */
-export const UPDATE_KEYS = [
-  'data', 'mask', 'metadata', 'containers', 'search_indexes', 'fingerprint_expression',
-  'deduplicate_token', 'expires_at',
-] as const;
-
-const L = TOKEN_INPUT_LIMITS;
-const expression = v.pipe(
-  v.string('must be an expression string'),
-  v.maxLength(L.expressionLength, `must be at most ${L.expressionLength} characters`),
-);
-const searchIndexes = v.pipe(
-  v.array(
-    v.pipe(expression, v.minLength(1, 'must not be empty')),
-    'must be an array of expression strings',
-  ),
-  v.maxLength(L.searchIndexes, `must have at most ${L.searchIndexes} entries`),
-);
-const deduplicate = v.boolean('must be a boolean');
-const expiresAt = v.string('must be a string (an ISO 8601 date-time, M/D/YYYY h:mm:ss AM|PM ±hh:mm or M/D/YYYY)');
-
-// data, mask, containers and metadata are checked by hand: they need JSON checks, normalization, or
-// per-key reporting that valibot's record schema does not give (it skips keys like "__proto__").
-/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
-export const createSchema = v.object(
-  {
-    id: v.nullish(
-      v.pipe(
-        v.string('must be a string'),
-        v.minLength(1, 'must not be empty'),
-        v.maxLength(L.idLength, `must be at most ${L.idLength} characters`),
-      ),
-    ),
-    type: v.pipe(
-      v.string('must be a string naming a token type'),
-      v.minLength(1, 'must not be empty'),
-      v.maxLength(L.typeLength, `must be at most ${L.typeLength} characters`),
-    ),
-    search_indexes: v.nullish(searchIndexes),
-    fingerprint_expression: v.nullish(expression),
-    deduplicate_token: v.nullish(deduplicate),
-    expires_at: v.nullish(expiresAt),
-  },
-  'must be a JSON object',
-);
-/** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
-export const updateSchema = v.object(
-  {
-    search_indexes: v.nullish(searchIndexes),
-    fingerprint_expression: v.nullish(expression),
-    deduplicate_token: v.nullish(deduplicate),
-    expires_at: v.nullish(expiresAt),
-  },
-  'must be a JSON object',
-);
 
 /**
  * Validates a Create Token body. Every problem is reported at once, keyed by its path
@@ -182,103 +111,6 @@ export function parseUpdateTokenInput(body: unknown): UpdateTokenInput {
   return result;
 }
 
-/**
- * Validates a complete metadata map: string keys of 1-128 characters, string values of at most
- * 1024, at most 100 keys. Returns a fresh object. The service also calls it on the result of an
- * update's merge patch, since only then is the key count known.
- */
-export function parseMetadata(value: unknown, field = 'metadata'): Record<string, string> {
-  return checkMetadata(value, field, false) as Record<string, string>;
-}
-
-/** Like parseMetadata, but values may be null (merge patch: delete that key). */
-export function parseMetadataPatch(value: unknown, field = 'metadata'): Record<string, string | null> {
-  return checkMetadata(value, field, true);
-}
-
-function checkMetadata(value: unknown, field: string, allowNull: boolean): Record<string, string | null> {
-  if (!isPlainObject(value)) throw ValidationError.field(field, 'must be an object whose values are strings');
-  const entries = Object.entries(value);
-  const errors: FieldErrors = {};
-  if (entries.length > L.metadataKeys) addError(errors, field, `must have at most ${L.metadataKeys} keys`);
-  for (const [key, item] of entries) {
-    const path = `${field}.${key}`;
-    if (key.length === 0 || key.length > L.metadataKeyLength) {
-      addError(errors, field, `keys must be 1 to ${L.metadataKeyLength} characters`);
-    } else if (item === null && allowNull) {
-      continue;
-    } else if (typeof item !== 'string') {
-      addError(errors, path, 'must be a string (metadata values are strings only)');
-    } else if (item.length > L.metadataValueLength) {
-      addError(errors, path, `must be at most ${L.metadataValueLength} characters`);
-    }
-  }
-  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-  return Object.fromEntries(entries) as Record<string, string | null>;
-}
-
-
-/**
- * Checks that a value is plain JSON (null, boolean, finite number, string, array, plain object),
- * at most TOKEN_INPUT_LIMITS.jsonDepth deep. Problems are keyed by path; the first ten are kept.
- */
-export function jsonProblems(value: unknown, path: string): FieldErrors {
-  const errors: FieldErrors = {};
-  let count = 0;
-  const visit = (node: unknown, at: string, depth: number): void => {
-    if (count >= 10) return;
-    if (node === null || typeof node === 'string' || typeof node === 'boolean') return;
-    if (typeof node === 'number') {
-      if (!Number.isFinite(node)) report(at, 'must be a finite number');
-      return;
-    }
-    if (Array.isArray(node) || isPlainObject(node)) {
-      if (depth >= L.jsonDepth) return report(at, `nests deeper than ${L.jsonDepth} levels`);
-      if (Array.isArray(node)) node.forEach((item, i) => visit(item, `${at}[${i}]`, depth + 1));
-      else {
-        for (const [key, item] of Object.entries(node)) {
-          // Data keys may themselves be sensitive: an unprintable key reports at its parent.
-          const name = printableKey(key);
-          visit(item, name === null ? at : `${at}.${name}`, depth + 1);
-        }
-      }
-      return;
-    }
-    report(at, 'must be a JSON value (null, boolean, number, string, array or object)');
-  };
-  const report = (at: string, message: string): void => {
-    count++;
-    addError(errors, at, message);
-  };
-  visit(value, path, 0);
-  return errors;
-}
-
-/**
- * A key as it may appear in a field path: identifiers only, so a stray key that is really a value
- * (a card number used as a key) is never echoed. Returns null for anything else.
- */
-export function printableKey(key: string): string | null {
-  return /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(key) ? key : null;
-}
-
-/** Adds `message` to `field`'s messages. */
-export function addError(errors: FieldErrors, field: string, message: string): void {
-  // Own properties only: a field named `__proto__` (an unknown attribute of the body) must not
-  // reach Object.prototype, nor set the prototype of `errors` by assignment.
-  let list = Object.hasOwn(errors, field) ? errors[field] : undefined;
-  if (list === undefined) {
-    list = [];
-    Object.defineProperty(errors, field, { value: list, enumerable: true, writable: true, configurable: true });
-  }
-  if (!list.includes(message)) list.push(message);
-}
-
-/** Adds every message of `more` into `errors`. */
-export function mergeInto(errors: FieldErrors, more: FieldErrors): void {
-  for (const [field, messages] of Object.entries(more)) for (const m of messages) addError(errors, field, m);
-}
-
 function requireObject(body: unknown): Record<string, unknown> {
   if (!isPlainObject(body)) throw ValidationError.field('body', 'must be a JSON object');
   return body;
@@ -302,12 +134,6 @@ function unknownKeyErrors(input: Record<string, unknown>, allowed: readonly stri
     else addError(errors, name, message);
   }
   return errors;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
 }
 
 /** Applies `parse` unless the value is absent or null (which pass through as-is). */

@@ -19,7 +19,8 @@ import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
 import { MAX_TOKENIZE, collectTokenBodies, replaceTokenBodies } from './tokenize-bodies.js';
 import { checkIdExpression, checkIdText } from './token-id.js';
-import { type CreateTokenInput, type UpdateTokenInput, parseCreateTokenInput, parseMetadata, parseUpdateTokenInput } from './token-input.js';
+import { parseMetadata } from './token-input-checks.js';
+import { type CreateTokenInput, type UpdateTokenInput, parseCreateTokenInput, parseUpdateTokenInput } from './token-input.js';
 import { getTokenType } from './token-types.js';
 import { type TokenView, identityView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
 

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import type { FieldErrors } from '../errors.js';
+import { addError, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
-import { addError, jsonProblems, printableKey } from './token-input.js';
+import { jsonProblems } from './token-input-checks.js';
 
 /** A token type: how its data is validated and the defaults a token of it gets (DESIGN.md 5). */
 export interface TokenTypeDefinition {

@@ -2,8 +2,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { Liquid } from 'liquidjs';
 import { ValidationError } from '../../src/errors.js';
 import { deepFreeze } from '../../src/frozen.js';
-import { ExpressionEngine, MAX_TEMPLATE_LENGTH } from '../../src/expressions/engine.js';
+import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { vaultFilters } from '../../src/expressions/filters.js';
+import { MAX_TEMPLATE_LENGTH } from '../../src/expressions/liquid-instance.js';
 
 /** Runs fn, expecting a ValidationError; returns its errors map. */
 function errorsOf(fn: () => unknown): Record<string, string[]> {

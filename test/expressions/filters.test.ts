@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { isLuhnValid } from '../../src/expressions/aliases.js';
-import { revealText } from '../../src/expressions/filters.js';
+import { revealText } from '../../src/expressions/mask-filters.js';
 
 const engine = new ExpressionEngine();
 const render = (template: string, data: unknown, metadata: unknown = {}) => engine.render(template, { data, metadata }, 'expr');

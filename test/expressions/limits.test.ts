@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { errorsOf } from '../tokens-pure/helpers.js';
 import { ExpressionEngine, MAX_MASK_TEMPLATES } from '../../src/expressions/engine.js';
-import { MAX_ALIAS_LENGTH } from '../../src/expressions/filters.js';
+import { MAX_ALIAS_LENGTH } from '../../src/expressions/alias-hmac-filters.js';
 import { MAX_TEMPLATE_FILTERS, MAX_TEMPLATE_NODES } from '../../src/expressions/template-limits.js';
 
 const engine = new ExpressionEngine();

@@ -3,7 +3,7 @@ import { ROUTES } from '../../src/http/routes/index.js';
 import { PERMISSIONS } from '../../src/permissions.js';
 import { TIMEOUT_MS } from '../../src/reactors/reactor-input.js';
 import { SEARCH_KEYS } from '../../src/tokens/search-input.js';
-import { CREATE_KEYS, TOKEN_INPUT_LIMITS, UPDATE_KEYS } from '../../src/tokens/token-input.js';
+import { CREATE_KEYS, TOKEN_INPUT_LIMITS, UPDATE_KEYS } from '../../src/tokens/token-input-schemas.js';
 import { type Harness, VISA, harness } from './helpers.js';
 import { checkShape } from './shape.js';
 import { describeEachStore } from '../support/stores.js';

@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  parseCreateTokenInput,
-  parseMetadata,
-  parseUpdateTokenInput,
-} from '../../src/tokens/token-input.js';
+import { parseMetadata } from '../../src/tokens/token-input-checks.js';
+import { parseCreateTokenInput, parseUpdateTokenInput } from '../../src/tokens/token-input.js';
 import { issuesToFieldErrors } from '../../src/validation/issues.js';
 import { errorsOf } from './helpers.js';
 

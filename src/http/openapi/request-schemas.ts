@@ -4,15 +4,16 @@ import { CreateSchema as CreateReactorSchema, InvokeSchema, PatchSchema as Patch
 import { AuthorizeSchema } from '../../sessions/session-input.js';
 import { WebhookSchema } from '../../webhooks/webhook-input.js';
 import { SearchTokensSchema } from '../../tokens/search-input.js';
-import { TOKEN_INPUT_LIMITS as L, createSchema as CreateTokenSchema, updateSchema as UpdateTokenSchema } from '../../tokens/token-input.js';
+import { TOKEN_INPUT_LIMITS as L, createSchema as CreateTokenSchema, updateSchema as UpdateTokenSchema } from '../../tokens/token-input-schemas.js';
 import { definitionsFromValibot, fromValibot } from './from-valibot.js';
 import { type Schema, anyJson, dateTime, openObject, ref, str } from './schema-helpers.js';
 
 /** Sub-schemas shared by several bodies (and by responses): each is a component of its own. */
 const SHARED = { AccessRule: RuleSchema, FormulaConfigurationEntry: ConfigurationEntry, FormulaRequestParameter: RequestParameter };
 
-// Token data, mask, containers and metadata are checked by hand in token-input.ts (JSON checks,
-// normalization, per-key reports): their JSON Schema is given here, from the same limits.
+// Token data, mask, containers and metadata are checked by hand in token-input.ts and
+// token-input-checks.ts (JSON checks, normalization, per-key reports): their JSON Schema is given
+// here, from the same limits.
 const metadata = (values: Schema): Schema => ({
   type: 'object',
   maxProperties: L.metadataKeys,
