@@ -1,49 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, makeCaller, requirePermission } from '../caller.js';
+import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
+import { NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { Logger } from '../logger.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorFilter, ReactorRecord, Store } from '../storage/store.js';
-import { detokenizeValue } from '../tokens/detokenize-service.js';
 import { mergePatch } from '../tokens/merge-patch.js';
 import type { TokenService } from '../tokens/token-service.js';
-import { validateArgs } from './args.js';
 import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
-import { createBtTree } from './bt-bridge.js';
-import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
+import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
 import {
   type CreateReactorRequest,
-  type InvokeInput,
   type InvokeRequest,
   type PatchReactorRequest,
   type ReactRequest,
   type UpdateReactorRequest,
   checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseUpdateReactor } from './reactor-input.js';
-import { readReactorOutput } from './reactor-result.js';
+import { bindableApplication, findReactor, formulaOf } from './reactor-lookup.js';
+import { type ReactorResponse, ReactorRunner } from './reactor-runner.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
-/** How deep `bt.reactors.react` may nest reactor runs (the top-level invocation is depth 0). */
-export const MAX_REACTOR_NESTING = 3;
+export { MAX_REACTOR_NESTING, type ReactorResponse } from './reactor-runner.js';
 
 export interface ListReactorsQuery extends PageQuery {
   /** Reactor ids (repeatable). */
   id?: string | string[];
   /** Case-insensitive substring of the name; `*` matches any run of characters. */
   name?: string;
-}
-
-/** The Reactor Response object (spec 2.5). */
-export interface ReactorResponse {
-  raw?: unknown;
-  tokens?: unknown;
 }
 
 export interface ReactorServiceDeps {
@@ -71,17 +61,6 @@ export interface ReactorServiceDeps {
   onRunFinished?: (event: ReactorRunFinished) => Promise<void>;
 }
 
-/** An invocation that passed every check, ready to run. */
-interface PreparedRun {
-  reactor: ReactorRecord;
-  /** Null for a reactor with inline code. */
-  formula: FormulaRecord | null;
-  configuration: Record<string, unknown>;
-  args: unknown;
-  sensitive: SensitiveValues;
-  appCaller: Caller | null;
-}
-
 /**
  * Reactors (spec 2.3, 4.2): a formula configured for use, optionally bound to an application that its
  * code acts as through `req.bt`. Invocation detokenizes the args, validates them against the
@@ -95,31 +74,33 @@ export class ReactorService {
   #store: Store;
   #clock: Clock;
   #audit: AuditLog;
-  #logger: Logger;
-  #tokens: TokenService;
-  #engine: ExpressionEngine;
   #sandbox: () => Promise<Sandbox>;
-  #fetch: HostFetch | null;
   #limits: Partial<SandboxLimits> | undefined;
-  #consoleOutput: ConsoleOutputMode;
+  #runner: ReactorRunner;
   #async: AsyncRuns;
 
   constructor(deps: ReactorServiceDeps) {
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
-    this.#logger = deps.logger;
-    this.#tokens = deps.tokens;
-    this.#engine = deps.expressions;
     this.#sandbox = deps.sandbox;
-    this.#fetch = deps.fetch;
     this.#limits = deps.limits;
-    this.#consoleOutput = deps.consoleOutput ?? 'summary';
+    const runner = (this.#runner = new ReactorRunner({
+      store: deps.store,
+      audit: deps.audit,
+      logger: deps.logger,
+      tokens: deps.tokens,
+      expressions: deps.expressions,
+      sandbox: deps.sandbox,
+      fetch: deps.fetch,
+      consoleOutput: deps.consoleOutput ?? 'summary',
+      ...(deps.limits ? { limits: deps.limits } : {}),
+    }));
     this.#async = new AsyncRuns(
       { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}) },
       {
-        check: async (caller, id, input) => void (await this.#prepare(caller, id, input, 0)),
-        run: (caller, id, input) => this.#invoke(caller, id, input, 0, input.timeoutMs),
+        check: async (caller, id, input) => void (await runner.prepare(caller, id, input, 0)),
+        run: (caller, id, input) => runner.invoke(caller, id, input, 0, input.timeoutMs),
       },
     );
   }
@@ -141,7 +122,7 @@ export class ReactorService {
         if (!formula) throw ValidationError.field('formula.id', 'does not name a formula of this tenant');
         configuration = checkConfiguration(input.configuration ?? {}, formula.configuration);
       } else configuration = checkInlineConfiguration(input.configuration ?? {});
-      const application = await this.#application(caller.tenantId, input.applicationId);
+      const application = await bindableApplication(this.#store, caller.tenantId, input.applicationId);
       if (application) requireMayBind(caller, application);
       const code = 'code' in input.source ? input.source.code : null;
       // Last: it runs the code's top level, which a refused caller should not get to do.
@@ -170,7 +151,7 @@ export class ReactorService {
     return this.#audit.guard(caller, 'reactor:read', id, async () => {
       requirePermission(caller, 'reactor:read');
       refuseNul(id, 'id');
-      const reactor = await this.#find(caller, id);
+      const reactor = await findReactor(this.#store, caller, id);
       const view = await this.#view(caller, reactor, new Map(), new Map());
       this.#record(caller, 'reactor:read', reactor.id);
       return view;
@@ -208,12 +189,12 @@ export class ReactorService {
       requirePermission(caller, 'reactor:update');
       refuseNul(id, 'id');
       refuseNul(body, '');
-      const current = await this.#find(caller, id);
+      const current = await findReactor(this.#store, caller, id);
       const bound = await this.#requireMayChange(caller, current);
       const input = parseUpdateReactor(body, current.formulaId === null);
-      const formula = current.formulaId === null ? null : await this.#formula(current);
+      const formula = current.formulaId === null ? null : await formulaOf(this.#store, current);
       const configuration = formula ? checkConfiguration(input.configuration ?? {}, formula.configuration) : checkInlineConfiguration(input.configuration ?? {});
-      const application = await this.#application(caller.tenantId, input.applicationId);
+      const application = await bindableApplication(this.#store, caller.tenantId, input.applicationId);
       if (application && application.id !== bound?.id) requireMayBind(caller, application);
       return this.#save(caller, current, { name: input.name, configuration, code: input.code, applicationId: application?.id ?? null }, formula, application);
     });
@@ -230,16 +211,16 @@ export class ReactorService {
       requirePermission(caller, 'reactor:update');
       refuseNul(id, 'id');
       refuseNul(body, '');
-      const current = await this.#find(caller, id);
+      const current = await findReactor(this.#store, caller, id);
       const bound = await this.#requireMayChange(caller, current);
       const patch = parsePatchReactor(body, current.formulaId === null);
-      const formula = current.formulaId === null ? null : await this.#formula(current);
+      const formula = current.formulaId === null ? null : await formulaOf(this.#store, current);
       const merged =
         patch.configuration === undefined ? current.configuration : patch.configuration === null ? {} : (mergePatch(current.configuration, patch.configuration) as Record<string, unknown>);
       const configuration = formula ? checkConfiguration(merged, formula.configuration) : checkInlineConfiguration(merged);
       let application = bound;
       if (patch.applicationId !== undefined) {
-        application = await this.#application(caller.tenantId, patch.applicationId);
+        application = await bindableApplication(this.#store, caller.tenantId, patch.applicationId);
         if (application && application.id !== bound?.id) requireMayBind(caller, application);
       }
       const code = patch.code ?? current.code;
@@ -299,7 +280,7 @@ export class ReactorService {
   async react(caller: Caller, id: string, body?: ReactRequest): Promise<ReactorResponse> {
     const request = parseInvoke(body);
     if (request.callbackUrl !== null) throw ValidationError.field('callback_url', 'asks for an asynchronous run: call reactAsync (or invoke) instead of react');
-    return this.#invoke(caller, id, request, 0);
+    return this.#runner.invoke(caller, id, request, 0);
   }
 
   /**
@@ -309,7 +290,7 @@ export class ReactorService {
   async invoke(caller: Caller, id: string, body?: ReactRequest): Promise<ReactorResponse | ReactorRunAccepted> {
     const request = parseInvoke(body);
     if (request.callbackUrl !== null) return this.#accept(caller, id, request);
-    return this.#invoke(caller, id, request, 0);
+    return this.#runner.invoke(caller, id, request, 0);
   }
 
   /**
@@ -342,130 +323,6 @@ export class ReactorService {
     });
   }
 
-  async #invoke(caller: Caller, id: string, input: InvokeInput, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
-    return this.#audit.guard(caller, 'reactor:invoke', id, async () => {
-      const prepared = await this.#prepare(caller, id, input, depth);
-      const response = await this.#execute(caller, prepared, depth, timeoutMs);
-      this.#record(caller, 'reactor:invoke', prepared.reactor.id);
-      return response;
-    });
-  }
-
-  /** Every check of an invocation (permission, nesting, reactor, configuration, args and their tokens), without running it. */
-  async #prepare(caller: Caller, id: string, input: InvokeInput, depth: number): Promise<PreparedRun> {
-    requirePermission(caller, 'token:use');
-    refuseNul(id, 'id');
-    if (depth > MAX_REACTOR_NESTING) {
-      throw ValidationError.field('reactor', `bt.reactors.react nests more than ${MAX_REACTOR_NESTING} reactor runs deep`);
-    }
-    const reactor = await this.#find(caller, id);
-    const formula = reactor.formulaId === null ? null : await this.#formula(reactor);
-    let configuration: Record<string, unknown> = reactor.configuration;
-    try {
-      if (formula) configuration = checkConfiguration(reactor.configuration, formula.configuration);
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      throw new ConflictError("The reactor's configuration no longer matches its formula's declarations; update the reactor");
-    }
-    // Every value this run is handed from a token: what a redacted console log must not show.
-    const sensitive = new SensitiveValues();
-    // Inline code declares no request parameters: any args pass (spec 4.2, rule 2).
-    const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula?.requestParameters ?? []);
-    const appCaller = await this.#applicationCaller(reactor);
-    return { reactor, formula, configuration, args, sensitive, appCaller };
-  }
-
-  /** Runs a prepared invocation in the sandbox and tokenizes its `tokenize` block. `timeoutMs`: an asynchronous run's wall-time limit. */
-  async #execute(caller: Caller, prepared: PreparedRun, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
-    const { reactor, formula, configuration, args, sensitive, appCaller } = prepared;
-    const sandbox = await this.#sandbox();
-    const bt =
-      appCaller &&
-      createBtTree(
-        this.#tokens,
-        (c, nestedId, nestedBody) => {
-          const nested = parseInvoke(nestedBody);
-          if (nested.callbackUrl !== null) throw ValidationError.field('callback_url', 'a reactor cannot start an asynchronous run; call bt.reactors.react without callback_url');
-          return this.#invoke(c, nestedId, nested, depth + 1);
-        },
-        appCaller,
-        (method, result) => sensitive.addBtResult(method, result),
-      );
-    const limits = timeoutMs === undefined ? this.#limits : { ...this.#limits, timeoutMs };
-    const run = await sandbox.run({
-      code: formula?.code ?? reactor.code!,
-      req: { args, configuration },
-      host: { bt, fetch: this.#fetch },
-      ...(limits ? { limits } : {}),
-      // Also for a failed run. Reactor code sees detokenized data: by default only the output's
-      // size reaches the logger; `consoleOutput: 'redacted'` adds the lines, token values redacted.
-      onLogs: (lines, truncated) =>
-        logConsoleOutput(this.#logger, this.#consoleOutput, { tenantId: caller.tenantId, reactorId: reactor.id }, lines, truncated, sensitive),
-    });
-
-    const output = readReactorOutput(run.result);
-    const response: ReactorResponse = {};
-    if (output.raw !== undefined) response.raw = output.raw;
-    if (output.tokenize !== undefined) {
-      if (!appCaller) {
-        throw ValidationError.field('tokenize', 'the reactor returned a tokenize block but has no application to create the tokens as; give the reactor an application');
-      }
-      response.tokens = await this.#tokenize(appCaller, output.tokenize);
-    }
-    return response;
-  }
-
-  /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */
-  async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<unknown> {
-    const { value, data } = await detokenizeValue(this.#tokens, this.#engine, caller, args, 'args');
-    for (const item of data.values()) sensitive.addTokenData(item);
-    return value;
-  }
-
-  async #tokenize(appCaller: Caller, block: unknown): Promise<unknown> {
-    try {
-      return await this.#tokens.tokenize(appCaller, block);
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      // The code built these bodies: say where they came from.
-      const errors = Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [field === 'body' ? 'tokenize' : `tokenize.${field}`, messages]));
-      throw new ValidationError(errors);
-    }
-  }
-
-  /** The Caller `req.bt` acts as: the reactor's application, loaded now so its current rules hold. */
-  async #applicationCaller(reactor: ReactorRecord): Promise<Caller | null> {
-    if (reactor.applicationId === null) return null;
-    const app = await this.#store.getApplication(reactor.tenantId, reactor.applicationId);
-    if (!app) throw new ConflictError("The reactor's application no longer exists; update the reactor");
-    return makeCaller(app);
-  }
-
-  /** An application a reactor may act as: of this tenant, of type public or private (spec 2.3, 5.4). */
-  async #application(tenantId: string, id: string | null): Promise<ApplicationRecord | null> {
-    if (id === null) return null;
-    const app = await this.#store.getApplication(tenantId, id);
-    if (!app) throw ValidationError.field('application.id', 'does not name an application of this tenant');
-    if (app.type !== 'public' && app.type !== 'private') {
-      throw ValidationError.field('application.id', `must be an application of type public or private, not ${app.type}`);
-    }
-    return app;
-  }
-
-  async #find(caller: Caller, id: string): Promise<ReactorRecord> {
-    const reactor = typeof id === 'string' ? await this.#store.getReactor(caller.tenantId, id) : null;
-    if (!reactor) throw new NotFoundError('Reactor', String(id));
-    return reactor;
-  }
-
-  /** The formula of a reactor that runs one (`formulaId` set). */
-  async #formula(reactor: ReactorRecord): Promise<FormulaRecord> {
-    const formula = reactor.formulaId === null ? null : await this.#store.getFormula(reactor.tenantId, reactor.formulaId);
-    // The store refuses to delete a formula in use, so this is a broken store, not a user error.
-    if (!formula) throw new Error(`Reactor ${reactor.id} references a missing formula`);
-    return formula;
-  }
-
   /** The view of a reactor for `caller`: its application shown only to a caller that could bind it. */
   async #view(
     caller: Caller,
@@ -476,7 +333,7 @@ export class ReactorService {
     let formula: FormulaRecord | null | undefined = null;
     if (reactor.formulaId !== null) {
       formula = formulas.get(reactor.formulaId);
-      if (formula === undefined) formulas.set(reactor.formulaId, (formula = await this.#formula(reactor)));
+      if (formula === undefined) formulas.set(reactor.formulaId, (formula = await formulaOf(this.#store, reactor)));
     }
     let application: { record: ApplicationRecord | null; visible: boolean } = { record: null, visible: true };
     if (reactor.applicationId !== null) {

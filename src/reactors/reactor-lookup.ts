@@ -1,0 +1,29 @@
+import type { Caller } from '../caller.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
+
+/** A reactor of the caller's tenant; another tenant's, or an id that is not a string, is not found. */
+export async function findReactor(store: Store, caller: Caller, id: string): Promise<ReactorRecord> {
+  const reactor = typeof id === 'string' ? await store.getReactor(caller.tenantId, id) : null;
+  if (!reactor) throw new NotFoundError('Reactor', String(id));
+  return reactor;
+}
+
+/** The formula of a reactor that runs one (`formulaId` set). */
+export async function formulaOf(store: Store, reactor: ReactorRecord): Promise<FormulaRecord> {
+  const formula = reactor.formulaId === null ? null : await store.getFormula(reactor.tenantId, reactor.formulaId);
+  // The store refuses to delete a formula in use, so this is a broken store, not a user error.
+  if (!formula) throw new Error(`Reactor ${reactor.id} references a missing formula`);
+  return formula;
+}
+
+/** An application a reactor may act as: of this tenant, of type public or private (spec 2.3, 5.4). */
+export async function bindableApplication(store: Store, tenantId: string, id: string | null): Promise<ApplicationRecord | null> {
+  if (id === null) return null;
+  const app = await store.getApplication(tenantId, id);
+  if (!app) throw ValidationError.field('application.id', 'does not name an application of this tenant');
+  if (app.type !== 'public' && app.type !== 'private') {
+    throw ValidationError.field('application.id', `must be an application of type public or private, not ${app.type}`);
+  }
+  return app;
+}

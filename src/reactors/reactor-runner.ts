@@ -1,0 +1,166 @@
+import type { AuditLog } from '../audit.js';
+import { type Caller, makeCaller, requirePermission } from '../caller.js';
+import { ConflictError, ValidationError } from '../errors.js';
+import type { ExpressionEngine } from '../expressions/engine.js';
+import type { Logger } from '../logger.js';
+import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
+import type { FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
+import { detokenizeValue } from '../tokens/detokenize-service.js';
+import type { TokenService } from '../tokens/token-service.js';
+import { refuseNul } from '../validation/no-nul.js';
+import { validateArgs } from './args.js';
+import { createBtTree } from './bt-bridge.js';
+import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
+import { type InvokeInput, checkConfiguration, parseInvoke } from './reactor-input.js';
+import { findReactor, formulaOf } from './reactor-lookup.js';
+import { readReactorOutput } from './reactor-result.js';
+
+/** How deep `bt.reactors.react` may nest reactor runs (the top-level invocation is depth 0). */
+export const MAX_REACTOR_NESTING = 3;
+
+/** The Reactor Response object (spec 2.5). */
+export interface ReactorResponse {
+  raw?: unknown;
+  tokens?: unknown;
+}
+
+export interface ReactorRunnerDeps {
+  store: Store;
+  audit: AuditLog;
+  logger: Logger;
+  tokens: TokenService;
+  expressions: ExpressionEngine;
+  /** The sandbox, created on first need. */
+  sandbox: () => Promise<Sandbox>;
+  /** The egress-checked fetch given to reactor code; null: fetch rejects. */
+  fetch: HostFetch | null;
+  /** Per-run limit overrides passed to the sandbox. */
+  limits?: Partial<SandboxLimits>;
+  /** What becomes of reactor console output. */
+  consoleOutput: ConsoleOutputMode;
+}
+
+/** An invocation that passed every check, ready to run. */
+interface PreparedRun {
+  reactor: ReactorRecord;
+  /** Null for a reactor with inline code. */
+  formula: FormulaRecord | null;
+  configuration: Record<string, unknown>;
+  args: unknown;
+  sensitive: SensitiveValues;
+  appCaller: Caller | null;
+}
+
+/**
+ * Runs reactors: detokenizes the args, validates them against the formula's request parameters,
+ * runs the code in the sandbox (its `req.bt` acting as the reactor's application, nested runs
+ * bounded by MAX_REACTOR_NESTING) and tokenizes its `tokenize` block.
+ */
+export class ReactorRunner {
+  #deps: ReactorRunnerDeps;
+
+  constructor(deps: ReactorRunnerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Checks and runs an invocation, audited as `reactor:invoke`. `timeoutMs`: an asynchronous run's wall-time limit. */
+  async invoke(caller: Caller, id: string, input: InvokeInput, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
+    const audit = this.#deps.audit;
+    return audit.guard(caller, 'reactor:invoke', id, async () => {
+      const prepared = await this.prepare(caller, id, input, depth);
+      const response = await this.#execute(caller, prepared, depth, timeoutMs);
+      audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'reactor:invoke', resourceId: prepared.reactor.id, outcome: 'success' });
+      return response;
+    });
+  }
+
+  /** Every check of an invocation (permission, nesting, reactor, configuration, args and their tokens), without running it. */
+  async prepare(caller: Caller, id: string, input: InvokeInput, depth: number): Promise<PreparedRun> {
+    const { store } = this.#deps;
+    requirePermission(caller, 'token:use');
+    refuseNul(id, 'id');
+    if (depth > MAX_REACTOR_NESTING) {
+      throw ValidationError.field('reactor', `bt.reactors.react nests more than ${MAX_REACTOR_NESTING} reactor runs deep`);
+    }
+    const reactor = await findReactor(store, caller, id);
+    const formula = reactor.formulaId === null ? null : await formulaOf(store, reactor);
+    let configuration: Record<string, unknown> = reactor.configuration;
+    try {
+      if (formula) configuration = checkConfiguration(reactor.configuration, formula.configuration);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      throw new ConflictError("The reactor's configuration no longer matches its formula's declarations; update the reactor");
+    }
+    // Every value this run is handed from a token: what a redacted console log must not show.
+    const sensitive = new SensitiveValues();
+    // Inline code declares no request parameters: any args pass (spec 4.2, rule 2).
+    const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula?.requestParameters ?? []);
+    const appCaller = await this.#applicationCaller(reactor);
+    return { reactor, formula, configuration, args, sensitive, appCaller };
+  }
+
+  async #execute(caller: Caller, prepared: PreparedRun, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
+    const { reactor, formula, configuration, args, sensitive, appCaller } = prepared;
+    const { logger, consoleOutput } = this.#deps;
+    const sandbox = await this.#deps.sandbox();
+    const bt =
+      appCaller &&
+      createBtTree(
+        this.#deps.tokens,
+        (c, nestedId, nestedBody) => {
+          const nested = parseInvoke(nestedBody);
+          if (nested.callbackUrl !== null) throw ValidationError.field('callback_url', 'a reactor cannot start an asynchronous run; call bt.reactors.react without callback_url');
+          return this.invoke(c, nestedId, nested, depth + 1);
+        },
+        appCaller,
+        (method, result) => sensitive.addBtResult(method, result),
+      );
+    const limits = timeoutMs === undefined ? this.#deps.limits : { ...this.#deps.limits, timeoutMs };
+    const run = await sandbox.run({
+      code: formula?.code ?? reactor.code!,
+      req: { args, configuration },
+      host: { bt, fetch: this.#deps.fetch },
+      ...(limits ? { limits } : {}),
+      // Also for a failed run. Reactor code sees detokenized data: by default only the output's
+      // size reaches the logger; `consoleOutput: 'redacted'` adds the lines, token values redacted.
+      onLogs: (lines, truncated) => logConsoleOutput(logger, consoleOutput, { tenantId: caller.tenantId, reactorId: reactor.id }, lines, truncated, sensitive),
+    });
+
+    const output = readReactorOutput(run.result);
+    const response: ReactorResponse = {};
+    if (output.raw !== undefined) response.raw = output.raw;
+    if (output.tokenize !== undefined) {
+      if (!appCaller) {
+        throw ValidationError.field('tokenize', 'the reactor returned a tokenize block but has no application to create the tokens as; give the reactor an application');
+      }
+      response.tokens = await this.#tokenize(appCaller, output.tokenize);
+    }
+    return response;
+  }
+
+  /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */
+  async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<unknown> {
+    const { value, data } = await detokenizeValue(this.#deps.tokens, this.#deps.expressions, caller, args, 'args');
+    for (const item of data.values()) sensitive.addTokenData(item);
+    return value;
+  }
+
+  async #tokenize(appCaller: Caller, block: unknown): Promise<unknown> {
+    try {
+      return await this.#deps.tokens.tokenize(appCaller, block);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      // The code built these bodies: say where they came from.
+      const errors = Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [field === 'body' ? 'tokenize' : `tokenize.${field}`, messages]));
+      throw new ValidationError(errors);
+    }
+  }
+
+  /** The Caller `req.bt` acts as: the reactor's application, loaded now so its current rules hold. */
+  async #applicationCaller(reactor: ReactorRecord): Promise<Caller | null> {
+    if (reactor.applicationId === null) return null;
+    const app = await this.#deps.store.getApplication(reactor.tenantId, reactor.applicationId);
+    if (!app) throw new ConflictError("The reactor's application no longer exists; update the reactor");
+    return makeCaller(app);
+  }
+}
