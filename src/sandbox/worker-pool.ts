@@ -17,18 +17,17 @@
  * - A worker whose WebAssembly memory grew past `recycleAboveBytes` is terminated after its run (that
  *   memory never shrinks), so memory taken by a burst returns to the system.
  */
-import { Worker } from 'node:worker_threads';
 import { ReactorError } from '../errors.js';
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
+import { type PoolWorker, spawnPoolWorker } from './pool-worker.js';
 import { memoryError, runtimeError, timeoutError } from './reactor-outcome.js';
+import { RunQueue } from './run-queue.js';
 import type { RunTask } from './run-task.js';
 import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from './worker-protocol.js';
 import { deserializeRunError } from './worker-protocol.js';
 
 /** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
 export const KILL_GRACE_MS = 100;
-/** A worker not ready this long after it was started is given up (its waiting run fails with 503). */
-const WORKER_START_TIMEOUT_MS = 30_000;
 /** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
 const EXTRA_WORKERS_PER_DEPTH = 1;
 
@@ -58,19 +57,6 @@ export interface WorkerPoolStats {
   crashed: number;
 }
 
-class PoolWorker {
-  task: RunTask | null = null;
-  ready = false;
-  gone = false;
-  /** When the run given to this worker before it was ready started waiting for it. */
-  startWaitedAt = 0;
-  constructor(
-    readonly worker: Worker,
-    /** 0: a shared worker; d > 0: the extra worker of nesting depth d. */
-    readonly lane: number,
-  ) {}
-}
-
 export function unavailableError(message: string): ReactorError {
   return new ReactorError('ServiceUnavailableError', 503, message);
 }
@@ -78,13 +64,13 @@ export function unavailableError(message: string): ReactorError {
 export class WorkerPool {
   readonly #options: WorkerPoolOptions;
   readonly #workers = new Set<PoolWorker>();
-  readonly #queue: RunTask[] = [];
-  readonly #nested: RunTask[] = [];
+  readonly #queue: RunQueue;
   #closed = false;
   readonly #counts = { spawned: 0, terminated: 0, recycled: 0, crashed: 0 };
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
+    this.#queue = new RunQueue(options.maxQueued);
   }
 
   /**
@@ -112,25 +98,22 @@ export class WorkerPool {
     if (this.#closed) return task.fail(unavailableError('The reactor sandbox is closed'));
     this.#armDeadline(task);
     if (this.#tryStart(task)) return;
-    if (task.depth === 0 && this.#queue.length >= this.#options.maxQueued) {
+    if (!this.#queue.add(task)) {
       return task.fail(unavailableError('Every reactor worker is busy and the run queue is full; try again'));
     }
-    const queue = task.depth === 0 ? this.#queue : this.#nested;
-    queue.push(task);
-    task.onDone(() => remove(queue, task));
   }
 
   stats(): WorkerPoolStats {
     let busy = 0;
     for (const w of this.#workers) if (w.task !== null) busy++;
-    return { workers: this.#workers.size, busy, queued: this.#queue.length + this.#nested.length, ...this.#counts };
+    return { workers: this.#workers.size, busy, queued: this.#queue.size, ...this.#counts };
   }
 
   /** Fails every queued and running run with 503 and terminates the workers. */
   async close(): Promise<void> {
     this.#closed = true;
     const error = unavailableError('The reactor sandbox is closed');
-    for (const task of [...this.#nested, ...this.#queue]) task.fail(error);
+    for (const task of this.#queue.all()) task.fail(error);
     const workers = [...this.#workers];
     for (const w of workers) {
       const task = w.task;
@@ -179,27 +162,12 @@ export class WorkerPool {
   }
 
   #spawn(lane: number): PoolWorker {
-    const heapMb = this.#options.heapMb;
-    const worker = new Worker(this.#options.workerUrl, {
-      // The worker needs nothing from the environment or the command line of the host process.
-      env: {},
-      execArgv: [],
-      workerData: { contextPoolSize: this.#options.contextPoolSize },
-      resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+    const w = spawnPoolWorker(this.#options, lane, {
+      onMessage: (worker, message) => this.#onMessage(worker, message),
+      onExit: (worker, error) => this.#onExit(worker, error),
     });
-    worker.unref();
-    const w = new PoolWorker(worker, lane);
     this.#workers.add(w);
     this.#counts.spawned++;
-    worker.on('message', (message: FromWorker) => this.#onMessage(w, message));
-    worker.on('error', (error: Error & { code?: string }) => this.#onExit(w, error));
-    worker.on('exit', () => this.#onExit(w, null));
-    // A run waiting for this worker has its deadline paused: bound the wait another way.
-    setTimeout(() => {
-      if (w.ready || w.gone) return;
-      this.#onExit(w, null);
-      void worker.terminate();
-    }, WORKER_START_TIMEOUT_MS).unref();
     return w;
   }
 
@@ -296,34 +264,14 @@ export class WorkerPool {
   /** Gives a worker that just finished its next run, or leaves it idle. */
   #next(w: PoolWorker): void {
     if (w.gone || this.#closed) return;
-    const task = this.#waiting(w.lane);
-    if (task !== undefined) {
-      remove(task.depth === 0 ? this.#queue : this.#nested, task);
-      this.#start(w, task);
-    }
-  }
-
-  /** The run a freed worker of `lane` serves next: the deepest nested run first (it unblocks the others), then the oldest. */
-  #waiting(lane: number): RunTask | undefined {
-    let best: RunTask | undefined;
-    for (const task of this.#nested) {
-      if (lane !== 0 && task.depth !== lane) continue;
-      if (best === undefined || task.depth > best.depth) best = task;
-    }
-    return best ?? (lane === 0 ? this.#queue[0] : undefined);
+    const task = this.#queue.take(w.lane);
+    if (task !== undefined) this.#start(w, task);
   }
 
   /** Starts waiting runs on the room a terminated worker left. */
   #pump(): void {
     if (this.#closed) return;
-    for (const task of [...this.#nested].sort((a, b) => b.depth - a.depth)) {
-      if (this.#tryStart(task)) remove(this.#nested, task);
-    }
-    while (this.#queue.length > 0) {
-      const task = this.#queue[0]!;
-      if (!this.#tryStart(task)) break;
-      remove(this.#queue, task);
-    }
+    this.#queue.drain((task) => this.#tryStart(task));
   }
 
   /**
@@ -342,9 +290,4 @@ export class WorkerPool {
     w.task = null;
     this.#workers.delete(w);
   }
-}
-
-function remove(list: RunTask[], task: RunTask): void {
-  const i = list.indexOf(task);
-  if (i >= 0) list.splice(i, 1);
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { ValidationError } from '../errors.js';
-import { hostOf, parseHttpUrl } from '../sandbox/egress-fetch.js';
+import { hostOf, parseHttpUrl } from '../sandbox/egress-target.js';
 import { isRefusedAddress } from '../sandbox/ip-ranges.js';
 
 export const MAX_URL_LENGTH = 2048;

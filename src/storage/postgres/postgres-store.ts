@@ -1,50 +1,37 @@
 import pg from 'pg';
-import { InternalError } from '../../errors.js';
 import type {
   AuditEntry,
-  AuditFilter,
   CreateTokenResult,
   CreateTokensResult,
   DeletedTokenRecord,
   ExpiredTokenRecord,
-  Inserted,
   JobRecord,
   ReactorRequestOutcome,
   ReactorRequestRecord,
-  InitialTenantRecords,
   PageRequest,
   PageResult,
   Store,
-  StoredAuditEntry,
   StoredToken,
-  TenantRecord,
   TokenFilter,
   UpdateTokenResult,
-  WrappedKeyRecord,
 } from '../store.js';
 import { runMigrations } from './migrations.js';
 import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresReactorRequests } from './postgres-reactor-requests.js';
-import { runPage } from './paging.js';
-import { PgExecutor, type Queryable } from './pg-executor.js';
+import { PgExecutor } from './pg-executor.js';
 import { quoteSchema, type PgPool } from './postgres-options.js';
 import { PostgresApplications } from './postgres-applications.js';
+import { PostgresAudit } from './postgres-audit.js';
 import { PostgresIdempotency } from './postgres-idempotency.js';
 import { PostgresReactors } from './postgres-reactors.js';
-import { tenantList } from './pg-record-update.js';
+import { PostgresTenants } from './postgres-tenants.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
 import type { WebhookStore } from '../webhook-records.js';
-import { AUDIT_COLUMNS, toAudit, toTenant, toWrappedKey } from './record-rows.js';
 import { recordStatements, type RecordStatements } from './record-sql.js';
 
 /** Advisory lock class of `withLock`; the second key hashes the schema and the lock's name. */
 export const NAMED_LOCK_CLASS = 0x74760003;
-
-/** A clash inside a tenant being created: the caller gave two records one key (a bug, not input). */
-function duplicateInitial(what: string, id: string): InternalError {
-  return new InternalError(`createTenant was given a ${what} twice (${id}); nothing was written`);
-}
 
 /**
  * The PostgreSQL Store (pg). Stateless apart from its pool: any number of instances, in any number
@@ -65,6 +52,8 @@ export class PostgresStore implements Store {
   readonly #applications: PostgresApplications;
   readonly #reactors: PostgresReactors;
   readonly #idempotency: PostgresIdempotency;
+  readonly #tenants: PostgresTenants;
+  readonly #audit: PostgresAudit;
   #closed: Promise<void> | undefined;
 
   /** Prefer `createPostgresStore`. `owned`: whether `close()` ends the pool. */
@@ -82,6 +71,8 @@ export class PostgresStore implements Store {
     this.#applications = new PostgresApplications(this.#db, this.#s, this.#sql);
     this.#reactors = new PostgresReactors(this.#db, this.#s, this.#sql);
     this.#idempotency = new PostgresIdempotency(this.#db, this.#s, this.#sql);
+    this.#tenants = new PostgresTenants(this.#db, this.#sql, this.#applications);
+    this.#audit = new PostgresAudit(this.#db, this.#s, this.#sql);
   }
 
   /** The pool, for diagnostics and backups. Do not write to the store's tables. */
@@ -125,47 +116,13 @@ export class PostgresStore implements Store {
     });
   }
 
-  // --- tenants and keys -------------------------------------------------------------------------
+  // --- tenants and keys (postgres-tenants.ts) -----------------------------------------------------
 
-  /** 'exists' when the tenant id is taken. With `initial`: one transaction (see Store). */
-  async createTenant(tenant: TenantRecord, initial?: InitialTenantRecords): Promise<Inserted> {
-    if (initial === undefined) return this.#insertTenant(this.#db, tenant);
-    return this.#db.transaction(async (tx) => {
-      if ((await this.#insertTenant(tx, tenant)) === 'exists') return 'exists';
-      // A new tenant has no applications or keys: a clash below is the caller's fault, and rolls back.
-      if ((await this.#applications.insert(tx, initial.application)) === 'exists') throw duplicateInitial('application', initial.application.id);
-      await this.#applications.insertKey(tx, initial.key);
-      for (const key of initial.keys) {
-        const result = await tx.query(this.#sql.insertWrappedKey, [key.tenantId, key.purpose, key.version, key.wrapped, key.createdAt]);
-        if (result.rowCount !== 1) throw duplicateInitial('key version', `${key.purpose} ${key.version}`);
-      }
-      return 'created';
-    });
-  }
-
-  async #insertTenant(db: Queryable, tenant: TenantRecord): Promise<Inserted> {
-    const result = await db.query(this.#sql.insertTenant, [tenant.id, tenant.name, tenant.createdAt]);
-    return result.rowCount === 0 ? 'exists' : 'created';
-  }
-
-  async getTenant(id: string): Promise<TenantRecord | null> {
-    const { rows } = await this.#db.query(this.#sql.getTenant, [id]);
-    return rows.length === 0 ? null : toTenant(rows[0]!);
-  }
-
-  /** In creation order. */
-  async listTenants(): Promise<TenantRecord[]> {
-    return (await this.#db.query(this.#sql.listTenants)).rows.map(toTenant);
-  }
-
-  async insertWrappedKey(key: WrappedKeyRecord): Promise<boolean> {
-    const result = await this.#db.query(this.#sql.insertWrappedKey, [key.tenantId, key.purpose, key.version, key.wrapped, key.createdAt]);
-    return result.rowCount === 1;
-  }
-
-  async listWrappedKeys(tenantId: string, purpose: 'data' | 'index'): Promise<WrappedKeyRecord[]> {
-    return (await this.#db.query(this.#sql.listWrappedKeys, [tenantId, purpose])).rows.map(toWrappedKey);
-  }
+  createTenant: Store['createTenant'] = (...args) => this.#tenants.createTenant(...args);
+  getTenant: Store['getTenant'] = (...args) => this.#tenants.getTenant(...args);
+  listTenants: Store['listTenants'] = (...args) => this.#tenants.listTenants(...args);
+  insertWrappedKey: Store['insertWrappedKey'] = (...args) => this.#tenants.insertWrappedKey(...args);
+  listWrappedKeys: Store['listWrappedKeys'] = (...args) => this.#tenants.listWrappedKeys(...args);
 
   // --- tokens -----------------------------------------------------------------------------------
 
@@ -331,34 +288,8 @@ export class PostgresStore implements Store {
     return this.#jobs.countDue(now);
   }
 
-  // --- audit ------------------------------------------------------------------------------------
+  // --- audit (postgres-audit.ts) ----------------------------------------------------------------
 
-  /** One statement for the whole batch, whatever its size (the entries bind as seven arrays). */
-  async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    await this.#db.query(this.#sql.appendAudit, [
-      entries.map((e) => e.tenantId),
-      entries.map((e) => e.actor),
-      entries.map((e) => e.operation),
-      entries.map((e) => e.resourceId ?? null),
-      entries.map((e) => e.outcome),
-      entries.map((e) => e.detail ?? null),
-      entries.map((e) => e.at),
-    ]);
-  }
-
-  /**
-   * Oldest first (ascending seq), through the (tenant_id, seq) index. Entries are numbered when
-   * inserted, not when committed, so an entry committed late by a concurrent writer may carry a
-   * seq below a cursor already handed out; a reader paging at that moment does not see it.
-   */
-  listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): Promise<PageResult<StoredAuditEntry>> {
-    const query = tenantList(this.#s, AUDIT_COLUMNS, 'audit_log', tenantId);
-    if (filter?.resourceId !== undefined) query.where.push(`t.resource_id = ${query.params.add(filter.resourceId, 'text')}`);
-    if (filter?.actor !== undefined) query.where.push(`t.actor = ${query.params.add(filter.actor, 'text')}`);
-    if (filter?.operation !== undefined) query.where.push(`t.operation = ${query.params.add(filter.operation, 'text')}`);
-    return runPage(this.#db, query, page, toAudit);
-  }
-
-
+  appendAudit: Store['appendAudit'] = (...args) => this.#audit.appendAudit(...args);
+  listAudit: Store['listAudit'] = (...args) => this.#audit.listAudit(...args);
 }
