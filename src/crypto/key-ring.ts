@@ -26,8 +26,8 @@ export const DEFAULT_KEY_REFRESH_MS = 60_000;
  * all are stored wrapped by the KeyProvider. The index key never rotates, because rotating it would
  * change every fingerprint and break deduplication and search.
  *
- * Unwrapped keys are cached in memory after first use so that encrypt/decrypt are synchronous on the
- * hot path; `load` must be awaited once per tenant (the services do it through `keysFor`).
+ * Unwrapped keys are cached in memory after first use: a service awaits `keysFor` (or
+ * `keysCovering` for rows it read) once per call, then encrypts and decrypts synchronously with them.
  *
  * Another instance sharing the store may rotate a tenant's data key. Reads pick the new version up
  * at once: a ciphertext under a version not in the cache reloads the tenant's keys (decrypt,
@@ -53,10 +53,8 @@ export class KeyRing {
    * The tenant's keys, creating them on first use. The newest version (`current`, which encrypts
    * writes) is at most `refreshMs` old: past that the versions are listed again from the store.
    */
-  keysFor(tenantId: string): TenantKeys | Promise<TenantKeys> {
-    const keys = this.#tenants.get(tenantId);
-    if (keys !== undefined && this.#clock.now() - keys.checkedAt < this.#refreshMs) return keys;
-    return this.#load(tenantId);
+  async keysFor(tenantId: string): Promise<TenantKeys> {
+    return this.#fresh(tenantId) ?? this.#load(tenantId);
   }
 
   /**
@@ -65,9 +63,15 @@ export class KeyRing {
    * missing then is not in the store (a damaged row); decrypting it fails.
    */
   async keysCovering(tenantId: string, versions: Iterable<number>): Promise<TenantKeys> {
-    const keys = await this.keysFor(tenantId);
+    const keys = this.#fresh(tenantId) ?? (await this.#load(tenantId));
     for (const version of versions) if (!keys.data.has(version)) return this.#load(tenantId, true);
     return keys;
+  }
+
+  /** The cached keys while their version list is younger than `refreshMs`. */
+  #fresh(tenantId: string): TenantKeys | undefined {
+    const keys = this.#tenants.get(tenantId);
+    return keys !== undefined && this.#clock.now() - keys.checkedAt < this.#refreshMs ? keys : undefined;
   }
 
   /**
@@ -102,19 +106,11 @@ export class KeyRing {
 
   /** Decrypts, reloading the tenant's keys once if the version is newer than the cache (another instance rotated). */
   async decrypt(tenantId: string, tokenId: string, ciphertext: Uint8Array): Promise<Buffer> {
-    let keys = await this.keysFor(tenantId);
-    const version = versionOf(ciphertext);
-    if (!keys.data.has(version)) keys = await this.#load(tenantId, true);
-    return decryptWith(keys, tenantId, tokenId, ciphertext);
+    return decryptWith(await this.keysCovering(tenantId, [versionOf(ciphertext)]), tenantId, tokenId, ciphertext);
   }
 
-  /** The tenant's keys when already loaded (hot path: no promise). */
-  loaded(tenantId: string): TenantKeys | undefined {
-    return this.#tenants.get(tenantId);
-  }
-
-  /** Synchronous decrypt when the keys are already loaded (hot path). */
-  decryptSync(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer | null {
+  /** Decrypts with keys from keysFor or keysCovering; null when they lack the ciphertext's version. */
+  decryptWithKeys(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer | null {
     if (!keys.data.has(versionOf(ciphertext))) return null;
     return decryptWith(keys, tenantId, tokenId, ciphertext);
   }

@@ -1,4 +1,3 @@
-import { v7 as timeOrderedUuid } from 'uuid';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
@@ -11,31 +10,14 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Permission, Transform } from '../permissions.js';
 import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
-import { requireDedupeOverOwnData, requireDisclosureChange, requireExpiryChange, responseTransform, showsFingerprint } from './disclosure.js';
-import { parseExpiresAt } from './expiry.js';
-import { mergePatch } from './merge-patch.js';
+import { requireDedupeOverOwnData, responseTransform, showsFingerprint } from './disclosure.js';
 import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
 import { MAX_TOKENIZE, collectTokenBodies, replaceTokenBodies } from './tokenize-bodies.js';
-import { checkIdExpression, checkIdText } from './token-id.js';
-import { parseMetadata } from './token-input-checks.js';
-import { type CreateTokenInput, type UpdateTokenInput, parseCreateTokenInput, parseUpdateTokenInput } from './token-input.js';
-import { getTokenType } from './token-types.js';
+import { type CreateTokenInput, type UpdateTokenInput, parseUpdateTokenInput } from './token-input.js';
+import { type Prepared, TokenPreparer } from './token-preparer.js';
 import { type TokenView, identityView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
-
-/** The cvc of a card lives one hour (spec 2.2, 3). */
-export const CVC_LIFETIME_MS = 60 * 60 * 1000;
-const MAX_ID_LENGTH = 250;
-
-interface Prepared {
-  token: StoredToken;
-  data: unknown;
-  transform: Transform;
-  keys: TenantKeys;
-}
-/** Ids travel in URL paths and logs: no whitespace, no path/query/fragment/percent characters. */
-const ID_PATTERN = /^[^\s/?#%\\]+$/u;
 
 export interface ListTokensQuery extends PageQuery {
   id?: string | string[];
@@ -75,8 +57,10 @@ export class TokenService {
   #clock: Clock;
   #audit: AuditLog;
   #events: EventSink | undefined;
+  #preparer: TokenPreparer;
 
   constructor(deps: TokenServiceDeps) {
+    this.#preparer = new TokenPreparer(deps);
     this.#events = deps.events;
     this.#store = deps.store;
     this.#keys = deps.keys;
@@ -90,7 +74,7 @@ export class TokenService {
     return this.#audit.guard(caller, 'token:create', null, async () => {
       // One expression budget for the whole call (id, fingerprint, search indexes, response mask).
       const budget = this.#engine.budget();
-      return this.#commit(caller, await this.#prepare(caller, body, budget), budget);
+      return this.#commit(caller, await this.#preparer.prepare(caller, body, budget), budget);
     });
   }
 
@@ -112,7 +96,7 @@ export class TokenService {
       const budget = this.#engine.budget();
       for (const item of items) {
         try {
-          prepared.push(await this.#prepare(caller, item.body, budget));
+          prepared.push(await this.#preparer.prepare(caller, item.body, budget));
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
           for (const [field, messages] of Object.entries(error.errors)) errors[item.path ? `${item.path}.${field}` : field] = messages;
@@ -131,45 +115,6 @@ export class TokenService {
       for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#created(caller, prepared[i]!, stored.results[i]!, budget));
       return replaceTokenBodies(body, views);
     });
-  }
-
-  /** Validates a create body and computes everything to store; writes nothing. */
-  async #prepare(caller: Caller, body: unknown, budget: ExpressionBudget): Promise<Prepared> {
-    requirePermission(caller, 'token:create');
-    refuseNul(body, '', ['data']);
-    const input = parseCreateTokenInput(body);
-    const definition = getTokenType(input.type);
-    const data = definition.validate(input.data);
-    const containers = input.containers ?? [definition.defaultContainer];
-    const transform = requireTransform(caller, 'token:create', containers, true);
-    const now = this.#clock.now();
-    const metadata = input.metadata ?? {};
-    const mask = input.mask === undefined ? definition.defaultMask : input.mask;
-    // The type's own mask is known to compile; only a given one needs checking.
-    if (input.mask !== undefined && mask !== null) this.#engine.compileTree(mask, 'mask', budget);
-    const fingerprintExpression = input.fingerprint_expression ?? definition.defaultFingerprintExpression;
-    const searchIndexes = input.search_indexes ?? [];
-    const id = this.#tokenId(input.id, data, definition.hasCvc, budget);
-    const keys = await this.#keys.keysFor(caller.tenantId);
-    const token: StoredToken = {
-      tenantId: caller.tenantId,
-      id,
-      type: definition.name,
-      ...this.#derived(keys, caller.tenantId, id, data, metadata, fingerprintExpression, searchIndexes, budget),
-      fingerprintExpression,
-      mask,
-      containers,
-      metadata,
-      searchIndexes,
-      deduplicate: input.deduplicate_token === true,
-      createdBy: caller.applicationId,
-      createdAt: now,
-      modifiedBy: null,
-      modifiedAt: null,
-      expiresAt: input.expires_at === undefined ? null : parseExpiresAt(input.expires_at, now),
-      cvcPurgeAt: definition.hasCvc && hasCvc(data) ? now + CVC_LIFETIME_MS : null,
-    };
-    return { token, data, transform, keys };
   }
 
   /**
@@ -200,8 +145,7 @@ export class TokenService {
 
   /** Gets one token (token:read); its data follows the caller's transform. Expired and other tenants' tokens are not found. */
   async get(caller: Caller, id: string): Promise<TokenView> {
-    // The hottest read: written without the guard closure and with a synchronous decrypt when
-    // the tenant's keys are loaded (each avoided promise is measurable at this rate).
+    // The hottest read: written without the guard closure (each avoided promise is measurable at this rate).
     try {
       requirePermission(caller, 'token:read');
       refuseNul(id, 'id');
@@ -209,8 +153,8 @@ export class TokenService {
       const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
       const transform = requireTransform(caller, 'token:read', token.containers);
-      const pending = this.#data(token, now);
-      const data = pending instanceof Promise ? await pending : pending;
+      // Loads a key version another instance made since (rotation) before the row is decrypted.
+      const data = this.#data(await this.#keys.keysCovering(caller.tenantId, [token.keyVersion]), token, now);
       const view = tokenView(token, this.#transform(transform, token, data, this.#engine.budget()), false, transform === 'reveal');
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:read', resourceId: token.id, outcome: 'success' });
       return view;
@@ -284,38 +228,10 @@ export class TokenService {
       const current = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!current) throw new NotFoundError('Token', String(id));
       requireTransform(caller, 'token:update', current.containers);
-      const definition = getTokenType(current.type);
-      const currentData = await this.#data(current, now);
-      const merged = patch.data === undefined ? currentData : mergePatch(currentData, patch.data);
-      const data = patch.data === undefined ? currentData : definition.validate(merged);
-      const containers =
-        patch.containers === undefined ? current.containers : patch.containers === null ? [definition.defaultContainer] : patch.containers;
-      const transform = requireTransform(caller, 'token:update', containers, true);
-      const metadata = patch.metadata === undefined ? current.metadata : parseMetadata(mergePatch(current.metadata, patch.metadata) ?? {});
-      const mask = patch.mask === undefined ? current.mask : mergePatch(current.mask, patch.mask);
-      const fingerprintExpression =
-        patch.fingerprint_expression === undefined ? current.fingerprintExpression : patch.fingerprint_expression ?? definition.defaultFingerprintExpression;
-      const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : patch.search_indexes ?? [];
-      requireDisclosureChange(caller, current, { mask, fingerprintExpression, searchIndexes, containers });
-      const expiresAt = patch.expires_at === undefined ? current.expiresAt : patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, now);
-      requireExpiryChange(caller, current, expiresAt);
+      // Keys holding the current row's version, and the newest version for the rewrite.
+      const keys = await this.#keys.keysCovering(caller.tenantId, [current.keyVersion]);
       const budget = this.#engine.budget();
-      if (mask !== null) this.#engine.compileTree(mask, 'mask', budget);
-      const keys = await this.#keys.keysFor(caller.tenantId);
-      const next: StoredToken = {
-        ...current,
-        ...this.#derived(keys, current.tenantId, current.id, data, metadata, fingerprintExpression ?? '', searchIndexes, budget),
-        fingerprintExpression,
-        mask,
-        containers,
-        metadata,
-        searchIndexes,
-        deduplicate: patch.deduplicate_token === undefined ? current.deduplicate : patch.deduplicate_token === true,
-        modifiedBy: caller.applicationId,
-        modifiedAt: now,
-        expiresAt,
-        cvcPurgeAt: !definition.hasCvc || !hasCvc(data) ? null : patchSetsCvc(patch.data) ? now + CVC_LIFETIME_MS : current.cvcPurgeAt,
-      };
+      const { next, data, merged, transform } = this.#preparer.prepareUpdate(caller, current, this.#data(keys, current, now), patch, { keys, budget, now });
       requireDedupeOverOwnData(caller, current, next, patch.data, merged);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
       const result = await this.#store.updateToken(next, audit, now);
@@ -370,8 +286,9 @@ export class TokenService {
       }
       const out = new Map<string, unknown>();
       const budget = this.#engine.budget();
+      const keys = await this.#keys.keysCovering(caller.tenantId, tokens.map(({ token }) => token.keyVersion));
       for (const { token, transform } of tokens) {
-        out.set(token.id, this.#transform(transform, token, await this.#data(token, now), budget) ?? null);
+        out.set(token.id, this.#transform(transform, token, this.#data(keys, token, now), budget) ?? null);
         this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:use', resourceId: token.id, outcome: 'success' });
       }
       return out;
@@ -390,7 +307,7 @@ export class TokenService {
     return toPaginated(page, result, (token) => {
       const transform = transformFor(caller, permission, token.containers);
       if (transform === null) return null;
-      const data = this.#transform(transform, token, this.#dataSync(keys, token, now), budget);
+      const data = this.#transform(transform, token, this.#data(keys, token, now), budget);
       return tokenView(token, data, false, showsFingerprint(caller, token.containers));
     });
   }
@@ -406,78 +323,17 @@ export class TokenService {
   }
 
   /**
-   * The token's data: synchronously when its key version is loaded (the common case, so hot paths
-   * skip a promise), else a promise that loads the tenant's keys once and decrypts.
+   * Decrypts with keys the caller loaded with keysCovering, so the token's key version is among
+   * them; one that is not is a row whose key is missing from the store.
    */
-  #data(token: StoredToken, now: number): unknown {
-    const keys = this.#keys.loaded(token.tenantId);
-    const plaintext = keys === undefined ? null : this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
-    if (plaintext !== null) return this.#decode(token, plaintext, now);
-    return this.#keys.decrypt(token.tenantId, token.id, token.ciphertext).then((loaded) => this.#decode(token, loaded, now));
-  }
-
-  /**
-   * Decrypts with keys the caller loaded with keysCovering (list pages, duplicates), so the token's
-   * key version is among them; one that is not is a row whose key is missing from the store.
-   */
-  #dataSync(keys: TenantKeys, token: StoredToken, now: number): unknown {
-    const plaintext = this.#keys.decryptSync(keys, token.tenantId, token.id, token.ciphertext);
+  #data(keys: TenantKeys, token: StoredToken, now: number): unknown {
+    const plaintext = this.#keys.decryptWithKeys(keys, token.tenantId, token.id, token.ciphertext);
     if (plaintext === null) throw new InternalError(`Token '${token.id}' is encrypted with data key version ${token.keyVersion}, which the store does not hold`);
     return this.#decode(token, plaintext, now);
   }
 
   #decode(token: StoredToken, plaintext: Buffer, now: number): unknown {
     return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
-  }
-
-  /** Ciphertext, fingerprint and blind indexes: everything computed from the data with tenant keys. */
-  #derived(
-    keys: TenantKeys,
-    tenantId: string,
-    id: string,
-    data: unknown,
-    metadata: Record<string, string>,
-    fingerprintExpression: string,
-    searchIndexes: readonly string[],
-    budget: ExpressionBudget,
-  ): Pick<StoredToken, 'ciphertext' | 'keyVersion' | 'fingerprint' | 'searchHashes'> {
-    const printed = fingerprintExpression === '' ? '' : this.#engine.render(fingerprintExpression, { data, metadata }, 'fingerprint_expression', budget);
-    const hashes = new Set<string>();
-    searchIndexes.forEach((expression, i) => {
-      const value = this.#engine.render(expression, { data }, `search_indexes[${i}]`, budget);
-      if (value !== '') hashes.add(this.#keys.blindIndex(keys, value));
-    });
-    const { ciphertext, keyVersion } = this.#keys.encrypt(keys, tenantId, id, Buffer.from(JSON.stringify(data), 'utf8'));
-    return {
-      ciphertext,
-      keyVersion,
-      fingerprint: printed === '' ? null : this.#keys.fingerprint(keys, printed),
-      searchHashes: [...hashes],
-    };
-  }
-
-  /**
-   * The id given (a value or an expression over the data), or a UUID. It must not carry the data
-   * (the id guard, token-id.ts: data only through alias filters, no data value in the id after
-   * normalization, never the cvc).
-   * Assigned ids are version 7 UUIDs (RFC 9562: a millisecond timestamp, then 74 random bits) so that
-   * new ids land at the end of the (tenant, id) index instead of on a random page: with random v4 ids
-   * each creation dirtied one more index page, about a fifth of a creation's cost in the HTTP
-   * benchmark (test/bench/http.mjs). The timestamp is the host's, not the injected clock's: it
-   * orders ids, it is not domain time.
-   */
-  #tokenId(given: string | undefined, data: unknown, cardWithCvc: boolean, budget: ExpressionBudget): string {
-    if (given === undefined) return timeOrderedUuid();
-    const expression = given.includes('{{') || given.includes('{%');
-    if (expression) checkIdExpression(given);
-    const id = expression ? this.#engine.render(given, { data }, 'id', budget) : given;
-    if (id.length === 0 || id.length > MAX_ID_LENGTH) throw ValidationError.field('id', `must be 1 to ${MAX_ID_LENGTH} characters`);
-    if (!ID_PATTERN.test(id)) throw ValidationError.field('id', 'must not contain whitespace or any of / ? # % \\');
-    const cvc = cardWithCvc && hasCvc(data) ? String((data as Record<string, unknown>).cvc) : null;
-    // A literal id, or an expression's own text: what an expression renders from the data is an
-    // alias, random but for its kept ends, and checking it would refuse ids by chance.
-    checkIdText(given, data, cvc);
-    return id;
   }
 
   /**
@@ -488,17 +344,10 @@ export class TokenService {
     const read = transformFor(caller, 'token:read', existing.containers);
     if (read === null) return redactedDuplicateView(existing);
     const covering = keys.data.has(existing.keyVersion) ? keys : await this.#keys.keysCovering(caller.tenantId, [existing.keyVersion]);
-    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#dataSync(covering, existing, now), budget);
+    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#data(covering, existing, now), budget);
     const view = tokenView(existing, data, false, read === 'reveal');
     view._extras = { deduplicated: true };
     return view;
   }
 }
 
-function hasCvc(data: unknown): boolean {
-  return typeof data === 'object' && data !== null && (data as Record<string, unknown>).cvc !== undefined;
-}
-
-function patchSetsCvc(patch: unknown): boolean {
-  return typeof patch === 'object' && patch !== null && typeof (patch as Record<string, unknown>).cvc === 'string';
-}
