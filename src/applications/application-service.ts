@@ -221,8 +221,8 @@ export class ApplicationService {
     return { app, keyRecord, key };
   }
 
-  #emit(caller: Caller, type: 'application.created' | 'application.updated' | 'application.deleted', id: string): Promise<void> | undefined {
-    return this.#events?.emit(caller.tenantId, type, { application_id: id, actor: caller.applicationId });
+  async #emit(caller: Caller, type: 'application.created' | 'application.updated' | 'application.deleted', id: string): Promise<void> {
+    await this.#events?.emit(caller.tenantId, type, { application_id: id, actor: caller.applicationId });
   }
 
   #record(caller: Caller, operation: string, resourceId: string): void {

@@ -135,10 +135,7 @@ export class TokenService {
     const id = result.status === 'duplicate' ? result.existing.id : token.id;
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
-    if (result.status === 'created' && this.#events !== undefined) {
-      const emitted = this.#emit(caller, 'token.created', token);
-      if (emitted !== undefined) await emitted;
-    }
+    if (result.status === 'created') await this.#emit(caller, 'token.created', token);
     if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now(), transform, budget);
     return this.#writtenView(caller, transform, token, data, budget);
   }
@@ -260,12 +257,9 @@ export class TokenService {
     });
   }
 
-  /**
-   * Emits a token event after its change committed. Without a subscribing webhook (the common
-   * case) this is a map lookup and no promise: the create path stays as cheap as before.
-   */
-  #emit(caller: Caller, type: 'token.created' | 'token.updated' | 'token.deleted', token: StoredToken): Promise<void> | undefined {
-    return this.#events?.emit(caller.tenantId, type, { token_id: token.id, token_type: token.type, actor: caller.applicationId });
+  /** Emits a token event after its change committed (webhooks; without a subscriber, one map lookup). */
+  async #emit(caller: Caller, type: 'token.created' | 'token.updated' | 'token.deleted', token: StoredToken): Promise<void> {
+    await this.#events?.emit(caller.tenantId, type, { token_id: token.id, token_type: token.type, actor: caller.applicationId });
   }
 
   /**

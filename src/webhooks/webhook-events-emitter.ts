@@ -14,12 +14,11 @@ const MAX_CACHED_TENANTS = 10_000;
 /** What the token, application, sweep and reactor code paths call after a change committed. */
 export interface EventSink {
   /**
-   * Emits an event of the tenant. Returns undefined at once when no webhook of the tenant subscribes
-   * to it (known from the cache: the hot path for tenants without webhooks), else a promise that
-   * settles when every delivery is stored and enqueued. It never rejects: the change it reports
-   * has committed, so a failure to record the event is logged, not thrown at the caller.
+   * Emits an event of the tenant; settles when every delivery is stored and enqueued (at once when
+   * no webhook of the tenant subscribes, known from the cache). It never rejects: the change it
+   * reports has committed, so a failure to record the event is logged, not thrown at the caller.
    */
-  emit(tenantId: string, type: EventType, data: EventData): Promise<void> | undefined;
+  emit(tenantId: string, type: EventType, data: EventData): Promise<void>;
 }
 
 /**
@@ -44,16 +43,18 @@ export class WebhookEvents implements EventSink {
     this.#cacheMs = deps.cacheMs ?? 1000;
   }
 
-  emit(tenantId: string, type: EventType, data: EventData): Promise<void> | undefined {
+  async emit(tenantId: string, type: EventType, data: EventData): Promise<void> {
     const now = this.#clock.now();
     const cached = this.#cache.get(tenantId);
     if (cached !== undefined && now < cached.until) {
-      if (!cached.types.has(type)) return undefined;
-      return this.#fanOut(tenantId, cached.webhooks, type, data, now);
+      if (cached.types.has(type)) await this.#fanOut(tenantId, cached.webhooks, type, data, now);
+      return;
     }
-    return this.#load(tenantId, now)
-      .then((webhooks) => this.#fanOut(tenantId, webhooks, type, data, now))
-      .catch((error: Error) => this.#logger.error('webhook event not recorded', { tenantId, type, error: error.name }));
+    try {
+      await this.#fanOut(tenantId, await this.#load(tenantId, now), type, data, now);
+    } catch (error) {
+      this.#logger.error('webhook event not recorded', { tenantId, type, error: (error as Error).name });
+    }
   }
 
   /** Forgets the tenant's cached subscriptions (after a webhook change through this vault). */
