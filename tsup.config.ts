@@ -9,6 +9,7 @@ export default defineConfig({
     http: 'src/http/index.ts',
     node: 'src/http/node.ts',
     metrics: 'src/observability/index.ts',
+    sandbox: 'src/sandbox-entry.ts',
     cli: 'src/cli.ts',
     // Not an export: the worker thread reactor code runs in (src/sandbox/quickjs-sandbox.ts finds it
     // beside the chunk that starts it).

@@ -99,7 +99,10 @@ export interface ReactorOptions {
    * (default 32 MiB).
    */
   workers?: Partial<SandboxWorkerOptions>;
-  /** A sandbox to run reactor code in; default a QuickJS sandbox created on first use. */
+  /**
+   * A sandbox to run reactor code in (e.g. `createQuickJsSandbox()` from `tokenvault/sandbox`, shared
+   * by several vaults); default a QuickJS sandbox created on first use. The vault does not close a given one.
+   */
   sandbox?: Sandbox;
   /**
    * What becomes of reactor `console` output, which may hold the detokenized data the code was

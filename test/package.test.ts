@@ -39,13 +39,13 @@ it('is usable by name from the build, with type declarations for every entry', (
     masked: 'XXXXXXXXXXXX4242',
     health: 200,
   });
-  for (const entry of ['index', 'sqlite', 'postgres', 'testing', 'http', 'node', 'metrics']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
+  for (const entry of ['index', 'sqlite', 'postgres', 'testing', 'http', 'node', 'metrics', 'sandbox']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
 });
 
 it('keeps the name of every exported class and function in the build (stack traces, `constructor.name`)', () => {
   const script = `
 const mismatches = [];
-for (const entry of ['tokenvault', 'tokenvault/sqlite', 'tokenvault/postgres', 'tokenvault/testing', 'tokenvault/http', 'tokenvault/node', 'tokenvault/metrics']) {
+for (const entry of ['tokenvault', 'tokenvault/sqlite', 'tokenvault/postgres', 'tokenvault/testing', 'tokenvault/http', 'tokenvault/node', 'tokenvault/metrics', 'tokenvault/sandbox']) {
   for (const [name, value] of Object.entries(await import(entry))) {
     if (typeof value === 'function' && value.name !== name) mismatches.push(entry + ': ' + name + ' is named ' + value.name);
   }
@@ -65,4 +65,25 @@ console.log(JSON.stringify({ leaked, elsewhere }));
 `;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
   expect(JSON.parse(out)).toEqual({ leaked: [], elsewhere: ['function', 'function'] });
+});
+
+it('tokenvault/sandbox: one QuickJS sandbox shared by two vaults runs both their reactors, and stays open when they close', () => {
+  const script = `
+import { createQuickJsSandbox } from 'tokenvault/sandbox';
+import { createTestVault } from 'tokenvault/testing';
+const sandbox = await createQuickJsSandbox({ workers: { size: 1 } });
+const results = [];
+for (const name of ['first', 'second']) {
+  const vault = await createTestVault({ reactors: { sandbox } });
+  const admin = await vault.caller({ permissions: ['reactor:create', 'token:use'] });
+  const reactor = await vault.reactors.create(admin, { name, code: 'module.exports = async (req) => ({ raw: { hello: req.args.who } })' });
+  results.push((await vault.reactors.react(admin, reactor.id, { args: { who: name } })).raw);
+  await vault.close();
+}
+const afterClose = await sandbox.run({ code: 'module.exports = async () => ({ raw: 1 })', req: { args: null, configuration: {} }, host: { bt: null, fetch: null } });
+await sandbox.close();
+console.log(JSON.stringify({ results, afterClose: afterClose.result }));
+`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  expect(JSON.parse(out)).toEqual({ results: [{ hello: 'first' }, { hello: 'second' }], afterClose: { raw: 1 } });
 });
