@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { IdempotencyClaim, Store } from '../storage/store.js';
+import type { IdempotencyClaim, Store, StoredToken } from '../storage/store.js';
 import { refuseNul } from '../validation/no-nul.js';
 
 /** How long a result is replayed. */
@@ -76,6 +76,31 @@ export function fingerprintHash(fingerprint: string): string {
 
 /** A completed run's record carries this status (the store's column predates this service, when it held the HTTP status). */
 const COMPLETED = 200;
+/** Marks the sealed envelope `{ tokenvault_idempotent: 2, grants, tokens, result }` (earlier versions sealed the bare response). */
+const ENVELOPE = 'tokenvault_idempotent';
+
+/** What a stored result is replayed under: the caller's grants and the disclosure settings of the tokens it carries, when it ran. */
+interface Envelope {
+  grants: string;
+  /** Token id → disclosureDigest of the token when the result was stored. */
+  tokens: Record<string, string>;
+  result: unknown;
+}
+
+/** What decides how much of a token a caller sees, besides the caller's grants: its containers and mask. */
+function disclosureDigest(token: StoredToken): string {
+  return fingerprintHash(JSON.stringify([[...token.containers].sort(), token.mask ?? null]));
+}
+
+/**
+ * What the caller was allowed when its result was stored: a replay to a caller whose grants changed
+ * since (a permission removed, a reveal rule turned to mask) would hand it what it may no longer
+ * see, so such a replay is refused. Canonical: rule descriptions and permission order do not count.
+ */
+function grantsDigest(caller: Caller): string {
+  const rules = caller.rules.map((rule) => [rule.priority, rule.container, rule.transform, [...rule.permissions].sort()]);
+  return fingerprintHash(JSON.stringify([caller.applicationType, [...caller.permissions].sort(), rules]));
+}
 
 /**
  * Runs a mutating call at most once per (tenant, application, key), for the HTTP layer's
@@ -93,6 +118,9 @@ const COMPLETED = 200;
  * token's data is withdrawn when that token is deleted, expires or loses its cvc: the key then
  * answers 409 until its 24 hours are over rather than replaying data that no longer exists, and
  * rather than running again (a retried create would make a second token the client never asked for).
+ * Likewise a caller whose grants changed since the run (permissions or access rules), or a result
+ * carrying a token since moved to other containers or given another mask, gets a 409, not the
+ * stored result: a replay never shows more than the caller may see now.
  */
 export class IdempotencyService {
   #store: Store;
@@ -132,8 +160,20 @@ export class IdempotencyService {
         );
       }
       if (existing.state === 'in_flight') throw new ConflictError('A request with this idempotency key is still in progress');
-      const text = existing.body === null ? null : (await this.#records.openRecord(caller.tenantId, context, existing.body)).toString('utf8');
-      return { result: (text === null ? undefined : JSON.parse(text)) as T, replayed: true };
+      const stored = existing.body === null ? null : (JSON.parse((await this.#records.openRecord(caller.tenantId, context, existing.body)).toString('utf8')) as unknown);
+      if (!isEnvelope(stored)) throw new ConflictError('The response for this idempotency key was stored by an earlier version and is not replayed; send the request with a new key');
+      if (stored.grants !== grantsDigest(caller)) {
+        throw new ConflictError("This application's permissions or access rules changed since the request with this idempotency key ran, so its response is not replayed; send the request with a new key");
+      }
+      for (const [id, digest] of Object.entries(stored.tokens)) {
+        const token = await this.#store.getToken(caller.tenantId, id, now);
+        if (token === null || disclosureDigest(token) !== digest) {
+          throw new ConflictError(
+            'A token the response for this idempotency key carried was deleted, expired, moved to other containers or given another mask since, so the response is not replayed; send the request with a new key',
+          );
+        }
+      }
+      return { result: stored.result as T, replayed: true };
     }
     let result: T;
     try {
@@ -143,12 +183,14 @@ export class IdempotencyService {
       throw error;
     }
     try {
-      const text = JSON.stringify(result) as string | undefined;
+      const tokenIds = request.tokenIds ? request.tokenIds(result) : [...idsIn(result)];
+      const completedAt = this.#clock.now();
+      const envelope: Envelope = { grants: grantsDigest(caller), tokens: await this.#disclosures(caller.tenantId, tokenIds, completedAt), result };
       await this.#store.completeIdempotencyKey(claimed, {
         status: COMPLETED,
-        body: text === undefined ? null : await this.#records.sealRecord(caller.tenantId, context, Buffer.from(text, 'utf8')),
-        expiresAt: this.#clock.now() + IDEMPOTENCY_TTL_MS,
-        tokenIds: request.tokenIds ? request.tokenIds(result) : [...idsIn(result)],
+        body: await this.#records.sealRecord(caller.tenantId, context, Buffer.from(JSON.stringify({ [ENVELOPE]: 2, ...envelope }), 'utf8')),
+        expiresAt: completedAt + IDEMPOTENCY_TTL_MS,
+        tokenIds,
       });
     } catch (error) {
       // The run succeeded: its result is what the client needs. Releasing lets a retry run again.
@@ -156,6 +198,16 @@ export class IdempotencyService {
       await this.#release(claimed);
     }
     return { result, replayed: false };
+  }
+
+  /** The disclosure digest of each of `ids` that names a live token of the tenant (other ids name no token: skipped). */
+  async #disclosures(tenantId: string, ids: readonly string[], now: number): Promise<Record<string, string>> {
+    const digests: Record<string, string> = {};
+    for (const id of new Set(ids)) {
+      const token = await this.#store.getToken(tenantId, id, now);
+      if (token !== null) digests[id] = disclosureDigest(token);
+    }
+    return digests;
   }
 
   async #release(claim: IdempotencyClaim): Promise<void> {
@@ -166,4 +218,8 @@ export class IdempotencyService {
       this.#logger.error('could not release an idempotency key', { error: (error as Error).name });
     }
   }
+}
+
+function isEnvelope(value: unknown): value is Envelope {
+  return typeof value === 'object' && value !== null && (value as Record<string, unknown>)[ENVELOPE] === 2;
 }

@@ -79,4 +79,45 @@ describeEachStore('vault.idempotency', (store) => {
     // None of them claimed the key.
     expect((await vault.idempotency.run(app, { key: 'k', fingerprint: 'f' }, run)).replayed).toBe(false);
   });
+
+  it('a caller whose grants shrank since the run gets a 409, not the stored (revealing) result; the run is not repeated', async () => {
+    const { vault, app, create, count } = await setup();
+    const first = await create('k5');
+    expect((first.result as TokenView).data).toBe('order-42-secret');
+    // The application's reveal rule becomes a mask rule.
+    const admin = await vault.caller({ permissions: ['application:read', 'application:update'], name: 'admin' });
+    const current = await vault.applications.get(admin, app.applicationId);
+    const masked = REVEAL_ALL.map((rule) => ({ ...rule, transform: 'mask' as const }));
+    await vault.applications.update(admin, app.applicationId, { name: current.name, permissions: ALL_TOKEN_PERMISSIONS, rules: masked });
+    const now = await vault.authenticate(app.key);
+    const replay = vault.idempotency.run(now, { key: 'k5', fingerprint: 'create order 42' }, () => vault.tokens.create(now, { type: 'token', data: 'order-42-secret' }));
+    await expect(replay).rejects.toThrow(/permissions or access rules changed/);
+    await expect(replay).rejects.toBeInstanceOf(ConflictError);
+    expect(await count()).toBe(1);
+  });
+
+  it('the same grants in another order or with other rule descriptions still replay', async () => {
+    const { vault, app, create } = await setup();
+    const first = await create('k6');
+    const admin = await vault.caller({ permissions: ['application:read', 'application:update'], name: 'admin' });
+    const current = await vault.applications.get(admin, app.applicationId);
+    const described = REVEAL_ALL.map((rule) => ({ ...rule, description: 'same grant, new words', permissions: [...rule.permissions].reverse() }));
+    await vault.applications.update(admin, app.applicationId, { name: current.name, permissions: [...ALL_TOKEN_PERMISSIONS].reverse(), rules: described });
+    const now = await vault.authenticate(app.key);
+    expect(await vault.idempotency.run(now, { key: 'k6', fingerprint: 'create order 42' }, () => vault.tokens.create(now, { type: 'token', data: 'x' }))).toEqual({ result: first.result, replayed: true });
+  });
+
+  it('a token the result carries, moved to other containers or given another mask since, makes the key a 409; a metadata change does not', async () => {
+    const { vault, app, create } = await setup();
+    const moved = await create('k7');
+    const kept = await create('k8', 'create order 43');
+    await vault.tokens.update(app, (moved.result as TokenView).id, { containers: ['/restricted/'] });
+    await vault.tokens.update(app, (kept.result as TokenView).id, { metadata: { note: 'shipped' } });
+    await expect(create('k7')).rejects.toThrow(/moved to other containers or given another mask/);
+    expect(await create('k8', 'create order 43')).toEqual({ result: kept.result, replayed: true });
+    const masked = await create('k9', 'create order 44');
+    await vault.tokens.update(app, (masked.result as TokenView).id, { mask: '{{ data | reveal_last: 4 }}' });
+    await expect(create('k9', 'create order 44')).rejects.toBeInstanceOf(ConflictError);
+  });
 });
+
