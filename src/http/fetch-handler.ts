@@ -146,7 +146,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       const { result, replayed } = await vault.idempotency.run(
         caller,
         {
-          key: checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`),
+          key: checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`, caller),
           fingerprint: requestFingerprint(route.method, request.pathname + request.search, body === null ? null : body.text),
           tokenIds: (ran) => referencedTokenIds(route.path, params, input.body, ran),
           leaseMs: idempotencyLeaseMs,

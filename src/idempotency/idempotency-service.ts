@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Caller } from '../caller.js';
+import { type Caller, TOKEN_PERMISSIONS, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors.js';
@@ -60,12 +60,25 @@ export function idsIn(value: unknown, ids: Set<string> = new Set(), depth = 0): 
   return ids;
 }
 
-/** Checks an idempotency key: 1 to 255 characters, no NUL. `field` names it in the error (e.g. the HTTP header). */
-export function checkIdempotencyKey(value: unknown, field: string): string {
+/**
+ * Checks an idempotency key of `caller`: 1 to 255 characters of text the stores hold alike, from a
+ * caller with a key of its own. A public application's key is shared by every browser that loads
+ * it, so its keys would be one namespace for all of them: anyone holding the public key could take
+ * another user's stored response (a session key, a token id) or test guesses of its body against
+ * it. Public applications use sessions for that (a session is its own caller). `field` names the
+ * key in the error (e.g. the HTTP header).
+ */
+export function checkIdempotencyKey(value: unknown, field: string, caller: Caller): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw ValidationError.field(field, `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   }
   refuseNul(value, field);
+  if (caller.applicationType === 'public' && caller.session === undefined) {
+    throw ValidationError.field(
+      field,
+      "is not accepted with a public application's key: every client holding that key would share the stored responses; send the request with a session key or from a private application",
+    );
+  }
   return value;
 }
 
@@ -82,14 +95,18 @@ const ENVELOPE = 'tokenvault_idempotent';
 /** What a stored result is replayed under: the caller's grants and the disclosure settings of the tokens it carries, when it ran. */
 interface Envelope {
   grants: string;
-  /** Token id → disclosureDigest of the token when the result was stored. */
+  /** Token id → stateDigest of the token when the result was stored. */
   tokens: Record<string, string>;
   result: unknown;
 }
 
-/** What decides how much of a token a caller sees, besides the caller's grants: its containers and mask. */
-function disclosureDigest(token: StoredToken): string {
-  return fingerprintHash(JSON.stringify([[...token.containers].sort(), token.mask ?? null]));
+/**
+ * A token's state as a replay depends on it: its containers and mask (how much of it a caller sees)
+ * and its ciphertext (its data: every update and re-encryption writes a new one, so any change of
+ * the token since makes a replay of it a conflict rather than a copy of data the vault no longer holds).
+ */
+function stateDigest(token: StoredToken): string {
+  return createHash('sha256').update(JSON.stringify([[...token.containers].sort(), token.mask ?? null])).update(token.ciphertext).digest('hex');
 }
 
 /**
@@ -119,8 +136,8 @@ function grantsDigest(caller: Caller): string {
  * answers 409 until its 24 hours are over rather than replaying data that no longer exists, and
  * rather than running again (a retried create would make a second token the client never asked for).
  * Likewise a caller whose grants changed since the run (permissions or access rules), or a result
- * carrying a token since moved to other containers or given another mask, gets a 409, not the
- * stored result: a replay never shows more than the caller may see now.
+ * carrying a token changed since (data, containers, mask), gets a 409, not the stored result: a
+ * replay never shows more than the caller may see now, nor data the vault no longer holds.
  */
 export class IdempotencyService {
   #store: Store;
@@ -142,7 +159,7 @@ export class IdempotencyService {
    * const { result: token } = await vault.idempotency.run(caller, { key: orderId, fingerprint: JSON.stringify(input) }, () => vault.tokens.create(caller, input));
    */
   async run<T>(caller: Caller, request: IdempotentRequest<T>, run: () => Promise<T>): Promise<IdempotentResult<T>> {
-    const key = checkIdempotencyKey(request.key, 'key');
+    const key = checkIdempotencyKey(request.key, 'key', caller);
     if (typeof request.fingerprint !== 'string') throw ValidationError.field('fingerprint', 'must be a string naming the request');
     const leaseMs = request.leaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
     if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > IDEMPOTENCY_TTL_MS) throw ValidationError.field('leaseMs', 'must be a whole number of milliseconds from 1000 to 24 hours');
@@ -167,9 +184,9 @@ export class IdempotencyService {
       }
       for (const [id, digest] of Object.entries(stored.tokens)) {
         const token = await this.#store.getToken(caller.tenantId, id, now);
-        if (token === null || disclosureDigest(token) !== digest) {
+        if (token === null || stateDigest(token) !== digest) {
           throw new ConflictError(
-            'A token the response for this idempotency key carried was deleted, expired, moved to other containers or given another mask since, so the response is not replayed; send the request with a new key',
+            'A token the response for this idempotency key carried was changed, deleted or expired since, so the response is not replayed; send the request with a new key',
           );
         }
       }
@@ -183,9 +200,9 @@ export class IdempotencyService {
       throw error;
     }
     try {
-      const tokenIds = request.tokenIds ? request.tokenIds(result) : [...idsIn(result)];
       const completedAt = this.#clock.now();
-      const envelope: Envelope = { grants: grantsDigest(caller), tokens: await this.#disclosures(caller.tenantId, tokenIds, completedAt), result };
+      const { tokenIds, tokens } = await this.#carried(caller, request.tokenIds ? request.tokenIds(result) : [...idsIn(result)], completedAt);
+      const envelope: Envelope = { grants: grantsDigest(caller), tokens, result };
       await this.#store.completeIdempotencyKey(claimed, {
         status: COMPLETED,
         body: await this.#records.sealRecord(caller.tenantId, context, Buffer.from(JSON.stringify({ [ENVELOPE]: 2, ...envelope }), 'utf8')),
@@ -200,14 +217,23 @@ export class IdempotencyService {
     return { result, replayed: false };
   }
 
-  /** The disclosure digest of each of `ids` that names a live token of the tenant (other ids name no token: skipped). */
-  async #disclosures(tenantId: string, ids: readonly string[], now: number): Promise<Record<string, string>> {
-    const digests: Record<string, string> = {};
+  /**
+   * The tokens a result carries, as followed: `tokens` the state digest of each live token of the
+   * tenant among `ids`, `tokenIds` those to withdraw the result with. A token the caller holds no
+   * grant on is neither: an id the caller wrote into its own data (metadata `{ id }`) must not let
+   * it watch, through its replays, a token it cannot see. Ids naming no live token stay in
+   * `tokenIds` (one deleted during the run withdraws the result at once).
+   */
+  async #carried(caller: Caller, ids: readonly string[], now: number): Promise<{ tokenIds: string[]; tokens: Record<string, string> }> {
+    const tokenIds: string[] = [];
+    const tokens: Record<string, string> = {};
     for (const id of new Set(ids)) {
-      const token = await this.#store.getToken(tenantId, id, now);
-      if (token !== null) digests[id] = disclosureDigest(token);
+      const token = await this.#store.getToken(caller.tenantId, id, now);
+      if (token !== null && !TOKEN_PERMISSIONS.some((permission) => transformFor(caller, permission, token.containers) !== null)) continue;
+      tokenIds.push(id);
+      if (token !== null) tokens[id] = stateDigest(token);
     }
-    return digests;
+    return { tokenIds, tokens };
   }
 
   async #release(claim: IdempotencyClaim): Promise<void> {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import { validationFromIssues } from '../validation/issues.js';
-import type { FormulaRecord } from '../storage/store.js';
+import type { FormulaRecord, ReactorFilter } from '../storage/store.js';
 import { CodeSchema } from './formula-input.js';
 
 /** Reactor name length (spec 2.3, 8). */
@@ -219,3 +219,20 @@ export type UpdateReactorRequest = v.InferInput<typeof UpdateSchema>;
 export type PatchReactorRequest = v.InferInput<typeof PatchSchema>;
 /** The Invoke Reactor body as a caller sends it. */
 export type ReactRequest = v.InferInput<typeof InvokeSchema>;
+
+/** The store filter of a reactor list query (ids, name pattern). */
+export function parseReactorFilter(query: { id?: unknown; name?: unknown }): ReactorFilter {
+  const filter: ReactorFilter = {};
+  if (query.id !== undefined) {
+    const ids = Array.isArray(query.id) ? query.id : [query.id];
+    ids.forEach((item, i) => {
+      if (typeof item !== 'string' || item.length === 0) throw ValidationError.field(`id[${i}]`, 'must be a non-empty string');
+    });
+    filter.ids = ids;
+  }
+  if (query.name !== undefined && query.name !== null) {
+    if (typeof query.name !== 'string' || query.name.length > 200) throw ValidationError.field('name', 'must be a string of at most 200 characters');
+    if (query.name !== '') filter.name = query.name;
+  }
+  return filter;
+}

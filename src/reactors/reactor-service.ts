@@ -9,10 +9,10 @@ import type { JobQueue } from '../jobs/job-queue.js';
 import type { Logger } from '../logger.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
-import type { ApplicationRecord, FormulaRecord, ReactorFilter, ReactorRecord, Store } from '../storage/store.js';
+import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { mergePatch } from '../tokens/merge-patch.js';
 import type { TokenService } from '../tokens/token-service.js';
-import { mayActAs, requireMayBind, requireMayChangeBound } from './binding-authz.js';
+import { requireMayBind, requireMayChangeBound } from './binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
@@ -22,10 +22,11 @@ import {
   type PatchReactorRequest,
   type ReactRequest,
   type UpdateReactorRequest,
-  checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseUpdateReactor } from './reactor-input.js';
+  checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseReactorFilter, parseUpdateReactor } from './reactor-input.js';
 import { bindableApplication, findReactor, formulaOf } from './reactor-lookup.js';
 import { type ReactorResponse, ReactorRunner } from './reactor-runner.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
+import { reactorViewLoader } from './reactor-view-loader.js';
 
 export { MAX_REACTOR_NESTING, type ReactorResponse } from './reactor-runner.js';
 
@@ -152,7 +153,7 @@ export class ReactorService {
       requirePermission(caller, 'reactor:read');
       refuseNul(id, 'id');
       const reactor = await findReactor(this.#store, caller, id);
-      const view = await this.#view(caller, reactor, new Map(), new Map());
+      const view = await reactorViewLoader(this.#store, caller)(reactor);
       this.#record(caller, 'reactor:read', reactor.id);
       return view;
     });
@@ -164,14 +165,12 @@ export class ReactorService {
       requirePermission(caller, 'reactor:read');
       refuseNul(query, '');
       const q = query ?? {};
-      const filter = parseFilter(q);
+      const filter = parseReactorFilter(q);
       const page = parsePage(q);
       const result = await this.#store.listReactors(caller.tenantId, filter, page);
-      // Reactors often share formulas and applications: load each once per page.
-      const formulas = new Map<string, FormulaRecord | null>();
-      const applications = new Map<string, { record: ApplicationRecord | null; visible: boolean }>();
+      const load = reactorViewLoader(this.#store, caller);
       const views = new Map<ReactorRecord, ReactorView>();
-      for (const reactor of result.items) views.set(reactor, await this.#view(caller, reactor, formulas, applications));
+      for (const reactor of result.items) views.set(reactor, await load(reactor));
       this.#record(caller, 'reactor:list', null);
       return toPaginated(page, result, (reactor) => views.get(reactor) ?? null);
     });
@@ -323,48 +322,7 @@ export class ReactorService {
     });
   }
 
-  /** The view of a reactor for `caller`: its application shown only to a caller that could bind it. */
-  async #view(
-    caller: Caller,
-    reactor: ReactorRecord,
-    formulas: Map<string, FormulaRecord | null>,
-    applications: Map<string, { record: ApplicationRecord | null; visible: boolean }>,
-  ): Promise<ReactorView> {
-    let formula: FormulaRecord | null | undefined = null;
-    if (reactor.formulaId !== null) {
-      formula = formulas.get(reactor.formulaId);
-      if (formula === undefined) formulas.set(reactor.formulaId, (formula = await formulaOf(this.#store, reactor)));
-    }
-    let application: { record: ApplicationRecord | null; visible: boolean } = { record: null, visible: true };
-    if (reactor.applicationId !== null) {
-      const cached = applications.get(reactor.applicationId);
-      if (cached !== undefined) application = cached;
-      else {
-        const record = await this.#store.getApplication(reactor.tenantId, reactor.applicationId);
-        application = { record, visible: record === null || mayActAs(caller, record) };
-        applications.set(reactor.applicationId, application);
-      }
-    }
-    return reactorView(reactor, formula, application.record, application.visible);
-  }
-
   #record(caller: Caller, operation: string, resourceId: string | null): void {
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation, resourceId, outcome: 'success' });
   }
-}
-
-function parseFilter(query: ListReactorsQuery): ReactorFilter {
-  const filter: ReactorFilter = {};
-  if (query.id !== undefined) {
-    const ids = Array.isArray(query.id) ? query.id : [query.id];
-    ids.forEach((item, i) => {
-      if (typeof item !== 'string' || item.length === 0) throw ValidationError.field(`id[${i}]`, 'must be a non-empty string');
-    });
-    filter.ids = ids;
-  }
-  if (query.name !== undefined && query.name !== null) {
-    if (typeof query.name !== 'string' || query.name.length > 200) throw ValidationError.field('name', 'must be a string of at most 200 characters');
-    if (query.name !== '') filter.name = query.name;
-  }
-  return filter;
 }

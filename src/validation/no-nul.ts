@@ -2,24 +2,40 @@ import { ValidationError } from '../errors.js';
 
 /** The message of a string holding U+0000. */
 export const NUL_MESSAGE = 'must not contain NUL characters (\\u0000)';
+/** The message of a string holding half of a surrogate pair alone (not Unicode text). */
+export const LONE_SURROGATE_MESSAGE = 'must be Unicode text: it holds half of a surrogate pair alone (\\ud800 to \\udfff)';
+
+/** A NUL, or a surrogate code unit not paired (with the u flag, a pair is one code point). */
+const UNSTORABLE = /[\u0000\p{Cs}]/u;
 
 /**
- * Refuses a NUL character (U+0000) in any string of `value` (object keys included), naming the
- * field: `metadata.k`, `search_indexes[0]`. PostgreSQL text cannot hold NUL and SQLite can, so the
- * services refuse it in everything stored as text, the same on both stores. Token data is stored
- * encrypted and may hold NUL: pass `skip` (top-level keys not looked into, e.g. `data`).
+ * Refuses a NUL character (U+0000) or a lone surrogate in any string of `value` (object keys
+ * included), naming the field: `metadata.k`, `search_indexes[0]`. PostgreSQL text cannot hold NUL
+ * and SQLite can; PostgreSQL turns a lone surrogate into U+FFFD (two different strings become one)
+ * and SQLite keeps it. So the services refuse both in everything stored as text, the same on both
+ * stores. Token data is stored encrypted (JSON escapes both): pass `skip` (top-level keys not
+ * looked into, e.g. `data`).
  * @example refuseNul({ metadata: { k: 'a\u0000' } }, '', ['data']) // ValidationError on metadata.k
  */
 export function refuseNul(value: unknown, field: string, skip: readonly string[] = []): void {
-  const path = find(value, field, skip, 0);
-  if (path !== null) throw ValidationError.field(path === '' ? 'body' : path, NUL_MESSAGE);
+  const found = find(value, field, skip, 0);
+  if (found !== null) throw ValidationError.field(found.path === '' ? 'body' : found.path, found.nul ? NUL_MESSAGE : LONE_SURROGATE_MESSAGE);
 }
 
 /** Deeper than this, the input's own validation refuses the value anyway. */
 const MAX_DEPTH = 64;
 
-function find(value: unknown, field: string, skip: readonly string[], depth: number): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? field : null;
+interface Found {
+  path: string;
+  nul: boolean;
+}
+
+function check(text: string, path: string): Found | null {
+  return UNSTORABLE.test(text) ? { path, nul: text.includes('\u0000') } : null;
+}
+
+function find(value: unknown, field: string, skip: readonly string[], depth: number): Found | null {
+  if (typeof value === 'string') return check(value, field);
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -30,7 +46,8 @@ function find(value: unknown, field: string, skip: readonly string[], depth: num
   }
   for (const [key, item] of Object.entries(value)) {
     if (depth === 0 && skip.includes(key)) continue;
-    if (key.includes('\u0000')) return field;
+    const inKey = check(key, field);
+    if (inKey !== null) return inKey;
     const found = find(item, field === '' ? key : `${field}.${key}`, [], depth + 1);
     if (found !== null) return found;
   }

@@ -107,17 +107,38 @@ describeEachStore('vault.idempotency', (store) => {
     expect(await vault.idempotency.run(now, { key: 'k6', fingerprint: 'create order 42' }, () => vault.tokens.create(now, { type: 'token', data: 'x' }))).toEqual({ result: first.result, replayed: true });
   });
 
-  it('a token the result carries, moved to other containers or given another mask since, makes the key a 409; a metadata change does not', async () => {
+  it('a token the result carries, changed in any way since (containers, mask, data, metadata), makes the key a 409; an untouched one replays', async () => {
     const { vault, app, create } = await setup();
-    const moved = await create('k7');
-    const kept = await create('k8', 'create order 43');
-    await vault.tokens.update(app, (moved.result as TokenView).id, { containers: ['/restricted/'] });
-    await vault.tokens.update(app, (kept.result as TokenView).id, { metadata: { note: 'shipped' } });
-    await expect(create('k7')).rejects.toThrow(/moved to other containers or given another mask/);
-    expect(await create('k8', 'create order 43')).toEqual({ result: kept.result, replayed: true });
-    const masked = await create('k9', 'create order 44');
-    await vault.tokens.update(app, (masked.result as TokenView).id, { mask: '{{ data | reveal_last: 4 }}' });
-    await expect(create('k9', 'create order 44')).rejects.toBeInstanceOf(ConflictError);
+    const changes = [{ containers: ['/restricted/'] }, { mask: '{{ data | reveal_last: 4 }}' }, { data: 'order-42-new-secret' }, { metadata: { note: 'shipped' } }];
+    for (const [i, change] of changes.entries()) {
+      const first = await create(`changed-${i}`, `order ${i}`);
+      await vault.tokens.update(app, (first.result as TokenView).id, change);
+      await expect(create(`changed-${i}`, `order ${i}`)).rejects.toThrow(/A token the response for this idempotency key carried was changed, deleted or expired since/);
+    }
+    const kept = await create('untouched', 'order 9');
+    expect(await create('untouched', 'order 9')).toEqual({ result: kept.result, replayed: true });
+  });
+
+  it("a token the caller holds no grant on is not followed, even when its id is in the result (the caller's own metadata): its changes do not show in the caller's replays", async () => {
+    const { vault } = await setup();
+    const mine = ['token:create', 'token:read'] as const;
+    const app = await vault.caller({ permissions: [...mine], rules: [{ priority: 0, container: '/mine/', transform: 'reveal', permissions: [...mine] }], name: 'watcher' });
+    const owner = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL, name: 'owner' });
+    const hidden = await vault.tokens.create(owner, { type: 'token', data: 'not for app', containers: ['/hidden/'] });
+    await expect(vault.tokens.get(app, hidden.id)).rejects.toThrow();
+    const probe = () =>
+      vault.idempotency.run(app, { key: 'probe', fingerprint: 'p' }, () => vault.tokens.create(app, { type: 'token', data: 'mine', containers: ['/mine/'], metadata: { id: hidden.id } }));
+    const first = await probe();
+    await vault.tokens.update(owner, hidden.id, { data: 'changed' });
+    await vault.tokens.delete(owner, hidden.id);
+    expect(await probe()).toEqual({ result: first.result, replayed: true });
+  });
+
+  it("a public application's key cannot use idempotency keys (every browser shares it); its sessions can", async () => {
+    const { vault } = await setup();
+    const browser = await vault.caller({ permissions: ['token:create'], type: 'public', name: 'browser' });
+    await expect(vault.idempotency.run(browser, { key: 'order-1', fingerprint: 'f' }, () => vault.tokens.create(browser, { type: 'token', data: 'x' }))).rejects.toThrow(/public application's key/);
+    expect((await vault.tokens.list(await vault.caller({ permissions: ['token:read'], name: 'reader' }), {})).data).toEqual([]);
   });
 });
 

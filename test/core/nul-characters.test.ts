@@ -44,4 +44,22 @@ describeEachStore('NUL characters', (store) => {
     const token = await vault.tokens.create(app, { type: 'token', data: { note: 'a\u0000b' } });
     expect((await vault.tokens.get(app, token.id)).data).toEqual({ note: 'a\u0000b' });
   });
+
+  it('lone surrogates are refused the same way (PostgreSQL would store U+FFFD: two keys or ids would become one), paired ones pass, token data may hold them', async () => {
+    const vault = await store.vault();
+    const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
+    const refused = async (promise: Promise<unknown>) => {
+      const error = await promise.then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      return (error as ValidationError).errors;
+    };
+    expect(await refused(vault.tokens.create(app, { type: 'token', data: 'x', metadata: { k: 'a\ud800' } }))).toEqual({ 'metadata.k': [expect.stringContaining('surrogate')] });
+    expect(Object.keys(await refused(vault.tokens.create(app, { type: 'token', data: 'x', id: 'id-\udc00' })))).toEqual(['id']);
+    expect(Object.keys(await refused(vault.tokens.create(app, { type: 'token', data: 'x', metadata: { ['k\udbff']: 'v' } })))).toEqual(['metadata']);
+    expect(Object.keys(await refused(vault.idempotency.run(app, { key: 'k\ud800', fingerprint: 'f' }, async () => 1)))).toEqual(['key']);
+    const emoji = await vault.tokens.create(app, { type: 'token', data: 'lone \ud800 in data', id: 'id-\ud83d\ude00', metadata: { k: '\ud83d\ude00' } });
+    expect((await vault.tokens.get(app, emoji.id)).metadata).toEqual({ k: '\ud83d\ude00' });
+    expect((await vault.tokens.list(app, {})).data.map((t) => t.id)).toEqual(['id-\ud83d\ude00']);
+  });
 });
+
