@@ -4,14 +4,11 @@ import type { AuditLog } from '../audit.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
-import type { ExpressionEngine } from '../expressions/engine.js';
 import type { JobQueue } from '../jobs/job-queue.js';
-import type { Logger } from '../logger.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
-import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
+import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { mergePatch } from '../tokens/merge-patch.js';
-import type { TokenService } from '../tokens/token-service.js';
 import { requireMayBind, requireMayChangeBound } from './binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
@@ -24,7 +21,7 @@ import {
   type UpdateReactorRequest,
   checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseReactorFilter, parseUpdateReactor } from './reactor-input.js';
 import { bindableApplication, findReactor, formulaOf } from './reactor-lookup.js';
-import { type ReactorResponse, ReactorRunner } from './reactor-runner.js';
+import { type ReactorResponse, ReactorRunner, type ReactorRunnerDeps } from './reactor-runner.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 import { reactorViewLoader } from './reactor-view-loader.js';
 
@@ -37,19 +34,9 @@ export interface ListReactorsQuery extends PageQuery {
   name?: string;
 }
 
-export interface ReactorServiceDeps {
-  store: Store;
+/** What the service needs: the runner's needs (reactor-runner.ts) and those of asynchronous runs. */
+export interface ReactorServiceDeps extends Omit<ReactorRunnerDeps, 'consoleOutput'> {
   clock: Clock;
-  audit: AuditLog;
-  logger: Logger;
-  tokens: TokenService;
-  expressions: ExpressionEngine;
-  /** The sandbox, created on first need. */
-  sandbox: () => Promise<Sandbox>;
-  /** The egress-checked fetch given to reactor code; null: fetch rejects. */
-  fetch: HostFetch | null;
-  /** Per-run limit overrides passed to the sandbox. */
-  limits?: Partial<SandboxLimits>;
   /** What becomes of reactor console output (default `summary`: discarded, only its size logged). */
   consoleOutput?: ConsoleOutputMode;
   /** The job queue asynchronous runs are done by. */
@@ -86,17 +73,7 @@ export class ReactorService {
     this.#audit = deps.audit;
     this.#sandbox = deps.sandbox;
     this.#limits = deps.limits;
-    const runner = (this.#runner = new ReactorRunner({
-      store: deps.store,
-      audit: deps.audit,
-      logger: deps.logger,
-      tokens: deps.tokens,
-      expressions: deps.expressions,
-      sandbox: deps.sandbox,
-      fetch: deps.fetch,
-      consoleOutput: deps.consoleOutput ?? 'summary',
-      ...(deps.limits ? { limits: deps.limits } : {}),
-    }));
+    const runner = (this.#runner = new ReactorRunner({ ...deps, consoleOutput: deps.consoleOutput ?? 'summary' }));
     this.#async = new AsyncRuns(
       { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}) },
       {
