@@ -5,7 +5,7 @@
  *
  * fast-check draws applications (public and private, random permissions and rules on random
  * containers), tokens owned by a revealing application, and a sequence of creates, updates of
- * every attribute, tokenizes, gets, lists, searches, dedupes, detokenizations (token:use and
+ * every attribute, tokenizes, gets (also under idempotency keys, replayed), lists, searches, dedupes, detokenizations (token:use and
  * POST /detokenize) and reactor creations (from a formula or with inline code), recodings (formula
  * PUT, inline-code PATCH), rebindings (PUT, PATCH) and invocations by those applications, sessions
  * (created by one application, authorized by another, then acting like any caller) and application
@@ -79,6 +79,9 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('create' as const), actor: n, container: n, guess: fc.option(n), dedupe: fc.boolean(), mask: fc.boolean(), card: fc.boolean() }),
   fc.record({ kind: fc.constant('update' as const), actor: n, target: n, change: fc.constantFrom(...CHANGES), container: n }),
   fc.record({ kind: fc.constant('get' as const), actor: n, target: n }),
+  // A read under an idempotency key naming the token: a later one by the same actor is a replay, or a 409 once something changed.
+  // Weighted, on few actors and tokens: replays need the same actor reading the same token again.
+  { arbitrary: fc.record({ kind: fc.constant('replay' as const), actor: fc.nat(2), target: fc.nat(2), byOwner: fc.boolean(), touch: fc.boolean() }), weight: 3 },
   fc.record({ kind: fc.constant('list' as const), actor: n, type: fc.constantFrom('card', 'token', null) }),
   fc.record({ kind: fc.constant('search' as const), actor: n, term: fc.constantFrom('type', 'container', 'data'), target: n, container: n }),
   fc.record({ kind: fc.constant('tokenize' as const), actor: n, container: n }),
@@ -322,6 +325,27 @@ async function step(world: World, o: Op): Promise<void> {
     case 'get': {
       const result = await attempt(label, world, [actor], () => vault.tokens.get(actor.caller, pick(o.target)));
       if (result.ok) world.check(label, result.value, [actor], actor);
+      return;
+    }
+    case 'replay': {
+      // By an actor, or by the owner (reveal on everything), who may also touch the token between
+      // two reads: a replay must then be a 409, never the stale view.
+      const reader = o.byOwner ? world.owner : actor;
+      const id = pick(o.target);
+      const read = () =>
+        attempt(label, world, [reader], () => vault.idempotency.run(reader.caller, { key: `read-${id}`, fingerprint: `get ${id}` }, () => vault.tokens.get(reader.caller, id)));
+      for (const touch of o.byOwner && o.touch ? [true, false] : [false]) {
+        const result = await read();
+        if (result.ok) {
+          world.check(label, result.value.result, [reader], reader);
+          // A replay is what a read now shows, never a stale or wider view.
+          if (result.value.replayed) expect(result.value.result, `${label}: replay differs from a read now`).toEqual(await vault.tokens.get(reader.caller, id));
+        }
+        if (touch && world.state.has(id)) {
+          await vault.tokens.update(world.owner.caller, id, { metadata: { touched: 'yes' } });
+          await world.refresh();
+        }
+      }
       return;
     }
     case 'use': {
