@@ -2,22 +2,23 @@ import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
-import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
-import { ConflictError, InternalError, NotFoundError, ValidationError } from '../errors.js';
+import type { KeyRing } from '../crypto/key-ring.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Permission, Transform } from '../permissions.js';
 import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
-import { requireDedupeOverOwnData, responseTransform, showsFingerprint } from './disclosure.js';
+import { requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
 import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
 import { MAX_TOKENIZE, collectTokenBodies, replaceTokenBodies } from './tokenize-bodies.js';
 import { type CreateTokenInput, type UpdateTokenInput, parseUpdateTokenInput } from './token-input.js';
 import { type Prepared, TokenPreparer } from './token-preparer.js';
-import { type TokenView, identityView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
+import { TokenViewer } from './token-viewer.js';
+import { type TokenView, identityView, tokenView, withoutExpiredCvc } from './token-view.js';
 
 export interface ListTokensQuery extends PageQuery {
   id?: string | string[];
@@ -58,9 +59,11 @@ export class TokenService {
   #audit: AuditLog;
   #events: EventSink | undefined;
   #preparer: TokenPreparer;
+  #viewer: TokenViewer;
 
   constructor(deps: TokenServiceDeps) {
     this.#preparer = new TokenPreparer(deps);
+    this.#viewer = new TokenViewer(deps);
     this.#events = deps.events;
     this.#store = deps.store;
     this.#keys = deps.keys;
@@ -136,8 +139,8 @@ export class TokenService {
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
     if (result.status === 'created') await this.#emit(caller, 'token.created', token);
-    if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, this.#clock.now(), transform, budget);
-    return this.#writtenView(caller, transform, token, data, budget);
+    if (result.status === 'duplicate') return this.#viewer.duplicate(caller, keys, result.existing, this.#clock.now(), transform, budget);
+    return this.#viewer.written(caller, transform, token, data, budget);
   }
 
   /** Gets one token (token:read); its data follows the caller's transform. Expired and other tenants' tokens are not found. */
@@ -151,8 +154,8 @@ export class TokenService {
       if (!token) throw new NotFoundError('Token', String(id));
       const transform = requireTransform(caller, 'token:read', token.containers);
       // Loads a key version another instance made since (rotation) before the row is decrypted.
-      const data = this.#data(await this.#keys.keysCovering(caller.tenantId, [token.keyVersion]), token, now);
-      const view = tokenView(token, this.#transform(transform, token, data, this.#engine.budget()), false, transform === 'reveal');
+      const data = this.#viewer.data(await this.#keys.keysCovering(caller.tenantId, [token.keyVersion]), token, now);
+      const view = tokenView(token, this.#viewer.transform(transform, token, data, this.#engine.budget()), false, transform === 'reveal');
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:read', resourceId: token.id, outcome: 'success' });
       return view;
     } catch (error) {
@@ -228,15 +231,15 @@ export class TokenService {
       // Keys holding the current row's version, and the newest version for the rewrite.
       const keys = await this.#keys.keysCovering(caller.tenantId, [current.keyVersion]);
       const budget = this.#engine.budget();
-      const { next, data, merged, transform } = this.#preparer.prepareUpdate(caller, current, this.#data(keys, current, now), patch, { keys, budget, now });
+      const { next, data, merged, transform } = this.#preparer.prepareUpdate(caller, current, this.#viewer.data(keys, current, now), patch, { keys, budget, now });
       requireDedupeOverOwnData(caller, current, next, patch.data, merged);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
       const result = await this.#store.updateToken(next, audit, now);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
-      if (result.status === 'duplicate') return this.#duplicateView(caller, keys, result.existing, now, transform, budget);
+      if (result.status === 'duplicate') return this.#viewer.duplicate(caller, keys, result.existing, now, transform, budget);
       await this.#emit(caller, 'token.updated', next);
       if (transformFor(caller, 'token:read', next.containers) === null) return identityView(next);
-      return this.#writtenView(caller, transform, next, withoutExpiredCvc(next, data, now), budget);
+      return this.#viewer.written(caller, transform, next, withoutExpiredCvc(next, data, now), budget);
     });
   }
 
@@ -282,7 +285,7 @@ export class TokenService {
       const budget = this.#engine.budget();
       const keys = await this.#keys.keysCovering(caller.tenantId, tokens.map(({ token }) => token.keyVersion));
       for (const { token, transform } of tokens) {
-        out.set(token.id, this.#transform(transform, token, this.#data(keys, token, now), budget) ?? null);
+        out.set(token.id, this.#viewer.transform(transform, token, this.#viewer.data(keys, token, now), budget) ?? null);
         this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:use', resourceId: token.id, outcome: 'success' });
       }
       return out;
@@ -301,47 +304,8 @@ export class TokenService {
     return toPaginated(page, result, (token) => {
       const transform = transformFor(caller, permission, token.containers);
       if (transform === null) return null;
-      const data = this.#transform(transform, token, this.#data(keys, token, now), budget);
+      const data = this.#viewer.transform(transform, token, this.#viewer.data(keys, token, now), budget);
       return tokenView(token, data, false, showsFingerprint(caller, token.containers));
     });
   }
-
-  /** A create or update response: data under min(operation, token:read) transform, fingerprint only for revealers. */
-  #writtenView(caller: Caller, operation: Transform, token: StoredToken, data: unknown, budget: ExpressionBudget): TokenView {
-    const shown = responseTransform(caller, operation, token.containers);
-    return tokenView(token, this.#transform(shown, token, data, budget), true, showsFingerprint(caller, token.containers));
-  }
-
-  #transform(transform: Transform, token: StoredToken, data: unknown, budget: ExpressionBudget): unknown {
-    return transformData(this.#engine, transform, token, data, budget);
-  }
-
-  /**
-   * Decrypts with keys the caller loaded with keysCovering, so the token's key version is among
-   * them; one that is not is a row whose key is missing from the store.
-   */
-  #data(keys: TenantKeys, token: StoredToken, now: number): unknown {
-    const plaintext = this.#keys.decryptWithKeys(keys, token.tenantId, token.id, token.ciphertext);
-    if (plaintext === null) throw new InternalError(`Token '${token.id}' is encrypted with data key version ${token.keyVersion}, which the store does not hold`);
-    return this.#decode(token, plaintext, now);
-  }
-
-  #decode(token: StoredToken, plaintext: Buffer, now: number): unknown {
-    return withoutExpiredCvc(token, JSON.parse(plaintext.toString('utf8')), now);
-  }
-
-  /**
-   * The answer when deduplication found an existing token: what the caller's token:read transform
-   * on it shows (never more than the operation's transform), identity only without a read grant.
-   */
-  async #duplicateView(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number, operation: Transform, budget: ExpressionBudget): Promise<TokenView> {
-    const read = transformFor(caller, 'token:read', existing.containers);
-    if (read === null) return redactedDuplicateView(existing);
-    const covering = keys.data.has(existing.keyVersion) ? keys : await this.#keys.keysCovering(caller.tenantId, [existing.keyVersion]);
-    const data = this.#transform(responseTransform(caller, operation, existing.containers), existing, this.#data(covering, existing, now), budget);
-    const view = tokenView(existing, data, false, read === 'reveal');
-    view._extras = { deduplicated: true };
-    return view;
-  }
 }
-
