@@ -19,6 +19,8 @@ export async function runStoreConformance(name: string, factory: () => Store | P
   atomic.runAtomicConformance(name, factory, cleanup);
 }
 export { ManualClock } from '../clock.js';
+/** Record builders and constants of the store conformance suite, for a store's own extra tests. */
+export * as storeFixtures from './store-fixtures.js';
 /**
  * A Caller for any tenant and grants, without an application or key: for unit tests of code that
  * takes a Caller. A vault authenticates real callers (`vault.authenticate(key)`).

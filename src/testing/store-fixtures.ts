@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { expect } from 'vitest';
 import type { ApplicationKeyRecord, ApplicationRecord, AuditEntry, FormulaRecord, IdempotencyRecord, PageRequest, ReactorRecord, Store, StoredToken, TokenFilter } from '../storage/store.js';
 
 /** Fixtures of the Store conformance suite, exported for store authors' own tests. */
@@ -138,7 +137,10 @@ export const offset = (size: number, page: number): PageRequest => ({ mode: 'off
 export function tokenHelpers(current: () => Store) {
   const create = async (token: StoredToken, now = T0) => current().createToken(token, now);
   const createAll = async (tokens: StoredToken[], now = T0) => {
-    for (const token of tokens) expect(await create(token, now)).toEqual({ status: 'created' });
+    for (const token of tokens) {
+      const result = await create(token, now);
+      if (result.status !== 'created') throw new Error(`fixture token '${token.id}' was not created: ${result.status}`);
+    }
     return tokens;
   };
   const update = async (next: StoredToken, now = T0) =>
