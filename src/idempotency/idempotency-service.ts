@@ -92,7 +92,7 @@ const COMPLETED = 200;
 /** Marks the sealed envelope `{ tokenvault_idempotent: 2, grants, tokens, result }` (earlier versions sealed the bare response). */
 const ENVELOPE = 'tokenvault_idempotent';
 
-/** What a stored result is replayed under: the caller's grants and the disclosure settings of the tokens it carries, when it ran. */
+/** What a stored result is replayed under: the caller's grants and the state of the tokens it carries, when it ran. */
 interface Envelope {
   grants: string;
   /** Token id → stateDigest of the token when the result was stored. */
