@@ -7,7 +7,7 @@ import { validationFromIssues } from '../validation/issues.js';
 import type { Vault } from '../vault.js';
 import { type JsonBody, readJsonBody, webBodyReader } from './body.js';
 import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './exchange.js';
-import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, checkIdempotencyKey } from '../idempotency/idempotency-service.js';
+import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
 import { buildOpenApiDocument } from './openapi/document.js';
@@ -146,7 +146,8 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       const { result, replayed } = await vault.idempotency.run(
         caller,
         {
-          key: checkIdempotencyKey(idempotencyKey, `${headerPrefix}-IDEMPOTENCY-KEY`, caller),
+          key: idempotencyKey,
+          keyName: `${headerPrefix}-IDEMPOTENCY-KEY`,
           fingerprint: requestFingerprint(route.method, request.pathname + request.search, body === null ? null : body.text),
           tokenIds: (ran) => referencedTokenIds(route.path, params, input.body, ran),
           leaseMs: idempotencyLeaseMs,

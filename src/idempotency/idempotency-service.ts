@@ -17,6 +17,8 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export interface IdempotentRequest<T> {
   /** The client's idempotency key: 1 to 255 characters, per application. */
   key: string;
+  /** How errors name the key (default `key`; the HTTP layer names its header). */
+  keyName?: string;
   /**
    * Text naming the request (HTTP: method, path with query, and body). The same key with another
    * fingerprint is a 422: a key names one request.
@@ -68,7 +70,7 @@ export function idsIn(value: unknown, ids: Set<string> = new Set(), depth = 0): 
  * it. Public applications use sessions for that (a session is its own caller). `field` names the
  * key in the error (e.g. the HTTP header).
  */
-export function checkIdempotencyKey(value: unknown, field: string, caller: Caller): string {
+function checkIdempotencyKey(value: unknown, field: string, caller: Caller): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw ValidationError.field(field, `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   }
@@ -159,7 +161,7 @@ export class IdempotencyService {
    * const { result: token } = await vault.idempotency.run(caller, { key: orderId, fingerprint: JSON.stringify(input) }, () => vault.tokens.create(caller, input));
    */
   async run<T>(caller: Caller, request: IdempotentRequest<T>, run: () => Promise<T>): Promise<IdempotentResult<T>> {
-    const key = checkIdempotencyKey(request.key, 'key', caller);
+    const key = checkIdempotencyKey(request.key, request.keyName ?? 'key', caller);
     if (typeof request.fingerprint !== 'string') throw ValidationError.field('fingerprint', 'must be a string naming the request');
     const leaseMs = request.leaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
     if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > IDEMPOTENCY_TTL_MS) throw ValidationError.field('leaseMs', 'must be a whole number of milliseconds from 1000 to 24 hours');
