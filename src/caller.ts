@@ -42,6 +42,31 @@ export const TOKEN_PERMISSIONS: readonly Permission[] = [
   'token:use',
 ];
 
+/**
+ * The permissions that make a management application a tenant administrator: with both it can
+ * create an application with any grants, or widen any application's grants, so it already holds
+ * every power of its tenant (docs/authority.md). A tenant always keeps one (see
+ * ApplicationService).
+ */
+export const ADMINISTRATOR_PERMISSIONS: readonly Permission[] = Object.freeze(['application:create', 'application:update']);
+
+/**
+ * Whether the caller is a tenant administrator: the one principal that may act through another
+ * (bind a reactor to any application, change what runs as or receives others' data, mint keys,
+ * change grants) without holding that other's grants. Everyone else is bounded by coversGrants.
+ */
+export function isTenantAdministrator(caller: Caller): boolean {
+  return caller.applicationType === 'management' && caller.session === undefined && ADMINISTRATOR_PERMISSIONS.every((p) => caller.permissions.has(p));
+}
+
+/**
+ * Whether the caller may act through `target` (run code as it, hold a key of it, give it grants):
+ * a tenant administrator may; anyone else only when it holds every grant `target` holds.
+ */
+export function mayActAs(caller: Caller, target: Caller): boolean {
+  return isTenantAdministrator(caller) || coversGrants(caller, target);
+}
+
 /** Builds a Caller from an application's stored permissions and rules. */
 export function makeCaller(app: {
   tenantId: string;
@@ -128,9 +153,9 @@ export function requireTransform(caller: Caller, permission: Permission, contain
 /**
  * True when `caller` holds every grant `target` holds: every permission of `target`, and for each
  * token permission, wherever `target`'s rules grant it with transform T, `caller`'s rules grant it
- * too with a transform at least as revealing (reveal < mask < redact in strictness). Binding a
- * reactor to `target`, or changing the code that runs as it, needs this (or a management caller),
- * so reactor authors can never act as an application more privileged than themselves.
+ * too with a transform at least as revealing (reveal < mask < redact in strictness). Acting
+ * through `target` (mayActAs) needs this unless the caller is a tenant administrator, so no
+ * principal can act as one more privileged than itself.
  *
  * Checking the rule containers of both callers is exact: the rule that decides a container is
  * chosen among the rules whose container is it or an ancestor, so every container decides as the

@@ -211,7 +211,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     formulas,
     reactors,
     applications,
-    applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache }),
+    applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache, events }),
     sessions: new SessionService({ store, clock, audit }),
     detokenize: new DetokenizeService({ tokens, expressions, audit }),
     permissions: new PermissionService(),

@@ -3,9 +3,11 @@ import { refuseNul } from '../validation/no-nul.js';
 import { type Caller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import type { ApplicationKeyRecord, Store } from '../storage/store.js';
+import type { ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
 import { formatIso } from '../time.js';
 import { newApplicationKey } from './api-keys.js';
+import type { EventSink } from '../webhooks/webhook-events-emitter.js';
+import { requireMayActOn } from './application-authz.js';
 import type { AuthCache } from './auth-cache.js';
 
 /** Most keys one application may hold at once: enough to rotate, not a place to hoard credentials. */
@@ -23,15 +25,20 @@ export interface ApplicationKeyView {
  * The keys of an application: each application has one or more, any of which authenticates as it.
  * A key is shown once, when created; only its SHA-256 is stored. Creating and deleting keys needs
  * application:update, reading them application:read (management applications; a session never
- * holds either).
+ * holds either). Holding a key is acting as the application, so creating or deleting one also
+ * needs a tenant administrator or a caller holding every grant of the application
+ * (application-authz.ts); each is audited and announced (`application.key_created`,
+ * `application.key_deleted`), so the application's owners see keys they did not make.
  */
 export class ApplicationKeyService {
   #store: Store;
   #clock: Clock;
   #audit: AuditLog;
   #callers: AuthCache;
+  #events: EventSink | undefined;
 
-  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCache: AuthCache }) {
+  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; authCache: AuthCache; events?: EventSink }) {
+    this.#events = deps.events;
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
@@ -43,15 +50,34 @@ export class ApplicationKeyService {
     return this.#audit.guard(caller, 'application:key_create', applicationId, async () => {
       requirePermission(caller, 'application:update');
       refuseNul(applicationId, 'id');
+      requireMayActOn(caller, 'add a key to', String(applicationId), await this.#application(caller, applicationId));
       const { record, key } = newApplicationKey({ tenantId: caller.tenantId, id: String(applicationId) }, caller.applicationId, this.#clock.now());
       const result = await this.#store.createApplicationKey(record, MAX_KEYS_PER_APPLICATION);
       if (result === 'not_found') throw new NotFoundError('Application', String(applicationId));
       if (result === 'limit') {
         throw new ConflictError(`Application '${applicationId}' already has ${MAX_KEYS_PER_APPLICATION} keys, the most it may hold; delete one first`);
       }
+      await this.#requireStillMayActOn(caller, record);
       this.#record(caller, 'application:key_create', record);
+      await this.#emit(caller, 'application.key_created', record);
       return { ...view(record), key };
     });
+  }
+
+  /**
+   * The check above was decided on the grants read before the key was written. When they changed
+   * meanwhile beyond what the caller may act on, the key (never shown) is deleted and the call
+   * refused; a widening after this look is ordered after the key's creation, like any other.
+   */
+  async #requireStillMayActOn(caller: Caller, record: ApplicationKeyRecord): Promise<void> {
+    const now = await this.#store.getApplication(caller.tenantId, record.applicationId);
+    try {
+      if (now !== null) requireMayActOn(caller, 'add a key to', record.applicationId, now);
+    } catch (error) {
+      await this.#store.deleteApplicationKey(caller.tenantId, record.applicationId, record.id);
+      this.#callers.clear();
+      throw error;
+    }
   }
 
   /** The application's keys, oldest first, without their secrets. */
@@ -77,7 +103,7 @@ export class ApplicationKeyService {
     await this.#audit.guard(caller, 'application:key_delete', applicationId, async () => {
       requirePermission(caller, 'application:update');
       refuseNul({ id: applicationId, key_id: keyId }, '');
-      await this.#application(caller, applicationId);
+      requireMayActOn(caller, 'delete a key of', String(applicationId), await this.#application(caller, applicationId));
       const key = typeof keyId === 'string' ? await this.#store.getApplicationKey(caller.tenantId, applicationId, keyId) : null;
       if (key === null) throw new NotFoundError('Application key', String(keyId));
       const result = await this.#store.deleteApplicationKey(caller.tenantId, applicationId, keyId);
@@ -87,11 +113,18 @@ export class ApplicationKeyService {
       }
       this.#callers.clear();
       this.#record(caller, 'application:key_delete', key);
+      await this.#emit(caller, 'application.key_deleted', key);
     });
   }
 
-  async #application(caller: Caller, id: string): Promise<void> {
-    if (typeof id !== 'string' || (await this.#store.getApplication(caller.tenantId, id)) === null) throw new NotFoundError('Application', String(id));
+  async #application(caller: Caller, id: string): Promise<ApplicationRecord> {
+    const app = typeof id === 'string' ? await this.#store.getApplication(caller.tenantId, id) : null;
+    if (app === null) throw new NotFoundError('Application', String(id));
+    return app;
+  }
+
+  async #emit(caller: Caller, type: 'application.key_created' | 'application.key_deleted', key: ApplicationKeyRecord): Promise<void> {
+    await this.#events?.emit(caller.tenantId, type, { application_id: key.applicationId, key_id: key.id, actor: caller.applicationId });
   }
 
   /** The entry names the application (resource) and the key's id (detail); never the key. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, makeCaller, requirePermission } from '../caller.js';
+import { ADMINISTRATOR_PERMISSIONS, type Caller, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
@@ -12,16 +12,13 @@ import { formatIso } from '../time.js';
 import { resolveSessionKey } from '../sessions/session-auth.js';
 import { MIN_KEY_LENGTH, SESSION_KEY_PREFIX, hashApiKey, hashesEqual, newApplicationKey } from './api-keys.js';
 import { AuthCache } from './auth-cache.js';
+import { requireMayActOn } from './application-authz.js';
 import { type ApplicationInput, type CreateApplicationRequest, type UpdateApplicationRequest, parseCreateApplication, parseUpdateApplication } from './application-input.js';
 
 /**
- * The permissions that let a tenant manage its applications: with both, an application can create a
- * new management application or restore any application's permissions. A tenant that has an
- * application holding both always keeps one (see lastAdministrator).
+ * The refusal when a change would leave the tenant unable to manage its applications: a tenant
+ * that has a tenant administrator (ADMINISTRATOR_PERMISSIONS) always keeps one.
  */
-export const ADMINISTRATOR_PERMISSIONS: readonly Permission[] = Object.freeze(['application:create', 'application:update']);
-
-/** The refusal when a change would leave the tenant unable to manage its applications. */
 function lastAdministrator(id: string): ConflictError {
   return new ConflictError(
     `Application '${id}' is the tenant's last application holding application:create and application:update; ` +
@@ -96,12 +93,17 @@ export class ApplicationService {
     return caller;
   }
 
-  /** Creates an application (application:create) and returns it with its key, shown this once. */
+  /**
+   * Creates an application (application:create) and returns it with its key, shown this once. A
+   * caller that is not a tenant administrator may only create applications whose every grant it
+   * holds itself (application-authz.ts).
+   */
   async create(caller: Caller, body: CreateApplicationRequest): Promise<ApplicationView & { key: string }> {
     return this.#audit.guard(caller, 'application:create', null, async () => {
       requirePermission(caller, 'application:create');
       refuseNul(body, '');
       const input = parseCreateApplication(body);
+      requireMayActOn(caller, 'create', '', { tenantId: caller.tenantId, id: '', ...input });
       const { app, key } = await this.#insert(caller.tenantId, input, caller.applicationId);
       this.#record(caller, 'application:create', app.id);
       await this.#emit(caller, 'application.created', app.id);
@@ -139,7 +141,11 @@ export class ApplicationService {
     return toPaginated(page, await this.#store.listApplications(caller.tenantId, page), view);
   }
 
-  /** Replaces the name, and the permissions and rules when given (application:update). The type and key stay. */
+  /**
+   * Replaces the name, and the permissions and rules when given (application:update). The type and
+   * key stay. Changing permissions or rules needs a tenant administrator or a caller that holds
+   * every grant of the application both before and after (so no caller widens itself or another).
+   */
   async update(caller: Caller, id: string, body: UpdateApplicationRequest): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:update', id, async () => {
       requirePermission(caller, 'application:update');
@@ -152,6 +158,9 @@ export class ApplicationService {
       const changes: ApplicationChanges = { name: input.name, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if ('permissions' in named) changes.permissions = input.permissions;
       if ('rules' in named) changes.rules = input.rules;
+      if (changes.permissions !== undefined || changes.rules !== undefined) {
+        requireMayActOn(caller, 'change the grants of', current.id, current, { ...current, permissions: input.permissions, rules: input.rules });
+      }
       const updated = await this.#store.updateApplication(caller.tenantId, current.id, changes, ADMINISTRATOR_PERMISSIONS);
       if (updated.status === 'last_holder') throw lastAdministrator(id);
       if (updated.status === 'not_found') throw new NotFoundError('Application', id);
@@ -165,28 +174,35 @@ export class ApplicationService {
   /**
    * Issues a new key (application:update) that replaces every key of the application: all of its
    * old keys stop working at once. (To rotate without a gap, add a key with the keys API and
-   * delete the old one once clients use the new one.)
+   * delete the old one once clients use the new one.) Holding the key is acting as the
+   * application: a tenant administrator, or a caller holding every grant of it.
    */
   async regenerateKey(caller: Caller, id: string): Promise<ApplicationView> {
     return this.#audit.guard(caller, 'application:regenerate', id, async () => {
       requirePermission(caller, 'application:update');
       refuseNul(id, 'id');
       const current = await this.#find(caller, id);
+      requireMayActOn(caller, 'regenerate the key of', current.id, current);
       const now = this.#clock.now();
       const { record, key } = newApplicationKey(current, caller.applicationId, now);
       const next: ApplicationRecord = { ...current, modifiedBy: caller.applicationId, modifiedAt: now };
       if (!(await this.#store.replaceApplicationKeys(record, caller.applicationId))) throw new NotFoundError('Application', id);
       this.#callers.clear();
+      // Decided on the grants read above; a widening that landed meanwhile must not reach the
+      // caller through the new key, which nobody has seen yet (application-authz.ts).
+      await this.#requireStillMayActOn(caller, 'regenerate the key of', current);
       this.#record(caller, 'application:regenerate', id);
       await this.#emit(caller, 'application.updated', id);
       return { ...view(next), key };
     });
   }
 
+  /** Deletes an application (application:delete): a tenant administrator, or a caller holding every grant of it. */
   async delete(caller: Caller, id: string): Promise<void> {
     await this.#audit.guard(caller, 'application:delete', id, async () => {
       requirePermission(caller, 'application:delete');
       refuseNul(id, 'id');
+      requireMayActOn(caller, 'delete', String(id), await this.#find(caller, id));
       const deleted = await this.#store.deleteApplication(caller.tenantId, String(id), ADMINISTRATOR_PERMISSIONS);
       if (deleted === 'last_holder') throw lastAdministrator(String(id));
       if (deleted === 'not_found') throw new NotFoundError('Application', String(id));
@@ -199,6 +215,16 @@ export class ApplicationService {
   /** The application record of this tenant (for reactors, which run as their application). */
   async record(tenantId: string, id: string): Promise<ApplicationRecord | null> {
     return this.#store.getApplication(tenantId, id);
+  }
+
+  /**
+   * After a key was written on a check of the application's grants: refuses (and the key, never
+   * shown, is useless) when the application's grants changed meanwhile beyond what the caller may
+   * act on. A widening after this look is ordered after the key's creation, like any other.
+   */
+  async #requireStillMayActOn(caller: Caller, action: 'regenerate the key of', checked: ApplicationRecord): Promise<void> {
+    const now = await this.#store.getApplication(caller.tenantId, checked.id);
+    if (now !== null) requireMayActOn(caller, action, checked.id, now);
   }
 
   async #find(caller: Caller, id: string): Promise<ApplicationRecord> {

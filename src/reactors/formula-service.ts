@@ -8,7 +8,7 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { checkReactorCode } from './code-check.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
-import { changesWhatRuns, requireMayChangeFormula } from './binding-authz.js';
+import { changesWhatRuns, requireMayChangeFormula, requireMayRecode } from './binding-authz.js';
 import { type FormulaRequest, parseFormulaInput } from './formula-input.js';
 import { type FormulaView, formulaView } from './reactor-views.js';
 
@@ -97,9 +97,10 @@ export class FormulaService {
   /**
    * Replaces a formula (reactor:update, PUT: name and code required, absent declarations cleared).
    * Reactors built on it keep their configuration; one that no longer matches the declarations is
-   * refused at invocation until it is updated. Changing the code or declarations of a formula that
-   * a reactor bound to an application uses needs every grant of that application (or a management
-   * caller): that code runs as the application. Name and description alone may always change.
+   * refused at invocation until it is updated. Changing the code or declarations is for the
+   * formula's author or a tenant administrator (its reactors' invokers hand the code their data),
+   * and when a reactor bound to an application uses it, needs every grant of that application (or
+   * an administrator): that code runs as the application. Name and description alone may always change.
    */
   async update(caller: Caller, id: string, body: FormulaRequest): Promise<FormulaView> {
     return this.#audit.guard(caller, 'formula:update', id, async () => {
@@ -110,11 +111,19 @@ export class FormulaService {
       const input = parseFormulaInput(body);
       (await this.#sandbox()).check(input.code);
       const next: FormulaRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
-      if (changesWhatRuns(current, next)) await requireMayChangeFormula(this.#store, caller, current.id);
-      // After the authorization: the load check runs the code's top level.
-      if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits);
-      // Only while the code and declarations are still the ones the check above was decided on.
-      const result = await this.#store.updateFormula(caller.tenantId, current.id, { ...input, modifiedBy: caller.applicationId, modifiedAt: next.modifiedAt! }, current);
+      const recodes = changesWhatRuns(current, next);
+      let boundApplications: string[] | undefined;
+      if (recodes) {
+        requireMayRecode(caller, 'formula', current);
+        boundApplications = await requireMayChangeFormula(this.#store, caller, current.id);
+        // After the authorization: the load check runs the code's top level. However long it runs,
+        // the write below lands only while the bindings are those just decided on.
+        if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits);
+      }
+      // Only while the code, the declarations and the applications its reactors run as are still
+      // the ones the checks above were decided on: a reactor bound meanwhile makes it a 409.
+      const expected = { ...pickRun(current), ...(boundApplications === undefined ? {} : { boundApplications }) };
+      const result = await this.#store.updateFormula(caller.tenantId, current.id, { ...input, modifiedBy: caller.applicationId, modifiedAt: next.modifiedAt! }, expected);
       if (result.status === 'not_found') throw new NotFoundError('Formula', String(id));
       if (result.status === 'changed') throw concurrentChange('Formula', current.id);
       this.#record(caller, 'formula:update', next.id);
@@ -143,4 +152,8 @@ export class FormulaService {
   #record(caller: Caller, operation: string, resourceId: string | null): void {
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation, resourceId, outcome: 'success' });
   }
+}
+
+function pickRun(formula: FormulaRecord): Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'> {
+  return { code: formula.code, configuration: formula.configuration, requestParameters: formula.requestParameters };
 }

@@ -133,7 +133,7 @@ export class ReactorRunner {
       if (!appCaller) {
         throw ValidationError.field('tokenize', 'the reactor returned a tokenize block but has no application to create the tokens as; give the reactor an application');
       }
-      response.tokens = await this.#tokenize(appCaller, output.tokenize);
+      response.tokens = await this.#tokenize(appCaller, caller, output.tokenize);
     }
     return response;
   }
@@ -145,9 +145,14 @@ export class ReactorRunner {
     return value;
   }
 
-  async #tokenize(appCaller: Caller, block: unknown): Promise<unknown> {
+  /**
+   * Creates the tokens of a tokenize block as the reactor's application. The answer goes to the
+   * invoker, who chose the args: a deduplicated token must be one the invoker may reveal too, or
+   * the block would hand it tokens (and data) of the application's it cannot read (docs/authority.md).
+   */
+  async #tokenize(appCaller: Caller, invoker: Caller, block: unknown): Promise<unknown> {
     try {
-      return await this.#deps.tokens.tokenize(appCaller, block);
+      return await this.#deps.tokens.tokenize(appCaller, block, { shownTo: invoker });
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       // The code built these bodies: say where they came from.

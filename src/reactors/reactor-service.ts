@@ -9,7 +9,7 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { mergePatch } from '../tokens/merge-patch.js';
-import { requireMayBind, requireMayChangeBound } from './binding-authz.js';
+import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from './binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
@@ -156,9 +156,10 @@ export class ReactorService {
   /**
    * Replaces a reactor's name, configuration, application and (inline-code reactors) code
    * (reactor:update, PUT). The formula cannot change. A reactor bound to an application (before or
-   * after) may only be changed by a caller that holds every grant of that application, or a
-   * management application: its configuration steers where the data its code sees goes, and its
-   * code runs as that application.
+   * after) may only be changed by a caller that holds every grant of that application, or a tenant
+   * administrator: its code runs as that application. Changing its code or configuration (which
+   * steers where the data its code sees goes) is for its author or an administrator
+   * (binding-authz.ts).
    */
   async update(caller: Caller, id: string, body: UpdateReactorRequest): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
@@ -170,6 +171,7 @@ export class ReactorService {
       const input = parseUpdateReactor(body, current.formulaId === null);
       const formula = current.formulaId === null ? null : await formulaOf(this.#store, current);
       const configuration = formula ? checkConfiguration(input.configuration ?? {}, formula.configuration) : checkInlineConfiguration(input.configuration ?? {});
+      if (changesReactorRun(current, { code: input.code, configuration })) requireMayRecode(caller, 'reactor', current);
       const application = await bindableApplication(this.#store, caller.tenantId, input.applicationId);
       if (application && application.id !== bound?.id) requireMayBind(caller, application);
       return this.#save(caller, current, { name: input.name, configuration, code: input.code, applicationId: application?.id ?? null }, formula, application);
@@ -180,7 +182,8 @@ export class ReactorService {
    * Changes what a JSON merge patch (RFC 7386) names of a reactor (reactor:update, PATCH): `name`,
    * `configuration` (merged into the current one, then checked like a PUT's), `code` (inline-code
    * reactors) and `application` (null removes it). The same rules as PUT hold: changing a bound
-   * reactor in any way needs every grant of its application.
+   * reactor in any way needs every grant of its application, and changing code or configuration
+   * needs its author or an administrator.
    */
   async patch(caller: Caller, id: string, body: PatchReactorRequest): Promise<ReactorView> {
     return this.#audit.guard(caller, 'reactor:update', id, async () => {
@@ -194,12 +197,13 @@ export class ReactorService {
       const merged =
         patch.configuration === undefined ? current.configuration : patch.configuration === null ? {} : (mergePatch(current.configuration, patch.configuration) as Record<string, unknown>);
       const configuration = formula ? checkConfiguration(merged, formula.configuration) : checkInlineConfiguration(merged);
+      const code = patch.code ?? current.code;
+      if (changesReactorRun(current, { code, configuration })) requireMayRecode(caller, 'reactor', current);
       let application = bound;
       if (patch.applicationId !== undefined) {
         application = await bindableApplication(this.#store, caller.tenantId, patch.applicationId);
         if (application && application.id !== bound?.id) requireMayBind(caller, application);
       }
-      const code = patch.code ?? current.code;
       return this.#save(caller, current, { name: patch.name ?? current.name, configuration, code, applicationId: application?.id ?? null }, formula, application);
     });
   }

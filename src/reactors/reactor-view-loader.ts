@@ -1,6 +1,6 @@
 import type { Caller } from '../caller.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
-import { mayActAs } from './binding-authz.js';
+import { mayBindTo } from './binding-authz.js';
 import { formulaOf } from './reactor-lookup.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 
@@ -23,7 +23,7 @@ export function reactorViewLoader(store: Store, caller: Caller): (reactor: React
       if (cached !== undefined) application = cached;
       else {
         const record = await store.getApplication(reactor.tenantId, reactor.applicationId);
-        application = { record, visible: record === null || mayActAs(caller, record) };
+        application = { record, visible: record === null || mayBindTo(caller, record) };
         applications.set(reactor.applicationId, application);
       }
     }

@@ -97,6 +97,12 @@ export interface ReactorRequestOutcome {
   expiresAt: number;
 }
 
+/** What a formula update is decided on (Store.updateFormula). */
+export interface FormulaExpectation extends Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'> {
+  /** The sorted distinct application ids the formula's reactors are bound to. */
+  boundApplications?: readonly string[];
+}
+
 /** Reactor formulas, reactors and asynchronous reactor requests (see Store for the contract every method keeps). */
 export interface ReactorStore {
   // --- reactor formulas and reactors ---------------------------------------------------------
@@ -106,15 +112,12 @@ export interface ReactorStore {
   listFormulas(tenantId: string, page: PageRequest): Promise<PageResult<FormulaRecord>>;
   /**
    * Atomically writes `changes` (only the fields given). With `expected`: only while the formula's
-   * code and declarations are still those (what runs, which the caller's authorization was decided
-   * on); else `changed` and nothing written.
+   * code and declarations are still those, and (when `boundApplications` is given) while the
+   * distinct non-null application ids of the tenant's reactors of this formula are exactly those
+   * (what runs and as whom, which the caller's authorization was decided on); else `changed` and
+   * nothing written. A reactor created or rebound concurrently is either seen or waits for the write.
    */
-  updateFormula(
-    tenantId: string,
-    id: string,
-    changes: FormulaChanges,
-    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
-  ): Promise<RecordUpdateResult<FormulaRecord>>;
+  updateFormula(tenantId: string, id: string, changes: FormulaChanges, expected?: FormulaExpectation): Promise<RecordUpdateResult<FormulaRecord>>;
   /** Atomically: 'in_use' (nothing deleted) when a reactor of the tenant references it; 'not_found'; else 'deleted'. */
   deleteFormula(tenantId: string, id: string): Promise<'deleted' | 'not_found' | 'in_use'>;
   /** Inserts; 'exists' (nothing written) when the id is taken. */

@@ -133,18 +133,19 @@ export interface TokenStore {
   // --- tokens --------------------------------------------------------------------------------
   /**
    * Atomically: when `token.deduplicate` and a live token with the same tenant, type and non-null
-   * fingerprint exists, returns it as a duplicate and writes nothing; else when a token (live,
-   * expired-but-unswept, or deleted-with-reference) has the same tenant and id, returns id_conflict
-   * and writes nothing; else inserts the token, its metadata and search hashes, and the audit entry
-   * when one is given (null: the caller records it another way).
+   * fingerprint exists (with `dedupeWithin`: one whose every container lies in some of those
+   * scopes, as TokenFilter.within; the oldest such), returns it as a duplicate and writes nothing;
+   * else when a token (live, expired-but-unswept, or deleted-with-reference) has the same tenant
+   * and id, returns id_conflict and writes nothing; else inserts the token, its metadata and
+   * search hashes.
    */
-  createToken(token: StoredToken, now: number): Promise<CreateTokenResult>;
+  createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult>;
   /**
-   * Atomically creates `tokens` in order, each as createToken would (deduplication included, also
-   * against an earlier token of the same call; no audit entries): when one of them meets an id
-   * conflict, none of them is written and the answer names its index. At most 100 tokens.
+   * Atomically creates `tokens` in order, each as createToken would (deduplication included, within
+   * `dedupeWithin`, also against an earlier token of the same call; no audit entries): when one of
+   * them meets an id conflict, none of them is written and the answer names its index. At most 100 tokens.
    */
-  createTokens(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult>;
+  createTokens(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokensResult>;
   /** The live token (not expired at `now`) of the tenant with that id, or null. */
   getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null>;
   /** Live tokens matching every given filter, in creation order. */
@@ -152,12 +153,12 @@ export interface TokenStore {
   /**
    * Atomically replaces a live token's mutable fields with `next` (same tenant and id). When
    * `next.deduplicate`, and the update changes the fingerprint or turns deduplication on, and
-   * another live token of the same type has `next.fingerprint`, writes nothing and returns it as a
-   * duplicate. An update that keeps both (a metadata change) is never refused as a duplicate: its
+   * another live token of the same type has `next.fingerprint` (within `dedupeWithin`, as
+   * createToken), writes nothing and returns it as a duplicate. An update that keeps both (a metadata change) is never refused as a duplicate: its
    * answer would otherwise tell a caller that cannot read the data that another token holds the
    * same fingerprint. Writes the audit entry with the change.
    */
-  updateToken(next: StoredToken, audit: AuditEntry, now: number): Promise<UpdateTokenResult>;
+  updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<UpdateTokenResult>;
   /**
    * Atomically removes a live token (its data, metadata and search hashes) and leaves a
    * DeletedTokenRecord; false when no live token has that id. Writes the audit entry.

@@ -1,5 +1,5 @@
 import { isDeepFrozen } from '../frozen.js';
-import type { StoredToken } from './store.js';
+import type { ContainerScope, StoredToken } from './store.js';
 
 /**
  * The values of a token's mutable columns, in the order both stores declare them (type, ciphertext,
@@ -39,4 +39,12 @@ function maskText(mask: unknown): string | null {
     maskTexts.set(mask, text);
   }
   return text;
+}
+
+/**
+ * Access scopes (TokenFilter.within, a deduplication's `dedupeWithin`) as both stores bind them:
+ * one JSON array of `[prefix, [except, …]]`, so the SQL is fixed; null when none is given.
+ */
+export function scopesParam(scopes: readonly ContainerScope[] | undefined): string | null {
+  return scopes === undefined ? null : JSON.stringify(scopes.map((scope) => [scope.prefix, scope.except]));
 }

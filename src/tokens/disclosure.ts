@@ -1,7 +1,8 @@
-import { type Caller, transformFor } from '../caller.js';
+import { type Caller, grantScopes, makeCaller, transformFor } from '../caller.js';
 import { AuthorizationError } from '../errors.js';
 import type { Transform } from '../permissions.js';
-import type { StoredToken } from '../storage/store.js';
+import { intersectGrants } from '../sessions/session-grants.js';
+import type { ContainerScope, StoredToken } from '../storage/store.js';
 import { mergePatch } from './merge-patch.js';
 import { stricter } from './token-view.js';
 
@@ -24,6 +25,20 @@ export function responseTransform(caller: Caller, operation: Transform, containe
 /** Whether a response may carry the token's fingerprint: only to callers whose token:read transform on it is reveal. */
 export function showsFingerprint(caller: Caller, containers: readonly string[]): boolean {
   return transformFor(caller, 'token:read', containers) === 'reveal';
+}
+
+/**
+ * Where a deduplicating create or update may find its duplicate: among tokens the caller may
+ * reveal through token:read, and, when the answer is shown to someone else too (a reactor's
+ * tokenize block answers its invoker), that one may reveal as well. A duplicate answer names the
+ * existing token and shows its data, so matching any other token would tell the caller whether
+ * data it guessed is in the vault, and hand it the id of a token it cannot read
+ * (docs/authority.md). Outside these scopes a token is not a duplicate: a new one is created, so
+ * the answer is the same whether or not such a token exists.
+ */
+export function dedupeScopes(caller: Caller, shownTo?: Caller): ContainerScope[] {
+  const viewer = shownTo === undefined ? caller : makeCaller({ tenantId: caller.tenantId, id: caller.applicationId, type: caller.applicationType, ...intersectGrants(caller, shownTo) });
+  return grantScopes(viewer, 'token:read', true);
 }
 
 /** Why each attribute that decides what a token discloses needs the reveal transform to change. */

@@ -10,7 +10,7 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Permission, Transform } from '../permissions.js';
 import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
-import { requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
+import { dedupeScopes, requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
 import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
@@ -72,7 +72,11 @@ export class TokenService {
     this.#audit = deps.audit;
   }
 
-  /** Creates a token (token:create). With `deduplicate_token`, returns the existing token of the same type and fingerprint instead. */
+  /**
+   * Creates a token (token:create). With `deduplicate_token`, returns instead the existing token
+   * of the same type and fingerprint, if there is one the caller may reveal (disclosure.ts,
+   * dedupeScopes); any other token is never matched, so the answer tells nothing about it.
+   */
   async create(caller: Caller, body: CreateTokenInput): Promise<TokenView> {
     return this.#audit.guard(caller, 'token:create', null, async () => {
       // One expression budget for the whole call (id, fingerprint, search indexes, response mask).
@@ -85,9 +89,10 @@ export class TokenService {
    * Bulk tokenization (token:create): every `{ type, data, ... }` object anywhere in the body (a
    * create body) becomes a token, and the response mirrors the body's shape with each replaced by
    * the created token. All items are validated before any is stored, so a bad item changes nothing.
-   * At most 100 tokens per call.
+   * At most 100 tokens per call. Deduplication as in create; `options.shownTo`: the answer goes to
+   * that caller too (a reactor's invoker), so a duplicate must be one it may reveal as well.
    */
-  async tokenize(caller: Caller, body: unknown): Promise<unknown> {
+  async tokenize(caller: Caller, body: unknown, options: { shownTo?: Caller } = {}): Promise<unknown> {
     return this.#audit.guard(caller, 'token:tokenize', null, async () => {
       requirePermission(caller, 'token:create');
       const items: { path: string; body: unknown }[] = [];
@@ -112,6 +117,7 @@ export class TokenService {
       const stored = await this.#store.createTokens(
         prepared.map((p) => p.token),
         prepared[0]!.token.createdAt,
+        prepared.some((p) => p.token.deduplicate) ? dedupeScopes(caller, options.shownTo) : undefined,
       );
       if (stored.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared[stored.index]!.token.id}' already exists; nothing was stored`);
       const views = new Map<unknown, TokenView>();
@@ -128,7 +134,8 @@ export class TokenService {
    * not the record of the creation.
    */
   async #commit(caller: Caller, prepared: Prepared, budget: ExpressionBudget): Promise<TokenView> {
-    const result = await this.#store.createToken(prepared.token, prepared.token.createdAt);
+    const within = prepared.token.deduplicate ? dedupeScopes(caller) : undefined;
+    const result = await this.#store.createToken(prepared.token, prepared.token.createdAt, within);
     if (result.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared.token.id}' already exists`);
     return this.#created(caller, prepared, result, budget);
   }
@@ -211,8 +218,8 @@ export class TokenService {
 
   /**
    * Updates a token (token:update): data, mask and metadata by merge patch (RFC 7386), the other
-   * fields replaced. When the result would duplicate another token and deduplication is on, nothing
-   * is written and the existing token is returned (as the caller's token:read transform shows it).
+   * fields replaced. When the result would duplicate another token the caller may reveal
+   * (dedupeScopes) and deduplication is on, nothing is written and the existing token is returned.
    * Disclosure rules (disclosure.ts): changing mask, fingerprint_expression, search_indexes or
    * containers needs reveal on the token; setting or advancing expires_at needs token:delete; a
    * deduplicating update over data the caller cannot read needs reveal; the response shows at most
@@ -234,7 +241,7 @@ export class TokenService {
       const { next, data, merged, transform } = this.#preparer.prepareUpdate(caller, current, this.#viewer.data(keys, current, now), patch, { keys, budget, now });
       requireDedupeOverOwnData(caller, current, next, patch.data, merged);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
-      const result = await this.#store.updateToken(next, audit, now);
+      const result = await this.#store.updateToken(next, audit, now, next.deduplicate ? dedupeScopes(caller) : undefined);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
       if (result.status === 'duplicate') return this.#viewer.duplicate(caller, keys, result.existing, now, transform, budget);
       await this.#emit(caller, 'token.updated', next);

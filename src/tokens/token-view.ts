@@ -99,15 +99,6 @@ export function tokenView(token: StoredToken, data: unknown, echo: boolean, fing
 }
 
 /**
- * The view of an existing duplicate the caller may not read: identity only, which deduplication
- * cannot help disclosing (a token of that type and fingerprint exists, and its id); not its
- * containers, fingerprint or metadata.
- */
-export function redactedDuplicateView(token: StoredToken): TokenView {
-  return { ...identityView(token), _extras: { deduplicated: true } };
-}
-
-/**
  * The answer to an update by a caller without token:read on the token: its identity only. The
  * caller may write the token, not read it, so not its metadata, containers or expressions either
  * (else `PATCH {}` would read them).

@@ -6,7 +6,7 @@ import type { ExpressionEngine } from '../expressions/engine.js';
 import type { Transform } from '../permissions.js';
 import type { StoredToken } from '../storage/store.js';
 import { responseTransform, showsFingerprint } from './disclosure.js';
-import { type TokenView, redactedDuplicateView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
+import { type TokenView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';
 
 /**
  * What a caller is shown of stored tokens: their data decrypted with keys the service loaded, then
@@ -46,15 +46,15 @@ export class TokenViewer {
   }
 
   /**
-   * The answer when deduplication found an existing token: what the caller's token:read transform
-   * on it shows (never more than the operation's transform), identity only without a read grant.
+   * The answer when deduplication found an existing token, one the caller may reveal (the store
+   * matched only those: dedupeScopes): as the operation's transform shows it.
    */
   async duplicate(caller: Caller, keys: TenantKeys, existing: StoredToken, now: number, operation: Transform, budget: ExpressionBudget): Promise<TokenView> {
     const read = transformFor(caller, 'token:read', existing.containers);
-    if (read === null) return redactedDuplicateView(existing);
+    if (read !== 'reveal') throw new InternalError(`Deduplication matched token '${existing.id}', which the caller may not reveal`);
     const covering = keys.data.has(existing.keyVersion) ? keys : await this.#keys.keysCovering(caller.tenantId, [existing.keyVersion]);
     const data = this.transform(responseTransform(caller, operation, existing.containers), existing, this.data(covering, existing, now), budget);
-    const view = tokenView(existing, data, false, read === 'reveal');
+    const view = tokenView(existing, data, false, true);
     view._extras = { deduplicated: true };
     return view;
   }

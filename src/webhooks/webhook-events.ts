@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   'application.created',
   'application.updated',
   'application.deleted',
+  'application.key_created',
+  'application.key_deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

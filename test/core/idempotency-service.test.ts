@@ -85,7 +85,7 @@ describeEachStore('vault.idempotency', (store) => {
     const first = await create('k5');
     expect((first.result as TokenView).data).toBe('order-42-secret');
     // The application's reveal rule becomes a mask rule.
-    const admin = await vault.caller({ permissions: ['application:read', 'application:update'], name: 'admin' });
+    const admin = await vault.caller({ permissions: ['application:create', 'application:read', 'application:update'], name: 'admin' });
     const current = await vault.applications.get(admin, app.applicationId);
     const masked = REVEAL_ALL.map((rule) => ({ ...rule, transform: 'mask' as const }));
     await vault.applications.update(admin, app.applicationId, { name: current.name, permissions: ALL_TOKEN_PERMISSIONS, rules: masked });
@@ -99,7 +99,7 @@ describeEachStore('vault.idempotency', (store) => {
   it('the same grants in another order or with other rule descriptions still replay', async () => {
     const { vault, app, create } = await setup();
     const first = await create('k6');
-    const admin = await vault.caller({ permissions: ['application:read', 'application:update'], name: 'admin' });
+    const admin = await vault.caller({ permissions: ['application:create', 'application:read', 'application:update'], name: 'admin' });
     const current = await vault.applications.get(admin, app.applicationId);
     const described = REVEAL_ALL.map((rule) => ({ ...rule, description: 'same grant, new words', permissions: [...rule.permissions].reverse() }));
     await vault.applications.update(admin, app.applicationId, { name: current.name, permissions: [...ALL_TOKEN_PERMISSIONS].reverse(), rules: described });

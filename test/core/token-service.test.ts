@@ -292,7 +292,7 @@ describeEachStore('token service', (store) => {
     await expect(vault.tokens.update(revealer, 'nope', { metadata: { a: 'b' } })).rejects.toThrow(NotFoundError);
   });
 
-  it('an update that would duplicate a token is not applied; the existing one is returned, redacted without read', async () => {
+  it('an update that would duplicate a token the caller may reveal is not applied; one it may not reveal is no duplicate', async () => {
     const a = await vault.tokens.create(revealer, { type: 'card_number', data: '4242424242424242' });
     const b = await vault.tokens.create(revealer, { type: 'card_number', data: '4000056655665556' });
     const updated = await vault.tokens.update(revealer, b.id, { data: '4242424242424242', deduplicate_token: true });
@@ -300,9 +300,10 @@ describeEachStore('token service', (store) => {
     expect(updated._extras).toEqual({ deduplicated: true });
     expect((await vault.tokens.get(revealer, b.id)).data).toBe('4000056655665556');
     const writer = await vault.caller({ permissions: ['token:update'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:update'] }] });
-    const redacted = await vault.tokens.update(writer, b.id, { data: '4242424242424242', deduplicate_token: true });
-    expect(redacted).toEqual({ id: a.id, type: 'card_number', tenant_id: vault.tenantId, _extras: { deduplicated: true } });
-    for (const field of ['data', 'metadata', 'fingerprint', 'containers', 'fingerprint_expression', 'search_indexes', 'mask']) expect(redacted).not.toHaveProperty(field);
+    // The writer may not read `a`: the update is applied as if `a` did not exist, and names only `b`.
+    const written = await vault.tokens.update(writer, b.id, { data: '4242424242424242', deduplicate_token: true });
+    expect(written).toEqual({ id: b.id, type: 'card_number', tenant_id: vault.tenantId });
+    expect((await vault.tokens.get(revealer, b.id)).data).toBe('4242424242424242');
   });
   });
 
@@ -321,11 +322,16 @@ describeEachStore('token service', (store) => {
     expect(other._extras).toBeUndefined();
   });
 
-  it('is redacted to identity fields when the caller lacks token:read on the existing token', async () => {
+  it('never matches a token the caller may not reveal: a new token is made, and nothing names the existing one', async () => {
     const first = await vault.tokens.create(revealer, { type: 'card', data: CARD, metadata: { m: 'x' }, deduplicate_token: true });
     const creator = await vault.caller({ permissions: ['token:create'] });
-    const again = await vault.tokens.create(creator, { type: 'card', data: CARD, deduplicate_token: true });
-    expect(again).toEqual({ id: first.id, type: 'card', tenant_id: vault.tenantId, _extras: { deduplicated: true } });
+    const masked = await vault.caller({ permissions: ['token:create', 'token:read'] });
+    for (const caller of [creator, masked]) {
+      const again = await vault.tokens.create(caller, { type: 'card', data: CARD, deduplicate_token: true });
+      expect(again.id).not.toBe(first.id);
+      expect(again._extras).toBeUndefined();
+      expect(JSON.stringify(again)).not.toContain(first.id);
+    }
   });
 
   it('fingerprint expressions can use metadata', async () => {

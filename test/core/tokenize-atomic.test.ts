@@ -25,7 +25,8 @@ describeEachStore('tokenize is atomic', (store) => {
 
   it('stores every item, deduplicating within the call, in one operation', async () => {
     const vault = await store.vault();
-    const app = await vault.caller({ permissions: [...permissions] });
+    // Deduplication matches only tokens the caller may reveal.
+    const app = await vault.caller({ permissions: [...permissions], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: [...permissions] }] });
     const out = (await vault.tokens.tokenize(app, [
       { type: 'token', data: 'same', deduplicate_token: true },
       { type: 'token', data: 'same', deduplicate_token: true },

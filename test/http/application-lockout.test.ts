@@ -52,6 +52,9 @@ describeEachStore("a tenant's last administrator application", (store) => {
     const { call, adminId } = await setup();
     const partial = await call('POST', '/applications', { name: 'partial', type: 'management', permissions: ['application:create', 'application:delete'] });
     expect(partial.status).toBe(201);
-    refused(await call('DELETE', `/applications/${adminId}`, undefined, partial.body.key));
+    // Not an administrator, and it does not hold the administrator's grants: it may not delete it.
+    const problem = expectProblem(await call('DELETE', `/applications/${adminId}`, undefined, partial.body.key), 403);
+    expect(problem.detail).toMatch(/tenant administrator/);
+    expect((await call('GET', `/applications/${adminId}`)).status).toBe(200);
   });
 });

@@ -64,7 +64,8 @@ describeEachStore('binding a reactor to an application needs every grant of it',
 
   it("the formula of a reactor bound to an application the caller does not cover keeps its code (403); name and description may change", async () => {
     const w = await world(await store.vault());
-    const formula = await w.vault.formulas.create(w.admin, { name: 'charge', code: BENIGN });
+    // The attacker wrote the formula (so the author rule lets it recode), the administrator bound it.
+    const formula = await w.vault.formulas.create(w.attacker, { name: 'charge', code: BENIGN });
     const reactor = await w.vault.reactors.create(w.admin, { name: 'charge', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } });
     const message = await forbidden(() => w.vault.formulas.update(w.attacker, formula.id, { name: 'charge', code: STEAL }));
     expect(message).toContain(`reactor '${reactor.id}'`);
@@ -82,7 +83,7 @@ describeEachStore('binding a reactor to an application needs every grant of it',
 
   it('a formula used only by unbound reactors, or by reactors bound to covered applications, may change', async () => {
     const w = await world(await store.vault());
-    const formula = await w.vault.formulas.create(w.admin, { name: 'f', code: BENIGN });
+    const formula = await w.vault.formulas.create(w.attacker, { name: 'f', code: BENIGN });
     await w.vault.reactors.create(w.admin, { name: 'unbound', formula: { id: formula.id }, configuration: {} });
     await w.vault.reactors.create(w.admin, { name: 'own', formula: { id: formula.id }, configuration: {}, application: { id: w.attacker.applicationId } });
     await expect(w.vault.formulas.update(w.attacker, formula.id, { name: 'f', code: STEAL })).resolves.toMatchObject({ code: STEAL });
@@ -90,7 +91,7 @@ describeEachStore('binding a reactor to an application needs every grant of it',
 
   it('a bound reactor beyond the first page of reactors is found', async () => {
     const w = await world(await store.vault());
-    const formula = await w.vault.formulas.create(w.admin, { name: 'f', code: BENIGN });
+    const formula = await w.vault.formulas.create(w.attacker, { name: 'f', code: BENIGN });
     for (let i = 0; i < 100; i++) await w.vault.reactors.create(w.admin, { name: `unbound ${i}`, formula: { id: formula.id }, configuration: {} });
     await w.vault.reactors.create(w.admin, { name: 'bound', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } });
     await forbidden(() => w.vault.formulas.update(w.attacker, formula.id, { name: 'f', code: STEAL }));

@@ -527,7 +527,8 @@ if (PG_URL === undefined) {
       };
       const cases: [string, () => Promise<string>, string][] = [
         ['get by id', () => planOf(sql.getLive, ['tenant-3', 'id-3', 0]), 'tokens_tenant_id_id_key'],
-        ['dedupe probe', () => planOf(sql.findLiveDuplicate, ['tenant-3', 'fp-3', 'type-3', 0, null]), 'tokens_tenant_fingerprint'],
+        ['dedupe probe', () => planOf(sql.findLiveDuplicate, ['tenant-3', 'fp-3', 'type-3', 0, null, null]), 'tokens_tenant_fingerprint'],
+        ['scoped dedupe probe', () => planOf(sql.findLiveDuplicate, ['tenant-3', 'fp-3', 'type-3', 0, null, JSON.stringify([['/pci/', []]])]), 'tokens_tenant_fingerprint'],
         ['cvc due', () => planOf(sql.listCvcDue, [1000, 5]), 'tokens_cvc_purge_at'],
         ['expired', () => planOf(sql.purgeExpired, [1000, 5, 'system:expiry', 'token:delete']), 'tokens_expires_at'],
         ['reference', () => planOf(sql.getDeleted, ['tenant-3', 'id-3']), 'token_ids_pkey'],

@@ -382,9 +382,12 @@ describe('SQLite query plans', () => {
   });
 
   it('finds duplicates, expired tokens and due cvcs through indexes, in order', () => {
-    expect(plan(FIND_LIVE_DUPLICATE, [TENANT_A, 'f', 'card', T0, 0])).toEqual([
-      'SEARCH t USING INDEX tokens_tenant_fingerprint (tenant_id=? AND fingerprint=? AND type=?)',
-    ]);
+    // With and without deduplication scopes: the scopes are tested per candidate row.
+    for (const scopes of [null, JSON.stringify([['/pci/', []]])]) {
+      const steps = plan(FIND_LIVE_DUPLICATE, [TENANT_A, 'f', 'card', T0, 0, scopes, scopes]);
+      expect(steps[0]).toBe('SEARCH t USING INDEX tokens_tenant_fingerprint (tenant_id=? AND fingerprint=? AND type=?)');
+      expect(linear(steps)).toEqual([]);
+    }
     expect(plan(LIST_EXPIRED, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_expires_at (expires_at<?)']);
     expect(plan(LIST_CVC_DUE, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_cvc_purge_at (cvc_purge_at<?)']);
   });

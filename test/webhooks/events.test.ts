@@ -18,7 +18,9 @@ describeEachStore('webhook events', (store) => {
     const admin = await vault.authenticate(vault.adminKey);
     const events = EVENT_TYPES.filter((t) => !t.startsWith('reactor.'));
     await vault.webhooks.create(admin, { name: 'all', url: receiver.url, events: [...events] });
-    const app = await vault.caller({ permissions: ['token:create', 'token:read', 'token:update', 'token:delete'] });
+    const permissions = ['token:create', 'token:read', 'token:update', 'token:delete'] as const;
+    // Reveals its own tokens, so its second deduplicating create finds the first.
+    const app = await vault.caller({ permissions: [...permissions], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: [...permissions] }] });
     const card = await vault.tokens.create(app, { type: 'card', data: VISA, metadata: { note: SECRET_META } });
     await vault.tokens.update(app, card.id, { metadata: { note: `${SECRET_META}-2` } });
     await vault.tokens.delete(app, card.id);
@@ -31,13 +33,15 @@ describeEachStore('webhook events', (store) => {
     await vault.sweep();
     const other = await vault.applications.create(admin, { name: 'other', type: 'private', permissions: ['token:read'] });
     await vault.applications.update(admin, other.id, { name: 'renamed', permissions: ['token:read'] });
+    const key = await vault.applicationKeys.create(admin, other.id);
+    await vault.applicationKeys.delete(admin, other.id, key.id);
     await vault.applications.delete(admin, other.id);
     await vault.worker.runDue();
     const { secret } = await vault.webhooks.secret(admin);
     const payloads = receiver.received.map((r) => verify(r, secret, vault.clock));
     // Deliveries run concurrently (the worker's concurrency): compare as a set.
     const seen = payloads.map((p) => [p.type, p.data.token_id ?? p.data.application_id]);
-    expect(seen).toHaveLength(10);
+    expect(seen).toHaveLength(12);
     expect(seen).toEqual(expect.arrayContaining([
       ['application.created', app.applicationId],
       ['token.created', card.id],
@@ -48,8 +52,12 @@ describeEachStore('webhook events', (store) => {
       ['token.expired', expiring.id],
       ['application.created', other.id],
       ['application.updated', other.id],
+      ['application.key_created', other.id],
+      ['application.key_deleted', other.id],
       ['application.deleted', other.id],
     ]));
+    // A key event names the key and who made it, never the key itself.
+    expect(payloads.find((p) => p.type === 'application.key_created').data).toEqual({ application_id: other.id, key_id: key.id, actor: admin.applicationId });
     expect(payloads.find((p) => p.type === 'token.expired').data).toEqual({
       token_id: expiring.id,
       token_type: 'card',

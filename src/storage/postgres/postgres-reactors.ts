@@ -2,6 +2,7 @@ import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
 import { formulaColumns, formulaExpectation, reactorColumns } from '../record-changes.js';
 import type {
   FormulaChanges,
+  FormulaExpectation,
   FormulaRecord,
   Inserted,
   PageRequest,
@@ -12,7 +13,7 @@ import type {
   RecordUpdateResult,
 } from '../store.js';
 import { runPage } from './paging.js';
-import type { PgExecutor } from './pg-executor.js';
+import type { PgExecutor, Queryable } from './pg-executor.js';
 import { missedUpdate, tenantList, updateSql } from './pg-record-update.js';
 import { FORMULA_COLUMNS, REACTOR_COLUMNS, toFormula, toReactor } from './record-rows.js';
 import type { RecordStatements } from './record-sql.js';
@@ -59,17 +60,33 @@ export class PostgresReactors {
   }
 
   /** Writes only the columns of the fields given, under the precondition when there is one: one statement. */
-  async updateFormula(
-    tenantId: string,
-    id: string,
-    changes: FormulaChanges,
-    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
-  ): Promise<RecordUpdateResult<FormulaRecord>> {
-    const condition =
+  /**
+   * With `expected.boundApplications`, locks the formula's row first (FOR UPDATE, which waits for
+   * a reactor write holding its share lock, see createReactor and updateReactor), so the update's
+   * look at the reactors sees every reactor bound to it, committed or about to be.
+   */
+  async updateFormula(tenantId: string, id: string, changes: FormulaChanges, expected?: FormulaExpectation): Promise<RecordUpdateResult<FormulaRecord>> {
+    const condition: { sql: (placeholder: string) => string; value: unknown }[] =
       expected === undefined
         ? []
         : formulaExpectation(expected).map((value, i) => ({ sql: (p: string) => `t.${['code', 'configuration::text', 'request_parameters::text'][i]} = ${p}`, value }));
-    const { rows } = await this.#db.query(...updateSql(this.#s, 'formulas', FORMULA_COLUMNS, tenantId, id, formulaColumns(changes), condition));
+    const bound = expected?.boundApplications;
+    if (bound !== undefined) {
+      condition.push({
+        sql: (p: string) =>
+          `NOT EXISTS (SELECT 1 FROM ${this.#s}.reactors r WHERE r.tenant_id = t.tenant_id AND r.formula_id = t.id ` +
+          `AND r.application_id IS NOT NULL AND NOT (r.application_id = ANY(${p}::text[])))`,
+        value: [...bound],
+      });
+    }
+    const update = (db: Queryable) => db.query(...updateSql(this.#s, 'formulas', FORMULA_COLUMNS, tenantId, id, formulaColumns(changes), condition));
+    const { rows } =
+      bound === undefined
+        ? await update(this.#db)
+        : await this.#db.transaction(async (tx) => {
+            await tx.query(this.#sql.lockFormula, [tenantId, id]);
+            return update(tx);
+          });
     if (rows.length === 1) return { status: 'updated', record: toFormula(rows[0]!) };
     return expected === undefined ? { status: 'not_found' } : missedUpdate(this.#db, this.#s, 'formulas', tenantId, id);
   }
@@ -135,10 +152,20 @@ export class PostgresReactors {
    */
   async updateReactor(tenantId: string, id: string, changes: ReactorChanges, expected?: { applicationId: string | null }): Promise<RecordUpdateResult<ReactorRecord>> {
     const condition = expected === undefined ? [] : [{ sql: (p: string) => `t.application_id IS NOT DISTINCT FROM ${p}::text`, value: expected.applicationId }];
-    const { rows } = await this.#db.query(...updateSql(this.#s, 'reactors', REACTOR_COLUMNS, tenantId, id, reactorColumns(changes), condition));
+    const update = (db: Queryable) => db.query(...updateSql(this.#s, 'reactors', REACTOR_COLUMNS, tenantId, id, reactorColumns(changes), condition));
+    // A rebinding holds its formula's share lock until it commits, as createReactor does, so a
+    // formula update guarded on its bound applications (updateFormula) sees it or runs after it.
+    const { rows } =
+      changes.applicationId === undefined
+        ? await update(this.#db)
+        : await this.#db.transaction(async (tx) => {
+            await tx.query(this.#sql.shareReactorFormula, [tenantId, id]);
+            return update(tx);
+          });
     if (rows.length === 1) return { status: 'updated', record: toReactor(rows[0]!) };
     return expected === undefined ? { status: 'not_found' } : missedUpdate(this.#db, this.#s, 'reactors', tenantId, id);
   }
+
 
   async deleteReactor(tenantId: string, id: string): Promise<boolean> {
     return (await this.#db.query(this.#sql.deleteReactor, [tenantId, id])).rowCount === 1;

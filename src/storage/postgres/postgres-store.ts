@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type {
+  ContainerScope,
   AuditEntry,
   CreateTokenResult,
   CreateTokensResult,
@@ -126,12 +127,12 @@ export class PostgresStore implements Store {
 
   // --- tokens -----------------------------------------------------------------------------------
 
-  createToken(token: StoredToken, now: number): Promise<CreateTokenResult> {
-    return this.#tokens.create(token, now);
+  createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
+    return this.#tokens.create(token, now, dedupeWithin);
   }
 
-  createTokens(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult> {
-    return this.#tokens.createMany(tokens, now);
+  createTokens(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokensResult> {
+    return this.#tokens.createMany(tokens, now, dedupeWithin);
   }
 
   getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
@@ -142,8 +143,8 @@ export class PostgresStore implements Store {
     return this.#tokens.list(tenantId, filter, page, now);
   }
 
-  updateToken(next: StoredToken, audit: AuditEntry, now: number): Promise<UpdateTokenResult> {
-    return this.#tokens.update(next, audit, now);
+  updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<UpdateTokenResult> {
+    return this.#tokens.update(next, audit, now, dedupeWithin);
   }
 
   deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): Promise<boolean> {

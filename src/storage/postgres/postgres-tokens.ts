@@ -1,4 +1,5 @@
 import type {
+  ContainerScope,
   AuditEntry,
   CreateTokenResult,
   CreateTokensResult,
@@ -15,6 +16,7 @@ import type { PgExecutor, Queryable } from './pg-executor.js';
 import { distinct, metadataDigests, mutableTokenValues, toStoredToken } from './token-rows.js';
 import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
 import { checkLimit } from '../limit.js';
+import { scopesParam } from '../token-values.js';
 
 /** Actor of the expiry sweep, on its reference records and audit entries (as in the SQLite store). */
 export const EXPIRY_ACTOR = 'system:expiry';
@@ -79,11 +81,11 @@ export class PostgresTokens {
     this.#sql = tokenStatements(quotedSchema);
   }
 
-  async create(token: StoredToken, now: number): Promise<CreateTokenResult> {
+  async create(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
     if (!probesDuplicate(token)) return (await this.#insert(this.#db, token)) ? CREATED : ID_CONFLICT;
     return this.#db.transaction(async (tx) => {
       await this.#lockFingerprint(tx, token);
-      const duplicate = await this.#findDuplicate(tx, token, now, null);
+      const duplicate = await this.#findDuplicate(tx, token, now, null, dedupeWithin);
       if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
       return (await this.#insert(tx, token)) ? CREATED : ID_CONFLICT;
     });
@@ -98,7 +100,7 @@ export class PostgresTokens {
     return runPage(this.#db, tokenListQuery(this.#quoted, tenantId, filter ?? {}, now), page, toStoredToken);
   }
 
-  update(next: StoredToken, audit: AuditEntry, now: number): Promise<UpdateTokenResult> {
+  update(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<UpdateTokenResult> {
     return this.#db.transaction(async (tx) => {
       // The same lock order as create (fingerprint, then row), so two writers cannot deadlock.
       if (probesDuplicate(next)) await this.#lockFingerprint(tx, next);
@@ -106,7 +108,7 @@ export class PostgresTokens {
       if (current.rows.length === 0) return NOT_FOUND;
       const row = current.rows[0]!;
       if (probesDuplicate(next) && (row['fingerprint'] !== next.fingerprint || row['deduplicate'] !== true)) {
-        const duplicate = await this.#findDuplicate(tx, next, now, next.id);
+        const duplicate = await this.#findDuplicate(tx, next, now, next.id, dedupeWithin);
         if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
       }
       await tx.query(this.#sql.replace, [
@@ -187,7 +189,7 @@ export class PostgresTokens {
    * taken first, in a fixed order, so two such calls cannot deadlock on each other's locks; an id
    * conflict rolls the transaction back.
    */
-  async createMany(tokens: readonly StoredToken[], now: number): Promise<CreateTokensResult> {
+  async createMany(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokensResult> {
     try {
       const results = await this.#db.transaction(async (tx) => {
         const locks = [...new Map(tokens.filter(probesDuplicate).map((t) => [JSON.stringify([t.tenantId, t.type, t.fingerprint]), t])).entries()];
@@ -195,7 +197,7 @@ export class PostgresTokens {
         for (const [, token] of locks) await this.#lockFingerprint(tx, token);
         const out: CreateTokenResult[] = [];
         for (const [index, token] of tokens.entries()) {
-          const duplicate = probesDuplicate(token) ? await this.#findDuplicate(tx, token, now, null) : null;
+          const duplicate = probesDuplicate(token) ? await this.#findDuplicate(tx, token, now, null, dedupeWithin) : null;
           if (duplicate !== null) out.push({ status: 'duplicate', existing: duplicate });
           else if (await this.#insert(tx, token)) out.push(CREATED);
           else throw new IdConflictAt(index);
@@ -228,8 +230,8 @@ export class PostgresTokens {
     await tx.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [DEDUPE_LOCK_CLASS, key]);
   }
 
-  async #findDuplicate(tx: Queryable, token: StoredToken, now: number, exceptId: string | null): Promise<StoredToken | null> {
-    const { rows } = await tx.query(this.#sql.findLiveDuplicate, [token.tenantId, token.fingerprint, token.type, now, exceptId]);
+  async #findDuplicate(tx: Queryable, token: StoredToken, now: number, exceptId: string | null, within: readonly ContainerScope[] | undefined): Promise<StoredToken | null> {
+    const { rows } = await tx.query(this.#sql.findLiveDuplicate, [token.tenantId, token.fingerprint, token.type, now, exceptId, scopesParam(within)]);
     return rows.length === 0 ? null : toStoredToken(rows[0]!);
   }
 }

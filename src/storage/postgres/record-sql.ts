@@ -28,6 +28,8 @@ export function recordStatements(s: string) {
     /** tenant, formula id. Held until commit: a reactor cannot be pointed at a formula being deleted. */
     shareFormula: `SELECT 1 FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE`,
     lockFormula: `SELECT 1 FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+    /** The formula of reactor $2 (none for inline code), share-locked as shareFormula does. */
+    shareReactorFormula: `SELECT 1 FROM ${s}.formulas f JOIN ${s}.reactors r ON r.tenant_id = f.tenant_id AND r.formula_id = f.id WHERE r.tenant_id = $1 AND r.id = $2 FOR KEY SHARE OF f`,
     formulaInUse: `SELECT 1 FROM ${s}.reactors WHERE tenant_id = $1 AND formula_id = $2 LIMIT 1`,
     deleteFormula: `DELETE FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2`,
 

@@ -1,4 +1,5 @@
 import type { TokenFilter } from '../store.js';
+import { scopesParam } from '../token-values.js';
 import { SqlParams, type ListQuery } from './paging.js';
 import { MUTABLE_TOKEN_COLUMNS, TOKEN_COLUMNS, distinct, metadataDigests } from './token-rows.js';
 
@@ -39,11 +40,11 @@ export function tokenStatements(s: string) {
     lockLive: `SELECT t.seq, t.fingerprint, t.deduplicate FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')} FOR UPDATE`,
     /**
      * The oldest live token of a tenant, type and fingerprint, other than the id given (null for
-     * none). tenant, fingerprint, type, now, id.
+     * none), within the scopes (scopesParam; null: any). tenant, fingerprint, type, now, id, scopes.
      */
     findLiveDuplicate:
       `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.fingerprint = $2 AND t.type = $3 AND ${live('$4')} ` +
-      'AND ($5::text IS NULL OR t.id <> $5) ORDER BY t.seq LIMIT 1',
+      `AND ($5::text IS NULL OR t.id <> $5) AND ($6::jsonb IS NULL OR ${within('$6::jsonb')}) ORDER BY t.seq LIMIT 1`,
     /** $1-$19 the token (see above), $20 metadata digests, $21 search hashes; one row (seq) when created. */
     create,
     /**
@@ -101,6 +102,20 @@ export function tokenStatements(s: string) {
 export type TokenStatements = ReturnType<typeof tokenStatements>;
 
 /**
+ * Every container of the token lies in some scope: under its prefix, under none of its exceptions.
+ * The scopes bind as one jsonb array of [prefix, [except, …]] (scopesParam); prefixes compare with
+ * left() (not LIKE, whose wildcard `_` a container may hold). An empty array matches nothing.
+ */
+function within(scopes: string): string {
+  return (
+    `NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(t.containers) c(v) WHERE NOT EXISTS (` +
+    `SELECT 1 FROM jsonb_array_elements(${scopes}) g(s) WHERE left(c.v, length(g.s ->> 0)) = g.s ->> 0 ` +
+    `AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(g.s -> 1) x(v) WHERE left(c.v, length(x.v)) = x.v)))`
+  );
+}
+
+
+/**
  * The list query for a filter; every term is ANDed, always within the tenant and among live
  * tokens. ids, types and fingerprints bind as arrays (`= ANY`), so the SQL does not depend on how
  * many are given; each metadata pair and search hash is an EXISTS probe that names the tenant, so
@@ -124,15 +139,7 @@ export function tokenListQuery(s: string, tenantId: string, filter: TokenFilter,
   anyOf('t.fingerprint', filter.fingerprints);
   if (filter.containers != null && filter.containers.length > 0) where.push(`t.containers ?& ${params.add(distinct(filter.containers), 'text[]')}`);
   if (filter.within != null) {
-    // Every container lies in some scope: under its prefix, under none of its exceptions. The
-    // scopes bind as one jsonb array of [prefix, [except, …]]; prefixes compare with left() (not
-    // LIKE, whose wildcard `_` a container may hold). An empty array matches nothing.
-    const scopes = params.add(JSON.stringify(filter.within.map((scope) => [scope.prefix, scope.except])), 'jsonb');
-    where.push(
-      `NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(t.containers) c(v) WHERE NOT EXISTS (` +
-        `SELECT 1 FROM jsonb_array_elements(${scopes}) g(s) WHERE left(c.v, length(g.s ->> 0)) = g.s ->> 0 ` +
-        `AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(g.s -> 1) x(v) WHERE left(c.v, length(x.v)) = x.v)))`,
-    );
+    where.push(within(params.add(scopesParam(filter.within), 'jsonb')));
   }
   for (const digest of metadataDigests(filter.metadata)) {
     where.push(`EXISTS (SELECT 1 FROM ${s}.token_metadata m WHERE m.token_seq = t.seq AND m.tenant_id = ${tenant} AND m.pair = ${params.add(digest, 'bytea')})`);

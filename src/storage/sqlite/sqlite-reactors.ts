@@ -1,6 +1,6 @@
 import { formulaColumns, formulaExpectation, reactorColumns } from '../record-changes.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
-import type { FormulaChanges, FormulaRecord, Inserted, PageRequest, PageResult, ReactorChanges, ReactorFilter, ReactorRecord, RecordUpdateResult } from '../store.js';
+import type { FormulaChanges, FormulaExpectation, FormulaRecord, Inserted, PageRequest, PageResult, ReactorChanges, ReactorFilter, ReactorRecord, RecordUpdateResult } from '../store.js';
 import { runPage, type ListQuery } from './paging.js';
 import { FORMULA_COLUMNS, REACTOR_COLUMNS, toFormula, toReactor, type FormulaRow, type ReactorRow } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
@@ -69,14 +69,15 @@ export class SqliteReactors {
   }
 
   /** Writes only the columns of the fields given, under the precondition when there is one. One transaction. */
-  updateFormula(
-    tenantId: string,
-    id: string,
-    changes: FormulaChanges,
-    expected?: Pick<FormulaRecord, 'code' | 'configuration' | 'requestParameters'>,
-  ): RecordUpdateResult<FormulaRecord> {
-    const condition = expected === undefined ? '' : ' AND code = ? AND configuration = ? AND request_parameters = ?';
-    const params = expected === undefined ? [] : formulaExpectation(expected);
+  updateFormula(tenantId: string, id: string, changes: FormulaChanges, expected?: FormulaExpectation): RecordUpdateResult<FormulaRecord> {
+    let condition = expected === undefined ? '' : ' AND code = ? AND configuration = ? AND request_parameters = ?';
+    const params: unknown[] = expected === undefined ? [] : formulaExpectation(expected);
+    if (expected?.boundApplications !== undefined) {
+      condition +=
+        ' AND NOT EXISTS (SELECT 1 FROM reactors r WHERE r.tenant_id = formulas.tenant_id AND r.formula_id = formulas.id ' +
+        'AND r.application_id IS NOT NULL AND r.application_id NOT IN (SELECT value FROM json_each(?)))';
+      params.push(JSON.stringify(expected.boundApplications));
+    }
     return this.#write.immediate(() =>
       updateRecord(this.#statements, 'formulas', tenantId, id, formulaColumns(changes), condition, params, () => this.getFormula(tenantId, id)),
     );

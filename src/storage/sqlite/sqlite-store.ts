@@ -1,5 +1,6 @@
 import { InternalError } from '../../errors.js';
 import type {
+  ContainerScope,
   AuditEntry,
   AuditFilter,
   CreateTokenResult,
@@ -144,12 +145,12 @@ export class SqliteStoreCore {
 
   // --- tokens -----------------------------------------------------------------------------------
 
-  createToken(token: StoredToken, now: number): CreateTokenResult | Promise<CreateTokenResult> {
-    return this.#tokens.create(token, now);
+  createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokenResult | Promise<CreateTokenResult> {
+    return this.#tokens.create(token, now, dedupeWithin);
   }
 
-  createTokens(tokens: readonly StoredToken[], now: number): CreateTokensResult {
-    return this.#tokens.createMany(tokens, now);
+  createTokens(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokensResult {
+    return this.#tokens.createMany(tokens, now, dedupeWithin);
   }
 
   getToken(tenantId: string, id: string, now: number): StoredToken | null {
@@ -160,8 +161,8 @@ export class SqliteStoreCore {
     return this.#tokens.list(tenantId, filter, page, now);
   }
 
-  updateToken(next: StoredToken, audit: AuditEntry, now: number): UpdateTokenResult {
-    return this.#tokens.update(next, audit, now);
+  updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
+    return this.#tokens.update(next, audit, now, dedupeWithin);
   }
 
   deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): boolean {

@@ -1,4 +1,5 @@
 import type {
+  ContainerScope,
   AuditEntry,
   CreateTokenResult,
   CreateTokensResult,
@@ -39,6 +40,7 @@ import {
   tokenListQuery,
 } from './token-sql.js';
 import { checkLimit } from '../limit.js';
+import { scopesParam } from '../token-values.js';
 
 /** Actor of the expiry sweep, on its reference records and audit entries. */
 export const EXPIRY_ACTOR = 'system:expiry';
@@ -65,11 +67,11 @@ class IdConflictAt extends Error {
 export class SqliteTokens {
   #statements: StatementCache;
   #read: <R>(fn: () => R) => R;
-  #createTx: SqliteTransaction<(token: StoredToken, now: number) => CreateTokenResult>;
+  #createTx: SqliteTransaction<(token: StoredToken, now: number, scopes: string | null) => CreateTokenResult>;
   #createManyTx: SqliteTransaction<(items: CreateItem[]) => CreateTokenResult[]>;
   #creates: GroupCommit<CreateItem, CreateTokenResult>;
-  #createAllTx: SqliteTransaction<(tokens: readonly StoredToken[], now: number) => CreateTokenResult[]>;
-  #updateTx: SqliteTransaction<(next: StoredToken, audit: AuditEntry, now: number) => UpdateTokenResult>;
+  #createAllTx: SqliteTransaction<(tokens: readonly StoredToken[], now: number, scopes: string | null) => CreateTokenResult[]>;
+  #updateTx: SqliteTransaction<(next: StoredToken, audit: AuditEntry, now: number, scopes: string | null) => UpdateTokenResult>;
   #deleteTx: SqliteTransaction<(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number) => boolean>;
   #purgeTx: SqliteTransaction<(now: number, limit: number) => ExpiredTokenRecord[]>;
   /** (tenant, version) → the lowest seq that may still be below that version. */
@@ -79,14 +81,14 @@ export class SqliteTokens {
     this.#statements = statements;
     this.#read = read;
     this.#createTx = db.transaction(this.#create);
-    this.#createManyTx = db.transaction((items: CreateItem[]) => items.map((item) => this.#create(item.token, item.now)));
+    this.#createManyTx = db.transaction((items: CreateItem[]) => items.map((item) => this.#create(item.token, item.now, item.scopes)));
     this.#creates = new GroupCommit(
-      ({ token, now }) => this.#createTx.immediate(token, now),
+      ({ token, now, scopes }) => this.#createTx.immediate(token, now, scopes),
       (items) => this.#createManyTx.immediate(items),
     );
-    this.#createAllTx = db.transaction((tokens: readonly StoredToken[], now: number) =>
+    this.#createAllTx = db.transaction((tokens: readonly StoredToken[], now: number, scopes: string | null) =>
       tokens.map((token, index) => {
-        const result = this.#create(token, now);
+        const result = this.#create(token, now, scopes);
         // Thrown to roll the whole call back; caught in createMany.
         if (result.status === 'id_conflict') throw new IdConflictAt(index);
         return result;
@@ -98,14 +100,14 @@ export class SqliteTokens {
   }
 
   /** Group-committed (group-commit.ts): synchronous when it is the turn's first write, else a promise. */
-  create(token: StoredToken, now: number): CreateTokenResult | Promise<CreateTokenResult> {
-    return this.#creates.submit({ token, now });
+  create(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokenResult | Promise<CreateTokenResult> {
+    return this.#creates.submit({ token, now, scopes: scopesParam(dedupeWithin) });
   }
 
   /** See Store.createTokens: one BEGIN IMMEDIATE transaction, rolled back at the first id conflict. */
-  createMany(tokens: readonly StoredToken[], now: number): CreateTokensResult {
+  createMany(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokensResult {
     try {
-      return { status: 'created', results: this.#createAllTx.immediate(tokens, now) };
+      return { status: 'created', results: this.#createAllTx.immediate(tokens, now, scopesParam(dedupeWithin)) };
     } catch (error) {
       if (error instanceof IdConflictAt) return { status: 'id_conflict', index: error.index };
       throw error;
@@ -126,8 +128,8 @@ export class SqliteTokens {
     return runPage(this.#statements, this.#read, tokenListQuery(tenantId, filter ?? {}, now), page, toStoredToken);
   }
 
-  update(next: StoredToken, audit: AuditEntry, now: number): UpdateTokenResult {
-    return this.#updateTx.immediate(next, audit, now);
+  update(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
+    return this.#updateTx.immediate(next, audit, now, scopesParam(dedupeWithin));
   }
 
   delete(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): boolean {
@@ -178,10 +180,10 @@ export class SqliteTokens {
     return (this.#statements.get(COUNT_BELOW_KEY_VERSION).get(tenantId, version) as { n: number }).n;
   }
 
-  #create = (token: StoredToken, now: number): CreateTokenResult => {
+  #create = (token: StoredToken, now: number, scopes: string | null): CreateTokenResult => {
     const statements = this.#statements;
     if (probesDuplicate(token)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(token.tenantId, token.fingerprint, token.type, now, 0) as TokenRow | undefined;
+      const row = statements.get(FIND_LIVE_DUPLICATE).get(token.tenantId, token.fingerprint, token.type, now, 0, scopes, scopes) as TokenRow | undefined;
       if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row) };
     }
     const seq = this.#insert(token);
@@ -199,14 +201,14 @@ export class SqliteTokens {
     return inserted.changes === 0 ? null : Number(inserted.lastInsertRowid);
   }
 
-  #update = (next: StoredToken, audit: AuditEntry, now: number): UpdateTokenResult => {
+  #update = (next: StoredToken, audit: AuditEntry, now: number, scopes: string | null): UpdateTokenResult => {
     const statements = this.#statements;
     const current = statements.get(GET_LIVE_TOKEN_REF).get(next.tenantId, next.id, now) as
       | { seq: number; fingerprint: string | null; deduplicate: number }
       | undefined;
     if (current === undefined) return NOT_FOUND;
     if (probesDuplicate(next) && (current.fingerprint !== next.fingerprint || current.deduplicate !== 1)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(next.tenantId, next.fingerprint, next.type, now, current.seq) as TokenRow | undefined;
+      const row = statements.get(FIND_LIVE_DUPLICATE).get(next.tenantId, next.fingerprint, next.type, now, current.seq, scopes, scopes) as TokenRow | undefined;
       if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row) };
     }
     statements.get(UPDATE_TOKEN).run(...mutableTokenValues(next), current.seq);
@@ -272,6 +274,8 @@ export class SqliteTokens {
 interface CreateItem {
   token: StoredToken;
   now: number;
+  /** The deduplication scopes as FIND_LIVE_DUPLICATE binds them. */
+  scopes: string | null;
 }
 
 /** A write with deduplication looks for another live token of the same type and fingerprint first. */

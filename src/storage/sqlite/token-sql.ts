@@ -1,9 +1,21 @@
 import type { TokenFilter } from '../store.js';
+import { scopesParam } from '../token-values.js';
 import type { ListQuery } from './paging.js';
 import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_COLUMNS, TOKEN_COLUMNS, metadataPairs } from './token-rows.js';
 
 /** "Live": not expired at `now` (bound as the parameter that follows). */
 const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
+
+/**
+ * Every container of the token lies in some scope: under its prefix and under none of its
+ * exceptions. The scopes bind as one JSON array of `[prefix, [except, …]]`, so the SQL is fixed;
+ * prefixes compare with substr (not LIKE, whose wildcards `_` a container may hold). An empty
+ * array matches nothing (a token always has a container).
+ */
+const WITHIN =
+  'NOT EXISTS (SELECT 1 FROM json_each(t.containers) c WHERE NOT EXISTS (' +
+  "SELECT 1 FROM json_each(?) g WHERE substr(c.value, 1, length(g.value ->> '$[0]')) = g.value ->> '$[0]' " +
+  "AND NOT EXISTS (SELECT 1 FROM json_each(g.value, '$[1]') x WHERE substr(c.value, 1, length(x.value)) = x.value)))";
 
 /** params: tenantId, id, now. Uses the UNIQUE (tenant_id, id) index. Reads TOKEN_BODY_COLUMNS. */
 export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
@@ -11,10 +23,14 @@ export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE 
 /** params: tenantId, id, now. */
 export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type, t.fingerprint, t.deduplicate FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
 
-/** The oldest live token of a tenant, type and fingerprint other than `seq`. params: tenantId, fingerprint, type, now, seq (0 for none). */
+/**
+ * The oldest live token of a tenant, type and fingerprint other than `seq`, within the scopes (see
+ * WITHIN; null: any). params: tenantId, fingerprint, type, now, seq (0 for none), scopes, scopes.
+ */
 export const FIND_LIVE_DUPLICATE =
   `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.fingerprint = ? AND t.type = ? AND ${LIVE} AND t.seq <> ? ` +
-  'ORDER BY t.seq LIMIT 1';
+  `AND (? IS NULL OR ${WITHIN}) ORDER BY t.seq LIMIT 1`;
+
 
 const INSERT_COLUMNS = ['tenant_id', 'id', ...MUTABLE_TOKEN_COLUMNS, 'created_by', 'created_at'];
 
@@ -60,17 +76,6 @@ export const LIST_BELOW_KEY_VERSION =
 export const COUNT_BELOW_KEY_VERSION = 'SELECT count(*) AS n FROM tokens t WHERE +t.tenant_id = ? AND t.key_version < ?';
 
 const unique = (values: readonly string[]) => [...new Set(values.map(String))];
-
-/**
- * Every container of the token lies in some scope: under its prefix and under none of its
- * exceptions. The scopes bind as one JSON array of `[prefix, [except, …]]`, so the SQL is fixed;
- * prefixes compare with substr (not LIKE, whose wildcards `_` a container may hold). An empty
- * array matches nothing (a token always has a container).
- */
-const WITHIN =
-  'NOT EXISTS (SELECT 1 FROM json_each(t.containers) c WHERE NOT EXISTS (' +
-  "SELECT 1 FROM json_each(?) g WHERE substr(c.value, 1, length(g.value ->> '$[0]')) = g.value ->> '$[0]' " +
-  "AND NOT EXISTS (SELECT 1 FROM json_each(g.value, '$[1]') x WHERE substr(c.value, 1, length(x.value)) = x.value)))";
 
 const METADATA_PROBE = 'EXISTS (SELECT 1 FROM token_metadata m WHERE m.token_seq = t.seq AND m.key_lower = ? AND m.value_lower = ?)';
 const SEARCH_PROBE = 'EXISTS (SELECT 1 FROM token_search s WHERE s.token_seq = t.seq AND s.hash = ?)';
@@ -148,7 +153,7 @@ export function tokenListQuery(tenantId: string, filter: TokenFilter, now: numbe
   }
   if (filter.within !== undefined) {
     where.push(WITHIN);
-    params.push(JSON.stringify(filter.within.map((scope) => [scope.prefix, scope.except])));
+    params.push(scopesParam(filter.within));
   }
   for (const [key, value] of pairs) {
     where.push(METADATA_PROBE);
