@@ -7,6 +7,7 @@ import { tokenLifecycleConformance } from './store-conformance-token-lifecycle.j
 import { tokenReadConformance } from './store-conformance-token-reads.js';
 import { recordConformance } from './store-conformance-records.js';
 import { idempotencyConformance } from './store-conformance-idempotency.js';
+import { authorityConformance } from './store-conformance-authority.js';
 import type { Store } from '../storage/store.js';
 import { T0, TENANT_A, TENANT_B, hex, makeToken, tokenHelpers } from './store-fixtures.js';
 
@@ -48,6 +49,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
     tokenReadConformance(() => store);
     recordConformance(() => store);
     idempotencyConformance(() => store);
+    authorityConformance(() => store);
     const { create, createAll, remove, listIds, auditOf } = tokenHelpers(() => store);
 
     describe('migrations and tenants', () => {
