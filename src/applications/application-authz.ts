@@ -10,6 +10,15 @@ import type { ApplicationRecord } from '../storage/store.js';
  * applications and their key ids, give no power over data and stay with the plain permissions.
  */
 
+/**
+ * The application as if it held every permission its rules name: a rule for a permission it does
+ * not hold yet is a grant waiting for an administrator to add the permission (expecting the default
+ * mask), so whoever writes it must hold that grant too.
+ */
+function withRulePermissions<A extends Pick<ApplicationRecord, 'permissions' | 'rules'>>(app: A): A {
+  return { ...app, permissions: [...new Set([...app.permissions, ...app.rules.flatMap((rule) => rule.permissions)])] };
+}
+
 /** What the caller tries to do to the application, for the refusal. */
 export type ApplicationAction = 'create' | 'change the grants of' | 'add a key to' | 'regenerate the key of' | 'delete a key of' | 'delete';
 
@@ -20,7 +29,7 @@ export type ApplicationAction = 'create' | 'change the grants of' | 'add a key t
  */
 export function requireMayActOn(caller: Caller, action: ApplicationAction, id: string, ...applications: Pick<ApplicationRecord, 'tenantId' | 'id' | 'type' | 'permissions' | 'rules'>[]): void {
   if (isTenantAdministrator(caller)) return;
-  if (applications.every((app) => mayActAs(caller, makeCaller(app)))) return;
+  if (applications.every((app) => mayActAs(caller, makeCaller(withRulePermissions(app))))) return;
   const target = action === 'create' ? 'an application' : `application '${id}'`;
   throw new AuthorizationError(
     `To ${action} ${target} a caller needs every permission and access grant it would hold, or must be a tenant administrator ` +

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { ADMINISTRATOR_PERMISSIONS, type Caller, makeCaller, requirePermission } from '../caller.js';
+import { ADMINISTRATOR_PERMISSIONS, type Caller, isTenantAdministrator, makeCaller, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { AuthenticationError, ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
+import { AuthenticationError, ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
 import type { ApplicationChanges, ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
@@ -158,12 +158,14 @@ export class ApplicationService {
       const changes: ApplicationChanges = { name: input.name, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if ('permissions' in named) changes.permissions = input.permissions;
       if ('rules' in named) changes.rules = input.rules;
-      if (changes.permissions !== undefined || changes.rules !== undefined) {
-        requireMayActOn(caller, 'change the grants of', current.id, current, { ...current, permissions: input.permissions, rules: input.rules });
-      }
-      const updated = await this.#store.updateApplication(caller.tenantId, current.id, changes, ADMINISTRATOR_PERMISSIONS);
+      const grantsChange = changes.permissions !== undefined || changes.rules !== undefined;
+      if (grantsChange) requireMayActOn(caller, 'change the grants of', current.id, current, { ...current, permissions: input.permissions, rules: input.rules });
+      // A non-administrator's change of grants is written only while they are the ones just checked.
+      const expected = grantsChange && !isTenantAdministrator(caller) ? { permissions: current.permissions, rules: current.rules } : undefined;
+      const updated = await this.#store.updateApplication(caller.tenantId, current.id, changes, ADMINISTRATOR_PERMISSIONS, expected);
       if (updated.status === 'last_holder') throw lastAdministrator(id);
       if (updated.status === 'not_found') throw new NotFoundError('Application', id);
+      if (updated.status === 'changed') throw concurrentChange('Application', current.id);
       this.#callers.clear();
       this.#record(caller, 'application:update', id);
       await this.#emit(caller, 'application.updated', id);

@@ -122,13 +122,16 @@ export interface ApplicationStore {
    * transaction, answers 'last_holder' and changes nothing when the tenant has an application
    * holding every permission of `keep` and would have none after the change. Concurrent guarded
    * changes of one tenant's applications are serialized, so two cannot each remove "the other" holder.
+   * With `expected`: only while the application's permissions and rules are still those (the
+   * grants the caller's authorization was decided on); else `changed` and nothing written.
    */
   updateApplication(
     tenantId: string,
     id: string,
     changes: ApplicationChanges,
     keep?: readonly Permission[],
-  ): Promise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' }>;
+    expected?: Pick<ApplicationRecord, 'permissions' | 'rules'>,
+  ): Promise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' } | { status: 'changed' }>;
   /**
    * Deletes, with its keys and the sessions it created or authorized, in one transaction; 'not_found'
    * when missing. `keep`: as in updateApplication.

@@ -21,6 +21,11 @@ export function applicationColumns(changes: ApplicationChanges): ColumnChange[] 
   return stamped(out, changes);
 }
 
+/** The permissions and rules an application update is guarded on, as their columns hold them. */
+export function applicationExpectation(expected: { permissions: unknown; rules: unknown }): [string, string] {
+  return [json(expected.permissions), json(expected.rules)];
+}
+
 /** The columns a formula update writes (fields present only). */
 export function formulaColumns(changes: FormulaChanges): ColumnChange[] {
   const out: ColumnChange[] = [];

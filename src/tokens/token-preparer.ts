@@ -108,7 +108,8 @@ export class TokenPreparer {
     const fingerprintExpression =
       patch.fingerprint_expression === undefined ? current.fingerprintExpression : patch.fingerprint_expression ?? definition.defaultFingerprintExpression;
     const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : patch.search_indexes ?? [];
-    requireDisclosureChange(caller, current, { mask, fingerprintExpression, searchIndexes, containers });
+    const named = (['mask', 'fingerprint_expression', 'search_indexes', 'containers'] as const).filter((field) => patch[field] !== undefined);
+    requireDisclosureChange(caller, current, { mask, fingerprintExpression, searchIndexes, containers }, named);
     const expiresAt = patch.expires_at === undefined ? current.expiresAt : patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, now);
     requireExpiryChange(caller, current, expiresAt);
     if (mask !== null) this.#engine.compileTree(mask, 'mask', budget);

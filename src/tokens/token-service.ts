@@ -10,7 +10,7 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Permission, Transform } from '../permissions.js';
 import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
-import { dedupeScopes, requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
+import { audienceOf, dedupeScopes, requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
 import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
@@ -89,8 +89,9 @@ export class TokenService {
    * Bulk tokenization (token:create): every `{ type, data, ... }` object anywhere in the body (a
    * create body) becomes a token, and the response mirrors the body's shape with each replaced by
    * the created token. All items are validated before any is stored, so a bad item changes nothing.
-   * At most 100 tokens per call. Deduplication as in create; `options.shownTo`: the answer goes to
-   * that caller too (a reactor's invoker), so a duplicate must be one it may reveal as well.
+   * At most 100 tokens per call. Deduplication as in create. `options.shownTo`: the answer goes to
+   * that caller too (a reactor's invoker), so it shows no more than both may read, and a duplicate
+   * must be one both may reveal (disclosure.ts, audienceOf).
    */
   async tokenize(caller: Caller, body: unknown, options: { shownTo?: Caller } = {}): Promise<unknown> {
     return this.#audit.guard(caller, 'token:tokenize', null, async () => {
@@ -113,15 +114,16 @@ export class TokenService {
       }
       if (Object.keys(errors).length > 0) throw new ValidationError(errors);
       if (prepared.length === 0) return replaceTokenBodies(body, new Map());
+      const audience = audienceOf(caller, options.shownTo);
       // One store operation: an id taken (by a stored token or an earlier item) stores nothing.
       const stored = await this.#store.createTokens(
         prepared.map((p) => p.token),
         prepared[0]!.token.createdAt,
-        prepared.some((p) => p.token.deduplicate) ? dedupeScopes(caller, options.shownTo) : undefined,
+        prepared.some((p) => p.token.deduplicate) ? dedupeScopes(audience) : undefined,
       );
       if (stored.status === 'id_conflict') throw new ConflictError(`A token with id '${prepared[stored.index]!.token.id}' already exists; nothing was stored`);
       const views = new Map<unknown, TokenView>();
-      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#created(caller, prepared[i]!, stored.results[i]!, budget));
+      for (let i = 0; i < items.length; i++) views.set(items[i]!.body, await this.#created(caller, prepared[i]!, stored.results[i]!, budget, audience));
       return replaceTokenBodies(body, views);
     });
   }
@@ -140,14 +142,14 @@ export class TokenService {
     return this.#created(caller, prepared, result, budget);
   }
 
-  /** The audit entry and the response of a stored creation (or of the duplicate found instead). */
-  async #created(caller: Caller, { token, data, transform, keys }: Prepared, result: CreateTokenResult, budget: ExpressionBudget): Promise<TokenView> {
+  /** The audit entry and the response (as `audience` may see it) of a stored creation, or of the duplicate found instead. */
+  async #created(caller: Caller, { token, data, transform, keys }: Prepared, result: CreateTokenResult, budget: ExpressionBudget, audience = caller): Promise<TokenView> {
     const id = result.status === 'duplicate' ? result.existing.id : token.id;
     const detail = result.status === 'duplicate' ? 'deduplicated' : null;
     this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:create', resourceId: id, outcome: 'success', detail });
     if (result.status === 'created') await this.#emit(caller, 'token.created', token);
-    if (result.status === 'duplicate') return this.#viewer.duplicate(caller, keys, result.existing, this.#clock.now(), transform, budget);
-    return this.#viewer.written(caller, transform, token, data, budget);
+    if (result.status === 'duplicate') return this.#viewer.duplicate(audience, keys, result.existing, this.#clock.now(), transform, budget);
+    return this.#viewer.written(audience, transform, token, data, budget);
   }
 
   /** Gets one token (token:read); its data follows the caller's transform. Expired and other tenants' tokens are not found. */
@@ -239,7 +241,7 @@ export class TokenService {
       const keys = await this.#keys.keysCovering(caller.tenantId, [current.keyVersion]);
       const budget = this.#engine.budget();
       const { next, data, merged, transform } = this.#preparer.prepareUpdate(caller, current, this.#viewer.data(keys, current, now), patch, { keys, budget, now });
-      requireDedupeOverOwnData(caller, current, next, patch.data, merged);
+      requireDedupeOverOwnData(caller, current, next, patch, merged);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
       const result = await this.#store.updateToken(next, audit, now, next.deduplicate ? dedupeScopes(caller) : undefined);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
+import { type Caller, isTenantAdministrator, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
+import { AuthorizationError, ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Store, WebhookRecord } from '../storage/store.js';
 import { formatIso } from '../time.js';
@@ -35,8 +35,9 @@ export interface WebhookServiceDeps {
 
 /**
  * Event webhooks, the tenant's signing secret and deliveries (`vault.webhooks`). Management
- * permissions: webhook:create|read|update|delete for webhooks and deliveries; application:read to
- * read the signing secret and application:update to rotate it.
+ * permissions: webhook:create|read|update|delete for webhooks and deliveries. The signing secret is
+ * read and rotated by a tenant administrator only: it signs every event and every asynchronous
+ * reactor callback of the tenant, so whoever holds it can forge them to any receiver (docs/authority.md).
  *
  * @example
  * const hook = await vault.webhooks.create(admin, { name: 'audit', url: 'https://example.com/hooks', events: ['token.created'] });
@@ -111,20 +112,20 @@ export class WebhookService {
     });
   }
 
-  /** The tenant's signing secret (application:read), created on first need. */
+  /** The tenant's signing secret (a tenant administrator), created on first need. */
   async secret(caller: Caller): Promise<{ secret: string; created_at: string }> {
     return this.#d.audit.guard(caller, 'webhook-secret:read', null, async () => {
-      requirePermission(caller, 'application:read');
+      requireAdministrator(caller, 'Reading');
       const { secret, updatedAt } = await this.#d.secrets.current(caller.tenantId);
       this.#record(caller, 'webhook-secret:read', null);
       return { secret, created_at: formatIso(updatedAt) };
     });
   }
 
-  /** Rotates the signing secret (application:update); the previous one also signs for 24 hours. */
+  /** Rotates the signing secret (a tenant administrator); the previous one also signs for 24 hours. */
   async rotateSecret(caller: Caller): Promise<{ secret: string; created_at: string }> {
     return this.#d.audit.guard(caller, 'webhook-secret:rotate', null, async () => {
-      requirePermission(caller, 'application:update');
+      requireAdministrator(caller, 'Rotating');
       const { secret, updatedAt } = await this.#d.secrets.rotate(caller.tenantId);
       this.#record(caller, 'webhook-secret:rotate', null);
       return { secret, created_at: formatIso(updatedAt) };
@@ -201,4 +202,12 @@ export class WebhookService {
 function checkId(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 250) throw ValidationError.field(field, 'must be 1 to 250 characters');
   return value;
+}
+
+function requireAdministrator(caller: Caller, action: 'Reading' | 'Rotating'): void {
+  if (isTenantAdministrator(caller)) return;
+  throw new AuthorizationError(
+    `${action} the webhook signing secret is for a tenant administrator (application:create and application:update): ` +
+      'the secret signs every webhook of the tenant, so its holder could forge them',
+  );
 }

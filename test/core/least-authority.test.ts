@@ -88,7 +88,7 @@ describeEachStore('least authority', (store) => {
     expect((await w.vault.tokens.get(w.payments, w.victimId)).data).toEqual(VISA);
   });
 
-  it('finding 2: a reactor tokenize block deduplicates only against tokens its invoker may reveal too', async () => {
+  it('finding 2: a reactor tokenize block shows its invoker no more than it may read, and deduplicates only against tokens both may reveal', async () => {
     const w = await world(await store.vault());
     await w.vault.tokens.create(w.payments, { type: 'card', data: VISA, deduplicate_token: true });
     const formula = await w.vault.formulas.create(w.admin, { name: 'receipt', code: 'module.exports = async (req) => ({ tokenize: { receipt: req.args.receipt } })' });
@@ -99,6 +99,10 @@ describeEachStore('least authority', (store) => {
     const text = JSON.stringify(out);
     expect(text).not.toContain(w.victimId);
     expect(text).not.toContain('deduplicated');
+    // The new token is shown as the invoker (no token:read) may see it: no data, though the
+    // reactor's application could reveal it.
+    expect(text).not.toContain(VISA.number);
+    expect((out as { tokens: { receipt: { id: string } } }).tokens.receipt).not.toHaveProperty('data');
     // An invoker that may reveal the card itself gets the duplicate, as before.
     const peer = await w.vault.caller({ permissions: ['token:use', 'token:read'], rules: [REVEAL_ALL] });
     const again = (await w.vault.reactors.react(peer, reactor.id, { args: { receipt: { type: 'card', data: VISA, deduplicate_token: true } } })) as { tokens: { receipt: { _extras?: unknown } } };

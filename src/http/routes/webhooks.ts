@@ -127,7 +127,7 @@ export const webhookRoutes: AuthenticatedRoute[] = [
     auth: true,
     permission: 'application:read',
     status: 200,
-    docs: { summary: 'Get the tenant’s webhook signing secret (created on first need)', tag: TAG, responseSchema: 'WebhookSecret' },
+    docs: { summary: 'Get the tenant’s webhook signing secret (created on first need; a tenant administrator only)', tag: TAG, responseSchema: 'WebhookSecret' },
     handle: ({ vault, caller }) => vault.webhooks.secret(caller),
   },
   {
@@ -138,7 +138,7 @@ export const webhookRoutes: AuthenticatedRoute[] = [
     permission: 'application:update',
     status: 200,
     body: 'optional-json',
-    docs: { summary: 'Rotate the signing secret (the previous one also signs for 24 hours)', tag: TAG, responseSchema: 'WebhookSecret' },
+    docs: { summary: 'Rotate the signing secret (the previous one also signs for 24 hours; a tenant administrator only)', tag: TAG, responseSchema: 'WebhookSecret' },
     handle: ({ vault, caller }) => vault.webhooks.rotateSecret(caller),
   },
 ];

@@ -1,5 +1,5 @@
 import type { Permission } from '../../permissions.js';
-import { applicationColumns } from '../record-changes.js';
+import { applicationColumns, applicationExpectation } from '../record-changes.js';
 import type {
   ApplicationChanges,
   ApplicationKeyMatch,
@@ -11,10 +11,11 @@ import type {
   PageResult,
   SessionAuthorization,
   SessionRecord,
+  RecordUpdateResult,
 } from '../store.js';
 import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
-import { tenantList, updateSql } from './pg-record-update.js';
+import { missedUpdate, tenantList, updateSql } from './pg-record-update.js';
 import { PostgresCredentials } from './postgres-credentials.js';
 import { APPLICATION_COLUMNS, toApplication } from './record-rows.js';
 import type { RecordStatements } from './record-sql.js';
@@ -103,10 +104,15 @@ export class PostgresApplications {
     id: string,
     changes: ApplicationChanges,
     keep?: readonly Permission[],
-  ): Promise<{ status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' }> {
+    expected?: Pick<ApplicationRecord, 'permissions' | 'rules'>,
+  ): Promise<RecordUpdateResult<ApplicationRecord> | { status: 'last_holder' }> {
     const columns = applicationColumns(changes);
+    const condition =
+      expected === undefined
+        ? []
+        : applicationExpectation(expected).map((value, i) => ({ sql: (p: string) => `t.${['permissions', 'rules'][i]}::text = ${p}`, value }));
     const update = async (db: Queryable) => {
-      const { rows } = await db.query(...updateSql(this.#s, 'applications', APPLICATION_COLUMNS, tenantId, id, columns, []));
+      const { rows } = await db.query(...updateSql(this.#s, 'applications', APPLICATION_COLUMNS, tenantId, id, columns, condition));
       return rows.length === 0 ? null : toApplication(rows[0]!);
     };
     const guard = keep !== undefined && keep.length > 0 && changes.permissions !== undefined;
@@ -119,7 +125,8 @@ export class PostgresApplications {
       });
       if (guarded === 'last_holder') return { status: 'last_holder' };
     }
-    return record === null ? { status: 'not_found' } : { status: 'updated', record };
+    if (record !== null) return { status: 'updated', record };
+    return expected === undefined ? { status: 'not_found' } : missedUpdate(this.#db, this.#s, 'applications', tenantId, id);
   }
 
   async deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): Promise<'deleted' | 'not_found' | 'last_holder'> {

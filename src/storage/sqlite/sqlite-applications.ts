@@ -1,5 +1,5 @@
 import type { Permission } from '../../permissions.js';
-import { applicationColumns } from '../record-changes.js';
+import { applicationColumns, applicationExpectation } from '../record-changes.js';
 import type {
   ApplicationChanges,
   ApplicationKeyMatch,
@@ -113,24 +113,27 @@ export class SqliteApplications {
     return runPage(this.#statements, this.#read, query, page, toApplication);
   }
 
-  /** Writes only the columns of the fields given; `keep`: see Store. One transaction. */
+  /** Writes only the columns of the fields given; `keep` and `expected`: see Store. One transaction. */
   updateApplication(
     tenantId: string,
     id: string,
     changes: ApplicationChanges,
     keep?: readonly Permission[],
-  ): { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' } | { status: 'last_holder' } {
+    expected?: Pick<ApplicationRecord, 'permissions' | 'rules'>,
+  ): RecordUpdateResult<ApplicationRecord> | { status: 'last_holder' } {
     const columns = applicationColumns(changes);
+    const condition = expected === undefined ? '' : ' AND permissions = ? AND rules = ?';
+    const params = expected === undefined ? [] : applicationExpectation(expected);
     const update = (): RecordUpdateResult<ApplicationRecord> =>
-      updateRecord(this.#statements, 'applications', tenantId, id, columns, '', [], () => this.getApplication(tenantId, id));
-    if (keep === undefined || keep.length === 0) return this.#write.immediate(update) as { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' };
+      updateRecord(this.#statements, 'applications', tenantId, id, columns, condition, params, () => this.getApplication(tenantId, id));
+    if (keep === undefined || keep.length === 0) return this.#write.immediate(update);
     let result: RecordUpdateResult<ApplicationRecord> = { status: 'not_found' };
     const guarded = this.#guardedTx.immediate(tenantId, id, keep, changes.permissions, () => {
       result = update();
       return result.status === 'updated';
     });
     if (guarded === 'last_holder') return { status: 'last_holder' };
-    return result as { status: 'updated'; record: ApplicationRecord } | { status: 'not_found' };
+    return result;
   }
 
   deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): 'deleted' | 'not_found' | 'last_holder' {
