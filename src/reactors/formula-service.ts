@@ -7,6 +7,7 @@ import { ConflictError, NotFoundError, concurrentChange, requireCreated } from '
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { checkReactorCode } from './code-check.js';
+import { runOwner } from './run-owner.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
 import { changesWhatRuns, requireMayChangeFormula } from './binding-authz.js';
 import { type FormulaRequest, parseFormulaInput } from './formula-input.js';
@@ -56,7 +57,7 @@ export class FormulaService {
       requirePermission(caller, 'reactor:create');
       refuseNul(body, '');
       const input = parseFormulaInput(body);
-      await checkReactorCode(await this.#sandbox(), input.code, this.#limits);
+      await checkReactorCode(await this.#sandbox(), input.code, this.#limits, runOwner(caller));
       const formula: FormulaRecord = {
         id: randomUUID(),
         tenantId: caller.tenantId,
@@ -112,7 +113,7 @@ export class FormulaService {
       const next: FormulaRecord = { ...current, ...input, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if (changesWhatRuns(current, next)) await requireMayChangeFormula(this.#store, caller, current.id);
       // After the authorization: the load check runs the code's top level.
-      if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits);
+      if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits, runOwner(caller));
       // Only while the code and declarations are still the ones the check above was decided on.
       const result = await this.#store.updateFormula(caller.tenantId, current.id, { ...input, modifiedBy: caller.applicationId, modifiedAt: next.modifiedAt! }, current);
       if (result.status === 'not_found') throw new NotFoundError('Formula', String(id));
