@@ -96,7 +96,10 @@ export interface ReactorOptions {
    * The worker threads reactor code runs in (default sandbox only): `size` (default max(2, cores)),
    * `maxQueued` runs waiting for a worker before new runs get 503 (default 256), and
    * `recycleAboveBytes`, the WebAssembly memory past which a worker is replaced after its run
-   * (default 32 MiB).
+   * (default 32 MiB). Shares, so that one application's flood leaves room to the others:
+   * `maxRunningPerApplication` (default ceil(size / 2)) and `maxRunningPerTenant` (default
+   * ceil(3 × size / 4)) workers at once, `maxQueuedPerApplication` (default maxQueued / 4) and
+   * `maxQueuedPerTenant` (default maxQueued / 2) runs waiting (README, Reactors).
    */
   workers?: Partial<SandboxWorkerOptions>;
   /**

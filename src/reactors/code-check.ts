@@ -1,5 +1,5 @@
 import { ReactorError, ValidationError } from '../errors.js';
-import { MAX_CODE_BYTES, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
+import { MAX_CODE_BYTES, type RunOwner, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
 
 /** Wall time the load probe may take (the module's top level only; its function is not called). */
 export const LOAD_PROBE_TIMEOUT_MS = 1000;
@@ -14,9 +14,10 @@ export const LOAD_PROBE_TIMEOUT_MS = 1000;
  *    could not reach at its first invocation. The exported function itself is not called.
  *
  * A top level that throws or runs past the probe's time is a 400 too (it would fail every run). A
- * busy sandbox (503) is not the code's fault and is passed on.
+ * busy sandbox (503) is not the code's fault and is passed on. `owner`: the saving caller, whose
+ * share of the sandbox's workers the probe uses.
  */
-export async function checkReactorCode(sandbox: Sandbox, code: string, limits?: Partial<SandboxLimits>): Promise<void> {
+export async function checkReactorCode(sandbox: Sandbox, code: string, limits?: Partial<SandboxLimits>, owner?: RunOwner): Promise<void> {
   sandbox.check(code);
   const probe = loadProbe(code);
   // Code within a few hundred bytes of the size limit leaves no room for the probe's wrapper: it is
@@ -30,6 +31,8 @@ export async function checkReactorCode(sandbox: Sandbox, code: string, limits?: 
       req: { args: null, configuration: {} },
       host: { bt: null, fetch: null },
       limits: { ...limits, timeoutMs },
+      // The saving caller's share of the workers: saving code cannot bypass the fair queue.
+      ...(owner ? { owner } : {}),
     });
     exported = run.result;
   } catch (error) {

@@ -7,6 +7,7 @@ import { ConflictError, NotFoundError, concurrentChange, requireCreated } from '
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { checkReactorCode } from './code-check.js';
+import { runOwner } from './run-owner.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
 import { changesWhatRuns, requireMayChangeFormula, requireMayRecode } from './binding-authz.js';
 import { type FormulaRequest, parseFormulaInput } from './formula-input.js';
@@ -56,7 +57,7 @@ export class FormulaService {
       requirePermission(caller, 'reactor:create');
       refuseNul(body, '');
       const input = parseFormulaInput(body);
-      await checkReactorCode(await this.#sandbox(), input.code, this.#limits);
+      await checkReactorCode(await this.#sandbox(), input.code, this.#limits, runOwner(caller));
       const formula: FormulaRecord = {
         id: randomUUID(),
         tenantId: caller.tenantId,
@@ -118,7 +119,7 @@ export class FormulaService {
         boundApplications = await requireMayChangeFormula(this.#store, caller, current.id);
         // After the authorization: the load check runs the code's top level. However long it runs,
         // the write below lands only while the bindings are those just decided on.
-        if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits);
+        if (next.code !== current.code) await checkReactorCode(await this.#sandbox(), next.code, this.#limits, runOwner(caller));
       }
       // Only while the code, the declarations and the applications its reactors run as are still
       // the ones the checks above were decided on: a reactor bound meanwhile makes it a 409.

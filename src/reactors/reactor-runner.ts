@@ -14,6 +14,7 @@ import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './con
 import { type InvokeInput, checkConfiguration, parseInvoke } from './reactor-input.js';
 import { findReactor, formulaOf } from './reactor-lookup.js';
 import { readReactorOutput } from './reactor-result.js';
+import { runOwner } from './run-owner.js';
 
 /** How deep `bt.reactors.react` may nest reactor runs (the top-level invocation is depth 0). */
 export const MAX_REACTOR_NESTING = 3;
@@ -121,6 +122,8 @@ export class ReactorRunner {
       req: { args, configuration },
       host: { bt, fetch: this.#deps.fetch },
       ...(limits ? { limits } : {}),
+      // Whose share of the workers the run uses (a nested run: its top-level caller's, run-task.ts).
+      owner: runOwner(caller),
       // Also for a failed run. Reactor code sees detokenized data: by default only the output's
       // size reaches the logger; `consoleOutput: 'redacted'` adds the lines, token values redacted.
       onLogs: (lines, truncated) => logConsoleOutput(logger, consoleOutput, { tenantId: caller.tenantId, reactorId: reactor.id }, lines, truncated, sensitive),

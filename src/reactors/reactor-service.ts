@@ -13,6 +13,7 @@ import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRec
 import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
+import { runOwner } from './run-owner.js';
 import {
   type CreateReactorRequest,
   type InvokeRequest,
@@ -104,7 +105,7 @@ export class ReactorService {
       if (application) requireMayBind(caller, application);
       const code = 'code' in input.source ? input.source.code : null;
       // Last: it runs the code's top level, which a refused caller should not get to do.
-      if (code !== null) await checkReactorCode(await this.#sandbox(), code, this.#limits);
+      if (code !== null) await checkReactorCode(await this.#sandbox(), code, this.#limits, runOwner(caller));
       const reactor: ReactorRecord = {
         id: randomUUID(),
         tenantId: caller.tenantId,
@@ -226,7 +227,7 @@ export class ReactorService {
     formula: FormulaRecord | null,
     application: ApplicationRecord | null,
   ): Promise<ReactorView> {
-    if (change.code !== null && change.code !== current.code) await checkReactorCode(await this.#sandbox(), change.code, this.#limits);
+    if (change.code !== null && change.code !== current.code) await checkReactorCode(await this.#sandbox(), change.code, this.#limits, runOwner(caller));
     const { code, ...rest } = change;
     // Only while the reactor is still bound as it was when the caller's grants were checked.
     const result = await this.#store.updateReactor(

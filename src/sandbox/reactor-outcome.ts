@@ -24,6 +24,11 @@ export function runtimeError(message: string): ReactorError {
   return new ReactorError('ReactorRuntimeError', 500, message);
 }
 
+/** A 503 ServiceUnavailableError: the sandbox has no room for the run now (worker-pool.ts). */
+export function unavailableError(message: string): ReactorError {
+  return new ReactorError('ServiceUnavailableError', 503, message);
+}
+
 export function timeoutError(limits: SandboxLimits): ReactorError {
   return runtimeError(`Reactor exceeded its time limit of ${limits.timeoutMs} ms`);
 }

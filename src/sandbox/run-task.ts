@@ -12,7 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ReactorError } from '../errors.js';
 import type { ApiEntry } from './bridge.js';
 import { runtimeError } from './reactor-outcome.js';
-import type { SandboxLimits, SandboxRunInput, SandboxRunOutput } from './sandbox.js';
+import type { RunOwner, SandboxLimits, SandboxRunInput, SandboxRunOutput } from './sandbox.js';
 
 const runScope = new AsyncLocalStorage<RunTask>();
 
@@ -33,6 +33,12 @@ export class RunTask {
   abort: ((error: ReactorError) => void) | null = null;
   readonly children = new Set<RunTask>();
   readonly depth: number;
+  /**
+   * Whose share of the workers the run uses (worker-pool.ts): the top-level run's owner for every run
+   * of its tree, whatever owner a nested run names. A nested run is part of its caller's invocation
+   * (and may act as another application: the reactor's own), so its caller's owner pays for it.
+   */
+  readonly owner: RunOwner | undefined;
   readonly promise: Promise<SandboxRunOutput>;
   #resolve!: (output: SandboxRunOutput) => void;
   #reject!: (error: unknown) => void;
@@ -58,6 +64,7 @@ export class RunTask {
   ) {
     this.#deadline = deadline;
     this.depth = parent === null ? 0 : parent.depth + 1;
+    this.owner = parent === null ? input.owner : parent.owner;
     this.promise = new Promise<SandboxRunOutput>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;

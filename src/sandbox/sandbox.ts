@@ -68,10 +68,25 @@ export interface SandboxRunInput {
   /** Per-run overrides of the sandbox's limits. */
   limits?: Partial<SandboxLimits>;
   /**
+   * Who the run is for, so that the sandbox can share its workers fairly (optional: a sandbox may
+   * ignore it; the worker sandbox serves runs without one as one anonymous owner without caps).
+   */
+  owner?: RunOwner;
+  /**
    * Receives the captured console output once the run ends, whether it succeeded or failed (the
    * output of a failed run is what its author needs most). Not called when nothing was printed.
    */
   onLogs?: (lines: readonly string[], truncated: boolean) => void;
+}
+
+/**
+ * The fairness key of a run: opaque ids the sandbox only compares. The vault passes the invoking
+ * caller's tenant and application (a session's: the application that created it); the worker
+ * sandbox serves owners in turn, tenants first, and caps what one owner may hold (worker-pool.ts).
+ */
+export interface RunOwner {
+  readonly tenantId: string;
+  readonly applicationId: string;
 }
 
 export interface SandboxRunOutput {

@@ -5,24 +5,38 @@
  *
  * Scheduling:
  * - Up to `size` shared workers, started on demand and kept idle (unref'd) between runs.
- * - A top-level run waits in a FIFO queue of at most `maxQueued` runs when every worker is busy; its
- *   deadline keeps running there. A run beyond the queue fails at once with 503.
+ * - Shares. A run may name its owner (a tenant and an application of it; the vault passes the
+ *   invoking one). One application holds at most `maxRunningPerApplication` shared workers at once
+ *   and one tenant `maxRunningPerTenant`, even while the others are idle: a worker changes hands only
+ *   when its run ends, which for a spinning run is its deadline (10 s by default), so the room another
+ *   owner finds at once is exactly the room no single owner may take. Runs without an owner have no
+ *   caps (a custom caller that names none asked for no fairness).
+ * - A top-level run that finds no free worker, or whose owner holds its share, waits in a queue of
+ *   per-owner FIFOs served round-robin, tenants first, then the applications of the tenant
+ *   (run-queue.ts, owner-queues.ts); its deadline keeps running there. The queue holds at most
+ *   `maxQueued` runs, of which one application at most `maxQueuedPerApplication` and one tenant
+ *   `maxQueuedPerTenant`: beyond its share, an owner's run fails at once with 503. When the queue is
+ *   full, a newcomer whose owner holds less of it than another pushes out that owner's newest run
+ *   (which fails with 503) instead of being refused, so several floods together cannot shut another
+ *   owner out either. Refusals are 503, not 429 (run-queue.ts says why).
  * - A nested run (started from a `req.bt` call of a running reactor, run-task.ts) is served before
- *   queued top-level runs, and when the shared workers are all busy it may use one extra worker per
- *   nesting depth. Its parent holds a worker while it waits, so without that a pool of size 1 would
- *   deadlock on the first nested call; with it the deepest run can always proceed.
+ *   queued top-level runs, and when the shared workers are all busy, or its tree's owner holds its
+ *   share of them, it may use one extra worker per nesting depth; extra workers count in no share.
+ *   Its parent holds a worker while it waits, so without that a pool of size 1 would deadlock on the
+ *   first nested call; with it the deepest run can always proceed.
  * - At the deadline the engine in the worker stops the run itself; if it has not reported back
  *   KILL_GRACE_MS later (one long built-in call, which QuickJS's interrupt handler cannot stop), the
  *   worker is terminated and the run fails with the same timeout error.
  * - A worker whose WebAssembly memory grew past `recycleAboveBytes` is terminated after its run (that
  *   memory never shrinks), so memory taken by a burst returns to the system.
  */
-import { ReactorError } from '../errors.js';
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
 import { type PoolWorker, spawnPoolWorker } from './pool-worker.js';
-import { memoryError, runtimeError, timeoutError } from './reactor-outcome.js';
+import { memoryError, runtimeError, timeoutError, unavailableError } from './reactor-outcome.js';
 import { RunQueue } from './run-queue.js';
 import type { RunTask } from './run-task.js';
+import type { SandboxWorkerOptions } from './worker-options.js';
+import { mayHoldShared } from './worker-shares.js';
 import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from './worker-protocol.js';
 import { deserializeRunError } from './worker-protocol.js';
 
@@ -31,10 +45,7 @@ export const KILL_GRACE_MS = 100;
 /** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
 const EXTRA_WORKERS_PER_DEPTH = 1;
 
-export interface WorkerPoolOptions {
-  size: number;
-  maxQueued: number;
-  recycleAboveBytes: number;
+export interface WorkerPoolOptions extends SandboxWorkerOptions {
   /** Old-generation heap limit of each worker's JavaScript side (host results and logs pass there), MiB. */
   heapMb: number;
   workerUrl: URL;
@@ -57,10 +68,6 @@ export interface WorkerPoolStats {
   crashed: number;
 }
 
-export function unavailableError(message: string): ReactorError {
-  return new ReactorError('ServiceUnavailableError', 503, message);
-}
-
 export class WorkerPool {
   readonly #options: WorkerPoolOptions;
   readonly #workers = new Set<PoolWorker>();
@@ -70,7 +77,7 @@ export class WorkerPool {
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
-    this.#queue = new RunQueue(options.maxQueued);
+    this.#queue = new RunQueue(options);
   }
 
   /**
@@ -97,10 +104,10 @@ export class WorkerPool {
   submit(task: RunTask): void {
     if (this.#closed) return task.fail(unavailableError('The reactor sandbox is closed'));
     this.#armDeadline(task);
-    if (this.#tryStart(task)) return;
-    if (!this.#queue.add(task)) {
-      return task.fail(unavailableError('Every reactor worker is busy and the run queue is full; try again'));
-    }
+    if (this.#tryStart(task)) return this.#queue.started(task);
+    const admission = this.#queue.add(task);
+    if (!admission.queued) return task.fail(unavailableError(admission.reason));
+    admission.evicted?.fail(unavailableError('Pushed out of the full run queue to make room for a run of an owner with fewer runs waiting; try again'));
   }
 
   stats(): WorkerPoolStats {
@@ -139,7 +146,7 @@ export class WorkerPool {
   #tryStart(task: RunTask): boolean {
     let worker: PoolWorker | null;
     try {
-      worker = this.#available(0) ?? (task.depth > 0 ? this.#available(task.depth) : null);
+      worker = (mayHoldShared(this.#workers, this.#options, task) ? this.#available(0) : null) ?? (task.depth > 0 ? this.#available(task.depth) : null);
     } catch {
       task.fail(unavailableError('The reactor sandbox could not start a worker; try again'));
       return true;
@@ -264,14 +271,17 @@ export class WorkerPool {
   /** Gives a worker that just finished its next run, or leaves it idle. */
   #next(w: PoolWorker): void {
     if (w.gone || this.#closed) return;
-    const task = this.#queue.take(w.lane);
+    const task = this.#queue.take(w.lane, (t) => mayHoldShared(this.#workers, this.#options, t));
     if (task !== undefined) this.#start(w, task);
   }
 
   /** Starts waiting runs on the room a terminated worker left. */
   #pump(): void {
     if (this.#closed) return;
-    this.#queue.drain((task) => this.#tryStart(task));
+    this.#queue.drain(
+      (task) => this.#tryStart(task),
+      (task) => mayHoldShared(this.#workers, this.#options, task),
+    );
   }
 
   /**
