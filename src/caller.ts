@@ -20,6 +20,13 @@ export interface Caller {
    * bounded by its authorizer's current grants (src/sessions/session-grants.ts).
    */
   readonly session?: SessionIdentity;
+  /**
+   * The application's credentials generation (ApplicationRecord.credentialsGeneration) when this
+   * Caller was built from its stored record, as `authenticate` does for a key. A session it creates
+   * or authorizes records it, so a session made with a key already revoked (one an auth cache
+   * still remembered) ends at once. Undefined on session Callers and on Callers built without it.
+   */
+  readonly credentialsGeneration?: number;
 }
 
 /** Who stands behind a session caller. */
@@ -74,6 +81,7 @@ export function makeCaller(app: {
   type: ApplicationType;
   permissions: readonly Permission[];
   rules: readonly AccessRule[];
+  credentialsGeneration?: number;
 }): Caller {
   const permissions = new Set(app.permissions);
   return Object.freeze({
@@ -82,6 +90,7 @@ export function makeCaller(app: {
     applicationType: app.type,
     permissions,
     rules: Object.freeze(app.rules.length > 0 ? sortRules(app.rules) : implicitRules(permissions)),
+    credentialsGeneration: app.credentialsGeneration,
   });
 }
 

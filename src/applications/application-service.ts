@@ -244,7 +244,7 @@ export class ApplicationService {
   /** A new application record with a new (or the given) key. */
   #newRecord(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): { app: ApplicationRecord; keyRecord: ApplicationKeyRecord; key: string } {
     const now = this.#clock.now();
-    const app: ApplicationRecord = { id: randomUUID(), tenantId, ...input, createdBy, createdAt: now, modifiedBy: null, modifiedAt: null };
+    const app: ApplicationRecord = { id: randomUUID(), tenantId, ...input, createdBy, createdAt: now, modifiedBy: null, modifiedAt: null, credentialsGeneration: 0 };
     const { record: keyRecord, key } = newApplicationKey(app, createdBy, now, givenKey);
     return { app, keyRecord, key };
   }

@@ -8,7 +8,9 @@ const MAX_CACHED_KEYS = 10_000;
  * does not cost a store read per request. Only keys that authenticated are remembered, so unknown
  * keys cannot fill it. Every change made through this vault that could change what a key may do
  * (an application updated, regenerated or deleted, a key deleted) clears it at once; another
- * process sharing the database sees such a change within `authCacheMs`.
+ * process sharing the database sees such a change within `authCacheMs`. That holds for session
+ * keys too: a session ended by its applications' keys changing (src/sessions/session-auth.ts) is
+ * refused once its remembered Caller lapses, since resolving it reads both applications afresh.
  */
 export class AuthCache {
   #entries = new Map<string, { caller: Caller; until: number }>();

@@ -14,7 +14,8 @@ export function requestFingerprint(method: string, pathAndQuery: string, body: s
  * - `/detokenize`: the tokens the body's expressions name (the response is their data);
  * - reactor invocations (`/reactors/{id}/react`): the tokens named by `{{ id }}` expressions in the
  *   request's args (their data is what the reactor received) and every `id` in the response (the
- *   tokens the run created);
+ *   tokens the run created); what the reactor's code read through `req.bt` the run reports itself
+ *   (src/idempotency/run-dependencies.ts);
  * - other routes carry no token data: none.
  * Over-inclusion costs nothing: ids that name no token are ignored by the store.
  */

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type Caller, TOKEN_PERMISSIONS, transformFor } from '../caller.js';
+import { type Caller, TOKEN_PERMISSIONS, makeCaller, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { IdempotencyClaim, Store, StoredToken } from '../storage/store.js';
+import type { IdempotencyClaim, IdempotencyRecord, Store, StoredToken } from '../storage/store.js';
 import { refuseNul } from '../validation/no-nul.js';
+import { RunDependencies, trackRunDependencies } from './run-dependencies.js';
 
 /** How long a result is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -91,7 +92,11 @@ export function fingerprintHash(fingerprint: string): string {
 
 /** A completed run's record carries this status (the store's column predates this service, when it held the HTTP status). */
 const COMPLETED = 200;
-/** Marks the sealed envelope `{ tokenvault_idempotent: 2, grants, tokens, result }` (earlier versions sealed the bare response). */
+/**
+ * Marks the sealed envelope `{ tokenvault_idempotent: 2, grants, tokens, read?, applications?, result }`
+ * (earlier versions sealed the bare response; envelopes stored before `read` and `applications`
+ * existed replay as if both were empty).
+ */
 const ENVELOPE = 'tokenvault_idempotent';
 
 /** What a stored result is replayed under: the caller's grants and the state of the tokens it carries, when it ran. */
@@ -99,6 +104,10 @@ interface Envelope {
   grants: string;
   /** Token id → stateDigest of the token when the result was stored. */
   tokens: Record<string, string>;
+  /** Token id → stateDigest of each token a reactor run behind the result read, created or changed through req.bt (RunDependencies). */
+  read?: Record<string, string>;
+  /** Application id → grantsDigest of each application a reactor run behind the result acted as. */
+  applications?: Record<string, string>;
   result: unknown;
 }
 
@@ -140,6 +149,11 @@ function grantsDigest(caller: Caller): string {
  * Likewise a caller whose grants changed since the run (permissions or access rules), or a result
  * carrying a token changed since (data, containers, mask), gets a 409, not the stored result: a
  * replay never shows more than the caller may see now, nor data the vault no longer holds.
+ *
+ * A reactor's output may carry data of tokens it does not name: those its code read through
+ * `req.bt` as the reactor's application. The run reports them while it runs (RunDependencies), and
+ * they are followed as carried tokens are (withdrawal, and a 409 when changed), together with the
+ * grants of the application it acted as: a replay after that application lost a grant is a 409 too.
  */
 export class IdempotencyService {
   #store: Store;
@@ -171,45 +185,35 @@ export class IdempotencyService {
     const context = ['idempotency', caller.applicationId, key];
     const claim = await this.#store.claimIdempotencyKey({ ...claimed, requestHash: hash, state: 'in_flight', status: null, body: null, createdAt: now, expiresAt: now + leaseMs }, now);
     if (!claim.claimed) {
-      const existing = claim.existing;
-      if (existing.requestHash !== hash) throw new UnprocessableError('The idempotency key was already used with a different request');
-      if (existing.state === 'withdrawn' || (existing.state === 'done' && existing.withdrawAt != null && existing.withdrawAt <= now)) {
-        throw new ConflictError(
-          'The response stored for this idempotency key was withdrawn because a token it carried was deleted, expired or lost its cvc; send the request with a new key',
-        );
-      }
-      if (existing.state === 'in_flight') throw new ConflictError('A request with this idempotency key is still in progress');
-      const stored = existing.body === null ? null : (JSON.parse((await this.#records.openRecord(caller.tenantId, context, existing.body)).toString('utf8')) as unknown);
-      if (!isEnvelope(stored)) throw new ConflictError('The response for this idempotency key was stored by an earlier version and is not replayed; send the request with a new key');
-      if (stored.grants !== grantsDigest(caller)) {
-        throw new ConflictError("This application's permissions or access rules changed since the request with this idempotency key ran, so its response is not replayed; send the request with a new key");
-      }
-      for (const [id, digest] of Object.entries(stored.tokens)) {
-        const token = await this.#store.getToken(caller.tenantId, id, now);
-        if (token === null || stateDigest(token) !== digest) {
-          throw new ConflictError(
-            'A token the response for this idempotency key carried was changed, deleted or expired since, so the response is not replayed; send the request with a new key',
-          );
-        }
-      }
-      return { result: stored.result as T, replayed: true };
+      return { result: await this.#replay<T>(caller, claim.existing, hash, context, now), replayed: true };
     }
+    const dependencies = new RunDependencies();
     let result: T;
     try {
-      result = await run();
+      result = await trackRunDependencies(dependencies, run);
     } catch (error) {
       await this.#release(claimed);
       throw error;
+    } finally {
+      dependencies.close();
     }
     try {
       const completedAt = this.#clock.now();
-      const { tokenIds, tokens } = await this.#carried(caller, request.tokenIds ? request.tokenIds(result) : [...idsIn(result)], completedAt);
-      const envelope: Envelope = { grants: grantsDigest(caller), tokens, result };
+      const carried = await this.#followed(caller, request.tokenIds ? request.tokenIds(result) : [...idsIn(result)], completedAt);
+      const read: Followed = { tokenIds: [], tokens: {} };
+      for (const [reader, ids] of dependencies.reads) {
+        const followed = await this.#followed(reader, ids, completedAt);
+        read.tokenIds.push(...followed.tokenIds);
+        Object.assign(read.tokens, followed.tokens);
+      }
+      const applications: Record<string, string> = {};
+      for (const [id, application] of dependencies.applications) applications[id] = grantsDigest(makeCaller(application));
+      const envelope: Envelope = { grants: grantsDigest(caller), tokens: carried.tokens, read: read.tokens, applications, result };
       await this.#store.completeIdempotencyKey(claimed, {
         status: COMPLETED,
         body: await this.#records.sealRecord(caller.tenantId, context, Buffer.from(JSON.stringify({ [ENVELOPE]: 2, ...envelope }), 'utf8')),
         expiresAt: completedAt + IDEMPOTENCY_TTL_MS,
-        tokenIds,
+        tokenIds: [...new Set([...carried.tokenIds, ...read.tokenIds])],
       });
     } catch (error) {
       // The run succeeded: its result is what the client needs. Releasing lets a retry run again.
@@ -219,19 +223,64 @@ export class IdempotencyService {
     return { result, replayed: false };
   }
 
+  /** The stored result of an earlier run with this key, if it may be replayed to `caller` now; otherwise the error saying why not. */
+  async #replay<T>(caller: Caller, existing: IdempotencyRecord, hash: string, context: string[], now: number): Promise<T> {
+    if (existing.requestHash !== hash) throw new UnprocessableError('The idempotency key was already used with a different request');
+    if (existing.state === 'withdrawn' || (existing.state === 'done' && existing.withdrawAt != null && existing.withdrawAt <= now)) {
+      throw new ConflictError(
+        'The response stored for this idempotency key was withdrawn because a token it carried (or a reactor run behind it read through req.bt) was deleted, expired or lost its cvc; send the request with a new key',
+      );
+    }
+    if (existing.state === 'in_flight') throw new ConflictError('A request with this idempotency key is still in progress');
+    const stored = existing.body === null ? null : (JSON.parse((await this.#records.openRecord(caller.tenantId, context, existing.body)).toString('utf8')) as unknown);
+    if (!isEnvelope(stored)) throw new ConflictError('The response for this idempotency key was stored by an earlier version and is not replayed; send the request with a new key');
+    if (stored.grants !== grantsDigest(caller)) {
+      throw new ConflictError("This application's permissions or access rules changed since the request with this idempotency key ran, so its response is not replayed; send the request with a new key");
+    }
+    for (const [id, digest] of Object.entries(stored.applications ?? {})) {
+      const application = await this.#store.getApplication(caller.tenantId, id);
+      if (application === null || grantsDigest(makeCaller(application)) !== digest) {
+        throw new ConflictError(
+          "The application a reactor ran as for this idempotency key (its req.bt) was deleted or its permissions or access rules changed since, so the response is not replayed; send the request with a new key",
+        );
+      }
+    }
+    if (!(await this.#unchanged(caller.tenantId, stored.tokens, now))) {
+      throw new ConflictError(
+        'A token the response for this idempotency key carried was changed, deleted or expired since, so the response is not replayed; send the request with a new key',
+      );
+    }
+    if (!(await this.#unchanged(caller.tenantId, stored.read ?? {}, now))) {
+      throw new ConflictError(
+        'A token the reactor run behind this idempotency key read, created or changed through req.bt was changed, deleted or expired since, so the response is not replayed; send the request with a new key',
+      );
+    }
+    return stored.result as T;
+  }
+
+  /** Whether every token of `digests` is live and in the state its digest records. */
+  async #unchanged(tenantId: string, digests: Record<string, string>, now: number): Promise<boolean> {
+    for (const [id, digest] of Object.entries(digests)) {
+      const token = await this.#store.getToken(tenantId, id, now);
+      if (token === null || stateDigest(token) !== digest) return false;
+    }
+    return true;
+  }
+
   /**
-   * The tokens a result carries, as followed: `tokens` the state digest of each live token of the
-   * tenant among `ids`, `tokenIds` those to withdraw the result with. A token the caller holds no
-   * grant on is neither: an id the caller wrote into its own data (metadata `{ id }`) must not let
-   * it watch, through its replays, a token it cannot see. Ids naming no live token stay in
+   * The tokens a result depends on, as followed: `tokens` the state digest of each live token of
+   * the tenant among `ids`, `tokenIds` those to withdraw the result with. A token `reader` holds no
+   * grant on is neither (the reader is the caller, or for the tokens a reactor read through req.bt
+   * the application it acted as): an id the caller wrote into its own data (metadata `{ id }`) must
+   * not let it watch, through its replays, a token it cannot see. Ids naming no live token stay in
    * `tokenIds` (one deleted during the run withdraws the result at once).
    */
-  async #carried(caller: Caller, ids: readonly string[], now: number): Promise<{ tokenIds: string[]; tokens: Record<string, string> }> {
+  async #followed(reader: Caller, ids: Iterable<string>, now: number): Promise<Followed> {
     const tokenIds: string[] = [];
     const tokens: Record<string, string> = {};
     for (const id of new Set(ids)) {
-      const token = await this.#store.getToken(caller.tenantId, id, now);
-      if (token !== null && !TOKEN_PERMISSIONS.some((permission) => transformFor(caller, permission, token.containers) !== null)) continue;
+      const token = await this.#store.getToken(reader.tenantId, id, now);
+      if (token !== null && !TOKEN_PERMISSIONS.some((permission) => transformFor(reader, permission, token.containers) !== null)) continue;
       tokenIds.push(id);
       if (token !== null) tokens[id] = stateDigest(token);
     }
@@ -246,6 +295,12 @@ export class IdempotencyService {
       this.#logger.error('could not release an idempotency key', { error: (error as Error).name });
     }
   }
+}
+
+/** Tokens followed for a stored result: ids to withdraw it with, and the state digests of the live ones. */
+interface Followed {
+  tokenIds: string[];
+  tokens: Record<string, string>;
 }
 
 function isEnvelope(value: unknown): value is Envelope {

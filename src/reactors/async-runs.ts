@@ -4,6 +4,7 @@ import { resumedSessionCaller } from '../sessions/session-grants.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';
+import { untrackedRun } from '../idempotency/run-dependencies.js';
 import { problemOfError } from '../problem.js';
 import type { JobRecord, ReactorRequestRecord, SessionGrants, Store } from '../storage/store.js';
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
@@ -181,7 +182,9 @@ export class AsyncRuns {
   async #execute(request: ReactorRequestRecord): Promise<{ raw?: unknown; tokens?: unknown }> {
     const sealed = JSON.parse((await this.#deps.records.openRecord(request.tenantId, context(request.id, 'args'), request.args)).toString('utf8')) as unknown;
     const { args, session } = readRunInput(sealed);
-    return this.#runner.run(await this.#caller(request, session), request.reactorId, { args, timeoutMs: request.timeoutMs });
+    const caller = await this.#caller(request, session);
+    // Not part of the request that accepted the run, whose async context the job queue's timer may carry.
+    return untrackedRun(() => this.#runner.run(caller, request.reactorId, { args, timeoutMs: request.timeoutMs }));
   }
 
   /**

@@ -41,3 +41,31 @@ export function createBtTree(tokens: TokenService, react: NestedReact, caller: C
 function toJson(value: unknown): unknown {
   return value === undefined ? null : JSON.parse(JSON.stringify(value));
 }
+
+/**
+ * The tokens a bt result shows the run: the token of `tokens.retrieve`, `create` and `update`, the
+ * page of `tokens.list`, the tokens of `tokenize`. Found by shape (token views: `id`, `type` and
+ * `tenant_id` strings), never inside a token view, so an id written into a token's data or
+ * metadata does not count. `tokens.delete` shows none, and a nested `reactors.react` reports its
+ * own reads.
+ */
+export function btTokenIds(method: string, result: unknown): string[] {
+  if (method === 'reactors.react' || method === 'tokens.delete') return [];
+  return tokenViewIds(result);
+}
+
+/** The ids of the token views in a value (a tokenize response, a list page, one token). */
+export function tokenViewIds(value: unknown, ids: string[] = [], depth = 0): string[] {
+  if (depth > 64 || typeof value !== 'object' || value === null) return ids;
+  if (Array.isArray(value)) {
+    for (const item of value) tokenViewIds(item, ids, depth + 1);
+    return ids;
+  }
+  const record = value as Record<string, unknown>;
+  if (typeof record['id'] === 'string' && typeof record['type'] === 'string' && typeof record['tenant_id'] === 'string') {
+    ids.push(record['id']);
+    return ids;
+  }
+  for (const item of Object.values(record)) tokenViewIds(item, ids, depth + 1);
+  return ids;
+}

@@ -4,12 +4,13 @@ import { ConflictError, ValidationError } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { Logger } from '../logger.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
-import type { FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
+import { type RunDependencies, currentRunDependencies } from '../idempotency/run-dependencies.js';
+import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { detokenizeValue } from '../tokens/detokenize-service.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { validateArgs } from './args.js';
-import { createBtTree } from './bt-bridge.js';
+import { btTokenIds, createBtTree, tokenViewIds } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { type InvokeInput, checkConfiguration, parseInvoke } from './reactor-input.js';
 import { findReactor, formulaOf } from './reactor-lookup.js';
@@ -48,7 +49,11 @@ interface PreparedRun {
   formula: FormulaRecord | null;
   configuration: Record<string, unknown>;
   args: unknown;
+  /** The tokens the args named, detokenized as the invoking caller. */
+  argTokenIds: string[];
   sensitive: SensitiveValues;
+  /** The reactor's application as loaded for this run, and the Caller req.bt acts as. */
+  application: ApplicationRecord | null;
   appCaller: Caller | null;
 }
 
@@ -64,12 +69,23 @@ export class ReactorRunner {
     this.#deps = deps;
   }
 
-  /** Checks and runs an invocation, audited as `reactor:invoke`. `timeoutMs`: an asynchronous run's wall-time limit. */
-  async invoke(caller: Caller, id: string, input: InvokeInput, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
+  /**
+   * Checks and runs an invocation, audited as `reactor:invoke`. `timeoutMs`: an asynchronous run's
+   * wall-time limit. `dependencies`: where a nested run reports what it read; a top-level run
+   * (depth 0) reports to the idempotent request it runs in, if any (src/idempotency/run-dependencies.ts).
+   */
+  async invoke(
+    caller: Caller,
+    id: string,
+    input: InvokeInput,
+    depth: number,
+    timeoutMs?: number,
+    dependencies: RunDependencies | undefined = depth === 0 ? currentRunDependencies() : undefined,
+  ): Promise<ReactorResponse> {
     const audit = this.#deps.audit;
     return audit.guard(caller, 'reactor:invoke', id, async () => {
       const prepared = await this.prepare(caller, id, input, depth);
-      const response = await this.#execute(caller, prepared, depth, timeoutMs);
+      const response = await this.#execute(caller, prepared, depth, timeoutMs, dependencies);
       audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'reactor:invoke', resourceId: prepared.reactor.id, outcome: 'success' });
       return response;
     });
@@ -95,14 +111,19 @@ export class ReactorRunner {
     // Every value this run is handed from a token: what a redacted console log must not show.
     const sensitive = new SensitiveValues();
     // Inline code declares no request parameters: any args pass (spec 4.2, rule 2).
-    const args = validateArgs(await this.#detokenize(caller, input.args, sensitive), formula?.requestParameters ?? []);
-    const appCaller = await this.#applicationCaller(reactor);
-    return { reactor, formula, configuration, args, sensitive, appCaller };
+    const detokenized = await this.#detokenize(caller, input.args, sensitive);
+    const args = validateArgs(detokenized.value, formula?.requestParameters ?? []);
+    const application = await this.#application(reactor);
+    const appCaller = application && makeCaller(application);
+    return { reactor, formula, configuration, args, argTokenIds: detokenized.ids, sensitive, application, appCaller };
   }
 
-  async #execute(caller: Caller, prepared: PreparedRun, depth: number, timeoutMs?: number): Promise<ReactorResponse> {
-    const { reactor, formula, configuration, args, sensitive, appCaller } = prepared;
+  async #execute(caller: Caller, prepared: PreparedRun, depth: number, timeoutMs?: number, dependencies?: RunDependencies): Promise<ReactorResponse> {
+    const { reactor, formula, configuration, args, sensitive, application, appCaller } = prepared;
     const { logger, consoleOutput } = this.#deps;
+    // What the output may carry without naming it: a replay of it must not outlive these.
+    dependencies?.read(caller, prepared.argTokenIds);
+    if (application) dependencies?.actedAs(application);
     const sandbox = await this.#deps.sandbox();
     const bt =
       appCaller &&
@@ -111,10 +132,13 @@ export class ReactorRunner {
         (c, nestedId, nestedBody) => {
           const nested = parseInvoke(nestedBody);
           if (nested.callbackUrl !== null) throw ValidationError.field('callback_url', 'a reactor cannot start an asynchronous run; call bt.reactors.react without callback_url');
-          return this.invoke(c, nestedId, nested, depth + 1);
+          return this.invoke(c, nestedId, nested, depth + 1, undefined, dependencies);
         },
         appCaller,
-        (method, result) => sensitive.addBtResult(method, result),
+        (method, result) => {
+          sensitive.addBtResult(method, result);
+          dependencies?.read(appCaller, btTokenIds(method, result));
+        },
       );
     const limits = timeoutMs === undefined ? this.#deps.limits : { ...this.#deps.limits, timeoutMs };
     const run = await sandbox.run({
@@ -137,15 +161,16 @@ export class ReactorRunner {
         throw ValidationError.field('tokenize', 'the reactor returned a tokenize block but has no application to create the tokens as; give the reactor an application');
       }
       response.tokens = await this.#tokenize(appCaller, caller, output.tokenize);
+      dependencies?.read(appCaller, tokenViewIds(response.tokens));
     }
     return response;
   }
 
-  /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it. */
-  async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<unknown> {
+  /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it; and the ids of those tokens. */
+  async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<{ value: unknown; ids: string[] }> {
     const { value, data } = await detokenizeValue(this.#deps.tokens, this.#deps.expressions, caller, args, 'args');
     for (const item of data.values()) sensitive.addTokenData(item);
-    return value;
+    return { value, ids: [...data.keys()] };
   }
 
   /**
@@ -164,11 +189,11 @@ export class ReactorRunner {
     }
   }
 
-  /** The Caller `req.bt` acts as: the reactor's application, loaded now so its current rules hold. */
-  async #applicationCaller(reactor: ReactorRecord): Promise<Caller | null> {
+  /** The application `req.bt` acts as: the reactor's, loaded now so its current rules hold. */
+  async #application(reactor: ReactorRecord): Promise<ApplicationRecord | null> {
     if (reactor.applicationId === null) return null;
     const app = await this.#deps.store.getApplication(reactor.tenantId, reactor.applicationId);
     if (!app) throw new ConflictError("The reactor's application no longer exists; update the reactor");
-    return makeCaller(app);
+    return app;
   }
 }

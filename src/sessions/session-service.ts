@@ -23,7 +23,8 @@ export interface SessionView {
  * Sessions: a public application (in a browser, say) creates a short-lived session key and a
  * nonce; it hands the nonce to its backend, whose private application authorizes the session with
  * some of its own grants; the session key then acts with exactly those grants, bounded by what the
- * authorizer holds at each request, until it expires.
+ * authorizer holds at each request, until it expires, or until the keys of either application are
+ * regenerated or one of them is deleted (see resolveSessionKey).
  */
 export class SessionService {
   #store: Store;
@@ -52,6 +53,7 @@ export class SessionService {
         id,
         tenantId: caller.tenantId,
         applicationId: caller.applicationId,
+        creatorGeneration: await this.#generation(caller),
         ...hashApiKey(key),
         nonceHash: hashNonce(nonce),
         createdAt: now,
@@ -59,6 +61,7 @@ export class SessionService {
         authorizedBy: null,
         authorizedAt: null,
         grants: null,
+        authorizerGeneration: null,
       });
       requireCreated(created, 'Session', id);
       this.#record(caller, 'session:create', id);
@@ -90,13 +93,23 @@ export class SessionService {
       const result = await this.#store.authorizeSession(
         caller.tenantId,
         hashNonce(input.nonce),
-        { authorizedBy: caller.applicationId, authorizedAt: now, grants: input.grants, expiresAt: input.expiresAt },
+        { authorizedBy: caller.applicationId, authorizedAt: now, grants: input.grants, authorizerGeneration: await this.#generation(caller), expiresAt: input.expiresAt },
         now,
       );
       if (result.status === 'not_found') throw new NotFoundError('Session with this nonce (unknown or expired)');
       if (result.status === 'already_authorized') throw new ConflictError('The session of this nonce is already authorized; a nonce is used once');
       this.#record(caller, 'session:authorize', result.session.id);
     });
+  }
+
+  /**
+   * The generation of the caller's credentials the session records: the one its key resolved at
+   * (so a session made with a key revoked meanwhile ends at once), or, for a Caller built in
+   * process without one, the application's as stored now.
+   */
+  async #generation(caller: Caller): Promise<number> {
+    if (caller.credentialsGeneration !== undefined) return caller.credentialsGeneration;
+    return (await this.#store.getApplication(caller.tenantId, caller.applicationId))?.credentialsGeneration ?? 0;
   }
 
   #record(caller: Caller, operation: string, resourceId: string): void {

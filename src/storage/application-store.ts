@@ -13,6 +13,15 @@ export interface ApplicationRecord {
   createdAt: number;
   modifiedBy: string | null;
   modifiedAt: number | null;
+  /**
+   * Counts changes of the application's credentials: replaceApplicationKeys and a
+   * deleteApplicationKey that deletes add one, in the transaction that changes the keys, and
+   * nothing else changes it (createApplication stores it as given: 0 for a new application). A
+   * session records it for the application that created it and the one that authorized it, and
+   * ends when either moves on (src/sessions/session-auth.ts): revoking keys revokes the sessions
+   * they made, on every instance sharing the database.
+   */
+  credentialsGeneration: number;
 }
 
 /** One API key of an application (an application has one or more). Only its hash is stored. */
@@ -46,6 +55,8 @@ export interface SessionRecord {
   tenantId: string;
   /** The (public) application that created it. */
   applicationId: string;
+  /** The creating application's credentialsGeneration as the key that created the session knew it. */
+  creatorGeneration: number;
   /** SHA-256 (hex) of the session key; compared in constant time. */
   keyHash: string;
   /** First 16 hex characters of keyHash (indexed). */
@@ -58,6 +69,8 @@ export interface SessionRecord {
   authorizedBy: string | null;
   authorizedAt: number | null;
   grants: SessionGrants | null;
+  /** The authorizing application's credentialsGeneration as the key that authorized it knew it; null until then. */
+  authorizerGeneration: number | null;
 }
 
 /** An authorization of a pending session (Store.authorizeSession). */
@@ -65,6 +78,8 @@ export interface SessionAuthorization {
   authorizedBy: string;
   authorizedAt: number;
   grants: SessionGrants;
+  /** The authorizer's credentialsGeneration as its caller knew it (stored as given, not re-read). */
+  authorizerGeneration: number;
   /** A requested earlier expiry; the session keeps the earlier of this and its own. */
   expiresAt: number | null;
 }
@@ -104,14 +119,17 @@ export interface ApplicationStore {
   listApplicationKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyRecord[]>;
   getApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKeyRecord | null>;
   /**
-   * Deletes one key of an application; 'last_key' (nothing deleted) when it is the application's
-   * only key. Concurrent deletions of one application's keys are serialized, so racing deletions
-   * of its last two keys leave one.
+   * Deletes one key of an application and adds one to its credentialsGeneration, in one
+   * transaction; 'last_key' (nothing deleted, nothing counted) when it is the application's only
+   * key. Concurrent deletions of one application's keys are serialized, so racing deletions of its
+   * last two keys leave one.
    */
   deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<'deleted' | 'not_found' | 'last_key'>;
   /**
-   * Atomically replaces every key of an existing application with `key` and stamps the application
-   * modified (`modifiedBy`, `key.createdAt`); false (nothing written) when there is no such application.
+   * Atomically replaces every key of an existing application with `key`, stamps the application
+   * modified (`modifiedBy`, `key.createdAt`) and adds one to its credentialsGeneration; false
+   * (nothing written) when there is no such application. Concurrent replacements each count (none
+   * is lost to a read-then-write).
    */
   replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): Promise<boolean>;
   listApplications(tenantId: string, page: PageRequest): Promise<PageResult<ApplicationRecord>>;
@@ -124,6 +142,7 @@ export interface ApplicationStore {
    * changes of one tenant's applications are serialized, so two cannot each remove "the other" holder.
    * With `expected`: only while the application's permissions and rules are still those (the
    * grants the caller's authorization was decided on); else `changed` and nothing written.
+   * credentialsGeneration is never changed here.
    */
   updateApplication(
     tenantId: string,
@@ -145,7 +164,7 @@ export interface ApplicationStore {
   findSessions(keyLookup: string): Promise<SessionRecord[]>;
   /**
    * Atomically authorizes the tenant's pending session with that nonce hash if it has not expired at
-   * `now`: sets the grants and authorizer, and lowers expiresAt to `authorization.expiresAt` when
+   * `now`: sets the grants, authorizer and authorizerGeneration, and lowers expiresAt to `authorization.expiresAt` when
    * that is earlier. A nonce works once: of racing authorizations exactly one gets 'authorized', the
    * others 'already_authorized'. Unknown, other tenant's and expired nonces: 'not_found'.
    */

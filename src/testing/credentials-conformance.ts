@@ -14,6 +14,7 @@ export function makeSession(app: Pick<ApplicationRecord, 'tenantId' | 'id'>, ove
     id,
     tenantId: app.tenantId,
     applicationId: app.id,
+    creatorGeneration: 0,
     keyHash,
     keyLookup: keyHash.slice(0, 16),
     nonceHash: hash(`nonce ${id}`),
@@ -22,6 +23,7 @@ export function makeSession(app: Pick<ApplicationRecord, 'tenantId' | 'id'>, ove
     authorizedBy: null,
     authorizedAt: null,
     grants: null,
+    authorizerGeneration: null,
     ...overrides,
   };
 }
@@ -30,6 +32,7 @@ const grant = (by: string, overrides: Partial<SessionAuthorization> = {}): Sessi
   authorizedBy: by,
   authorizedAt: T0 + 10,
   grants: { permissions: ['token:read'], rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }] },
+  authorizerGeneration: 0,
   expiresAt: null,
   ...overrides,
 });
@@ -119,12 +122,51 @@ export function credentialsConformance(store: () => Store): void {
       expect(await store().replaceApplicationKeys(makeApplicationKey({ tenantId: TENANT_B, id: app.id }), 'admin')).toBe(false);
       expect(await store().listApplicationKeys(TENANT_B, app.id)).toEqual([]);
     });
+
+    it('counts changes of credentials: a replacement and a deletion add one each; nothing else moves it', async () => {
+      const generation = async (id: string) => (await store().getApplication(TENANT_A, id))!.credentialsGeneration;
+      const { app, key } = await createApp({ credentialsGeneration: 4 });
+      expect(await generation(app.id)).toBe(4);
+      const second = makeApplicationKey(app);
+      expect(await store().createApplicationKey(second, 20)).toBe('created');
+      expect(await store().updateApplication(TENANT_A, app.id, { name: 'renamed', permissions: ['token:read'], modifiedBy: 'admin', modifiedAt: T0 + 1 })).toMatchObject({
+        status: 'updated',
+        record: { credentialsGeneration: 4 },
+      });
+      expect(await store().deleteApplicationKey(TENANT_A, app.id, 'missing')).toBe('not_found');
+      expect(await generation(app.id)).toBe(4);
+      expect(await store().deleteApplicationKey(TENANT_A, app.id, key.id)).toBe('deleted');
+      expect(await generation(app.id)).toBe(5);
+      expect(await store().deleteApplicationKey(TENANT_A, app.id, second.id)).toBe('last_key');
+      expect(await generation(app.id)).toBe(5);
+      const fresh = makeApplicationKey(app);
+      expect(await store().replaceApplicationKeys(fresh, 'admin')).toBe(true);
+      expect(await generation(app.id)).toBe(6);
+      expect((await store().findApplicationKeys(fresh.keyLookup))[0]!.application.credentialsGeneration).toBe(6);
+      expect((await store().listApplications(TENANT_A, { mode: 'cursor', size: 100 })).items.find((a) => a.id === app.id)!.credentialsGeneration).toBe(6);
+      // Another tenant's application of the same id is its own.
+      const { app: other } = await createApp({ id: app.id, tenantId: TENANT_B });
+      expect((await store().getApplication(TENANT_B, other.id))!.credentialsGeneration).toBe(0);
+    });
+
+    it('racing replacements and deletions each count once (race)', async () => {
+      const { app } = await createApp();
+      const keys = Array.from({ length: 4 }, () => makeApplicationKey(app));
+      for (const k of keys) await store().createApplicationKey(k, 20);
+      const results = await Promise.all([
+        ...keys.map((k) => Promise.resolve().then(() => store().deleteApplicationKey(TENANT_A, app.id, k.id))),
+        ...Array.from({ length: 3 }, () => Promise.resolve().then(() => store().replaceApplicationKeys(makeApplicationKey(app), 'admin'))),
+      ]);
+      const counted = results.filter((r) => r === 'deleted' || r === true).length;
+      expect(counted).toBeGreaterThanOrEqual(3);
+      expect((await store().getApplication(TENANT_A, app.id))!.credentialsGeneration).toBe(counted);
+    });
   });
 
   describe('sessions', () => {
     it("creates a pending session and finds it by key lookup; a duplicate id or nonce answers 'exists'", async () => {
       const { app } = await createApp({ type: 'public' });
-      const session = makeSession(app);
+      const session = makeSession(app, { creatorGeneration: 3 });
       await store().createSession(session);
       expect(await store().findSessions(session.keyLookup)).toEqual([session]);
       expect(await store().createSession({ ...session, keyHash: hash('other'), keyLookup: 'x' })).toBe('exists');
@@ -137,13 +179,13 @@ export function credentialsConformance(store: () => Store): void {
       await store().createSession(session);
       expect(await store().authorizeSession(TENANT_B, session.nonceHash, grant('authorizer'), T0)).toEqual({ status: 'not_found' });
       expect(await store().authorizeSession(TENANT_A, hash('unknown'), grant('authorizer'), T0)).toEqual({ status: 'not_found' });
-      const authorization = grant('authorizer', { expiresAt: T0 + 60_000 });
+      const authorization = grant('authorizer', { expiresAt: T0 + 60_000, authorizerGeneration: 7 });
       const result = await store().authorizeSession(TENANT_A, session.nonceHash, authorization, T0);
-      const expected = { ...session, authorizedBy: 'authorizer', authorizedAt: T0 + 10, grants: authorization.grants, expiresAt: T0 + 60_000 };
+      const expected = { ...session, authorizedBy: 'authorizer', authorizedAt: T0 + 10, grants: authorization.grants, authorizerGeneration: 7, expiresAt: T0 + 60_000 };
       expect(result).toEqual({ status: 'authorized', session: expected });
       expect(await store().findSessions(session.keyLookup)).toEqual([expected]);
       expect(await store().authorizeSession(TENANT_A, session.nonceHash, grant('other'), T0)).toEqual({ status: 'already_authorized' });
-      expect((await store().findSessions(session.keyLookup))[0]!.authorizedBy).toBe('authorizer');
+      expect((await store().findSessions(session.keyLookup))[0]).toMatchObject({ authorizedBy: 'authorizer', authorizerGeneration: 7 });
 
       const later = makeSession(app);
       await store().createSession(later);

@@ -61,6 +61,7 @@ export function makeApplication(overrides: Partial<ApplicationRecord> = {}): App
     createdAt: T0,
     modifiedBy: null,
     modifiedAt: null,
+    credentialsGeneration: 0,
     ...overrides,
   };
 }

@@ -35,11 +35,11 @@ const grants = fc.record({
 /** The session Caller of `asked` grants authorized by an application holding `authorizer` grants. */
 function session(asked: { permissions: Permission[]; rules: AccessRule[] }, authorizer: { permissions: Permission[]; rules: AccessRule[] }): Caller {
   const record: ApplicationRecord = {
-    id: 'authorizer', tenantId: 't1', name: 'backend', type: 'private', ...authorizer, createdBy: null, createdAt: 0, modifiedBy: null, modifiedAt: null,
+    id: 'authorizer', tenantId: 't1', name: 'backend', type: 'private', ...authorizer, createdBy: null, createdAt: 0, modifiedBy: null, modifiedAt: null, credentialsGeneration: 0,
   };
   const pending: SessionRecord = {
     id: 's1', tenantId: 't1', applicationId: 'browser', keyHash: '', keyLookup: '', nonceHash: '', createdAt: 0, expiresAt: 1,
-    authorizedBy: 'authorizer', authorizedAt: 0, grants: asked,
+    authorizedBy: 'authorizer', authorizedAt: 0, grants: asked, creatorGeneration: 0, authorizerGeneration: 0,
   };
   return sessionCaller({ ...pending, authorizedBy: 'authorizer', grants: asked }, record);
 }

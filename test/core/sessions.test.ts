@@ -21,6 +21,29 @@ describeEachStore('sessions in-process', (store) => {
     await expect(vault.sessions.create(caller)).rejects.toThrow(AuthorizationError);
   });
 
+  it('a session created or authorized by a Caller resolved from a key since revoked (as an auth cache may still hold it) ends at once', async () => {
+    const vault = await store.vault();
+    const admin = await vault.authenticate(vault.adminKey);
+    const browserApp = await vault.caller({ type: 'public', permissions: ['token:create'] });
+    const backendApp = await vault.caller({ permissions: ['token:create', 'token:read'] });
+    // Resolved from their keys, as another instance's auth cache would remember them.
+    const browser = await vault.authenticate(browserApp.key);
+    const backend = await vault.authenticate(backendApp.key);
+    await vault.applications.regenerateKey(admin, backend.applicationId);
+    const authorizedByStale = await vault.sessions.create(browser);
+    await vault.sessions.authorize(backend, { nonce: authorizedByStale.nonce, permissions: ['token:read'] });
+    await expect(vault.authenticate(authorizedByStale.session_key)).rejects.toThrow(/ended: the keys of the application that authorized it/);
+    await vault.applications.regenerateKey(admin, browser.applicationId);
+    const createdByStale = await vault.sessions.create(browser);
+    const freshBackend = await vault.authenticate((await vault.applicationKeys.create(admin, backend.applicationId)).key);
+    await vault.sessions.authorize(freshBackend, { nonce: createdByStale.nonce, permissions: ['token:read'] });
+    await expect(vault.authenticate(createdByStale.session_key)).rejects.toThrow(/ended: the keys of the application that created it/);
+    // A Caller built in process (no key behind it) records the generation stored now.
+    const inProcess = await vault.sessions.create(browserApp);
+    await vault.sessions.authorize(freshBackend, { nonce: inProcess.nonce, permissions: ['token:read'] });
+    expect((await vault.authenticate(inProcess.session_key)).session?.createdBy).toBe(browserApp.applicationId);
+  });
+
   it('applicationKeys in-process: create, list, get, delete', async () => {
     const vault = await store.vault();
     const admin = await vault.authenticate(vault.adminKey);

@@ -177,6 +177,44 @@ describeEachStore('sessions over HTTP', (store) => {
     expectProblem(await s.call('GET', `/tokens/${s.card.id}`, session.session_key), 401);
   });
 
+  it('regenerating or deleting a key of the authorizer, or of the public application that created it, ends a session (401 saying which)', async () => {
+    const s = await setup();
+    const read = (key: string) => s.call('GET', `/tokens/${s.card.id}`, key);
+    const browserId = (await s.vault.authenticate(s.browser)).applicationId;
+    // The authorizer's keys regenerated: its sessions end; one authorized with the new key works.
+    const first = await authorized(s);
+    expect((await read(first.session_key)).status).toBe(200);
+    const regenerated = await s.call('POST', `/applications/${s.backendId}/regenerate`, s.vault.adminKey);
+    expect(regenerated.status).toBe(200);
+    expect(expectProblem(await read(first.session_key), 401).detail).toMatch(/session has ended: the keys of the application that authorized it were regenerated/);
+    s.backend = regenerated.body.key;
+    const second = await authorized(s);
+    expect((await read(second.session_key)).status).toBe(200);
+    // Adding a key changes nothing; deleting any key of the authorizer (not only the one used) ends its sessions.
+    const extra = await s.call('POST', `/applications/${s.backendId}/keys`, s.vault.adminKey);
+    expect(extra.status).toBe(201);
+    expect((await read(second.session_key)).status).toBe(200);
+    expect((await s.call('DELETE', `/applications/${s.backendId}/keys/${extra.body.id}`, s.vault.adminKey)).status).toBe(204);
+    expect(expectProblem(await read(second.session_key), 401).detail).toMatch(/ended: the keys of the application that authorized it/);
+    // The creating public application's keys regenerated: its sessions end too, pending ones included.
+    const third = await authorized(s);
+    const pending = (await s.call('POST', '/sessions', s.browser)).body;
+    expect((await read(third.session_key)).status).toBe(200);
+    const browser = await s.call('POST', `/applications/${browserId}/regenerate`, s.vault.adminKey);
+    expect(browser.status).toBe(200);
+    expect(expectProblem(await read(third.session_key), 401).detail).toMatch(/ended: the keys of the application that created it/);
+    expect((await s.call('POST', '/sessions/authorize', s.backend, { nonce: pending.nonce, permissions: ['token:read'] })).status).toBe(204);
+    expect(expectProblem(await read(pending.session_key), 401).detail).toMatch(/that created it/);
+    expectProblem(await s.call('POST', '/sessions', s.browser), 401);
+    // Sessions made after the change work.
+    s.browser = browser.body.key;
+    expect((await read((await authorized(s)).session_key)).status).toBe(200);
+    // The creating application deleted: its sessions end.
+    const fourth = await authorized(s);
+    expect((await s.call('DELETE', `/applications/${browserId}`, s.vault.adminKey)).status).toBe(204);
+    expectProblem(await read(fourth.session_key), 401);
+  });
+
   it('the audit trail names the session: its creation, its authorization and what it did; keys and nonces are stored hashed', async () => {
     const s = await setup();
     const session = await authorized(s, { permissions: ['token:create', 'token:read'] });

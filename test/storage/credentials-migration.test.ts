@@ -67,3 +67,47 @@ describe('the application keys migration', () => {
     });
   });
 });
+
+/** The index of the credentials generations migration (found by what it adds). */
+const beforeGenerations = (migrations: readonly string[]) => migrations.findIndex((sql) => /ADD COLUMN credentials_generation/i.test(sql));
+const SESSION_ROW = ['t1', 's1', 'app-1', 'a'.repeat(64), 'a'.repeat(16), 'b'.repeat(64), 1000, 2000, 'app-2', 1500, '{"permissions":["token:read"],"rules":[]}'];
+const SESSION_INSERT = (table: string, p: (i: number) => string) =>
+  `INSERT INTO ${table} (tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants) VALUES (${SESSION_ROW.map((_, i) => p(i + 1)).join(', ')})`;
+
+/** After the migration, applications start at generation 0 and a session authorized before it still matches them. */
+async function expectGenerations(store: Store): Promise<void> {
+  expect((await store.getApplication('t1', 'app-1'))!.credentialsGeneration).toBe(0);
+  expect(await store.findSessions('a'.repeat(16))).toMatchObject([{ id: 's1', creatorGeneration: 0, authorizedBy: 'app-2', authorizerGeneration: 0 }]);
+}
+
+describe('the credentials generations migration', () => {
+  it('SQLite: existing applications and authorized sessions start at generation 0', async () => {
+    const db = new Database(':memory:');
+    runSqliteMigrations(db, SQLITE_MIGRATIONS.slice(0, beforeGenerations(SQLITE_MIGRATIONS)));
+    db.prepare('INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, 1000)').run(...APP_ROW);
+    db.prepare(SESSION_INSERT('sessions', () => '?')).run(...SESSION_ROW);
+    const store = createSqliteStore({ database: db });
+    await store.migrate();
+    await expectGenerations(store);
+    await store.close();
+    db.close();
+  });
+
+  describe.skipIf(PG_URL === undefined)(`PostgreSQL${PG_URL === undefined ? ` (${PG_SKIP_REASON})` : ''}`, () => {
+    afterAll(endAdmin);
+    it('existing applications and authorized sessions start at generation 0', async () => {
+      const schema = freshSchema('generations');
+      const store = createPostgresStore({ connectionString: PG_URL!, schema, max: 2 });
+      try {
+        await runPgMigrations(new PgExecutor(adminPool() as unknown as PgPool), schema, PG_MIGRATIONS.slice(0, beforeGenerations(PG_MIGRATIONS)));
+        await adminPool().query(`INSERT INTO "${schema}".applications (tenant_id, id, name, type, permissions, rules, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, NULL, 1000)`, APP_ROW);
+        await adminPool().query(SESSION_INSERT(`"${schema}".sessions`, (i) => `$${i}`), SESSION_ROW);
+        await store.migrate();
+        await expectGenerations(store);
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+  });
+});

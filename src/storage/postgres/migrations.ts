@@ -107,6 +107,13 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE INDEX webhook_deliveries_request ON webhook_deliveries (tenant_id, request_id) WHERE request_id IS NOT NULL;
   CREATE INDEX webhook_deliveries_completed ON webhook_deliveries (completed_at) WHERE completed_at IS NOT NULL;
   `,
+  /* 9: credentials generations: a session ends when its creator's or authorizer's keys are regenerated or deleted */ `
+  ALTER TABLE applications ADD COLUMN credentials_generation integer NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN creator_generation integer NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN authorizer_generation integer;
+  -- Sessions authorized before this migration were authorized at generation 0, where every application starts.
+  UPDATE sessions SET authorizer_generation = 0 WHERE authorized_by IS NOT NULL;
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

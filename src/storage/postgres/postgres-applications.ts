@@ -60,6 +60,7 @@ export class PostgresApplications {
       app.createdAt,
       app.modifiedBy ?? null,
       app.modifiedAt ?? null,
+      app.credentialsGeneration ?? 0,
     ]);
     return result.rowCount === 0 ? 'exists' : 'created';
   };

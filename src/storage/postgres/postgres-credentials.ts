@@ -14,7 +14,7 @@ type Row = Record<string, unknown>;
 
 const KEY_COLUMNS = 'k.tenant_id, k.application_id, k.id, k.key_hash, k.key_lookup, k.created_by, k.created_at';
 const SESSION_COLUMNS =
-  'tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants';
+  'tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants, creator_generation, authorizer_generation';
 
 function statements(s: string) {
   return Object.freeze({
@@ -31,14 +31,17 @@ function statements(s: string) {
     getKey: `SELECT ${KEY_COLUMNS} FROM ${s}.application_keys k WHERE k.tenant_id = $1 AND k.application_id = $2 AND k.id = $3`,
     deleteKey: `DELETE FROM ${s}.application_keys WHERE tenant_id = $1 AND application_id = $2 AND id = $3`,
     deleteKeys: `DELETE FROM ${s}.application_keys WHERE tenant_id = $1 AND application_id = $2`,
-    stampApplication: `UPDATE ${s}.applications SET modified_by = $1, modified_at = $2 WHERE tenant_id = $3 AND id = $4`,
+    /** In the statement, not read and written back: no change of credentials is lost to a race. */
+    nextGeneration: `UPDATE ${s}.applications SET credentials_generation = credentials_generation + 1 WHERE tenant_id = $1 AND id = $2`,
+    stampApplication:
+      `UPDATE ${s}.applications SET modified_by = $1, modified_at = $2, credentials_generation = credentials_generation + 1 WHERE tenant_id = $3 AND id = $4`,
 
     insertSession:
-      `INSERT INTO ${s}.sessions (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+      `INSERT INTO ${s}.sessions (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
     findSessions: `SELECT ${SESSION_COLUMNS} FROM ${s}.sessions WHERE key_lookup = $1`,
     authorizeSession:
-      `UPDATE ${s}.sessions SET authorized_by = $1, authorized_at = $2, grants = $3, expires_at = LEAST(expires_at, $4) ` +
-      `WHERE tenant_id = $5 AND nonce_hash = $6 AND authorized_by IS NULL AND expires_at > $7 RETURNING ${SESSION_COLUMNS}`,
+      `UPDATE ${s}.sessions SET authorized_by = $1, authorized_at = $2, grants = $3, authorizer_generation = $4, expires_at = LEAST(expires_at, $5) ` +
+      `WHERE tenant_id = $6 AND nonce_hash = $7 AND authorized_by IS NULL AND expires_at > $8 RETURNING ${SESSION_COLUMNS}`,
     sessionByNonce: `SELECT expires_at FROM ${s}.sessions WHERE tenant_id = $1 AND nonce_hash = $2`,
     purgeSessions:
       `DELETE FROM ${s}.sessions WHERE (tenant_id, id) IN ` +
@@ -60,6 +63,7 @@ const toSession = (row: Row): SessionRecord => ({
   id: row['id'] as string,
   tenantId: row['tenant_id'] as string,
   applicationId: row['application_id'] as string,
+  creatorGeneration: row['creator_generation'] as number,
   keyHash: row['key_hash'] as string,
   keyLookup: row['key_lookup'] as string,
   nonceHash: row['nonce_hash'] as string,
@@ -68,6 +72,7 @@ const toSession = (row: Row): SessionRecord => ({
   authorizedBy: row['authorized_by'] as string | null,
   authorizedAt: row['authorized_at'] as number | null,
   grants: (row['grants'] as SessionGrants | null) ?? null,
+  authorizerGeneration: row['authorizer_generation'] as number | null,
 });
 
 /**
@@ -128,6 +133,7 @@ export class PostgresCredentials {
       if ((await tx.query(this.#sql.getKey, [tenantId, applicationId, keyId])).rows.length === 0) return 'not_found';
       if ((await this.#count(tx, tenantId, applicationId)) <= 1) return 'last_key';
       await tx.query(this.#sql.deleteKey, [tenantId, applicationId, keyId]);
+      await tx.query(this.#sql.nextGeneration, [tenantId, applicationId]);
       return 'deleted';
     });
   }
@@ -155,6 +161,8 @@ export class PostgresCredentials {
       session.authorizedBy,
       session.authorizedAt,
       session.grants === null ? null : JSON.stringify(session.grants),
+      session.creatorGeneration ?? 0,
+      session.authorizerGeneration ?? null,
     ]);
     return result.rowCount === 0 ? 'exists' : 'created';
   }
@@ -169,6 +177,7 @@ export class PostgresCredentials {
       authorization.authorizedBy,
       authorization.authorizedAt,
       JSON.stringify(authorization.grants),
+      authorization.authorizerGeneration,
       authorization.expiresAt ?? Number.MAX_SAFE_INTEGER,
       tenantId,
       nonceHash,

@@ -25,7 +25,7 @@ export const toWrappedKey = (row: Row): WrappedKeyRecord => ({
 });
 
 export const APPLICATION_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at, t.credentials_generation';
 export const toApplication = (row: Row): ApplicationRecord => ({
   id: row['id'] as string,
   tenantId: row['tenant_id'] as string,
@@ -37,6 +37,7 @@ export const toApplication = (row: Row): ApplicationRecord => ({
   createdAt: row['created_at'] as number,
   modifiedBy: row['modified_by'] as string | null,
   modifiedAt: row['modified_at'] as number | null,
+  credentialsGeneration: row['credentials_generation'] as number,
 });
 
 export const FORMULA_COLUMNS =

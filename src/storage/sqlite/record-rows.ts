@@ -50,7 +50,7 @@ export const toDeletedToken = (row: DeletedTokenRow): DeletedTokenRecord => ({
 });
 
 export const APPLICATION_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at, t.credentials_generation';
 export interface ApplicationRow {
   seq: number;
   tenant_id: string;
@@ -63,6 +63,7 @@ export interface ApplicationRow {
   created_at: number;
   modified_by: string | null;
   modified_at: number | null;
+  credentials_generation: number;
 }
 export const toApplication = (row: ApplicationRow): ApplicationRecord => ({
   id: row.id,
@@ -75,6 +76,7 @@ export const toApplication = (row: ApplicationRow): ApplicationRecord => ({
   createdAt: row.created_at,
   modifiedBy: row.modified_by,
   modifiedAt: row.modified_at,
+  credentialsGeneration: row.credentials_generation,
 });
 
 export const FORMULA_COLUMNS =

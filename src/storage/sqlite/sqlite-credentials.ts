@@ -12,7 +12,7 @@ import type { StatementCache } from './statement-cache.js';
 
 const KEY_COLUMNS = 'k.tenant_id, k.application_id, k.id, k.key_hash, k.key_lookup, k.created_by, k.created_at';
 const SESSION_COLUMNS =
-  'tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants';
+  'tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants, creator_generation, authorizer_generation';
 
 const SQL = {
   insertKey:
@@ -26,13 +26,16 @@ const SQL = {
   getKey: `SELECT ${KEY_COLUMNS} FROM application_keys k WHERE k.tenant_id = ? AND k.application_id = ? AND k.id = ?`,
   deleteKey: 'DELETE FROM application_keys WHERE tenant_id = ? AND application_id = ? AND id = ?',
   deleteKeys: 'DELETE FROM application_keys WHERE tenant_id = ? AND application_id = ?',
-  stampApplication: 'UPDATE applications SET modified_by = ?, modified_at = ? WHERE tenant_id = ? AND id = ?',
+  /** In the statement, not read and written back: no change of credentials is lost to a race. */
+  nextGeneration: 'UPDATE applications SET credentials_generation = credentials_generation + 1 WHERE tenant_id = ? AND id = ?',
+  stampApplication:
+    'UPDATE applications SET modified_by = ?, modified_at = ?, credentials_generation = credentials_generation + 1 WHERE tenant_id = ? AND id = ?',
 
   insertSession:
-    `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   findSessions: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE key_lookup = ?`,
   authorizeSession:
-    'UPDATE sessions SET authorized_by = ?, authorized_at = ?, grants = ?, expires_at = min(expires_at, ?) ' +
+    'UPDATE sessions SET authorized_by = ?, authorized_at = ?, grants = ?, authorizer_generation = ?, expires_at = min(expires_at, ?) ' +
     'WHERE tenant_id = ? AND nonce_hash = ? AND authorized_by IS NULL AND expires_at > ?',
   sessionByNonce: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND nonce_hash = ?`,
   purgeSessions: 'DELETE FROM sessions WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
@@ -69,6 +72,8 @@ interface SessionRow {
   authorized_by: string | null;
   authorized_at: number | null;
   grants: string | null;
+  creator_generation: number;
+  authorizer_generation: number | null;
 }
 
 const toKey = (row: KeyRow): ApplicationKeyRecord => ({
@@ -85,6 +90,7 @@ const toSession = (row: SessionRow): SessionRecord => ({
   id: row.id,
   tenantId: row.tenant_id,
   applicationId: row.application_id,
+  creatorGeneration: row.creator_generation,
   keyHash: row.key_hash,
   keyLookup: row.key_lookup,
   nonceHash: row.nonce_hash,
@@ -93,6 +99,7 @@ const toSession = (row: SessionRow): SessionRecord => ({
   authorizedBy: row.authorized_by,
   authorizedAt: row.authorized_at,
   grants: row.grants === null ? null : (JSON.parse(row.grants) as SessionGrants),
+  authorizerGeneration: row.authorizer_generation,
 });
 
 /**
@@ -117,6 +124,7 @@ export class SqliteCredentials {
       if (this.getKey(tenantId, applicationId, keyId) === null) return 'not_found';
       if (this.#count(tenantId, applicationId) <= 1) return 'last_key';
       this.#statements.get(SQL.deleteKey).run(tenantId, applicationId, keyId);
+      this.#statements.get(SQL.nextGeneration).run(tenantId, applicationId);
       return 'deleted';
     });
     this.#replaceKeysTx = db.transaction((key: ApplicationKeyRecord, modifiedBy: string) => {
@@ -187,6 +195,8 @@ export class SqliteCredentials {
         session.authorizedBy,
         session.authorizedAt,
         session.grants === null ? null : JSON.stringify(session.grants),
+        session.creatorGeneration ?? 0,
+        session.authorizerGeneration ?? null,
       );
   }
 
@@ -202,6 +212,7 @@ export class SqliteCredentials {
         authorization.authorizedBy,
         authorization.authorizedAt,
         JSON.stringify(authorization.grants),
+        authorization.authorizerGeneration,
         authorization.expiresAt ?? Number.MAX_SAFE_INTEGER,
         tenantId,
         nonceHash,
