@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit.js';
-import { type Caller, makeCaller, requirePermission } from '../caller.js';
+import { type Caller, requirePermission } from '../caller.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { Logger } from '../logger.js';
@@ -10,6 +10,7 @@ import { detokenizeValue } from '../tokens/detokenize-service.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { validateArgs } from './args.js';
+import { reactorCaller } from './binding-authz.js';
 import { btTokenIds, createBtTree, tokenViewIds } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { type InvokeInput, checkConfiguration, parseInvoke } from './reactor-input.js';
@@ -114,7 +115,7 @@ export class ReactorRunner {
     const detokenized = await this.#detokenize(caller, input.args, sensitive);
     const args = validateArgs(detokenized.value, formula?.requestParameters ?? []);
     const application = await this.#application(reactor);
-    const appCaller = application && makeCaller(application);
+    const appCaller = application && reactorCaller(reactor, application);
     return { reactor, formula, configuration, args, argTokenIds: detokenized.ids, sensitive, application, appCaller };
   }
 

@@ -9,7 +9,7 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { mergePatch } from '../tokens/merge-patch.js';
-import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from './binding-authz.js';
+import { bindingGrants, changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from './binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
@@ -114,6 +114,7 @@ export class ReactorService {
         code,
         configuration,
         applicationId: application?.id ?? null,
+        boundGrants: application ? bindingGrants(caller, application) : null,
         createdBy: caller.applicationId,
         createdAt: this.#clock.now(),
         modifiedBy: null,
@@ -175,7 +176,7 @@ export class ReactorService {
       if (changesReactorRun(current, { code: input.code, configuration })) requireMayRecode(caller, 'reactor', current);
       const application = await bindableApplication(this.#store, caller.tenantId, input.applicationId);
       if (application && application.id !== bound?.id) requireMayBind(caller, application);
-      return this.#save(caller, current, { name: input.name, configuration, code: input.code, applicationId: application?.id ?? null }, formula, application);
+      return this.#save(caller, current, { name: input.name, configuration, code: input.code, applicationId: application?.id ?? null }, formula, application, true);
     });
   }
 
@@ -205,7 +206,7 @@ export class ReactorService {
         application = await bindableApplication(this.#store, caller.tenantId, patch.applicationId);
         if (application && application.id !== bound?.id) requireMayBind(caller, application);
       }
-      return this.#save(caller, current, { name: patch.name ?? current.name, configuration, code, applicationId: application?.id ?? null }, formula, application);
+      return this.#save(caller, current, { name: patch.name ?? current.name, configuration, code, applicationId: application?.id ?? null }, formula, application, patch.applicationId !== undefined);
     });
   }
 
@@ -219,13 +220,18 @@ export class ReactorService {
     return bound;
   }
 
-  /** Writes an update (PUT or PATCH); new inline code is checked first, as at create. */
+  /**
+   * Writes an update (PUT or PATCH); new inline code is checked first, as at create. An update
+   * that names the application (`bind`) binds anew: the reactor then acts with no more than the
+   * caller could give it (bindingGrants).
+   */
   async #save(
     caller: Caller,
     current: ReactorRecord,
     change: Pick<ReactorRecord, 'name' | 'configuration' | 'code' | 'applicationId'>,
     formula: FormulaRecord | null,
     application: ApplicationRecord | null,
+    bind: boolean,
   ): Promise<ReactorView> {
     if (change.code !== null && change.code !== current.code) await checkReactorCode(await this.#sandbox(), change.code, this.#limits, runOwner(caller));
     const { code, ...rest } = change;
@@ -233,7 +239,13 @@ export class ReactorService {
     const result = await this.#store.updateReactor(
       caller.tenantId,
       current.id,
-      { ...rest, ...(code !== null && code !== current.code ? { code } : {}), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() },
+      {
+        ...rest,
+        ...(code !== null && code !== current.code ? { code } : {}),
+        ...(bind ? { boundGrants: application ? bindingGrants(caller, application) : null } : {}),
+        modifiedBy: caller.applicationId,
+        modifiedAt: this.#clock.now(),
+      },
       { applicationId: current.applicationId },
     );
     if (result.status === 'not_found') throw new NotFoundError('Reactor', current.id);

@@ -38,6 +38,15 @@ export function intersectGrants(a: Caller, b: Caller): { permissions: Permission
 }
 
 /**
+ * `a` holding only what it shares with `b` (intersectGrants): who acts is still `a`. Rules are
+ * explicit here, so an empty list means "no grants", never the implicit rules makeCaller would add.
+ */
+export function sharedCaller(a: Caller, b: Caller): Caller {
+  const { permissions, rules } = intersectGrants(a, b);
+  return Object.freeze({ ...a, permissions: new Set(permissions), rules: Object.freeze(rules) });
+}
+
+/**
  * The Caller of an authorized session, computed at request time: the session's grants bounded by
  * what its authorizing application holds now, so a later reduction of the authorizer's permissions
  * or rules applies to its sessions at once (within the auth cache's bound on other instances).

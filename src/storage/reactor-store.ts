@@ -1,3 +1,4 @@
+import type { SessionGrants } from './application-store.js';
 import type { JobRecord } from './operations-store.js';
 import type { Inserted, RecordUpdateResult } from './store-answers.js';
 import type { PageRequest, PageResult } from './store-paging.js';
@@ -28,6 +29,13 @@ export interface ReactorRecord {
   code: string | null;
   configuration: Record<string, unknown>;
   applicationId: string | null;
+  /**
+   * The application's grants when a caller other than a tenant administrator bound the reactor to
+   * it (null: unbound, or bound by an administrator). The reactor then acts with no more than both
+   * these and the application's current grants, so a later widening of the application by an
+   * administrator does not reach whoever bound it (docs/authority.md).
+   */
+  boundGrants: SessionGrants | null;
   createdBy: string | null;
   createdAt: number;
   modifiedBy: string | null;
@@ -58,6 +66,7 @@ export interface ReactorChanges {
   code?: string;
   configuration?: Record<string, unknown>;
   applicationId?: string | null;
+  boundGrants?: SessionGrants | null;
   modifiedBy: string | null;
   modifiedAt: number;
 }

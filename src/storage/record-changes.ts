@@ -47,6 +47,7 @@ export function reactorColumns(changes: ReactorChanges): ColumnChange[] {
   if (changes.code !== undefined) out.push({ column: 'code', value: changes.code, json: false });
   if (changes.configuration !== undefined) out.push({ column: 'configuration', value: json(changes.configuration), json: true });
   if (changes.applicationId !== undefined) out.push({ column: 'application_id', value: changes.applicationId, json: false });
+  if (changes.boundGrants !== undefined) out.push({ column: 'bound_grants', value: changes.boundGrants === null ? null : json(changes.boundGrants), json: true });
   return stamped(out, changes);
 }
 

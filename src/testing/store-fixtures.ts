@@ -100,6 +100,7 @@ export function makeReactor(overrides: Partial<ReactorRecord> & { formulaId: str
     code: null,
     configuration: { API_KEY: 'not-a-secret' },
     applicationId: null,
+    boundGrants: null,
     createdBy: APP_A,
     createdAt: T0,
     modifiedBy: null,

@@ -1,7 +1,7 @@
-import { type Caller, grantScopes, makeCaller, transformFor } from '../caller.js';
+import { type Caller, grantScopes, transformFor } from '../caller.js';
 import { AuthorizationError } from '../errors.js';
 import type { Transform } from '../permissions.js';
-import { intersectGrants } from '../sessions/session-grants.js';
+import { sharedCaller } from '../sessions/session-grants.js';
 import type { ContainerScope, StoredToken } from '../storage/store.js';
 import { mergePatch } from './merge-patch.js';
 import type { UpdateTokenInput } from './token-input.js';
@@ -34,8 +34,7 @@ export function showsFingerprint(caller: Caller, containers: readonly string[]):
  * answer shows neither more than it may see.
  */
 export function audienceOf(caller: Caller, shownTo?: Caller): Caller {
-  if (shownTo === undefined) return caller;
-  return makeCaller({ tenantId: caller.tenantId, id: caller.applicationId, type: caller.applicationType, ...intersectGrants(caller, shownTo) });
+  return shownTo === undefined ? caller : sharedCaller(caller, shownTo);
 }
 
 /**

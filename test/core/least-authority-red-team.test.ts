@@ -14,6 +14,8 @@ import { VISA, rejection } from '../reactors/helpers.js';
 
 const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
 const REVEAL_ALL: AccessRule = { priority: 0, container: '/', transform: 'reveal', permissions: TOKEN_PERMISSIONS };
+const REACTOR_PERMISSIONS: Permission[] = ['reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete'];
+const LOOKUP = 'module.exports = async (req) => ({ raw: await req.bt.tokens.retrieve(req.args.id) })';
 
 async function forbidden(fn: () => Promise<unknown>): Promise<string> {
   const error = await rejection(fn);
@@ -115,6 +117,28 @@ describeEachStore('least authority: red-team findings', (kind) => {
     await vault.applications.update(admin, reporting.applicationId, { name: 'reporting', permissions: ['token:read'] });
     const seen = await vault.tokens.get(await vault.authenticate(minted.key!), victim.id);
     expect(seen.data).toMatchObject({ number: 'XXXXXXXXXXXX4242' });
+  });
+
+  it('a reactor bound by a non-administrator acts within the grants it was bound with, after the application is widened', async () => {
+    const { vault, admin, owner } = await open();
+    const onA: AccessRule = { priority: 0, container: '/a/', transform: 'reveal', permissions: ['token:read', 'token:use'] };
+    const p = await vault.caller({ name: 'P', permissions: ['token:read', 'token:use'], rules: [onA] });
+    const a = await vault.caller({ name: 'A', permissions: ['token:read', 'token:use', ...REACTOR_PERMISSIONS], rules: [onA] });
+    const reactor = await vault.reactors.create(a, { name: 'lookup', code: LOOKUP, application: { id: p.applicationId } });
+    const inA = await vault.tokens.create(owner, { type: 'card', data: VISA, containers: ['/a/'] });
+    const inB = await vault.tokens.create(owner, { type: 'card', data: VISA, containers: ['/b/'] });
+    await vault.applications.update(admin, p.applicationId, { name: 'P', rules: [onA, { ...onA, container: '/b/' }] });
+    // P itself now reveals /b/; the reactor A bound does not.
+    expect((await vault.tokens.get(await vault.authenticate(p.key), inB.id)).data).toEqual(VISA);
+    const refused = await rejection(() => vault.reactors.react(a, reactor.id, { args: { id: inB.id } }));
+    expect(JSON.stringify(refused)).not.toContain(VISA.number);
+    expect(await vault.reactors.react(a, reactor.id, { args: { id: inA.id } })).toMatchObject({ raw: { data: VISA } });
+    // Narrowing P narrows the reactor too.
+    await vault.applications.update(admin, p.applicationId, { name: 'P', rules: [{ ...onA, container: '/b/' }] });
+    await expect(vault.reactors.react(a, reactor.id, { args: { id: inA.id } })).rejects.toBeDefined();
+    // Bound by the administrator, it acts with everything P holds.
+    await vault.reactors.patch(admin, reactor.id, { application: { id: p.applicationId } });
+    expect(await vault.reactors.react(a, reactor.id, { args: { id: inB.id } })).toMatchObject({ raw: { data: VISA } });
   });
 
   it("a non-administrator's change of grants checked before an administrator's change is not written after it (409)", async () => {

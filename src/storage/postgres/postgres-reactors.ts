@@ -118,6 +118,7 @@ export class PostgresReactors {
         reactor.code,
         json(reactor.configuration ?? {}),
         reactor.applicationId ?? null,
+        reactor.boundGrants == null ? null : json(reactor.boundGrants),
         reactor.createdBy ?? null,
         reactor.createdAt,
         reactor.modifiedBy ?? null,

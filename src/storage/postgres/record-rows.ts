@@ -1,6 +1,7 @@
 import type { AccessRule, ApplicationType, Permission } from '../../permissions.js';
 import type {
   ApplicationRecord,
+  SessionGrants,
   FormulaRecord,
   IdempotencyRecord,
   ReactorRecord,
@@ -57,7 +58,7 @@ export const toFormula = (row: Row): FormulaRecord => ({
 });
 
 export const REACTOR_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.bound_grants, t.created_by, t.created_at, t.modified_by, t.modified_at';
 export const toReactor = (row: Row): ReactorRecord => ({
   id: row['id'] as string,
   tenantId: row['tenant_id'] as string,
@@ -66,6 +67,7 @@ export const toReactor = (row: Row): ReactorRecord => ({
   code: row['code'] as string | null,
   configuration: row['configuration'] as Record<string, unknown>,
   applicationId: row['application_id'] as string | null,
+  boundGrants: (row['bound_grants'] ?? null) as SessionGrants | null,
   createdBy: row['created_by'] as string | null,
   createdAt: row['created_at'] as number,
   modifiedBy: row['modified_by'] as string | null,

@@ -34,8 +34,8 @@ export function recordStatements(s: string) {
     deleteFormula: `DELETE FROM ${s}.formulas WHERE tenant_id = $1 AND id = $2`,
 
     insertReactor:
-      `INSERT INTO ${s}.reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, created_by, created_at, modified_by, modified_at) ` +
-      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
+      `INSERT INTO ${s}.reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, bound_grants, created_by, created_at, modified_by, modified_at) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (tenant_id, id) DO NOTHING',
     getReactor: `SELECT ${REACTOR_COLUMNS} FROM ${s}.reactors t WHERE t.tenant_id = $1 AND t.id = $2`,
     deleteReactor: `DELETE FROM ${s}.reactors WHERE tenant_id = $1 AND id = $2`,
 

@@ -1,6 +1,7 @@
 import type { ApplicationType, AccessRule, Permission } from '../../permissions.js';
 import type {
   ApplicationRecord,
+  SessionGrants,
   DeletedTokenRecord,
   FormulaRecord,
   IdempotencyRecord,
@@ -110,7 +111,7 @@ export const toFormula = (row: FormulaRow): FormulaRecord => ({
 });
 
 export const REACTOR_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.bound_grants, t.created_by, t.created_at, t.modified_by, t.modified_at';
 export interface ReactorRow {
   seq: number;
   tenant_id: string;
@@ -121,6 +122,7 @@ export interface ReactorRow {
   code: string | null;
   configuration: string;
   application_id: string | null;
+  bound_grants: string | null;
   created_by: string | null;
   created_at: number;
   modified_by: string | null;
@@ -134,6 +136,7 @@ export const toReactor = (row: ReactorRow): ReactorRecord => ({
   code: row.code,
   configuration: JSON.parse(row.configuration) as Record<string, unknown>,
   applicationId: row.application_id,
+  boundGrants: row.bound_grants === null ? null : (JSON.parse(row.bound_grants) as SessionGrants),
   createdBy: row.created_by,
   createdAt: row.created_at,
   modifiedBy: row.modified_by,

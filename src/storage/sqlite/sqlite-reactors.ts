@@ -17,8 +17,8 @@ const SQL = {
   deleteFormula: 'DELETE FROM formulas WHERE tenant_id = ? AND id = ?',
 
   insertReactor:
-    'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, created_by, created_at, modified_by, modified_at) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+    'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, bound_grants, created_by, created_at, modified_by, modified_at) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getReactor: `SELECT ${REACTOR_COLUMNS} FROM reactors t WHERE t.tenant_id = ? AND t.id = ?`,
   deleteReactor: 'DELETE FROM reactors WHERE tenant_id = ? AND id = ?',
 } as const;
@@ -99,6 +99,7 @@ export class SqliteReactors {
         reactor.code ?? null,
         JSON.stringify(reactor.configuration ?? {}),
         reactor.applicationId ?? null,
+        reactor.boundGrants == null ? null : JSON.stringify(reactor.boundGrants),
         reactor.createdBy ?? null,
         reactor.createdAt,
         reactor.modifiedBy ?? null,
