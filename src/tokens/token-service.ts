@@ -1,6 +1,6 @@
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
+import { type Caller, grantScopes, requirePermission, requireTokenTransform, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
@@ -152,7 +152,7 @@ export class TokenService {
       const now = this.#clock.now();
       const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
-      const transform = requireTransform(caller, 'token:read', token.containers);
+      const transform = requireTokenTransform(caller, 'token:read', token.containers, String(id));
       // Loads a key version another instance made since (rotation) before the row is decrypted.
       const data = this.#viewer.data(await this.#keys.keysCovering(caller.tenantId, [token.keyVersion]), token, now);
       const view = tokenView(token, this.#viewer.transform(transform, token, data, this.#engine.budget()), false, transform === 'reveal');
@@ -227,7 +227,7 @@ export class TokenService {
       const now = this.#clock.now();
       const current = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!current) throw new NotFoundError('Token', String(id));
-      requireTransform(caller, 'token:update', current.containers);
+      requireTokenTransform(caller, 'token:update', current.containers, String(id));
       // Keys holding the current row's version, and the newest version for the rewrite.
       const keys = await this.#keys.keysCovering(caller.tenantId, [current.keyVersion]);
       const budget = this.#engine.budget();
@@ -251,7 +251,7 @@ export class TokenService {
       const now = this.#clock.now();
       const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
-      requireTransform(caller, 'token:delete', token.containers);
+      requireTokenTransform(caller, 'token:delete', token.containers, String(id));
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:delete', resourceId: token.id, outcome: 'success' });
       if (!(await this.#store.deleteToken(caller.tenantId, token.id, caller.applicationId, audit, now))) {
         throw new NotFoundError('Token', String(id));
@@ -279,7 +279,7 @@ export class TokenService {
       for (const id of ids) {
         const token = await this.#store.getToken(caller.tenantId, id, now);
         if (!token) throw new NotFoundError('Token', id);
-        tokens.push({ token, transform: requireTransform(caller, 'token:use', token.containers) });
+        tokens.push({ token, transform: requireTokenTransform(caller, 'token:use', token.containers, id) });
       }
       const out = new Map<string, unknown>();
       const budget = this.#engine.budget();
