@@ -1,3 +1,4 @@
+import { addError } from '../validation/field-errors.js';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
 import { type Caller, grantScopes, requirePermission, requireTokenTransform, transformFor } from '../caller.js';
@@ -102,7 +103,8 @@ export class TokenService {
           prepared.push(await this.#preparer.prepare(caller, item.body, budget));
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
-          for (const [field, messages] of Object.entries(error.errors)) errors[item.path ? `${item.path}.${field}` : field] = messages;
+          // addError: a top-level item's `__proto__` error assigned by `=` would set the prototype and vanish.
+          for (const [field, messages] of Object.entries(error.errors)) for (const m of messages) addError(errors, item.path ? `${item.path}.${field}` : field, m);
           if (budget.exhausted) break;
         }
       }
