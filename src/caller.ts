@@ -1,4 +1,4 @@
-import { AuthorizationError } from './errors.js';
+import { AuthorizationError, NotFoundError } from './errors.js';
 import type { AccessRule, ApplicationType, Permission, Transform } from './permissions.js';
 import type { ContainerScope } from './storage/store.js';
 import { isAncestorOrSelf } from './tokens/containers.js';
@@ -157,6 +157,24 @@ export function requireTransform(caller: Caller, permission: Permission, contain
     throw new AuthorizationError(`The application's access rules do not grant '${permission}' on the token's containers`);
   }
   return transform;
+}
+
+/**
+ * As requireTransform, for an operation on a stored token (in `containers`) that the caller named
+ * by `id` (as it sent it, so the message is the one of a missing id, word for word): when the caller holds no grant at all on it (no token permission whose rules grant every one of
+ * its containers), the answer is the NotFoundError of a missing id, so that guessable ids
+ * (`cust-10042-ssn`) do not tell a caller which tokens exist (DESIGN.md 5, Disclosure: "answer as if
+ * a token were missing wherever the caller holds no grant on it"). A caller holding some other
+ * grant on it can see that it exists already, and gets the AuthorizationError.
+ */
+export function requireTokenTransform(caller: Caller, permission: Permission, containers: readonly string[], id: string): Transform {
+  if (transformFor(caller, permission, containers) === null && !holdsAnyGrant(caller, containers)) throw new NotFoundError('Token', id);
+  return requireTransform(caller, permission, containers);
+}
+
+/** True when some token permission is granted on every one of `containers` (the caller may see such a token exists). */
+export function holdsAnyGrant(caller: Caller, containers: readonly string[]): boolean {
+  return TOKEN_PERMISSIONS.some((permission) => transformFor(caller, permission, containers) !== null);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import { printableKey } from '../validation/field-errors.js';
+import { addError, printableKey } from '../validation/field-errors.js';
 import type { QueryParameterDoc, RouteDefinition } from './routes/route.js';
 
 /** The query parameters a route accepts: exact names, and the prefixes of its map parameters. */
@@ -42,8 +42,8 @@ export function rejectUnknownQueryParameters(route: RouteDefinition, search: str
     // A name may be a value typed in the wrong place (a card number): only identifiers are echoed.
     const field = printableKey(name.split('[')[0]!) ?? 'query';
     const message = `is not a query parameter of ${route.method} ${route.path}; accepted: ${list}`;
-    const messages = (errors[field] ??= []);
-    if (!messages.includes(message)) messages.push(message);
+    // addError: a parameter named `__proto__` or `constructor` must get a list of its own.
+    addError(errors, field, message);
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
 }

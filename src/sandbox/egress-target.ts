@@ -32,27 +32,41 @@ export function hostOf(url: URL): string {
 }
 
 /**
- * Resolves the URL's host and refuses it (Error, our wording) when any address it resolves to is not
- * public, unless `allowPrivateNetwork`. Shared by reactor `fetch` and webhook delivery: the returned
- * target is what `sendPinned` connects to, so a DNS answer that changes after the check is not used.
+ * A destination the address check refused: its host resolves to a non-public address or, while
+ * those are refused, does not resolve at all. The message says neither which of the two nor the
+ * kind of address: webhook URLs and allow-listed `*.domain` hosts are chosen by tenants, and the
+ * difference would let them map how the vault's network resolves internal names (issue 19,
+ * finding 12). With the private network allowed nothing is refused, and a name that does not
+ * resolve is reported as such.
+ */
+export class RefusedDestinationError extends Error {
+  constructor(host: string) {
+    super(
+      `Host '${host}' is not allowed: it must resolve to public addresses only (the reactors.egress.allowPrivateNetwork option, tokenvault serve --allow-private-network, allows others)`,
+    );
+  }
+}
+
+/**
+ * Resolves the URL's host and refuses it (RefusedDestinationError) when it does not resolve or any
+ * address it resolves to is not public, unless `allowPrivateNetwork`. Shared by reactor `fetch` and
+ * webhook delivery: the returned target is what `sendPinned` connects to, so a DNS answer that
+ * changes after the check is not used.
  */
 export async function resolvePublicTarget(url: URL, allowPrivateNetwork: boolean): Promise<Target> {
   const host = hostOf(url);
+  const unresolved = () => (allowPrivateNetwork ? new Error(`Host '${host}' could not be resolved`) : new RefusedDestinationError(host));
   let addresses: { address: string; family: number }[];
   if (isIP(host) !== 0) addresses = [{ address: host, family: isIP(host) }];
   else {
     try {
       addresses = await dnsLookup(host, { all: true, verbatim: true });
     } catch {
-      throw new Error(`Host '${host}' could not be resolved`);
+      throw unresolved();
     }
   }
   const first = addresses[0];
-  if (first === undefined) throw new Error(`Host '${host}' could not be resolved`);
-  if (!allowPrivateNetwork && addresses.some((a) => isRefusedAddress(a.address))) {
-    throw new Error(
-      `Host '${host}' is not allowed: it resolves to a loopback, private, link-local or otherwise non-public address; set the reactors.egress.allowPrivateNetwork option to allow it (tokenvault serve --allow-private-network)`,
-    );
-  }
+  if (first === undefined) throw unresolved();
+  if (!allowPrivateNetwork && addresses.some((a) => isRefusedAddress(a.address))) throw new RefusedDestinationError(host);
   return { url, host, address: first.address, family: first.family === 6 ? 6 : 4 };
 }

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors.js';
 import { PageSchema } from '../pagination.js';
-import { printableKey } from '../validation/field-errors.js';
+import { addError, printableKey } from '../validation/field-errors.js';
 import { validationFromIssues } from '../validation/issues.js';
 import type { SearchTokensQuery } from './token-service.js';
 
@@ -30,8 +30,9 @@ export function checkSearchInput(body: unknown): SearchTokensQuery {
   for (const key of Object.keys(body)) {
     if ((SEARCH_KEYS as readonly string[]).includes(key)) continue;
     const name = printableKey(key);
-    if (name === null) (errors['body'] ??= []).push(`has an unrecognized attribute; ${allowed}`);
-    else errors[name] = [`is not a recognized attribute; ${allowed}`];
+    // addError: `errors['__proto__'] = …` would replace the prototype and lose the error.
+    if (name === null) addError(errors, 'body', `has an unrecognized attribute; ${allowed}`);
+    else addError(errors, name, `is not a recognized attribute; ${allowed}`);
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
   const parsed = v.safeParse(SearchTokensSchema, body);

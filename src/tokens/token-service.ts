@@ -1,6 +1,7 @@
+import { addError } from '../validation/field-errors.js';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, grantScopes, requirePermission, requireTransform, transformFor } from '../caller.js';
+import { type Caller, grantScopes, requirePermission, requireTokenTransform, transformFor } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
@@ -108,7 +109,8 @@ export class TokenService {
           prepared.push(await this.#preparer.prepare(caller, item.body, budget));
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
-          for (const [field, messages] of Object.entries(error.errors)) errors[item.path ? `${item.path}.${field}` : field] = messages;
+          // addError: a top-level item's `__proto__` error assigned by `=` would set the prototype and vanish.
+          for (const [field, messages] of Object.entries(error.errors)) for (const m of messages) addError(errors, item.path ? `${item.path}.${field}` : field, m);
           if (budget.exhausted) break;
         }
       }
@@ -161,7 +163,7 @@ export class TokenService {
       const now = this.#clock.now();
       const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
-      const transform = requireTransform(caller, 'token:read', token.containers);
+      const transform = requireTokenTransform(caller, 'token:read', token.containers, String(id));
       // Loads a key version another instance made since (rotation) before the row is decrypted.
       const data = this.#viewer.data(await this.#keys.keysCovering(caller.tenantId, [token.keyVersion]), token, now);
       const view = tokenView(token, this.#viewer.transform(transform, token, data, this.#engine.budget()), false, transform === 'reveal');
@@ -236,7 +238,7 @@ export class TokenService {
       const now = this.#clock.now();
       const current = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!current) throw new NotFoundError('Token', String(id));
-      requireTransform(caller, 'token:update', current.containers);
+      requireTokenTransform(caller, 'token:update', current.containers, String(id));
       // Keys holding the current row's version, and the newest version for the rewrite.
       const keys = await this.#keys.keysCovering(caller.tenantId, [current.keyVersion]);
       const budget = this.#engine.budget();
@@ -260,7 +262,7 @@ export class TokenService {
       const now = this.#clock.now();
       const token = await this.#store.getToken(caller.tenantId, String(id), now);
       if (!token) throw new NotFoundError('Token', String(id));
-      requireTransform(caller, 'token:delete', token.containers);
+      requireTokenTransform(caller, 'token:delete', token.containers, String(id));
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:delete', resourceId: token.id, outcome: 'success' });
       if (!(await this.#store.deleteToken(caller.tenantId, token.id, caller.applicationId, audit, now))) {
         throw new NotFoundError('Token', String(id));
@@ -288,7 +290,7 @@ export class TokenService {
       for (const id of ids) {
         const token = await this.#store.getToken(caller.tenantId, id, now);
         if (!token) throw new NotFoundError('Token', id);
-        tokens.push({ token, transform: requireTransform(caller, 'token:use', token.containers) });
+        tokens.push({ token, transform: requireTokenTransform(caller, 'token:use', token.containers, id) });
       }
       const out = new Map<string, unknown>();
       const budget = this.#engine.budget();

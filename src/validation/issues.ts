@@ -7,6 +7,7 @@
  */
 import * as v from 'valibot';
 import { type FieldErrors, ValidationError } from '../errors.js';
+import { addError } from './field-errors.js';
 
 type Issue = v.BaseIssue<unknown>;
 type AnySchema = v.GenericSchema | v.GenericSchemaAsync;
@@ -40,12 +41,9 @@ export function issuesToFieldErrors(issues: readonly Issue[], context: IssueCont
   const prefix = ctx.prefix ?? '';
   const root = ctx.root ?? (prefix || 'body');
   const errors: FieldErrors = {};
-  for (const issue of issues) {
-    const path = joinPath(prefix, issue.path ?? []);
-    const message = messageOf(issue, ctx.schema);
-    const list = (errors[path === '' ? root : path] ??= []);
-    if (!list.includes(message)) list.push(message);
-  }
+  // addError, not `errors[path] ??= []`: a body key named `__proto__` or `constructor` would find
+  // Object.prototype's member there (and fail as a 500) instead of a list of its own.
+  for (const issue of issues) addError(errors, joinPath(prefix, issue.path ?? []) || root, messageOf(issue, ctx.schema));
   return errors;
 }
 
@@ -165,7 +163,7 @@ function children(node: unknown, key: unknown): unknown[] {
   if (node === null || typeof node !== 'object') return [];
   const n = node as { entries?: Record<string, unknown>; item?: unknown; options?: unknown[]; type?: string };
   if (n.options && Array.isArray(n.options)) return n.options.flatMap((o) => children(unwrap(o), key));
-  if (n.entries && typeof key === 'string' && key in n.entries) return [n.entries[key]];
+  if (n.entries && typeof key === 'string' && Object.hasOwn(n.entries, key)) return [n.entries[key]];
   if (n.item !== undefined) return [n.item];
   return [];
 }

@@ -1,10 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { parseHttpUrl, resolvePublicTarget } from '../sandbox/egress-target.js';
+import { RefusedDestinationError, parseHttpUrl, resolvePublicTarget } from '../sandbox/egress-target.js';
 import { sendPinned } from '../sandbox/egress-transport.js';
 import type { WebhookAttempt } from '../storage/store.js';
 import { DELIVERY_TIMEOUT_MS } from './retry-schedule.js';
 import type { SignedHeaders } from './signing-secrets.js';
 
+/** The error of an attempt whose destination the address check refused (see RefusedDestinationError). */
+export const REFUSED = 'delivery refused: the destination is not allowed';
 /** Receivers answer with a status; their body is read (up to this much) and dropped. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -18,7 +20,8 @@ export interface SendResult {
  * POSTs one signed webhook. The host is resolved and every address checked (unless the private
  * network is allowed) at each attempt, and the connection goes to the checked address; redirects
  * are not followed (a 3xx is a failure). Never throws: refusals, timeouts (10 s) and connection
- * errors are failed attempts, described in our words (never the receiver's body).
+ * errors are failed attempts, described in our words (never the receiver's body); a refused
+ * destination is described as just that (REFUSED).
  */
 export async function sendWebhook(
   url: string,
@@ -38,6 +41,9 @@ export async function sendWebhook(
     if (response.status >= 200 && response.status < 300) return done(response.status, null);
     return done(response.status, `the receiver answered ${response.status}`);
   } catch (error) {
+    // Refused before anything was sent: the attempt says only that (no host, no kind of address),
+    // and takes no time, since the time a lookup took would tell again whether the name resolved.
+    if (error instanceof RefusedDestinationError) return { ok: false, attempt: { at: options.now, status: null, error: REFUSED, durationMs: 0 } };
     const message = (error as Error).message;
     // A large answer to a 2xx would be reported as a failure here; receivers answer small.
     return done(null, message.length > 300 ? `${message.slice(0, 300)}…` : message);

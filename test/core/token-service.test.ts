@@ -174,10 +174,10 @@ describeEachStore('token service', (store) => {
     expect(created.data).toBe('XXXXXXXXXXXX4242');
   });
 
-  it('a token in a container the rules do not grant is forbidden', async () => {
+  it('a token in a container the rules do not grant is not found, as a missing id is; creating there is forbidden', async () => {
     const narrow = await vault.caller({ permissions: ['token:read', 'token:create'], rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read', 'token:create'] }] });
     const bank = await vault.tokens.create(revealer, { type: 'bank', data: BANK });
-    await expect(vault.tokens.get(narrow, bank.id)).rejects.toThrow(AuthorizationError);
+    await expect(vault.tokens.get(narrow, bank.id)).rejects.toThrow(new NotFoundError('Token', bank.id));
     await expect(vault.tokens.create(narrow, { type: 'bank', data: BANK })).rejects.toThrow(AuthorizationError);
     const card = await vault.tokens.create(narrow, { type: 'card', data: CARD });
     expect((await vault.tokens.get(narrow, card.id)).data).toEqual(CARD);

@@ -63,14 +63,29 @@ describeEachStore('HTTP authentication', (store) => {
     }
   });
 
-  it('403 when the access rules do not grant the token’s container', async () => {
+  it('403 when the access rules do not grant the token’s container (and grant another permission there)', async () => {
+    const created = (await h.call('POST', '/tokens', { key: h.userKey, body: { type: 'card', data: VISA } })).body;
+    const caller = await h.vault.caller({
+      permissions: ['token:read', 'token:delete'],
+      rules: [
+        { priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:read'] },
+        { priority: 2, container: '/', transform: 'mask', permissions: ['token:delete'] },
+      ],
+    });
+    const sent = await h.call('GET', `/tokens/${created.id}`, { key: caller.key });
+    expectProblem(sent, 403);
+    expect(sent.text).not.toContain(VISA.number);
+  });
+
+  it('404, as for a missing id, when the access rules grant nothing on the token’s container', async () => {
     const created = (await h.call('POST', '/tokens', { key: h.userKey, body: { type: 'card', data: VISA } })).body;
     const caller = await h.vault.caller({
       permissions: ['token:read'],
       rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:read'] }],
     });
     const sent = await h.call('GET', `/tokens/${created.id}`, { key: caller.key });
-    expectProblem(sent, 403);
+    expectProblem(sent, 404);
+    expect(sent.body.detail).toBe(`Token '${created.id}' not found`);
     expect(sent.text).not.toContain(VISA.number);
   });
   });

@@ -105,4 +105,29 @@ describeEachStore('HTTP disclosure', (store) => {
     expect((await call('POST', '/tokens/search', owner, { query: terms })).status).toBe(400);
     expect(errors).toEqual([]);
   });
+
+  it('a token the key holds no grant on answers 404 exactly as a missing id on every route that takes its id; a key with another grant gets 403', async () => {
+    const { call, key, owner } = await setup(store);
+    const use: Permission[] = ['token:read', 'token:update', 'token:delete', 'token:use'];
+    const general = (permissions: Permission[]): AccessRule => ({ priority: 0, container: '/general/', transform: 'reveal', permissions });
+    const stranger = await key(use, 'private', [general(use)]);
+    const reader = await key(use, 'private', [general(use), { priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] }]);
+    expect((await call('POST', '/tokens', owner, { type: 'social_security_number', data: '123-45-6789', id: 'cust-10042-ssn' })).status).toBe(201);
+    const routes: [string, string, (id: string) => unknown][] = [
+      ['GET', '/tokens/', () => undefined],
+      ['PATCH', '/tokens/', () => ({ metadata: { k: 'v' } })],
+      ['DELETE', '/tokens/', () => undefined],
+      ['POST', '/detokenize', (id) => ({ ssn: `{{ ${id} }}` })],
+    ];
+    const send = (apiKey: string, [method, path, body]: (typeof routes)[number], id: string) =>
+      call(method, path.endsWith('/') ? path + id : path, apiKey, body(id));
+    for (const route of routes) {
+      const hidden = await send(stranger, route, 'cust-10042-ssn');
+      const missing = await send(stranger, route, 'cust-10043-ssn');
+      expect(hidden.status, route[0] + route[1]).toBe(route[1] === '/detokenize' ? 400 : 404);
+      expect(hidden.text.replaceAll('10042', 'N'), route[0] + route[1]).toBe(missing.text.replaceAll('10043', 'N'));
+      if (route[0] !== 'GET') expect((await send(reader, route, 'cust-10042-ssn')).status, route[0] + route[1]).toBe(403);
+    }
+    expect((await call('GET', '/tokens/cust-10042-ssn', owner)).body.metadata).toEqual({});
+  });
 });

@@ -2,7 +2,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Caller } from '../../src/caller.js';
 import { type Harness, VISA, harness } from './helpers.js';
+import { bodyRequests } from './route-bodies.js';
 import { describeEachStore } from '../support/stores.js';
+
+/** Keys that name Object.prototype members: a map built from input that is not own-property-safe breaks on them. */
+const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
 
 describeEachStore('HTTP property', (store) => {
   let h: Harness;
@@ -35,7 +39,7 @@ describeEachStore('HTTP property', (store) => {
   const SEGMENTS = ['tokens', 'reactors', 'reactor-formulas', 'applications', 'logs', 'tokenize', 'search', 'react', 'regenerate', 'openapi.json', 'healthz', 'known-token', '', '..', '%', '%2F', '%E0%A4%A'];
   const segment = fc.oneof(fc.constantFrom(...SEGMENTS), fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.string({ maxLength: 6 }));
   const query = fc.array(
-    fc.tuple(fc.oneof(fc.constantFrom('id', 'type', 'metadata.customer', 'metadata.', 'page', 'size', 'start', 'name', 'resource_id', 'operation'), fc.string({ maxLength: 8 })), fc.string({ maxLength: 12 })),
+    fc.tuple(fc.oneof(fc.constantFrom('id', 'type', 'metadata.customer', 'metadata.', 'page', 'size', 'start', 'name', 'resource_id', 'operation', ...PROTOTYPE_KEYS, 'metadata.__proto__', 'metadata[constructor]'), fc.string({ maxLength: 8 })), fc.string({ maxLength: 12 })),
     { maxLength: 4 },
   );
   const path = fc.tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), query).map(([segments, pairs]) => {
@@ -85,6 +89,64 @@ describeEachStore('HTTP property', (store) => {
         before = after;
       }),
       { numRuns: 300 },
+    );
+  });
+
+  /** Every object of a JSON value (the value itself first), with arrays walked. */
+  function objectsIn(value: unknown, out: Record<string, unknown>[] = []): Record<string, unknown>[] {
+    if (Array.isArray(value)) for (const item of value) objectsIn(item, out);
+    else if (value !== null && typeof value === 'object') {
+      out.push(value as Record<string, unknown>);
+      for (const item of Object.values(value)) objectsIn(item, out);
+    }
+    return out;
+  }
+
+  /** Sets an own property, as JSON.parse makes it (assignment to `__proto__` would set the prototype). */
+  const define = (target: Record<string, unknown>, key: string, value: unknown) => Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  /** A fresh copy of a generated value (fast-check shares them; the body must stay a tree). */
+  const copy = (value: unknown): unknown => (value === undefined ? null : JSON.parse(JSON.stringify(value)));
+
+  const injection = fc.record({
+    key: fc.constantFrom(...PROTOTYPE_KEYS),
+    value: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ x: 1 }), fc.constant(null), fc.constant('{{ proto-known }}')),
+    /** Which object of the body (the body itself, or one nested in it) gets the key. */
+    at: fc.nat(),
+    /** add: one more key; rename: an existing key of that object gets the name instead; wrap: one of its values becomes `{ key: value }`. */
+    how: fc.constantFrom('add', 'rename', 'wrap'),
+  });
+
+  it("every route's body with prototype-named keys (top level and nested): never a 5xx, nothing polluted", async () => {
+    const requests = await bodyRequests(h);
+    const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
+    await fc.assert(
+      fc.asyncProperty(fc.nat(), fc.array(injection, { minLength: 1, maxLength: 3 }), async (which, injections) => {
+        const request = requests[which % requests.length]!;
+        const body = await request.body();
+        for (const { key, value, at, how } of injections) {
+          const objects = objectsIn(body);
+          if (objects.length === 0) break;
+          const target = objects[at % objects.length]!;
+          const keys = Object.keys(target);
+          const existing = keys[at % Math.max(keys.length, 1)];
+          if (how === 'add' || existing === undefined) define(target, key, copy(value));
+          else if (how === 'rename') {
+            const kept = target[existing];
+            delete target[existing];
+            define(target, key, kept);
+          } else define(target, existing, define({}, key, copy(value)));
+        }
+        const text = JSON.stringify(body);
+        const sent = await h.call(request.method, request.path, { key: request.key, body: text });
+        expect(sent.status, `${request.route} ${text} → ${sent.text}`).toBeLessThan(500);
+        if (sent.status >= 400) {
+          expect(sent.headers.get('content-type')).toBe('application/problem+json');
+          expect(sent.body.status).toBe(sent.status);
+        }
+        expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeys);
+        expect(({} as Record<string, unknown>)['x']).toBeUndefined();
+      }),
+      { numRuns: 250 },
     );
   });
 });

@@ -40,8 +40,8 @@ describeEachStore('sessions over HTTP', (store) => {
     const read = await s.call('GET', `/tokens/${s.card.id}`, key);
     expect(read.status).toBe(200);
     expect(read.body.data.number).toBe(VISA.number);
-    // Exactly those grants: not /general/, not token:create, not token:use.
-    expectProblem(await s.call('GET', `/tokens/${s.note.id}`, key), 403);
+    // Exactly those grants: not /general/ (where the session holds none, so the note is not found), not token:create, not token:use.
+    expectProblem(await s.call('GET', `/tokens/${s.note.id}`, key), 404);
     expectProblem(await s.call('POST', '/tokens', key, { type: 'token', data: 'x' }), 403);
     expect((await s.call('GET', '/tokens', key)).body.data.map((t: { id: string }) => t.id)).toEqual([s.card.id]);
   });

@@ -133,10 +133,19 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const { user, reactorId, card } = await setup(vault);
     const reader = await vault.caller({ permissions: ['token:read'] });
     const generalOnly = await vault.caller({ permissions: ['token:use'], rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }] });
+    const generalReadingAll = await vault.caller({
+      permissions: ['token:use', 'token:read'],
+      rules: [
+        { priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] },
+        { priority: 2, container: '/', transform: 'mask', permissions: ['token:read'] },
+      ],
+    });
     const bad: [Caller, string, unknown, unknown][] = [
       [reader, reactorId, {}, AuthorizationError],
       [user, 'no-such-reactor', {}, NotFoundError],
-      [generalOnly, reactorId, { args: { card: `{{ ${card.id} }}` } }, AuthorizationError],
+      // No grant at all on the card: answered as a missing token would be.
+      [generalOnly, reactorId, { args: { card: `{{ ${card.id} }}` } }, ValidationError],
+      [generalReadingAll, reactorId, { args: { card: `{{ ${card.id} }}` } }, AuthorizationError],
     ];
     for (const [caller, id, body, type] of bad) await expect(vault.reactors.reactAsync(caller, id, body as never)).rejects.toBeInstanceOf(type);
     expect(await errorsOf(() => vault.reactors.reactAsync(user, reactorId, { args: { card: '{{ 00000000-0000-4000-8000-000000000000 }}' } }))).toHaveProperty(['args.card']);

@@ -38,9 +38,13 @@ describeEachStore('reactor invoke rules', (store) => {
     const id = await f.reactor(MARKING_ECHO, { application: marker.applicationId });
     const general = await f.vault.tokens.create(f.user, { type: 'token', data: 'general secret' });
     const card = await f.vault.tokens.create(f.user, { type: 'card', data: VISA });
+    // token:read on every container: the caller may see the card exists, so the refusal is a 403.
     const generalOnly = await f.vault.caller({
-      permissions: ['token:use'],
-      rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }],
+      permissions: ['token:use', 'token:read'],
+      rules: [
+        { priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] },
+        { priority: 2, container: '/', transform: 'mask', permissions: ['token:read'] },
+      ],
     });
     const ran = async () => (await f.vault.tokens.list(f.user, { metadata: { ran: 'yes' } })).data.length;
 
@@ -54,10 +58,30 @@ describeEachStore('reactor invoke rules', (store) => {
     expect(await ran()).toBe(1);
   });
 
+  it('answers for a token the caller holds no grant on as for a missing one, before running anything', async () => {
+    const marker = await f.vault.caller({ permissions: ['token:create', 'token:read'] });
+    const id = await f.reactor(MARKING_ECHO, { application: marker.applicationId });
+    const general = await f.vault.tokens.create(f.user, { type: 'token', data: 'general secret' });
+    const card = await f.vault.tokens.create(f.user, { type: 'card', data: VISA, id: 'cust-10042-card' });
+    const generalOnly = await f.vault.caller({ permissions: ['token:use'], rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }] });
+    const hidden = await errorsOf(() => f.vault.reactors.react(generalOnly, id, { args: { g: `{{ ${general.id} }}`, c: `{{ ${card.id} }}` } }));
+    const missing = await errorsOf(() => f.vault.reactors.react(generalOnly, id, { args: { g: `{{ ${general.id} }}`, c: '{{ cust-10043-card }}' } }));
+    expect(hidden).toEqual({ 'args.c': ["names the token 'cust-10042-card', which does not exist"] });
+    expect(missing).toEqual({ 'args.c': ["names the token 'cust-10043-card', which does not exist"] });
+    expect((await f.vault.tokens.list(f.user, { metadata: { ran: 'yes' } })).data).toEqual([]);
+  });
+
   it('requires a grant on each container of a token in several', async () => {
     const id = await f.reactor(ECHO);
     const both = await f.vault.tokens.create(f.user, { type: 'token', data: 'x', containers: ['/a/', '/b/'] });
     const onlyA = await f.vault.caller({ permissions: ['token:use'], rules: [{ priority: 1, container: '/a/', transform: 'reveal', permissions: ['token:use'] }] });
+    const onlyAReadingBoth = await f.vault.caller({
+      permissions: ['token:use', 'token:read'],
+      rules: [
+        { priority: 1, container: '/a/', transform: 'reveal', permissions: ['token:use'] },
+        { priority: 2, container: '/', transform: 'mask', permissions: ['token:read'] },
+      ],
+    });
     const aAndB = await f.vault.caller({
       permissions: ['token:use'],
       rules: [
@@ -65,7 +89,9 @@ describeEachStore('reactor invoke rules', (store) => {
         { priority: 2, container: '/b/', transform: 'reveal', permissions: ['token:use'] },
       ],
     });
-    await expect(f.vault.reactors.react(onlyA, id, { args: { v: `{{ ${both.id} }}` } })).rejects.toBeInstanceOf(AuthorizationError);
+    // A grant on one container of two is no grant on the token: it is answered as missing.
+    expect(await errorsOf(() => f.vault.reactors.react(onlyA, id, { args: { v: `{{ ${both.id} }}` } }))).toEqual({ 'args.v': [`names the token '${both.id}', which does not exist`] });
+    await expect(f.vault.reactors.react(onlyAReadingBoth, id, { args: { v: `{{ ${both.id} }}` } })).rejects.toBeInstanceOf(AuthorizationError);
     await expect(f.vault.reactors.react(aAndB, id, { args: { v: `{{ ${both.id} }}` } })).resolves.toEqual({ raw: { v: 'x' } });
   });
 

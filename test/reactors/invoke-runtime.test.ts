@@ -64,7 +64,9 @@ describeEachStore('reactor runtime', (store) => {
     await expect(f.vault.reactors.react(f.user, id, { args: { id: general.id } })).resolves.toEqual({ raw: { ok: true, data: 'plain' } });
     const masked = (await f.vault.reactors.react(f.user, id, { args: { id: card.id } })) as { raw: { data: { number: string } } };
     expect(masked.raw.data.number).toBe('XXXXXXXXXXXX4242');
-    await expect(f.vault.reactors.react(f.user, id, { args: { id: ssn.id } })).resolves.toEqual({ raw: { ok: false, name: 'AuthorizationError', status: 403 } });
+    // No grant at all on the ssn: the reactor's application is told what it would be told of a missing id.
+    await expect(f.vault.reactors.react(f.user, id, { args: { id: ssn.id } })).resolves.toEqual({ raw: { ok: false, name: 'NotFoundError', status: 404 } });
+    await expect(f.vault.reactors.react(f.user, id, { args: { id: 'no-such-token' } })).resolves.toEqual({ raw: { ok: false, name: 'NotFoundError', status: 404 } });
   });
 
   it('uses the application as it is at invoke time', async () => {

@@ -161,8 +161,20 @@ describe('createEgressFetch: refusals', () => {
     await expect(fetch({ url: 'https://example.com/', method: 'CONNECT', headers: {}, body: null })).rejects.toThrow("HTTP method 'CONNECT' is not allowed");
   });
 
-  it('reports a name that does not resolve', async () => {
-    const fetch = createEgressFetch({ allowHosts: ['does-not-exist.invalid'], allowPrivateNetwork: false });
+  it('refuses a name that does not resolve exactly as one that resolves to a non-public address: the reactor learns nothing of the DNS answer', async () => {
+    fakeDns.set('inside.test', [{ address: '10.0.0.7', family: 4 }]);
+    fakeDns.set('metadata.test', [{ address: '169.254.169.254', family: 4 }]);
+    const fetch = createEgressFetch({ allowHosts: ['*.test', '*.invalid', '127.0.0.1'], allowPrivateNetwork: false });
+    const message = async (url: string) => fetch(get(url)).then(() => 'fetched', (error: Error) => error.message.replace(/'[^']*'/, "'<host>'"));
+    const refused = "Host '<host>' is not allowed: it must resolve to public addresses only (the reactors.egress.allowPrivateNetwork option, tokenvault serve --allow-private-network, allows others)";
+    for (const url of ['https://does-not-exist.invalid/', 'http://inside.test/', 'http://metadata.test/', `http://127.0.0.1:${port}/`]) {
+      expect(await message(url), url).toBe(refused);
+    }
+    expect(seen).toHaveLength(0);
+  });
+
+  it('with the private network allowed, a name that does not resolve is reported as such', async () => {
+    const fetch = createEgressFetch({ allowHosts: ['does-not-exist.invalid'], allowPrivateNetwork: true });
     await expect(fetch(get('https://does-not-exist.invalid/'))).rejects.toThrow("Host 'does-not-exist.invalid' could not be resolved");
   });
 

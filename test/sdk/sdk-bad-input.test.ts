@@ -109,8 +109,19 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
     await problem(server, 415, 'POST', '/detokenize', { key, body: 'a=1', contentType: 'application/x-www-form-urlencoded' });
     const noUse = await server.key({ permissions: ['token:read'], rules: [{ description: 'r', priority: 1, container: '/', transform: 'reveal', permissions: ['token:read'] }] });
     expect((await detokenize({ a: `{{ ${token.id} }}` }, 403, noUse)).detail).toContain('token:use');
+    // token:use on /pci/ only and no other grant on the token: answered as a missing id (400).
     const elsewhere = await server.key({ permissions: ['token:use'], rules: [{ description: 'pci only', priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:use'] }] });
-    const denied = await detokenize({ a: `{{ ${token.id} }}` }, 403, elsewhere);
+    const hidden = await detokenize({ a: `{{ ${token.id} }}` }, 400, elsewhere);
+    expect(hidden.errors).toEqual({ 'body.a': [`names the token '${token.id}', which does not exist`] });
+    // With token:read on it, the caller knows the token exists: 403.
+    const readsIt = await server.key({
+      permissions: ['token:use', 'token:read'],
+      rules: [
+        { description: 'pci only', priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:use'] },
+        { description: 'read all', priority: 2, container: '/', transform: 'mask', permissions: ['token:read'] },
+      ],
+    });
+    const denied = await detokenize({ a: `{{ ${token.id} }}` }, 403, readsIt);
     expect(JSON.stringify(denied)).not.toContain('secret-value');
     // What a caller may detokenize comes back under its token:use transform.
     expect((await server.raw('POST', '/detokenize', { key, body: JSON.stringify(`x{{ ${token.id} }}x`) })).body).toBe('xsecret-valuex');

@@ -7,8 +7,12 @@ import { startReceiver, type Receiver } from './receiver.js';
 // cannot know it; the delivery-time check resolves it and refuses.
 vi.mock('node:dns/promises', async (original) => {
   const actual = await original<typeof import('node:dns/promises')>();
-  const lookup = (async (host: string, options: unknown) =>
-    host === 'inside.example.com' ? [{ address: '127.0.0.1', family: 4 }] : actual.lookup(host, options as never)) as typeof actual.lookup;
+  const lookup = (async (host: string, options: unknown) => {
+    if (host === 'inside.example.com') return [{ address: '127.0.0.1', family: 4 }];
+    if (host === 'db.example.com') return [{ address: '10.0.0.7', family: 4 }];
+    if (host === 'nowhere.example.com') throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    return actual.lookup(host, options as never);
+  }) as typeof actual.lookup;
   return { ...actual, lookup, default: { ...actual, lookup } };
 });
 
@@ -70,7 +74,7 @@ describeEachStore('webhook SSRF refusals', (store) => {
     await vault.worker.runDue();
     expect(receiver.received).toEqual([]);
     const [delivery] = (await vault.webhooks.deliveries(admin, hook.id)).data;
-    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, history: [{ status: null, error: expect.stringContaining("Host 'inside.example.com' is not allowed") }] });
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, history: [{ status: null, error: 'delivery refused: the destination is not allowed' }] });
 
     const open = await store.vault({ reactors: { egress: { allowPrivateNetwork: true } } });
     const openAdmin = await open.authenticate(open.adminKey);
@@ -78,5 +82,22 @@ describeEachStore('webhook SSRF refusals', (store) => {
     await open.tokens.create(await open.caller({ permissions: ['token:create'] }), { type: 'token', data: 'x' });
     await open.worker.runDue();
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it('a refused delivery tells nothing of the DNS answer: a name that does not resolve, one resolving to loopback and one to a private address read alike', async () => {
+    const vault = await store.vault();
+    const admin = await vault.authenticate(vault.adminKey);
+    const app = await vault.caller({ permissions: ['token:create'] });
+    const hosts = ['nowhere.example.com', 'inside.example.com', 'db.example.com'];
+    const hooks = [];
+    for (const host of hosts) hooks.push(await vault.webhooks.create(admin, { name: host, url: `http://${host}/hooks`, events: ['token.created'] }));
+    await vault.tokens.create(app, { type: 'token', data: 'x' });
+    await vault.worker.runDue();
+    for (const [i, hook] of hooks.entries()) {
+      const [delivery] = (await vault.webhooks.deliveries(admin, hook.id)).data;
+      // No host, no kind of address, and no time spent (the time of a lookup would tell again whether it resolved).
+      expect(delivery, hosts[i]).toMatchObject({ status: 'pending', attempts: 1, history: [{ status: null, error: 'delivery refused: the destination is not allowed', duration_ms: 0 }] });
+    }
+    expect(receiver.received).toEqual([]);
   });
 });
