@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { ApplicationKeyRecord } from '../storage/store.js';
+import type { ApplicationKeyRecord, SessionGrants } from '../storage/store.js';
 
 /** The prefix makes a leaked key recognizable to secret scanners. */
 const KEY_PREFIX = 'tv_';
@@ -19,10 +19,11 @@ export function newApplicationKey(
   app: { tenantId: string; id: string },
   createdBy: string | null,
   now: number,
+  grants: SessionGrants | null,
   given?: string,
 ): { record: ApplicationKeyRecord; key: string } {
   const key = given ?? generateApiKey();
-  return { record: { id: randomUUID(), tenantId: app.tenantId, applicationId: app.id, ...hashApiKey(key), createdBy, createdAt: now }, key };
+  return { record: { id: randomUUID(), tenantId: app.tenantId, applicationId: app.id, ...hashApiKey(key), createdBy, createdAt: now, grants }, key };
 }
 
 /** A new session key: as an API key, with the session prefix. */

@@ -7,6 +7,7 @@ import type { ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/
 import { formatIso } from '../time.js';
 import { newApplicationKey } from './api-keys.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
+import { boundGrantsFor } from '../sessions/session-grants.js';
 import { requireMayActOn } from './application-authz.js';
 import type { AuthCache } from './auth-cache.js';
 
@@ -50,34 +51,19 @@ export class ApplicationKeyService {
     return this.#audit.guard(caller, 'application:key_create', applicationId, async () => {
       requirePermission(caller, 'application:update');
       refuseNul(applicationId, 'id');
-      requireMayActOn(caller, 'add a key to', String(applicationId), await this.#application(caller, applicationId));
-      const { record, key } = newApplicationKey({ tenantId: caller.tenantId, id: String(applicationId) }, caller.applicationId, this.#clock.now());
+      const app = await this.#application(caller, applicationId);
+      requireMayActOn(caller, 'add a key to', app.id, app);
+      // Bounded by the grants just checked: a widening that lands later does not reach the key.
+      const { record, key } = newApplicationKey(app, caller.applicationId, this.#clock.now(), boundGrantsFor(caller, app));
       const result = await this.#store.createApplicationKey(record, MAX_KEYS_PER_APPLICATION);
       if (result === 'not_found') throw new NotFoundError('Application', String(applicationId));
       if (result === 'limit') {
         throw new ConflictError(`Application '${applicationId}' already has ${MAX_KEYS_PER_APPLICATION} keys, the most it may hold; delete one first`);
       }
-      await this.#requireStillMayActOn(caller, record);
       this.#record(caller, 'application:key_create', record);
       await this.#emit(caller, 'application.key_created', record);
       return { ...view(record), key };
     });
-  }
-
-  /**
-   * The check above was decided on the grants read before the key was written. When they changed
-   * meanwhile beyond what the caller may act on, the key (never shown) is deleted and the call
-   * refused; a widening after this look is ordered after the key's creation, like any other.
-   */
-  async #requireStillMayActOn(caller: Caller, record: ApplicationKeyRecord): Promise<void> {
-    const now = await this.#store.getApplication(caller.tenantId, record.applicationId);
-    try {
-      if (now !== null) requireMayActOn(caller, 'add a key to', record.applicationId, now);
-    } catch (error) {
-      await this.#store.deleteApplicationKey(caller.tenantId, record.applicationId, record.id);
-      this.#callers.clear();
-      throw error;
-    }
   }
 
   /** The application's keys, oldest first, without their secrets. */

@@ -6,10 +6,11 @@ import type { Clock } from '../clock.js';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
-import type { ApplicationChanges, ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
+import type { ApplicationChanges, ApplicationKeyMatch, ApplicationKeyRecord, ApplicationRecord, SessionGrants, Store } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { formatIso } from '../time.js';
 import { resolveSessionKey } from '../sessions/session-auth.js';
+import { boundGrantsFor, withinBoundGrants } from '../sessions/session-grants.js';
 import { MIN_KEY_LENGTH, SESSION_KEY_PREFIX, hashApiKey, hashesEqual, newApplicationKey } from './api-keys.js';
 import { AuthCache } from './auth-cache.js';
 import { requireMayActOn } from './application-authz.js';
@@ -85,10 +86,11 @@ export class ApplicationService {
     }
     const candidates = await this.#store.findApplicationKeys(keyLookup);
     // Compare against every candidate so the time does not depend on which one matched.
-    let match: ApplicationRecord | undefined;
-    for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found.application;
+    let match: ApplicationKeyMatch | undefined;
+    for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found;
     if (!match) throw new AuthenticationError('The API key is not valid');
-    const caller = makeCaller(match);
+    // A key a non-administrator made acts within the grants the application had then.
+    const caller = withinBoundGrants(match.application, match.key.grants);
     this.#callers.set(keyHash, caller, now);
     return caller;
   }
@@ -104,7 +106,7 @@ export class ApplicationService {
       refuseNul(body, '');
       const input = parseCreateApplication(body);
       requireMayActOn(caller, 'create', '', { tenantId: caller.tenantId, id: '', ...input });
-      const { app, key } = await this.#insert(caller.tenantId, input, caller.applicationId);
+      const { app, key } = await this.#insert(caller, input);
       this.#record(caller, 'application:create', app.id);
       await this.#emit(caller, 'application.created', app.id);
       return { ...view(app), key };
@@ -125,7 +127,7 @@ export class ApplicationService {
       throw ValidationError.field('key', `must be at least ${MIN_KEY_LENGTH} characters`);
     }
     const parsed = parseCreateApplication({ ...rest, permissions: rest.permissions ?? [], rules: rest.rules ?? [] });
-    const { app, keyRecord, key } = this.#newRecord(tenantId, parsed, null, given);
+    const { app, keyRecord, key } = this.#newRecord(tenantId, parsed, null, null, given);
     return { record: app, keyRecord, view: { ...view(app), key } };
   }
 
@@ -186,13 +188,10 @@ export class ApplicationService {
       const current = await this.#find(caller, id);
       requireMayActOn(caller, 'regenerate the key of', current.id, current);
       const now = this.#clock.now();
-      const { record, key } = newApplicationKey(current, caller.applicationId, now);
+      const { record, key } = newApplicationKey(current, caller.applicationId, now, boundGrantsFor(caller, current));
       const next: ApplicationRecord = { ...current, modifiedBy: caller.applicationId, modifiedAt: now };
       if (!(await this.#store.replaceApplicationKeys(record, caller.applicationId))) throw new NotFoundError('Application', id);
       this.#callers.clear();
-      // Decided on the grants read above; a widening that landed meanwhile must not reach the
-      // caller through the new key, which nobody has seen yet (application-authz.ts).
-      await this.#requireStillMayActOn(caller, 'regenerate the key of', current);
       this.#record(caller, 'application:regenerate', id);
       await this.#emit(caller, 'application.updated', id);
       return { ...view(next), key };
@@ -219,33 +218,29 @@ export class ApplicationService {
     return this.#store.getApplication(tenantId, id);
   }
 
-  /**
-   * After a key was written on a check of the application's grants: refuses (and the key, never
-   * shown, is useless) when the application's grants changed meanwhile beyond what the caller may
-   * act on. A widening after this look is ordered after the key's creation, like any other.
-   */
-  async #requireStillMayActOn(caller: Caller, action: 'regenerate the key of', checked: ApplicationRecord): Promise<void> {
-    const now = await this.#store.getApplication(caller.tenantId, checked.id);
-    if (now !== null) requireMayActOn(caller, action, checked.id, now);
-  }
-
   async #find(caller: Caller, id: string): Promise<ApplicationRecord> {
     const app = typeof id === 'string' ? await this.#store.getApplication(caller.tenantId, id) : null;
     if (!app) throw new NotFoundError('Application', String(id));
     return app;
   }
 
-  async #insert(tenantId: string, input: ApplicationInput, createdBy: string | null): Promise<{ app: ApplicationRecord; key: string }> {
-    const made = this.#newRecord(tenantId, input, createdBy);
+  async #insert(caller: Caller, input: ApplicationInput): Promise<{ app: ApplicationRecord; key: string }> {
+    const made = this.#newRecord(caller.tenantId, input, caller.applicationId, boundGrantsFor(caller, input));
     requireCreated(await this.#store.createApplication(made.app, made.keyRecord), 'Application', made.app.id);
     return made;
   }
 
-  /** A new application record with a new (or the given) key. */
-  #newRecord(tenantId: string, input: ApplicationInput, createdBy: string | null, givenKey?: string): { app: ApplicationRecord; keyRecord: ApplicationKeyRecord; key: string } {
+  /** A new application record with a new (or the given) key, bounded by `grants` (boundGrantsFor). */
+  #newRecord(
+    tenantId: string,
+    input: ApplicationInput,
+    createdBy: string | null,
+    grants: SessionGrants | null,
+    givenKey?: string,
+  ): { app: ApplicationRecord; keyRecord: ApplicationKeyRecord; key: string } {
     const now = this.#clock.now();
     const app: ApplicationRecord = { id: randomUUID(), tenantId, ...input, createdBy, createdAt: now, modifiedBy: null, modifiedAt: null, credentialsGeneration: 0 };
-    const { record: keyRecord, key } = newApplicationKey(app, createdBy, now, givenKey);
+    const { record: keyRecord, key } = newApplicationKey(app, createdBy, now, grants, givenKey);
     return { app, keyRecord, key };
   }
 

@@ -1,7 +1,7 @@
 import { type Caller, isTenantAdministrator, makeCaller, mayActAs } from '../caller.js';
 import { AuthorizationError } from '../errors.js';
-import type { ApplicationRecord, CursorPage, FormulaRecord, ReactorRecord, SessionGrants, Store } from '../storage/store.js';
-import { sharedCaller } from '../sessions/session-grants.js';
+import type { ApplicationRecord, CursorPage, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
+import { withinBoundGrants } from '../sessions/session-grants.js';
 import { sameJson } from '../tokens/disclosure.js';
 
 /*
@@ -20,20 +20,9 @@ export function mayBindTo(caller: Caller, application: ApplicationRecord): boole
   return mayActAs(caller, makeCaller(application));
 }
 
-/**
- * What a reactor bound by `caller` to `application` may act with beyond the application's current
- * grants: nothing more for a tenant administrator (null), else the grants the application has now,
- * which the caller covers. A later widening of the application by an administrator then does not
- * reach a reactor whose binder never held it (ReactorRecord.boundGrants).
- */
-export function bindingGrants(caller: Caller, application: ApplicationRecord): SessionGrants | null {
-  return isTenantAdministrator(caller) ? null : { permissions: [...application.permissions], rules: [...application.rules] };
-}
-
-/** Who `req.bt` acts as: the reactor's application as it is now, within the grants it was bound with (bindingGrants). */
+/** Who `req.bt` acts as: the reactor's application as it is now, within the grants it was bound with. */
 export function reactorCaller(reactor: ReactorRecord, application: ApplicationRecord): Caller {
-  const now = makeCaller(application);
-  return reactor.boundGrants === null ? now : sharedCaller(now, makeCaller({ ...application, ...reactor.boundGrants }));
+  return withinBoundGrants(application, reactor.boundGrants);
 }
 
 /** AuthorizationError unless the caller may bind a reactor to `application` (named: the caller gave its id). */

@@ -9,7 +9,8 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { mergePatch } from '../tokens/merge-patch.js';
-import { bindingGrants, changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from './binding-authz.js';
+import { boundGrantsFor } from '../sessions/session-grants.js';
+import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from './binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
@@ -114,7 +115,7 @@ export class ReactorService {
         code,
         configuration,
         applicationId: application?.id ?? null,
-        boundGrants: application ? bindingGrants(caller, application) : null,
+        boundGrants: application ? boundGrantsFor(caller, application) : null,
         createdBy: caller.applicationId,
         createdAt: this.#clock.now(),
         modifiedBy: null,
@@ -223,7 +224,7 @@ export class ReactorService {
   /**
    * Writes an update (PUT or PATCH); new inline code is checked first, as at create. An update
    * that names the application (`bind`) binds anew: the reactor then acts with no more than the
-   * caller could give it (bindingGrants).
+   * caller could give it (boundGrantsFor).
    */
   async #save(
     caller: Caller,
@@ -242,7 +243,7 @@ export class ReactorService {
       {
         ...rest,
         ...(code !== null && code !== current.code ? { code } : {}),
-        ...(bind ? { boundGrants: application ? bindingGrants(caller, application) : null } : {}),
+        ...(bind ? { boundGrants: application ? boundGrantsFor(caller, application) : null } : {}),
         modifiedBy: caller.applicationId,
         modifiedAt: this.#clock.now(),
       },

@@ -1,4 +1,4 @@
-import { type Caller, STRICTNESS, type SessionIdentity, TOKEN_PERMISSIONS, makeCaller, transformFor } from '../caller.js';
+import { type Caller, STRICTNESS, type SessionIdentity, TOKEN_PERMISSIONS, isTenantAdministrator, makeCaller, transformFor } from '../caller.js';
 import type { AccessRule, Permission, Transform } from '../permissions.js';
 import type { ApplicationRecord, SessionGrants, SessionRecord } from '../storage/store.js';
 
@@ -44,6 +44,22 @@ export function intersectGrants(a: Caller, b: Caller): { permissions: Permission
 export function sharedCaller(a: Caller, b: Caller): Caller {
   const { permissions, rules } = intersectGrants(a, b);
   return Object.freeze({ ...a, permissions: new Set(permissions), rules: Object.freeze(rules) });
+}
+
+/**
+ * What a principal made by `caller` for `application` (a reactor binding, a key) may act with
+ * beyond the application's current grants: nothing more when a tenant administrator made it
+ * (null), else the grants the application has now, which the caller covers. A later widening of
+ * the application by an administrator then does not reach whoever made it (docs/authority.md).
+ */
+export function boundGrantsFor(caller: Caller, application: Pick<ApplicationRecord, 'permissions' | 'rules'>): SessionGrants | null {
+  return isTenantAdministrator(caller) ? null : { permissions: [...application.permissions], rules: [...application.rules] };
+}
+
+/** The application as it is now, within `bound` (boundGrantsFor) when there is one. */
+export function withinBoundGrants(application: ApplicationRecord, bound: SessionGrants | null): Caller {
+  const now = makeCaller(application);
+  return bound === null ? now : sharedCaller(now, makeCaller({ ...application, ...bound }));
 }
 
 /**

@@ -35,6 +35,13 @@ export interface ApplicationKeyRecord {
   keyLookup: string;
   createdBy: string | null;
   createdAt: number;
+  /**
+   * The application's grants when a caller other than a tenant administrator made the key (null:
+   * made by an administrator, or before keys recorded this). The key then acts with no more than
+   * both these and the application's current grants, so a later widening of the application by an
+   * administrator does not reach whoever made the key (docs/authority.md).
+   */
+  grants: SessionGrants | null;
 }
 
 /** A key that authenticated: the key and its application. */

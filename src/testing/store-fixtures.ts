@@ -70,7 +70,7 @@ export function makeApplication(overrides: Partial<ApplicationRecord> = {}): App
 export function makeApplicationKey(app: Pick<ApplicationRecord, 'tenantId' | 'id'>, overrides: Partial<ApplicationKeyRecord> = {}): ApplicationKeyRecord {
   const id = overrides.id ?? nextId('key');
   const keyHash = overrides.keyHash ?? createHash('sha256').update(`key ${id} of ${app.tenantId}/${app.id}`).digest('hex');
-  return { id, tenantId: app.tenantId, applicationId: app.id, keyHash, keyLookup: keyHash.slice(0, 16), createdBy: null, createdAt: T0, ...overrides };
+  return { id, tenantId: app.tenantId, applicationId: app.id, keyHash, keyLookup: keyHash.slice(0, 16), createdBy: null, createdAt: T0, grants: null, ...overrides };
 }
 
 /** A reactor formula of tenant A, with overrides. */

@@ -115,8 +115,10 @@ describeEachStore('least authority: red-team findings', (kind) => {
     await forbidden(() => vault.applications.update(ops, reporting.applicationId, { name: 'reporting', rules: [REVEAL_ALL] }));
     // The administrator later gives it read access: the documented default (mask) holds.
     await vault.applications.update(admin, reporting.applicationId, { name: 'reporting', permissions: ['token:read'] });
-    const seen = await vault.tokens.get(await vault.authenticate(minted.key!), victim.id);
+    const seen = await vault.tokens.get(await vault.authenticate(reporting.key), victim.id);
     expect(seen.data).toMatchObject({ number: 'XXXXXXXXXXXX4242' });
+    // And the key ops made holds nothing of what was added after it.
+    await expect(vault.tokens.get(await vault.authenticate(minted.key!), victim.id)).rejects.toBeInstanceOf(AuthorizationError);
   });
 
   it('a reactor bound by a non-administrator acts within the grants it was bound with, after the application is widened', async () => {
@@ -139,6 +141,21 @@ describeEachStore('least authority: red-team findings', (kind) => {
     // Bound by the administrator, it acts with everything P holds.
     await vault.reactors.patch(admin, reactor.id, { application: { id: p.applicationId } });
     expect(await vault.reactors.react(a, reactor.id, { args: { id: inB.id } })).toMatchObject({ raw: { data: VISA } });
+  });
+
+  it('a key made by a non-administrator acts within the grants the application had then, after it is widened', async () => {
+    const { vault, admin, owner } = await open();
+    const ops = await vault.caller({ name: 'ops', type: 'management', permissions: ['application:read', 'application:update'] });
+    const reporting = await vault.caller({ name: 'reporting', type: 'private', permissions: [] });
+    const minted = await vault.applicationKeys.create(ops, reporting.applicationId);
+    const own = await vault.applicationKeys.create(admin, reporting.applicationId);
+    const card = await vault.tokens.create(owner, { type: 'card', data: VISA });
+    await vault.applications.update(admin, reporting.applicationId, { name: 'reporting', permissions: ['token:read'], rules: [REVEAL_ALL] });
+    // The administrator's key reveals; the key ops made holds nothing it held then.
+    expect((await vault.tokens.get(await vault.authenticate(own.key!), card.id)).data).toEqual(VISA);
+    const minter = await vault.authenticate(minted.key!);
+    await expect(vault.tokens.get(minter, card.id)).rejects.toBeDefined();
+    expect(minter.permissions.size).toBe(0);
   });
 
   it("a non-administrator's change of grants checked before an administrator's change is not written after it (409)", async () => {

@@ -12,17 +12,17 @@ import { APPLICATION_COLUMNS, toApplication } from './record-rows.js';
 
 type Row = Record<string, unknown>;
 
-const KEY_COLUMNS = 'k.tenant_id, k.application_id, k.id, k.key_hash, k.key_lookup, k.created_by, k.created_at';
+const KEY_COLUMNS = 'k.tenant_id, k.application_id, k.id, k.key_hash, k.key_lookup, k.created_by, k.created_at, k.grants';
 const SESSION_COLUMNS =
   'tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants, creator_generation, authorizer_generation';
 
 function statements(s: string) {
   return Object.freeze({
     insertKey:
-      `INSERT INTO ${s}.application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at) ` +
-      'VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      `INSERT INTO ${s}.application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at, grants) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json)',
     findKeys:
-      `SELECT k.id AS key_id, k.key_hash, k.key_lookup, k.created_by AS key_created_by, k.created_at AS key_created_at, ${APPLICATION_COLUMNS} ` +
+      `SELECT k.id AS key_id, k.key_hash, k.key_lookup, k.created_by AS key_created_by, k.created_at AS key_created_at, k.grants AS key_grants, ${APPLICATION_COLUMNS} ` +
       `FROM ${s}.application_keys k JOIN ${s}.applications t ON t.tenant_id = k.tenant_id AND t.id = k.application_id WHERE k.key_lookup = $1`,
     /** Serializes key changes of one application (and proves it exists). */
     lockApplication: `SELECT 1 FROM ${s}.applications WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
@@ -57,6 +57,7 @@ const toKey = (row: Row): ApplicationKeyRecord => ({
   keyLookup: row['key_lookup'] as string,
   createdBy: row['created_by'] as string | null,
   createdAt: row['created_at'] as number,
+  grants: (row['grants'] ?? null) as SessionGrants | null,
 });
 
 const toSession = (row: Row): SessionRecord => ({
@@ -90,7 +91,7 @@ export class PostgresCredentials {
 
   /** Inserts a key row on `db` (a transaction's connection when the caller has one). */
   async insertKey(db: Queryable, key: ApplicationKeyRecord): Promise<void> {
-    await db.query(this.#sql.insertKey, [key.tenantId, key.applicationId, key.id, key.keyHash, key.keyLookup, key.createdBy ?? null, key.createdAt]);
+    await db.query(this.#sql.insertKey, [key.tenantId, key.applicationId, key.id, key.keyHash, key.keyLookup, key.createdBy ?? null, key.createdAt, key.grants == null ? null : JSON.stringify(key.grants)]);
   }
 
   async findKeys(keyLookup: string): Promise<ApplicationKeyMatch[]> {
@@ -104,6 +105,7 @@ export class PostgresCredentials {
         keyLookup: row['key_lookup'] as string,
         createdBy: row['key_created_by'] as string | null,
         createdAt: row['key_created_at'] as number,
+        grants: (row['key_grants'] ?? null) as SessionGrants | null,
       },
       application: toApplication(row),
     }));

@@ -115,8 +115,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   -- Sessions authorized before this migration were authorized at generation 0, where every application starts.
   UPDATE sessions SET authorizer_generation = 0 WHERE authorized_by IS NOT NULL;
   `,
-  /* 10: the grants a non-administrator bound a reactor with (docs/authority.md); null for earlier bindings */ `
+  /* 10: the grants a non-administrator bound a reactor or made a key with (docs/authority.md); null before */ `
   ALTER TABLE reactors ADD COLUMN bound_grants TEXT;
+  ALTER TABLE application_keys ADD COLUMN grants TEXT;
   `,
 ]);
 

@@ -10,15 +10,15 @@ import { APPLICATION_COLUMNS, type ApplicationRow, toApplication } from './recor
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
 
-const KEY_COLUMNS = 'k.tenant_id, k.application_id, k.id, k.key_hash, k.key_lookup, k.created_by, k.created_at';
+const KEY_COLUMNS = 'k.tenant_id, k.application_id, k.id, k.key_hash, k.key_lookup, k.created_by, k.created_at, k.grants';
 const SESSION_COLUMNS =
   'tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants, creator_generation, authorizer_generation';
 
 const SQL = {
   insertKey:
-    'INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at, grants) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   findKeys:
-    `SELECT k.id AS key_id, k.key_hash, k.key_lookup, k.created_by AS key_created_by, k.created_at AS key_created_at, ${APPLICATION_COLUMNS} FROM application_keys k ` +
+    `SELECT k.id AS key_id, k.key_hash, k.key_lookup, k.created_by AS key_created_by, k.created_at AS key_created_at, k.grants AS key_grants, ${APPLICATION_COLUMNS} FROM application_keys k ` +
     'JOIN applications t ON t.tenant_id = k.tenant_id AND t.id = k.application_id WHERE k.key_lookup = ?',
   applicationExists: 'SELECT 1 AS found FROM applications WHERE tenant_id = ? AND id = ?',
   countKeys: 'SELECT count(*) AS n FROM application_keys WHERE tenant_id = ? AND application_id = ?',
@@ -49,6 +49,7 @@ interface KeyRow {
   key_lookup: string;
   created_by: string | null;
   created_at: number;
+  grants: string | null;
 }
 
 /** The key's columns of a key lookup (aliased where the application has a column of that name). */
@@ -58,6 +59,7 @@ interface KeyMatchRow {
   key_lookup: string;
   key_created_by: string | null;
   key_created_at: number;
+  key_grants: string | null;
 }
 
 interface SessionRow {
@@ -84,6 +86,7 @@ const toKey = (row: KeyRow): ApplicationKeyRecord => ({
   keyLookup: row.key_lookup,
   createdBy: row.created_by,
   createdAt: row.created_at,
+  grants: row.grants === null ? null : (JSON.parse(row.grants) as SessionGrants),
 });
 
 const toSession = (row: SessionRow): SessionRecord => ({
@@ -140,7 +143,7 @@ export class SqliteCredentials {
   insertKey(key: ApplicationKeyRecord): void {
     this.#statements
       .get(SQL.insertKey)
-      .run(key.tenantId, key.applicationId, key.id, key.keyHash, key.keyLookup, key.createdBy ?? null, key.createdAt);
+      .run(key.tenantId, key.applicationId, key.id, key.keyHash, key.keyLookup, key.createdBy ?? null, key.createdAt, key.grants == null ? null : JSON.stringify(key.grants));
   }
 
   findKeys(keyLookup: string): ApplicationKeyMatch[] {
@@ -154,6 +157,7 @@ export class SqliteCredentials {
         keyLookup: row.key_lookup,
         createdBy: row.key_created_by,
         createdAt: row.key_created_at,
+        grants: row.key_grants === null ? null : (JSON.parse(row.key_grants) as SessionGrants),
       },
       application: toApplication(row),
     }));
