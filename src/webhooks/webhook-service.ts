@@ -112,9 +112,10 @@ export class WebhookService {
     });
   }
 
-  /** The tenant's signing secret (a tenant administrator), created on first need. */
+  /** The tenant's signing secret (application:read, and a tenant administrator), created on first need. */
   async secret(caller: Caller): Promise<{ secret: string; created_at: string }> {
     return this.#d.audit.guard(caller, 'webhook-secret:read', null, async () => {
+      requirePermission(caller, 'application:read');
       requireAdministrator(caller, 'Reading');
       const { secret, updatedAt } = await this.#d.secrets.current(caller.tenantId);
       this.#record(caller, 'webhook-secret:read', null);
@@ -122,9 +123,10 @@ export class WebhookService {
     });
   }
 
-  /** Rotates the signing secret (a tenant administrator); the previous one also signs for 24 hours. */
+  /** Rotates the signing secret (application:update, and a tenant administrator); the previous one also signs for 24 hours. */
   async rotateSecret(caller: Caller): Promise<{ secret: string; created_at: string }> {
     return this.#d.audit.guard(caller, 'webhook-secret:rotate', null, async () => {
+      requirePermission(caller, 'application:update');
       requireAdministrator(caller, 'Rotating');
       const { secret, updatedAt } = await this.#d.secrets.rotate(caller.tenantId);
       this.#record(caller, 'webhook-secret:rotate', null);
