@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type Caller, TOKEN_PERMISSIONS, makeCaller, transformFor } from '../caller.js';
+import type { Caller } from '../caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { IdempotencyClaim, IdempotencyRecord, Store, StoredToken } from '../storage/store.js';
+import type { IdempotencyClaim, IdempotencyRecord, Store } from '../storage/store.js';
 import { refuseNul } from '../validation/no-nul.js';
+import { type HeldState, HeldResults } from './held-result.js';
 import { RunDependencies, trackRunDependencies } from './run-dependencies.js';
 
 /** How long a result is replayed. */
@@ -99,35 +100,17 @@ const COMPLETED = 200;
  */
 const ENVELOPE = 'tokenvault_idempotent';
 
-/** What a stored result is replayed under: the caller's grants and the state of the tokens it carries, when it ran. */
-interface Envelope {
-  grants: string;
-  /** Token id → stateDigest of the token when the result was stored. */
-  tokens: Record<string, string>;
-  /** Token id → stateDigest of each token a reactor run behind the result read, created or changed through req.bt (RunDependencies). */
-  read?: Record<string, string>;
-  /** Application id → grantsDigest of each application a reactor run behind the result acted as. */
-  applications?: Record<string, string>;
+/** Why a replay is refused, by what changed since the run (HeldResults.stale). */
+const STALE = {
+  grants: "This application's permissions or access rules changed since the request with this idempotency key ran",
+  application: 'The application a reactor ran as for this idempotency key (its req.bt) was deleted or its permissions or access rules changed since',
+  carried: 'A token the response for this idempotency key carried was changed, deleted or expired since',
+  read: 'A token the reactor run behind this idempotency key read, created or changed through req.bt was changed, deleted or expired since',
+} as const;
+
+/** What a stored result is replayed under: the state it depends on (held-result.ts), and the result. */
+interface Envelope extends HeldState {
   result: unknown;
-}
-
-/**
- * A token's state as a replay depends on it: its containers and mask (how much of it a caller sees)
- * and its ciphertext (its data: every update and re-encryption writes a new one, so any change of
- * the token since makes a replay of it a conflict rather than a copy of data the vault no longer holds).
- */
-function stateDigest(token: StoredToken): string {
-  return createHash('sha256').update(JSON.stringify([[...token.containers].sort(), token.mask ?? null])).update(token.ciphertext).digest('hex');
-}
-
-/**
- * What the caller was allowed when its result was stored: a replay to a caller whose grants changed
- * since (a permission removed, a reveal rule turned to mask) would hand it what it may no longer
- * see, so such a replay is refused. Canonical: rule descriptions and permission order do not count.
- */
-function grantsDigest(caller: Caller): string {
-  const rules = caller.rules.map((rule) => [rule.priority, rule.container, rule.transform, [...rule.permissions].sort()]);
-  return fingerprintHash(JSON.stringify([caller.applicationType, [...caller.permissions].sort(), rules]));
 }
 
 /**
@@ -160,8 +143,10 @@ export class IdempotencyService {
   #clock: Clock;
   #logger: Logger;
   #records: Pick<KeyRing, 'sealRecord' | 'openRecord'>;
+  #held: HeldResults;
 
   constructor(deps: { store: Store; clock: Clock; logger: Logger; records: Pick<KeyRing, 'sealRecord' | 'openRecord'> }) {
+    this.#held = new HeldResults(deps.store);
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#logger = deps.logger;
@@ -199,21 +184,14 @@ export class IdempotencyService {
     }
     try {
       const completedAt = this.#clock.now();
-      const carried = await this.#followed(caller, request.tokenIds ? request.tokenIds(result) : [...idsIn(result)], completedAt);
-      const read: Followed = { tokenIds: [], tokens: {} };
-      for (const [reader, ids] of dependencies.reads) {
-        const followed = await this.#followed(reader, ids, completedAt);
-        read.tokenIds.push(...followed.tokenIds);
-        Object.assign(read.tokens, followed.tokens);
-      }
-      const applications: Record<string, string> = {};
-      for (const [id, application] of dependencies.applications) applications[id] = grantsDigest(makeCaller(application));
-      const envelope: Envelope = { grants: grantsDigest(caller), tokens: carried.tokens, read: read.tokens, applications, result };
+      const carried = request.tokenIds ? request.tokenIds(result) : idsIn(result);
+      const { state, tokenIds } = await this.#held.hold(caller, carried, dependencies, completedAt);
+      const envelope: Envelope = { ...state, result };
       await this.#store.completeIdempotencyKey(claimed, {
         status: COMPLETED,
         body: await this.#records.sealRecord(caller.tenantId, context, Buffer.from(JSON.stringify({ [ENVELOPE]: 2, ...envelope }), 'utf8')),
         expiresAt: completedAt + IDEMPOTENCY_TTL_MS,
-        tokenIds: [...new Set([...carried.tokenIds, ...read.tokenIds])],
+        tokenIds,
       });
     } catch (error) {
       // The run succeeded: its result is what the client needs. Releasing lets a retry run again.
@@ -234,57 +212,9 @@ export class IdempotencyService {
     if (existing.state === 'in_flight') throw new ConflictError('A request with this idempotency key is still in progress');
     const stored = existing.body === null ? null : (JSON.parse((await this.#records.openRecord(caller.tenantId, context, existing.body)).toString('utf8')) as unknown);
     if (!isEnvelope(stored)) throw new ConflictError('The response for this idempotency key was stored by an earlier version and is not replayed; send the request with a new key');
-    if (stored.grants !== grantsDigest(caller)) {
-      throw new ConflictError("This application's permissions or access rules changed since the request with this idempotency key ran, so its response is not replayed; send the request with a new key");
-    }
-    for (const [id, digest] of Object.entries(stored.applications ?? {})) {
-      const application = await this.#store.getApplication(caller.tenantId, id);
-      if (application === null || grantsDigest(makeCaller(application)) !== digest) {
-        throw new ConflictError(
-          "The application a reactor ran as for this idempotency key (its req.bt) was deleted or its permissions or access rules changed since, so the response is not replayed; send the request with a new key",
-        );
-      }
-    }
-    if (!(await this.#unchanged(caller.tenantId, stored.tokens, now))) {
-      throw new ConflictError(
-        'A token the response for this idempotency key carried was changed, deleted or expired since, so the response is not replayed; send the request with a new key',
-      );
-    }
-    if (!(await this.#unchanged(caller.tenantId, stored.read ?? {}, now))) {
-      throw new ConflictError(
-        'A token the reactor run behind this idempotency key read, created or changed through req.bt was changed, deleted or expired since, so the response is not replayed; send the request with a new key',
-      );
-    }
+    const stale = await this.#held.stale(caller, stored, now);
+    if (stale !== null) throw new ConflictError(`${STALE[stale]}, so the response is not replayed; send the request with a new key`);
     return stored.result as T;
-  }
-
-  /** Whether every token of `digests` is live and in the state its digest records. */
-  async #unchanged(tenantId: string, digests: Record<string, string>, now: number): Promise<boolean> {
-    for (const [id, digest] of Object.entries(digests)) {
-      const token = await this.#store.getToken(tenantId, id, now);
-      if (token === null || stateDigest(token) !== digest) return false;
-    }
-    return true;
-  }
-
-  /**
-   * The tokens a result depends on, as followed: `tokens` the state digest of each live token of
-   * the tenant among `ids`, `tokenIds` those to withdraw the result with. A token `reader` holds no
-   * grant on is neither (the reader is the caller, or for the tokens a reactor read through req.bt
-   * the application it acted as): an id the caller wrote into its own data (metadata `{ id }`) must
-   * not let it watch, through its replays, a token it cannot see. Ids naming no live token stay in
-   * `tokenIds` (one deleted during the run withdraws the result at once).
-   */
-  async #followed(reader: Caller, ids: Iterable<string>, now: number): Promise<Followed> {
-    const tokenIds: string[] = [];
-    const tokens: Record<string, string> = {};
-    for (const id of new Set(ids)) {
-      const token = await this.#store.getToken(reader.tenantId, id, now);
-      if (token !== null && !TOKEN_PERMISSIONS.some((permission) => transformFor(reader, permission, token.containers) !== null)) continue;
-      tokenIds.push(id);
-      if (token !== null) tokens[id] = stateDigest(token);
-    }
-    return { tokenIds, tokens };
   }
 
   async #release(claim: IdempotencyClaim): Promise<void> {
@@ -295,12 +225,6 @@ export class IdempotencyService {
       this.#logger.error('could not release an idempotency key', { error: (error as Error).name });
     }
   }
-}
-
-/** Tokens followed for a stored result: ids to withdraw it with, and the state digests of the live ones. */
-interface Followed {
-  tokenIds: string[];
-  tokens: Record<string, string>;
 }
 
 function isEnvelope(value: unknown): value is Envelope {

@@ -4,7 +4,9 @@ import { resumedSessionCaller } from '../sessions/session-grants.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';
-import { untrackedRun } from '../idempotency/run-dependencies.js';
+import { type HeldState, HeldResults } from '../idempotency/held-result.js';
+import { idsIn } from '../idempotency/idempotency-service.js';
+import { RunDependencies, trackRunDependencies } from '../idempotency/run-dependencies.js';
 import { problemOfError } from '../problem.js';
 import type { JobRecord, ReactorRequestRecord, SessionGrants, Store } from '../storage/store.js';
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
@@ -80,10 +82,12 @@ export interface AsyncRunsDeps {
 export class AsyncRuns {
   readonly #deps: AsyncRunsDeps;
   readonly #runner: ReactorRunner;
+  readonly #held: HeldResults;
 
   constructor(deps: AsyncRunsDeps, runner: ReactorRunner) {
     this.#deps = deps;
     this.#runner = runner;
+    this.#held = new HeldResults(deps.store);
     deps.jobs.register(JOB_KIND, (payload, ctx) => this.#run(payload as { tenantId: string; requestId: string }, ctx), {
       leaseMs: LEASE_MARGIN_MS,
       maxAttempts: 5,
@@ -141,16 +145,24 @@ export class AsyncRuns {
     }
     const view: ReactorRunView = { id: request.id, reactor_id: request.reactorId, status: request.status, created_at: new Date(request.createdAt).toISOString() };
     if (request.completedAt !== null) view.completed_at = new Date(request.completedAt).toISOString();
-    const result = await this.#result(request);
-    if (result !== undefined) view.result = result;
+    const stored = await this.#result(request);
+    if (stored?.held !== undefined) {
+      const stale = await this.#held.stale(caller, stored.held, this.#deps.clock.now());
+      if (stale !== null) throw new ConflictError(`${STALE[stale]}, so its result is withheld; invoke the reactor again`);
+    }
+    if (stored !== undefined) view.result = stored.result;
     if (request.error !== null) view.error = JSON.parse(request.error) as Record<string, unknown>;
     return view;
   }
 
-  async #result(request: ReactorRequestRecord): Promise<{ raw?: unknown; tokens?: unknown } | undefined> {
+  /** The stored result and, for results stored since they were held (held-result.ts), what it depends on. */
+  async #result(request: ReactorRequestRecord): Promise<{ result: RunResult; held?: HeldState } | undefined> {
     if (request.result === null) return undefined;
     const plaintext = await this.#deps.records.openRecord(request.tenantId, context(request.id, 'result'), request.result);
-    return JSON.parse(plaintext.toString('utf8')) as { raw?: unknown; tokens?: unknown };
+    const stored = JSON.parse(plaintext.toString('utf8')) as RunResult | HeldRun;
+    if (!isHeld(stored)) return { result: stored };
+    const { [HELD]: _format, result, ...held } = stored;
+    return { result, held };
   }
 
   /** The `reactor.run` job. A request that already finished is only announced again (at-least-once). */
@@ -179,12 +191,21 @@ export class AsyncRuns {
     await this.#announce(request);
   }
 
-  async #execute(request: ReactorRequestRecord): Promise<{ raw?: unknown; tokens?: unknown }> {
+  /** Runs the request; its result with what it depends on (held-result.ts), to be sealed. */
+  async #execute(request: ReactorRequestRecord): Promise<HeldRun> {
     const sealed = JSON.parse((await this.#deps.records.openRecord(request.tenantId, context(request.id, 'args'), request.args)).toString('utf8')) as unknown;
     const { args, session } = readRunInput(sealed);
     const caller = await this.#caller(request, session);
-    // Not part of the request that accepted the run, whose async context the job queue's timer may carry.
-    return untrackedRun(() => this.#runner.run(caller, request.reactorId, { args, timeoutMs: request.timeoutMs }));
+    // Its own record: not the request that accepted the run, whose async context the job queue's timer may carry.
+    const dependencies = new RunDependencies();
+    let result: RunResult;
+    try {
+      result = await trackRunDependencies(dependencies, () => this.#runner.run(caller, request.reactorId, { args, timeoutMs: request.timeoutMs }));
+    } finally {
+      dependencies.close();
+    }
+    const { state } = await this.#held.hold(caller, idsIn(result), dependencies, this.#deps.clock.now());
+    return { [HELD]: 1, ...state, result };
   }
 
   /**
@@ -218,12 +239,30 @@ export class AsyncRuns {
       callbackUrl: request.callbackUrl,
       completedAt: request.completedAt ?? this.#deps.clock.now(),
     };
-    const result = await this.#result(request);
-    if (result !== undefined) event.result = result;
+    const stored = await this.#result(request);
+    if (stored !== undefined) event.result = stored.result;
     if (request.error !== null) event.error = JSON.parse(request.error) as Record<string, unknown>;
     await notify(event);
   }
 }
+
+type RunResult = { raw?: unknown; tokens?: unknown };
+
+/** Marks a sealed result held with what it depends on (`{ tokenvault_held: 1, ...HeldState, result }`); earlier results are the bare response. */
+const HELD = 'tokenvault_held';
+type HeldRun = HeldState & { [HELD]: 1; result: RunResult };
+
+function isHeld(value: RunResult | HeldRun): value is HeldRun {
+  return (value as Record<string, unknown>)[HELD] === 1;
+}
+
+/** Why a stored result is withheld from its requester, by what changed since the run (HeldResults.stale). */
+const STALE = {
+  grants: "The requester's permissions or access rules lost a grant since this run",
+  application: 'The application the reactor ran as (its req.bt) was deleted or its permissions or access rules changed since this run',
+  carried: 'A token the result of this run carries was changed, deleted or expired since',
+  read: 'A token this run read, created or changed through req.bt was changed, deleted or expired since',
+} as const;
 
 /** A session's part of a run it requested: who it is and its effective grants when it asked. */
 interface SessionRun {

@@ -158,6 +158,31 @@ describeEachStore('least authority: red-team findings', (kind) => {
     expect(minter.permissions.size).toBe(0);
   });
 
+  it("an asynchronous run's result is withheld once its requester lost a grant, or a token it read is gone", async () => {
+    const { vault, admin, owner } = await open();
+    const reactor = await vault.reactors.create(admin, { name: 'capture', code: 'module.exports = async (req) => ({ raw: { captured: req.args } })' });
+    const useRule: AccessRule = { priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:use'] };
+    const requester = await vault.caller({ name: 'requester', permissions: ['token:use'], rules: [useRule] });
+    const run = async () => {
+      const card = await vault.tokens.create(owner, { type: 'card', data: VISA });
+      const accepted = await vault.reactors.reactAsync(requester, reactor.id, { args: { card: `{{ ${card.id} }}` } });
+      await vault.worker.runDue();
+      return { card, accepted };
+    };
+    // Untouched, the result is there; the card deleted, it is withheld (409), not handed out.
+    const first = await run();
+    const me = () => vault.authenticate(requester.key);
+    expect(JSON.stringify(await vault.reactors.result(await me(), reactor.id, first.accepted.id))).toContain(VISA.number);
+    await vault.tokens.delete(owner, first.card.id);
+    expect(await rejection(async () => vault.reactors.result(await me(), reactor.id, first.accepted.id))).toBeInstanceOf(ConflictError);
+    // The requester's grant on /pci/ withdrawn: withheld too.
+    const second = await run();
+    await vault.applications.update(admin, requester.applicationId, { name: 'requester', rules: [{ ...useRule, container: '/general/' }] });
+    const error = await rejection(async () => vault.reactors.result(await me(), reactor.id, second.accepted.id));
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(JSON.stringify(error)).not.toContain(VISA.number);
+  });
+
   it("a non-administrator's change of grants checked before an administrator's change is not written after it (409)", async () => {
     const inner = kind.create();
     const { store, holdFor } = gated(inner);
