@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { ADMINISTRATOR_PERMISSIONS, type Caller, isTenantAdministrator, makeCaller, requirePermission } from '../caller.js';
+import { ADMINISTRATOR_PERMISSIONS, type Caller, isTenantAdministrator, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
