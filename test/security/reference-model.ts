@@ -1,9 +1,14 @@
 /**
  * A small reference model of who may know what, written independently of src/ (no import from the
- * access-control code), for the no-leak property test. It answers three questions:
+ * access-control code), for the no-leak property test. It answers these questions:
  * - which transform an application's rules grant for a permission on a token's containers;
- * - whether one application holds every grant of another (what binding a reactor needs);
- * - which secret values each application may know at a given state of the vault.
+ * - who is a tenant administrator (a management application holding application:create and
+ *   application:update), and whether one application holds every grant of another ("covers" it):
+ *   acting through another application (binding a reactor to it, changing code that runs as it,
+ *   minting its keys, creating it, changing or deleting its grants) needs one or the other;
+ * - who may change what a reactor or formula runs (its author or an administrator);
+ * - which secret values, and which token ids, each application may know at a given state of the vault;
+ * - what a token's fingerprint expression prints, and which tokens a deduplicating write may match.
  */
 import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
 
@@ -55,13 +60,21 @@ export function modelTransform(app: ModelApp, permission: Permission, containers
 }
 
 /**
+ * A tenant administrator: a management application (never a session) holding both application:create
+ * and application:update. It may act through any application. A management application holding
+ * anything less (reactor:*, application:update alone) is not one.
+ */
+export function modelIsAdmin(app: ModelApp): boolean {
+  return app.type === 'management' && app.bound === undefined && app.permissions.includes('application:create') && app.permissions.includes('application:update');
+}
+
+/**
  * Whether `caller` holds every grant of `target`, by brute force over every container a rule or a
  * token of the model can name: each permission of the target is held, and wherever the target is
- * granted it, the caller is granted it with a transform at least as revealing. Management callers
- * may bind any application.
+ * granted it, the caller is granted it with a transform at least as revealing. (Being a management
+ * application is no shortcut: see modelMayActAs.)
  */
 export function modelCovers(caller: ModelApp, target: ModelApp): boolean {
-  if (caller.type === 'management') return true;
   const containers = [...RULE_CONTAINERS, ...TOKEN_CONTAINERS, '/pci/high/deeper/', '/other/'];
   for (const permission of target.permissions) {
     if (!caller.permissions.includes(permission) || (caller.bound !== undefined && !caller.bound.permissions.includes(permission))) return false;
@@ -75,6 +88,19 @@ export function modelCovers(caller: ModelApp, target: ModelApp): boolean {
   return true;
 }
 
+/**
+ * Whether `caller` may act through `target`: bind a reactor to it, change a reactor bound to it or
+ * code that runs as it, mint or delete its keys, create it, change or delete its grants.
+ */
+export function modelMayActAs(caller: ModelApp, target: ModelApp): boolean {
+  return modelIsAdmin(caller) || modelCovers(caller, target);
+}
+
+/** Whether `caller` may change what a reactor or formula created by `authorId` runs (code, configuration, declarations). */
+export function modelMayRecode(caller: ModelApp, authorId: string): boolean {
+  return modelIsAdmin(caller) || caller.id === authorId;
+}
+
 /** A live token as the owner (reveal on everything) sees it, plus what the model tracks about it. */
 export interface ModelToken {
   id: string;
@@ -84,6 +110,38 @@ export interface ModelToken {
   expiresAt: string | null;
   /** A mask other than the type's default was set: mask-level readers may see any of the data. */
   customMask: boolean;
+  /**
+   * The fingerprint expression was changed from the type's default to the test's one, which prints
+   * the first two characters of the number (card) or of the text (string token).
+   */
+  customFingerprint: boolean;
+}
+
+/**
+ * What a token's fingerprint expression prints over `data` (equal prints are equal fingerprints):
+ * the type's default (`{{ data.number }}` for a card, `{{ data | stringify }}` for a string token),
+ * or the test's custom one (the first two characters).
+ */
+export function printedFingerprint(type: string, data: unknown, custom: boolean): string {
+  const text = type === 'card' ? String((data as { number?: unknown }).number) : type === 'token' ? String(data) : JSON.stringify(data);
+  if (custom) return text.slice(0, 2);
+  return type === 'token' ? JSON.stringify(data) : text;
+}
+
+/**
+ * The live tokens a deduplicating write of a token of `type` whose fingerprint prints `printed`
+ * may answer with instead: the same type and fingerprint, and every one of `viewers` (the caller;
+ * for a reactor's tokenize block also its invoker) may reveal it through token:read. Any other
+ * token is not a duplicate: a new token is made, so the answer tells nothing about it.
+ */
+export function dedupeCandidates(tokens: Iterable<ModelToken>, type: string, printed: string, viewers: readonly ModelApp[], except?: string): ModelToken[] {
+  return [...tokens].filter(
+    (t) =>
+      t.id !== except &&
+      t.type === type &&
+      printedFingerprint(t.type, t.data, t.customFingerprint) === printed &&
+      viewers.every((viewer) => modelTransform(viewer, 'token:read', t.containers) === 'reveal'),
+  );
 }
 
 /**
@@ -102,13 +160,27 @@ export function secretsOf(token: Pick<ModelToken, 'type' | 'data'>): string[] {
  * Adds to `known` every secret `app` may see in the current state: everything of a token it may
  * reveal through token:read, token:search or token:use (a reactor receives token:use data), and everything of a
  * token with a custom mask it may read masked (that mask was set by someone who could reveal, or
- * by whoever wrote the data).
+ * by whoever wrote the data). An administrator may know everything: it may mint a key of any
+ * application, or give itself any grant.
  */
 export function learn(app: ModelApp, tokens: Iterable<ModelToken>, known: Set<string>): void {
   for (const token of tokens) {
+    if (modelIsAdmin(app)) {
+      for (const secret of secretsOf(token)) known.add(secret);
+      continue;
+    }
     // A search page shows the data under the token:search transform.
     const transforms = (['token:read', 'token:use', 'token:search'] as const).map((p) => modelTransform(app, p, token.containers));
     const sees = transforms.includes('reveal') || (token.customMask && transforms.includes('mask'));
     if (sees) for (const secret of secretsOf(token)) known.add(secret);
   }
+}
+
+/**
+ * Whether `app` may know a token's id without having been told it: it may list it (token:read,
+ * any transform) or find it by search (token:search, any transform), or it is an administrator.
+ * (Ids it sent, and ids of tokens its own creates made, it knows too: the test adds those.)
+ */
+export function mayKnowId(app: ModelApp, token: Pick<ModelToken, 'containers'>): boolean {
+  return modelIsAdmin(app) || modelTransform(app, 'token:read', token.containers) !== null || modelTransform(app, 'token:search', token.containers) !== null;
 }
