@@ -168,7 +168,9 @@ export function requireTransform(caller: Caller, permission: Permission, contain
  * grant on it can see that it exists already, and gets the AuthorizationError.
  */
 export function requireTokenTransform(caller: Caller, permission: Permission, containers: readonly string[], id: string): Transform {
-  if (transformFor(caller, permission, containers) === null && !holdsAnyGrant(caller, containers)) throw new NotFoundError('Token', id);
+  const transform = transformFor(caller, permission, containers);
+  if (transform !== null) return transform;
+  if (!holdsAnyGrant(caller, containers)) throw new NotFoundError('Token', id);
   return requireTransform(caller, permission, containers);
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Caller, TOKEN_PERMISSIONS, coversGrants, makeCaller, transformFor } from '../caller.js';
+import { type Caller, coversGrants, holdsAnyGrant, makeCaller } from '../caller.js';
 import type { SessionGrants, Store, StoredToken } from '../storage/store.js';
 import type { RunDependencies } from './run-dependencies.js';
 
@@ -111,7 +111,7 @@ export class HeldResults {
     const tokens: Record<string, string> = {};
     for (const id of new Set(ids)) {
       const token = await this.#store.getToken(reader.tenantId, id, now);
-      if (token !== null && !TOKEN_PERMISSIONS.some((permission) => transformFor(reader, permission, token.containers) !== null)) continue;
+      if (token !== null && !holdsAnyGrant(reader, token.containers)) continue;
       tokenIds.push(id);
       if (token !== null) tokens[id] = stateDigest(token);
     }
