@@ -1,4 +1,6 @@
 import { defineConfig } from 'tsup';
+// @ts-expect-error a plain .mjs build script, without types
+import { buildElements } from './scripts/build-elements.mjs';
 
 export default defineConfig({
   entry: {
@@ -24,4 +26,8 @@ export default defineConfig({
   // No keepNames: it wraps every closure in a `__name` call at creation, measurable on the hot
   // paths (2.4 µs of a token creation); error classes set `name` themselves.
   external: ['better-sqlite3', 'pg', 'quickjs-emscripten', 'vitest'],
+  // The browser bundles of Elements (dist/elements/, served by the HTTP layer: docs/elements.md).
+  onSuccess: async () => {
+    await buildElements();
+  },
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { ADMINISTRATOR_PERMISSIONS, type Caller, isTenantAdministrator, requirePermission } from '../caller.js';
+import { ADMINISTRATOR_PERMISSIONS, type Caller, isTenantAdministrator, requirePageOrigin, requirePermission } from '../caller.js';
 import type { Clock } from '../clock.js';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
@@ -35,6 +35,8 @@ export interface ApplicationView {
   type: ApplicationType;
   permissions: Permission[];
   rules: AccessRule[];
+  /** Public applications: the page origins its browser elements may work in (docs/elements.md); [] is any. */
+  allowed_origins?: string[];
   key?: string;
   created_by?: string;
   created_at: string;
@@ -70,8 +72,18 @@ export class ApplicationService {
    * (vault option, default 1 s; a session key never past its expiry): changes made through this
    * vault (application update, regenerate, delete, key deletion) forget every remembered key at
    * once; a change made by another process sharing the database takes effect within that time.
+   *
+   * `pageOrigin`: the origin of the page a browser element's frame works for, when the request
+   * comes from one (docs/elements.md); AuthorizationError when the application (a session: its
+   * creating public application) lists allowed origins and this is not one of them.
    */
-  async authenticate(key: string | null | undefined): Promise<Caller> {
+  async authenticate(key: string | null | undefined, pageOrigin: string | null = null): Promise<Caller> {
+    const caller = await this.#resolve(key);
+    requirePageOrigin(caller, pageOrigin);
+    return caller;
+  }
+
+  async #resolve(key: string | null | undefined): Promise<Caller> {
     if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
     const { keyHash, keyLookup } = hashApiKey(key);
     const now = this.#clock.now();
@@ -160,8 +172,12 @@ export class ApplicationService {
       const changes: ApplicationChanges = { name: input.name, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if ('permissions' in named) changes.permissions = input.permissions;
       if ('rules' in named) changes.rules = input.rules;
+      if ('allowed_origins' in named) changes.allowedOrigins = input.allowedOrigins;
       const grantsChange = changes.permissions !== undefined || changes.rules !== undefined;
       if (grantsChange) requireMayActOn(caller, 'change the grants of', current.id, current, { ...current, permissions: input.permissions, rules: input.rules });
+      // Where an application's key works is part of what it may do: changing it is acting on it
+      // like changing its grants (docs/authority.md, docs/elements.md).
+      if (changes.allowedOrigins !== undefined && !grantsChange) requireMayActOn(caller, 'change the allowed origins of', current.id, current);
       // A non-administrator's change of grants is written only while they are the ones just checked.
       const expected = grantsChange && !isTenantAdministrator(caller) ? { permissions: current.permissions, rules: current.rules } : undefined;
       const updated = await this.#store.updateApplication(caller.tenantId, current.id, changes, ADMINISTRATOR_PERMISSIONS, expected);
@@ -263,6 +279,7 @@ function view(app: ApplicationRecord): ApplicationView {
     rules: app.rules,
     created_at: formatIso(app.createdAt),
   };
+  if (app.type === 'public') out.allowed_origins = [...(app.allowedOrigins ?? [])];
   if (app.createdBy !== null) out.created_by = app.createdBy;
   if (app.modifiedBy !== null) out.modified_by = app.modifiedBy;
   if (app.modifiedAt !== null) out.modified_at = formatIso(app.modifiedAt);

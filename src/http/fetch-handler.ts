@@ -10,6 +10,7 @@ import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './excha
 import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
+import { handleElementsRequest, isElementsPath } from './elements-handler.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { splitTarget } from './request-target.js';
 import { rejectUnknownQueryParameters } from './query-rule.js';
@@ -78,7 +79,10 @@ const NO_STORE = 'no-store';
 export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): FetchHandler {
   const core = createExchangeHandler(vault, options);
   return async (request: Request): Promise<Response> => {
-    const response = await core(new WebExchangeRequest(request));
+    const exchange = new WebExchangeRequest(request);
+    // Elements' browser files and frame pages (docs/elements.md): static, no API key.
+    if (isElementsPath(exchange.pathname)) return handleElementsRequest(exchange.method, exchange.pathname, exchange.search);
+    const response = await core(exchange);
     return textResponse(response.body, response.status, response.headers);
   };
 }
@@ -91,6 +95,8 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
   const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
   const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
+  // Sent by Elements' frames: the page they work for, checked against the application's allowed_origins.
+  const pageOriginHeader = `${headerPrefix}-PAGE-ORIGIN`.toLowerCase();
   const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
 
   const router = new Router<RouteDefinition>();
@@ -130,7 +136,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
 
       let caller: Caller;
       try {
-        caller = await vault.authenticate(request.header(apiKeyHeader));
+        caller = await vault.authenticate(request.header(apiKeyHeader), request.header(pageOriginHeader));
       } catch (error) {
         throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
       }

@@ -118,6 +118,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants json;
   ALTER TABLE application_keys ADD COLUMN grants json;
   `,
+  /* 11: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
+  ALTER TABLE applications ADD COLUMN allowed_origins json NOT NULL DEFAULT '[]';
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -119,6 +119,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants TEXT;
   ALTER TABLE application_keys ADD COLUMN grants TEXT;
   `,
+  /* 11: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
+  ALTER TABLE applications ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
+  `,
 ]);
 
 /**
