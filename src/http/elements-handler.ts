@@ -102,7 +102,6 @@ function framePage(query: URLSearchParams): Response {
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
       'x-content-type-options': 'nosniff',
-      'cross-origin-opener-policy': 'same-origin',
     },
   });
 }
