@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import type { ProblemDetails } from 'tokenvault/http';
 
 export interface CheckoutServer {
   /** The page's address. */
@@ -41,7 +42,11 @@ export async function main(log: (line: string) => void = console.log, options: {
     headers: { 'SVC-API-KEY': adminKey, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'checkout page', type: 'public', permissions: ['token:create'], allowed_origins: [url] }),
   });
-  if (response.status !== 201) throw new Error(`creating the public application: ${response.status} ${await response.text()}`);
+  if (response.status !== 201) {
+    // The vault's refusals are RFC 9457 problem documents in its own words (no data in them).
+    const problem = (await response.json()) as ProblemDetails;
+    throw new Error(`creating the public application: ${problem.status} ${problem.detail}`);
+  }
   const app = (await response.json()) as { id: string; key: string };
   const template = readFileSync(new URL('./elements/checkout.html', import.meta.url), 'utf8');
   const page = template.replaceAll('{{VAULT_URL}}', vaultUrl).replaceAll('{{PUBLIC_KEY}}', app.key);

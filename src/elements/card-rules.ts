@@ -4,6 +4,8 @@
  * vault validates again when it stores the token (DESIGN.md 5: card numbers are Luhn-checked there).
  */
 
+import { isLuhnValid } from '../tokens/luhn.js';
+
 export type CardBrand = 'visa' | 'mastercard' | 'american-express' | 'discover' | 'diners-club' | 'jcb' | 'unionpay' | 'maestro' | 'unknown';
 
 interface BrandRule {
@@ -45,19 +47,9 @@ export function cardBrand(number: string): CardBrand {
   return digits.length === 0 ? 'unknown' : ruleFor(digits).brand;
 }
 
-/** The Luhn (mod 10) checksum of a string of digits. */
+/** The Luhn (mod 10) checksum of a string of digits (the vault's own check). */
 export function luhnValid(digits: string): boolean {
-  if (!/^\d+$/.test(digits)) return false;
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
+  return /^\d+$/.test(digits) && isLuhnValid(digits);
 }
 
 /** The most digits a number of this brand may have. */

@@ -129,6 +129,20 @@ describeEachStore('Elements in chromium', (store) => {
         }
       });
       expect(refused).toEqual({ name: 'ElementsError', code: 'invalid_element', message: 'The cardNumber element is not valid: invalid_luhn' });
+
+      // The page may not place a value outside a token's data (metadata is stored in the clear and
+      // echoed back), nor choose a mask that would show it back.
+      await field('#number').fill('');
+      await field('#number').pressSequentially(NUMBER);
+      const misplaced = await page.evaluate(async () => {
+        const w = window as any;
+        const outcome = async (body: unknown) => w.elements.tokens.create(body).then(() => 'created', (e: { code: string }) => e.code);
+        return [
+          await outcome({ type: 'token', data: 'x', metadata: { leak: w.number } }),
+          await outcome({ type: 'token', data: { n: w.number }, mask: '{{ data.n | slice: 0, 8 }}' }),
+        ];
+      });
+      expect(misplaced).toEqual(['element_outside_data', 'unsupported_field']);
     } finally {
       await page.close();
       await s.origins.close();

@@ -20,6 +20,9 @@ interface FrameConfig {
 
 const COLLECT_TIMEOUT_MS = 5000;
 
+/** Request fields that would let the page choose how the data is shown back or derived (see assemble). */
+const PAGE_MAY_NOT_SET = ['mask', 'fingerprint_expression'] as const;
+
 function readConfig(): FrameConfig | null {
   const query = new URLSearchParams(window.location.search);
   const element = query.get('element') as ElementType | null;
@@ -122,12 +125,18 @@ function start(config: FrameConfig): void {
     });
   }
 
-  /** The body with each reference replaced by its value. */
-  async function assemble(value: unknown, secrets: string[]): Promise<unknown> {
-    if (Array.isArray(value)) return Promise.all(value.map((v) => assemble(v, secrets)));
+  /**
+   * The body with each reference replaced by its value. References count only inside a `data`
+   * field (elsewhere, such as metadata, a value would be stored in the clear or echoed back), and
+   * the page may not choose how the answer shows the data (`mask`) or what is derived from it
+   * (`fingerprint_expression`): the answer shows the type's default mask (docs/elements.md).
+   */
+  async function assemble(value: unknown, secrets: string[], inData: boolean): Promise<unknown> {
+    if (Array.isArray(value)) return Promise.all(value.map((v) => assemble(v, secrets, inData)));
     if (typeof value !== 'object' || value === null) return value;
     if ('$tvElement' in value) {
       const ref = value as ElementRef;
+      if (!inData) throw { code: 'element_outside_data', message: 'Elements may only be placed in a token\'s data' } satisfies ElementsErrorShape;
       let resolved: unknown;
       if (ref.$tvElement === id) {
         const own = valueFor(ref);
@@ -137,13 +146,18 @@ function start(config: FrameConfig): void {
       if (ref.part !== 'month' && ref.part !== 'year') collectSecrets(resolved, secrets);
       return resolved;
     }
-    const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await assemble(v, secrets)] as const));
+    if (!inData) {
+      for (const field of PAGE_MAY_NOT_SET) {
+        if (field in value) throw { code: 'unsupported_field', message: `A request with elements may not set ${field}; the token type's default applies` } satisfies ElementsErrorShape;
+      }
+    }
+    const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await assemble(v, secrets, inData || k === 'data')] as const));
     return Object.fromEntries(entries);
   }
 
   async function submit(path: '/tokens' | '/tokenize', body: unknown): Promise<unknown> {
     const secrets: string[] = [];
-    const assembled = await assemble(body, secrets);
+    const assembled = await assemble(body, secrets, false);
     try {
       return scrub(await vault('POST', path, assembled), secrets);
     } catch (error) {

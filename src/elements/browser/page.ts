@@ -77,7 +77,7 @@ export class Element {
     frame.setAttribute('scrolling', 'no');
     frame.setAttribute('allowtransparency', 'true');
     // The frame does not need to navigate the page, open windows or run plugins.
-    frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
+    frame.setAttribute('sandbox', 'allow-scripts allow-same-origin');
     frame.style.cssText = `border:0;width:100%;height:${this.type === 'card' ? '44px' : '40px'};display:block;overflow:hidden;`;
     this.#frame = frame;
     this.#ready = new Promise<void>((resolve, reject) => {
