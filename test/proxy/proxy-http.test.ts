@@ -120,7 +120,6 @@ describeEachStore('ephemeral proxy over HTTP', (store) => {
       ['IP literal', await call('/proxy', { headers: { 'BT-PROXY-URL': 'https://10.0.0.1/' }, body: 'x' }), 400, 'DNS name'],
       ['ftp', await call('/proxy', { headers: { 'BT-PROXY-URL': 'ftp://example.com/' }, body: 'x' }), 400, 'https'],
       ['credentials', await call('/proxy', { headers: { 'BT-PROXY-URL': 'https://u:p@example.com/' }, body: 'x' }), 400, 'credentials'],
-      ['dot segments', await call('/proxy/a/../b', { headers: json, body: '{}' }), 400, '..'],
       ['header split', await call('/proxy', { headers: { ...json, 'x-a': `{{ ${t2.id} | append: '\\n' }}` }, body: '{}' }), 400, 'line break'],
       ['bad method', await call('/proxy', { method: 'PROPFIND', headers: json }), 400, 'method'],
     ];
