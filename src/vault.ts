@@ -247,6 +247,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     auditStats: () => audit.stats(),
     async close() {
       await jobs.stop();
+      proxy.close();
       await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
       await audit.close();
       await store.close();

@@ -58,11 +58,22 @@ export async function resolveDestination(url: URL, rules: DestinationRules): Pro
   const target = await resolvePublicTarget(url, rules.allowPrivateNetwork);
   const loopback = isLoopback(target.address);
   if (url.protocol === 'http:' && !loopback) throw ValidationError.field(URL_FIELD, 'must use https (plain http is allowed to loopback addresses only)');
+  checkPort(url, rules, loopback);
+  return target;
+}
+
+/** The target of a URL sent through a supplied fetch, which resolves the name itself: only the port is checked here. */
+export function unresolvedTarget(url: URL, rules: DestinationRules): Target {
+  // With the development switch, any port (as for loopback): the fetch decides where it goes.
+  checkPort(url, rules, rules.allowPrivateNetwork);
+  return { url, host: hostOf(url), address: '', family: 4 };
+}
+
+function checkPort(url: URL, rules: DestinationRules, loopback: boolean): void {
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
   if (!(rules.allowPrivateNetwork && loopback) && !rules.allowPorts.has(port)) {
     throw ValidationError.field(URL_FIELD, `uses port ${port}; allowed ports: ${[...rules.allowPorts].join(', ')}`);
   }
-  return target;
 }
 
 function isLoopback(address: string): boolean {

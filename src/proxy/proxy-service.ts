@@ -16,9 +16,10 @@ import { RefusedDestinationError, type Target } from '../sandbox/egress-target.j
 import { detokenizeValue } from '../tokens/detokenize-service.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { expressionTree, fromExpressionTree } from './proxy-body.js';
-import { type DestinationRules, destinationUrl, resolveDestination } from './proxy-destination.js';
+import { type DestinationRules, destinationUrl, resolveDestination, unresolvedTarget } from './proxy-destination.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
+import { TenantAgents } from './tenant-agents.js';
 import { type DestinationResponse, sendToDestination, sendWithFetch } from './proxy-transport.js';
 
 /** A request for the destination, as `vault.proxy` takes it. */
@@ -64,6 +65,7 @@ export class ProxyService {
   readonly #audit: AuditLog;
   readonly #options: ResolvedProxyOptions;
   readonly #rules: DestinationRules;
+  readonly #agents = new TenantAgents();
 
   constructor(deps: { tokens: TokenService; expressions: ExpressionEngine; audit: AuditLog; options: ResolvedProxyOptions; allowPrivateNetwork: boolean }) {
     this.#tokens = deps.tokens;
@@ -99,7 +101,7 @@ export class ProxyService {
       const detokenized = await detokenizeValue(this.#tokens, this.#engine, caller, source.tree, 'request', this.#options.maxTokens);
       record.token_ids = [...detokenized.data.keys()];
       const outgoing = fromExpressionTree(source, detokenized.value);
-      const answer = await this.#send(target, { method, headers: outgoing.headers, body: outgoing.body });
+      const answer = await this.#send(caller.tenantId, target, { method, headers: outgoing.headers, body: outgoing.body });
       record.status = answer.status;
       record.latency_ms = Math.round(performance.now() - started);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'proxy:invoke', resourceId: record.host, outcome: 'success', detail: JSON.stringify(record) });
@@ -120,6 +122,9 @@ export class ProxyService {
   }
 
   async #resolve(url: URL): Promise<Target> {
+    // A supplied fetch is the embedder's transport (a test's fake destination): the URL rules hold,
+    // resolving the name and choosing the address are its own (docs/proxies.md, Testing).
+    if (this.#options.fetch !== undefined) return unresolvedTarget(url, this.#rules);
     try {
       return await resolveDestination(url, this.#rules);
     } catch (error) {
@@ -130,10 +135,16 @@ export class ProxyService {
     }
   }
 
-  #send(target: Target, request: { method: string; headers: Record<string, string>; body: Uint8Array | null }): Promise<DestinationResponse> {
+  #send(tenantId: string, target: Target, request: { method: string; headers: Record<string, string>; body: Uint8Array | null }): Promise<DestinationResponse> {
     const limits = { timeoutMs: this.#options.timeoutMs, maxResponseBytes: this.#options.maxResponseBytes, setTimer: this.#options.setTimer };
     const fetchImpl = this.#options.fetch;
-    return fetchImpl === undefined ? sendToDestination(target, request, limits) : sendWithFetch(fetchImpl, target, request, limits);
+    if (fetchImpl !== undefined) return sendWithFetch(fetchImpl, target, request, limits);
+    return sendToDestination(target, request, limits, this.#agents.for(tenantId, target.url.protocol === 'https:'));
+  }
+
+  /** Closes the tenants' idle connections (the vault closes). */
+  close(): void {
+    this.#agents.close();
   }
 }
 

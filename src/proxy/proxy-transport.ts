@@ -1,7 +1,7 @@
 /**
  * Sends a proxied request to its checked destination (proxy-destination.ts): to the pinned address,
- * TLS 1.2 at least, a new connection every time (no agent: nothing is reused across tenants or
- * requests), redirects not followed, within the time limit and the answer size limit. The answer
+ * TLS 1.2 at least, through the calling tenant's own connection pool (tenant-agents.ts: nothing is
+ * reused across tenants), redirects not followed, within the time limit and the answer size limit. The answer
  * is read as bytes: the proxy returns it as the destination sent it.
  */
 import http from 'node:http';
@@ -30,8 +30,11 @@ export interface SendLimits {
   setTimer: SetTimer;
 }
 
-/** Sends over node:http(s) to the target's pinned address. */
-export function sendToDestination(target: Target, request: OutgoingRequest, limits: SendLimits): Promise<DestinationResponse> {
+/**
+ * Sends over node:http(s) to the target's pinned address, through `agent` (the tenant's pool; a
+ * pooled connection was made to an address checked when it was made).
+ */
+export function sendToDestination(target: Target, request: OutgoingRequest, limits: SendLimits, agent: http.Agent | false = false): Promise<DestinationResponse> {
   const pinned = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options.all) callback(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
@@ -50,7 +53,7 @@ export function sendToDestination(target: Target, request: OutgoingRequest, limi
     const fail = (error: Error): void => finish(() => reject(error));
     let req: http.ClientRequest;
     try {
-      const options = { method: request.method, headers, lookup: pinned, agent: false as const };
+      const options = { method: request.method, headers, lookup: pinned, agent };
       req = secure ? https.request(target.url, { ...options, minVersion: 'TLSv1.2', servername: target.host }) : http.request(target.url, options);
     } catch {
       reject(new BadGatewayError('The request could not be sent: a header name or value is not allowed'));
