@@ -89,9 +89,10 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
     if (isProxyPath(exchange.pathname)) {
       if (onExchange === undefined) return proxy(request, exchange.pathname, exchange.search);
       const started = performance.now();
-      const response = await proxy(request, exchange.pathname, exchange.search);
+      const seen = { applicationId: null };
+      const response = await proxy(request, exchange.pathname, exchange.search, seen);
       try {
-        onExchange({ method: request.method, route: '/proxy', status: response.status, durationMs: performance.now() - started, applicationId: null });
+        onExchange({ method: request.method, route: '/proxy', status: response.status, durationMs: performance.now() - started, applicationId: seen.applicationId });
       } catch {
         // An observer's failure must not change the response.
       }

@@ -28,14 +28,19 @@ export function isProxyPath(pathname: string): boolean {
 /** Statuses whose response has no body (a web Response refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): (request: Request, pathname: string, search: string) => Promise<Response> {
+/** What an exchange observer learns of a proxied request: the calling application, once authenticated. */
+export interface ProxySeen {
+  applicationId: string | null;
+}
+
+export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): (request: Request, pathname: string, search: string, seen?: ProxySeen) => Promise<Response> {
   const { headerPrefix, maxBodyBytes, logger } = options;
   const reserved = `${headerPrefix.toLowerCase()}-`;
   const apiKeyHeader = `${headerPrefix}-API-KEY`;
   const urlHeader = `${headerPrefix}-PROXY-URL`;
   const statusHeader = `${headerPrefix}-PROXY-DESTINATION-STATUS`;
 
-  return async (request, pathname, search) => {
+  return async (request, pathname, search, seen) => {
     try {
       let caller: Caller;
       try {
@@ -43,6 +48,7 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
       } catch (error) {
         throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeader} header`) : error;
       }
+      if (seen !== undefined) seen.applicationId = caller.applicationId;
       const url = request.headers.get(urlHeader);
       if (url === null || url.trim() === '') throw ValidationError.field(urlHeader, "is required: the destination's base URL (https)");
       const headers: [string, string][] = [];

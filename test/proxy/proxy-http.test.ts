@@ -18,7 +18,8 @@ describeEachStore('ephemeral proxy over HTTP', (store) => {
     const logged: string[] = [];
     const logger: Logger = { info: (m, f) => logged.push(m + JSON.stringify(f ?? {})), warn: (m, f) => logged.push(m + JSON.stringify(f ?? {})), error: (m, f) => logged.push(m + JSON.stringify(f ?? {})) };
     const vault: TestVault = await store.vault({ reactors: { egress: { allowPrivateNetwork: true } }, logger, ...options });
-    const handler = createFetchHandler(vault, { headerPrefix: 'BT', logger, maxBodyBytes: 4096 });
+    const exchanges: unknown[] = [];
+    const handler = createFetchHandler(vault, { headerPrefix: 'BT', logger, maxBodyBytes: 4096, onExchange: (event) => exchanges.push(event) });
     const app = await vault.caller({ permissions: ['token:create', 'token:use', 'proxy:invoke'], rules: REVEAL_ALL });
     const card = await vault.tokens.create(app, { type: 'card', data: CARD });
     const secret = await vault.tokens.create(app, { type: 'token', data: 'sk_live_abc' });
@@ -28,11 +29,11 @@ describeEachStore('ephemeral proxy over HTTP', (store) => {
       const admin = await vault.authenticate(vault.adminKey);
       return (await vault.logs.list(admin, { operation: 'proxy:invoke' })).data;
     };
-    return { vault, app, card, secret, call, audit, logged };
+    return { vault, app, card, secret, call, audit, logged, exchanges };
   }
 
   it('detokenizes JSON bodies and header values, appends path and query, and returns the destination answer as it is', async () => {
-    const { app, card, secret, call, audit, logged } = await setup();
+    const { app, card, secret, call, audit, logged, exchanges } = await setup();
     const receiver = await startReceiver();
     const response = await call('/proxy/v1/charges?amount=10', {
       headers: {
@@ -59,6 +60,7 @@ describeEachStore('ephemeral proxy over HTTP', (store) => {
     expect(got!.headers['x-kept']).toBe('kept');
     for (const name of ['bt-api-key', 'bt-proxy-url', 'bt-idempotency-key', 'x-hop']) expect(got!.headers[name]).toBeUndefined();
 
+    expect(exchanges).toEqual([expect.objectContaining({ method: 'POST', route: '/proxy', status: 201, applicationId: app.applicationId })]);
     const [entry] = await audit();
     expect(entry).toMatchObject({ actor: app.applicationId, operation: 'proxy:invoke', resource_id: 'localhost', outcome: 'success' });
     expect(JSON.parse(entry!.detail!)).toMatchObject({ method: 'POST', host: 'localhost', path: '/api/v1/charges', query_keys: ['currency', 'amount'], token_ids: [secret.id, card.id], status: 201 });
