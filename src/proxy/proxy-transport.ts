@@ -9,6 +9,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { BadGatewayError, GatewayTimeoutError } from '../errors.js';
 import type { Target } from '../sandbox/egress-target.js';
+import { readLimitedBody } from '../sandbox/limited-body.js';
 import type { SetTimer } from './proxy-options.js';
 
 /** The destination's answer. Header names are lower-case; a repeated header keeps every value. */
@@ -101,29 +102,16 @@ export async function sendWithFetch(fetchImpl: typeof fetch, target: Target, req
     } catch {
       throw failure();
     }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    if (response.body !== null) {
-      const reader = response.body.getReader();
-      for (;;) {
-        let step: ReadableStreamReadResult<Uint8Array>;
-        try {
-          step = await reader.read();
-        } catch {
-          throw failure();
-        }
-        if (step.done) break;
-        size += step.value.byteLength;
-        if (size > limits.maxResponseBytes) {
-          await reader.cancel().catch(() => undefined);
-          throw new BadGatewayError(`The answer of '${target.host}' exceeds the limit of ${limits.maxResponseBytes} bytes`);
-        }
-        chunks.push(step.value);
-      }
+    let bytes: Buffer | 'over';
+    try {
+      bytes = await readLimitedBody(response.body, limits.maxResponseBytes);
+    } catch {
+      throw failure();
     }
+    if (bytes === 'over') throw new BadGatewayError(`The answer of '${target.host}' exceeds the limit of ${limits.maxResponseBytes} bytes`);
     const headers: [string, string][] = [];
     response.headers.forEach((value, name) => headers.push([name.toLowerCase(), value]));
-    return { status: response.status, headers, body: Buffer.concat(chunks) };
+    return { status: response.status, headers, body: bytes };
   } finally {
     cancel();
   }
