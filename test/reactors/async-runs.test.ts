@@ -279,7 +279,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     expect(watch.limits).toHaveLength(before + 1);
     // A crash between storing the result and removing the job leaves the job to be claimed again.
     const now = vault.clock.now();
-    const job = { id: 'again', tenantId: user.tenantId, kind: 'reactor.run', key: null, payload: JSON.stringify({ tenantId: user.tenantId, requestId: id }), runAt: now, attempts: 0, leaseOwner: null, leaseExpiresAt: null, createdAt: now, lastError: null };
+    const job = { id: 'again', tenantId: user.tenantId, kind: 'reactor.run', key: null, payload: JSON.stringify({ tenantId: user.tenantId, requestId: id }), runAt: now, attempts: 0, maxAttempts: 5, leaseOwner: null, leaseExpiresAt: null, createdAt: now, lastError: null };
     expect(await vault.store.enqueueJob(job)).toBe(true);
     expect(await vault.worker.runDue()).toBe(1);
     expect(watch.limits).toHaveLength(before + 1);
