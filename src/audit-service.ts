@@ -1,5 +1,5 @@
 import type { AuditLog } from './audit.js';
-import { type Caller, requirePermission } from './caller.js';
+import { type Caller, requirePermission } from './auth/caller.js';
 import { ValidationError } from './errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from './pagination.js';
 import type { AuditFilter, Store } from './storage/store.js';

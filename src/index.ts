@@ -6,7 +6,7 @@
  */
 export { createVault } from './vault.js';
 export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions } from './vault.js';
-export type { Caller, SessionIdentity } from './caller.js';
+export type { Caller, SessionIdentity } from './auth/caller.js';
 export { systemClock, ManualClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { consoleLogger, silentLogger } from './logger.js';

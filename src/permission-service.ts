@@ -1,4 +1,4 @@
-import type { Caller } from './caller.js';
+import type { Caller } from './auth/caller.js';
 import { ValidationError } from './errors.js';
 import { APPLICATION_TYPES, type ApplicationType, PERMISSIONS, PERMISSIONS_BY_TYPE, type Permission } from './permissions.js';
 

@@ -1,4 +1,4 @@
-import type { Caller } from './caller.js';
+import type { Caller } from './auth/caller.js';
 import { NotFoundError } from './errors.js';
 import type { Store } from './storage/store.js';
 import { formatIso } from './time.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MIN_KEY_LENGTH } from './applications/api-keys.js';
+import { MIN_KEY_LENGTH } from './auth/api-keys.js';
 import type { ApplicationService, ApplicationView } from './applications/application-service.js';
 import type { AuditLog } from './audit.js';
 import type { Clock } from './clock.js';

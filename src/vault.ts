@@ -2,7 +2,8 @@ import { AuditLog } from './audit.js';
 import { AuditService } from './audit-service.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
 import { ApplicationService, type ApplicationView } from './applications/application-service.js';
-import { AuthCache } from './applications/auth-cache.js';
+import { AuthCache } from './auth/auth-cache.js';
+import { Authenticator } from './auth/authenticate.js';
 import { SessionService } from './sessions/session-service.js';
 import { type Clock, systemClock } from './clock.js';
 import { LocalKeyProvider } from './crypto/key-provider.js';
@@ -78,7 +79,7 @@ export interface Vault {
   readonly clock: Clock;
   readonly store: Store;
   /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
-  authenticate: ApplicationService['authenticate'];
+  authenticate: Authenticator['authenticate'];
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
   createTenant(input: NewTenantInput): Promise<NewTenant>;
   /**
@@ -146,6 +147,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events });
   const authCache = new AuthCache(options.authCacheMs ?? 1000);
   const applications = new ApplicationService({ store, clock, audit, authCache, events });
+  const authenticator = new Authenticator({ store, clock, authCache });
   // Created on first need: a vault that never runs reactors does not load the QuickJS module or
   // start worker threads. Only the sandbox created here is closed with the vault.
   let sandboxPromise: Promise<Sandbox> | null = reactorOptions.sandbox ? Promise.resolve(reactorOptions.sandbox) : null;
@@ -223,7 +225,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     store,
-    authenticate: (key: string | null | undefined) => applications.authenticate(key),
+    authenticate: (key: string | null | undefined) => authenticator.authenticate(key),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     listTenants: async () => store.listTenants(),

@@ -10,7 +10,7 @@ import {
   type Permission,
   TRANSFORMS,
 } from '../permissions.js';
-import { normalizeContainer } from '../tokens/containers.js';
+import { normalizeContainer } from '../auth/containers.js';
 
 /** An unknown permission's message lists the valid ones, so the fix is in the error. */
 const UNKNOWN_PERMISSION = `is not a known permission; valid permissions: ${PERMISSIONS.join(', ')}`;

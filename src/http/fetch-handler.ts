@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { Caller } from '../caller.js';
+import type { Caller } from '../auth/caller.js';
 import { AuthenticationError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, type SessionIdentity, makeCaller } from '../caller.js';
-import { resumedSessionCaller } from '../sessions/session-grants.js';
+import { type Caller, type SessionIdentity, makeCaller } from '../auth/caller.js';
+import { resumedSessionCaller } from '../auth/session-grants.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';

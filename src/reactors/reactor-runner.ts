@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { Logger } from '../logger.js';
@@ -10,7 +10,7 @@ import { detokenizeValue } from '../tokens/detokenize-service.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { validateArgs } from './args.js';
-import { reactorCaller } from './binding-authz.js';
+import { reactorCaller } from '../auth/binding-authz.js';
 import { btTokenIds, createBtTree, tokenViewIds } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { type InvokeInput, checkConfiguration, parseInvoke } from './reactor-input.js';

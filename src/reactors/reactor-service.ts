@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
 import type { Clock } from '../clock.js';
 import { NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
 import type { JobQueue } from '../jobs/job-queue.js';
@@ -9,8 +9,8 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagin
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { mergePatch } from '../tokens/merge-patch.js';
-import { boundGrantsFor } from '../sessions/session-grants.js';
-import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from './binding-authz.js';
+import { boundGrantsFor } from '../auth/session-grants.js';
+import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from '../auth/binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
 import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
-import { generateNonce, generateSessionKey, hashApiKey, hashNonce } from '../applications/api-keys.js';
+import { generateNonce, generateSessionKey, hashApiKey, hashNonce } from '../auth/api-keys.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, coversGrants, makeCaller } from '../caller.js';
+import { type Caller, coversGrants, makeCaller } from '../auth/caller.js';
 import type { Clock } from '../clock.js';
 import { AuthorizationError, ConflictError, NotFoundError, requireCreated } from '../errors.js';
 import type { Store } from '../storage/store.js';

@@ -1,4 +1,4 @@
-import { makeCaller, type Caller } from '../caller.js';
+import { makeCaller, type Caller } from '../auth/caller.js';
 import { ManualClock } from '../clock.js';
 import { generateMasterKey } from '../crypto/key-provider.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
@@ -25,7 +25,7 @@ export * as storeFixtures from './store-fixtures.js';
  * A Caller for any tenant and grants, without an application or key: for unit tests of code that
  * takes a Caller. A vault authenticates real callers (`vault.authenticate(key)`).
  */
-export { makeCaller, transformFor } from '../caller.js';
+export { makeCaller, transformFor } from '../auth/caller.js';
 
 export interface TestVault extends Vault {
   readonly clock: ManualClock;

@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { applyDetokenize, planDetokenize } from '../reactors/detokenize.js';

@@ -1,7 +1,7 @@
-import { type Caller, grantScopes, transformFor } from '../caller.js';
+import { type Caller, grantScopes, transformFor } from '../auth/caller.js';
 import { AuthorizationError } from '../errors.js';
 import type { Transform } from '../permissions.js';
-import { sharedCaller } from '../sessions/session-grants.js';
+import { sharedCaller } from '../auth/session-grants.js';
 import type { ContainerScope, StoredToken } from '../storage/store.js';
 import { mergePatch } from './merge-patch.js';
 import type { UpdateTokenInput } from './token-input.js';

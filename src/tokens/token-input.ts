@@ -3,7 +3,7 @@ import { ValidationError } from '../errors.js';
 import type { FieldErrors } from '../errors.js';
 import { addError, mergeInto, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
-import { normalizeContainers } from './containers.js';
+import { normalizeContainers } from '../auth/containers.js';
 import { isPlainObject, jsonProblems, parseMetadata, parseMetadataPatch } from './token-input-checks.js';
 import { CREATE_KEYS, UPDATE_KEYS, createSchema, updateSchema } from './token-input-schemas.js';
 

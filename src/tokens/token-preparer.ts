@@ -1,5 +1,5 @@
 import { v7 as timeOrderedUuid } from 'uuid';
-import { type Caller, requirePermission, requireTransform } from '../caller.js';
+import { type Caller, requirePermission, requireTransform } from '../auth/caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
 import { ValidationError } from '../errors.js';

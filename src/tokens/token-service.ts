@@ -1,7 +1,7 @@
 import { addError } from '../validation/field-errors.js';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, grantScopes, requirePermission, requireTokenTransform, transformFor } from '../caller.js';
+import { type Caller, grantScopes, requirePermission, requireTokenTransform, transformFor } from '../auth/caller.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { type Caller, transformFor } from '../caller.js';
+import { type Caller, transformFor } from '../auth/caller.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
 import { InternalError } from '../errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit.js';
-import { type Caller, isTenantAdministrator, requirePermission } from '../caller.js';
+import { type Caller, isTenantAdministrator, requirePermission } from '../auth/caller.js';
 import type { Clock } from '../clock.js';
 import { AuthorizationError, ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';

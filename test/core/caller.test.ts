@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeCaller, requireTransform, transformFor } from '../../src/caller.js';
+import { makeCaller, requireTransform, transformFor } from '../../src/auth/caller.js';
 import { AuthorizationError } from '../../src/errors.js';
 import type { AccessRule, Permission } from '../../src/permissions.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Caller, coversGrants, makeCaller, transformFor } from '../../src/caller.js';
+import { type Caller, coversGrants, makeCaller, transformFor } from '../../src/auth/caller.js';
 import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions.js';
 
 const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];

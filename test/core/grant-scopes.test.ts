@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { grantScopes, makeCaller, transformFor } from '../../src/caller.js';
+import { grantScopes, makeCaller, transformFor } from '../../src/auth/caller.js';
 import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
 import type { ContainerScope } from '../../src/storage/store.js';
 

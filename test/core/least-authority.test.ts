@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
+import type { Caller } from '../../src/auth/caller.js';
 import { AuthorizationError, ConflictError } from '../../src/errors.js';
 import type { AccessRule, Permission } from '../../src/permissions.js';
 import { createQuickJsSandbox } from '../../src/sandbox-entry.js';

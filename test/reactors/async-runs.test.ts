@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
+import type { Caller } from '../../src/auth/caller.js';
 import type { Permission } from '../../src/permissions.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors.js';

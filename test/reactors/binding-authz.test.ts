@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
+import type { Caller } from '../../src/auth/caller.js';
 import { AuthorizationError } from '../../src/errors.js';
 import type { AccessRule, Permission } from '../../src/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';

@@ -1,4 +1,4 @@
-import type { Caller } from '../caller.js';
+import type { Caller } from './caller.js';
 
 /** Past this many remembered keys the cache starts over (a bound, not an expected size). */
 const MAX_CACHED_KEYS = 10_000;
@@ -9,7 +9,7 @@ const MAX_CACHED_KEYS = 10_000;
  * keys cannot fill it. Every change made through this vault that could change what a key may do
  * (an application updated, regenerated or deleted, a key deleted) clears it at once; another
  * process sharing the database sees such a change within `authCacheMs`. That holds for session
- * keys too: a session ended by its applications' keys changing (src/sessions/session-auth.ts) is
+ * keys too: a session ended by its applications' keys changing (src/auth/session-auth.ts) is
  * refused once its remembered Caller lapses, since resolving it reads both applications afresh.
  */
 export class AuthCache {

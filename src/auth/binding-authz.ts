@@ -1,7 +1,7 @@
-import { type Caller, isTenantAdministrator, makeCaller, mayActAs } from '../caller.js';
+import { type Caller, isTenantAdministrator, makeCaller, mayActAs } from './caller.js';
 import { AuthorizationError } from '../errors.js';
 import type { ApplicationRecord, CursorPage, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
-import { withinBoundGrants } from '../sessions/session-grants.js';
+import { withinBoundGrants } from './session-grants.js';
 import { sameJson } from '../tokens/disclosure.js';
 
 /*

@@ -1,4 +1,4 @@
-import { type Caller, isTenantAdministrator, makeCaller, mayActAs } from '../caller.js';
+import { type Caller, isTenantAdministrator, makeCaller, mayActAs } from './caller.js';
 import { AuthorizationError } from '../errors.js';
 import type { ApplicationRecord } from '../storage/store.js';
 

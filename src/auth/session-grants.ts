@@ -1,4 +1,4 @@
-import { type Caller, STRICTNESS, type SessionIdentity, TOKEN_PERMISSIONS, isTenantAdministrator, makeCaller, transformFor } from '../caller.js';
+import { type Caller, STRICTNESS, type SessionIdentity, TOKEN_PERMISSIONS, isTenantAdministrator, makeCaller, transformFor } from './caller.js';
 import type { AccessRule, Permission, Transform } from '../permissions.js';
 import type { ApplicationRecord, SessionGrants, SessionRecord } from '../storage/store.js';
 

@@ -1,7 +1,7 @@
-import { AuthorizationError, NotFoundError } from './errors.js';
-import type { AccessRule, ApplicationType, Permission, Transform } from './permissions.js';
-import type { ContainerScope } from './storage/store.js';
-import { isAncestorOrSelf } from './tokens/containers.js';
+import { AuthorizationError, NotFoundError } from '../errors.js';
+import type { AccessRule, ApplicationType, Permission, Transform } from '../permissions.js';
+import type { ContainerScope } from '../storage/store.js';
+import { isAncestorOrSelf } from './containers.js';
 
 /**
  * Who is calling: a tenant, an application and its access rules. Every service operation takes a
@@ -17,7 +17,7 @@ export interface Caller {
   /**
    * Set when the caller is a session key: then `applicationId` is the session's id (what token
    * `created_by` and audit entries name), and permissions and rules are the session's grants
-   * bounded by its authorizer's current grants (src/sessions/session-grants.ts).
+   * bounded by its authorizer's current grants (src/auth/session-grants.ts).
    */
   readonly session?: SessionIdentity;
   /**

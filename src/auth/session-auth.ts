@@ -1,6 +1,6 @@
-import { type Caller } from '../caller.js';
+import { type Caller } from './caller.js';
 import { AuthenticationError } from '../errors.js';
-import { hashesEqual } from '../applications/api-keys.js';
+import { hashesEqual } from './api-keys.js';
 import type { Store } from '../storage/store.js';
 import { sessionCaller } from './session-grants.js';
 
