@@ -1,10 +1,10 @@
-import type { AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit/audit.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { type Caller, requirePermission } from '../auth/caller.js';
-import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import type { Clock } from '../common/clock.js';
+import { ConflictError, NotFoundError } from '../errors/errors.js';
 import type { ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 import { newApplicationKey } from '../auth/api-keys.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { boundGrantsFor } from '../auth/session-grants.js';

@@ -1,5 +1,5 @@
 import { type Caller, isTenantAdministrator, makeCaller, mayActAs } from './caller.js';
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../errors/errors.js';
 import type { ApplicationRecord } from '../storage/store.js';
 
 /*

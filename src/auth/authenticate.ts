@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import { AuthenticationError } from '../errors.js';
+import type { Clock } from '../common/clock.js';
+import { AuthenticationError } from '../errors/errors.js';
 import type { ApplicationKeyMatch, Store } from '../storage/store.js';
 import { SESSION_KEY_PREFIX, hashApiKey, hashesEqual } from './api-keys.js';
 import type { AuthCache } from './auth-cache.js';

@@ -1,8 +1,8 @@
 import { type Caller, isTenantAdministrator, makeCaller, mayActAs } from './caller.js';
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../errors/errors.js';
 import type { ApplicationRecord, CursorPage, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { withinBoundGrants } from './session-grants.js';
-import { sameJson } from '../tokens/disclosure.js';
+import { sameJson } from '../common/same-json.js';
 
 /*
  * Who may make code run as an application, or change code that receives other callers' data

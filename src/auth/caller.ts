@@ -1,5 +1,5 @@
-import { AuthorizationError, NotFoundError } from '../errors.js';
-import type { AccessRule, ApplicationType, Permission, Transform } from '../permissions.js';
+import { AuthorizationError, NotFoundError } from '../errors/errors.js';
+import type { AccessRule, ApplicationType, Permission, Transform } from '../permissions/permissions.js';
 import type { ContainerScope } from '../storage/store.js';
 import { isAncestorOrSelf } from './containers.js';
 

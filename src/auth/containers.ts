@@ -1,5 +1,5 @@
-import { ValidationError } from '../errors.js';
-import type { FieldErrors } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
+import type { FieldErrors } from '../errors/errors.js';
 
 /** Longest container path accepted, in characters (a guard against absurd input, not a spec limit). */
 export const MAX_CONTAINER_LENGTH = 512;

@@ -1,5 +1,5 @@
 import { type Caller } from './caller.js';
-import { AuthenticationError } from '../errors.js';
+import { AuthenticationError } from '../errors/errors.js';
 import { hashesEqual } from './api-keys.js';
 import type { Store } from '../storage/store.js';
 import { sessionCaller } from './session-grants.js';

@@ -1,5 +1,5 @@
 import { type Caller, STRICTNESS, type SessionIdentity, TOKEN_PERMISSIONS, isTenantAdministrator, makeCaller, transformFor } from './caller.js';
-import type { AccessRule, Permission, Transform } from '../permissions.js';
+import type { AccessRule, Permission, Transform } from '../permissions/permissions.js';
 import type { ApplicationRecord, SessionGrants, SessionRecord } from '../storage/store.js';
 
 /** Depth of a container path: '/' is 0, '/pci/' 1, '/pci/high/' 2. */

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { Caller } from '../auth/caller.js';
-import { AuthenticationError, ValidationError } from '../errors.js';
-import { type Logger, silentLogger } from '../logger.js';
+import { AuthenticationError, ValidationError } from '../errors/errors.js';
+import { type Logger, silentLogger } from '../common/logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';
 import { validationFromIssues } from '../validation/issues.js';
 import type { Vault } from '../vault.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Clock } from '../clock.js';
-import { VaultError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../common/clock.js';
+import { VaultError } from '../errors/errors.js';
+import type { Logger } from '../common/logger.js';
 import type { JobRecord, Store } from '../storage/store.js';
 import { retryDelayMs } from './backoff.js';
 

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, type SessionIdentity, makeCaller } from '../auth/caller.js';
 import { resumedSessionCaller } from '../auth/session-grants.js';
-import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import type { Clock } from '../common/clock.js';
+import { ConflictError, NotFoundError } from '../errors/errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';
 import { type HeldState, HeldResults } from '../idempotency/held-result.js';
 import { idsIn } from '../idempotency/idempotency-service.js';
 import { RunDependencies, trackRunDependencies } from '../idempotency/run-dependencies.js';
-import { problemOfError } from '../problem.js';
+import { problemOfError } from '../errors/problem.js';
 import type { ReactorRequestRecord, SessionGrants, Store } from '../storage/store.js';
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
 import type { InvokeInput } from './reactor-input.js';

@@ -12,7 +12,7 @@
  * Parsing happens once into a plan (the args with every expression string replaced by a Template),
  * so the ids can be authorized and fetched together before anything is substituted.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 

@@ -1,8 +1,8 @@
-import type { AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit/audit.js';
 import { type Caller, requirePermission } from '../auth/caller.js';
-import { ConflictError, ValidationError } from '../errors.js';
+import { ConflictError, ValidationError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { type RunDependencies, currentRunDependencies } from '../idempotency/run-dependencies.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';

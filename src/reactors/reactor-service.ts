@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
-import type { AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit/audit.js';
 import { type Caller, requirePermission } from '../auth/caller.js';
-import type { Clock } from '../clock.js';
-import { NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
+import type { Clock } from '../common/clock.js';
+import { NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors/errors.js';
 import type { JobQueue } from '../jobs/job-queue.js';
-import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 import { mergePatch } from '../tokens/merge-patch.js';

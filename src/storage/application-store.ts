@@ -1,4 +1,4 @@
-import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
 import type { Inserted } from './store-answers.js';
 import type { PageRequest, PageResult } from './store-paging.js';
 

@@ -1,7 +1,7 @@
 import { makeCaller, type Caller } from '../auth/caller.js';
-import { ManualClock } from '../clock.js';
+import { ManualClock } from '../common/clock.js';
 import { generateMasterKey } from '../crypto/key-provider.js';
-import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
 import { createSqliteStore } from '../sqlite.js';
 import { createVault, type Vault, type VaultOptions } from '../vault.js';
 
@@ -18,7 +18,7 @@ export async function runStoreConformance(name: string, factory: () => Store | P
   const atomic = await import('./store-conformance-atomic.js');
   atomic.runAtomicConformance(name, factory, cleanup);
 }
-export { ManualClock } from '../clock.js';
+export { ManualClock } from '../common/clock.js';
 /** Record builders and constants of the store conformance suite, for a store's own extra tests. */
 export * as storeFixtures from './store-fixtures.js';
 /**

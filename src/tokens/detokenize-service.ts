@@ -1,6 +1,6 @@
-import type { AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit/audit.js';
 import { type Caller, requirePermission } from '../auth/caller.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { applyDetokenize, planDetokenize } from '../reactors/detokenize.js';
 import type { TokenService } from './token-service.js';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/api-keys.js';
-import { AuthenticationError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { AuthenticationError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
 import type { Caller } from '../../src/auth/caller.js';
 import { describeEachStore } from '../support/stores.js';

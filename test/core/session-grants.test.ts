@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Caller, coversGrants, grantScopes, makeCaller, transformFor } from '../../src/auth/caller.js';
-import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions.js';
+import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions/permissions.js';
 import { intersectGrants, sessionCaller } from '../../src/auth/session-grants.js';
 import type { ApplicationRecord, SessionRecord } from '../../src/storage/store.js';
 

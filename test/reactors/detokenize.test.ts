@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { applyDetokenize, MAX_DETOKENIZED_TOKENS, planDetokenize } from '../../src/reactors/detokenize.js';
 

@@ -1,4 +1,4 @@
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../errors/errors.js';
 import type {
   ContainerScope,
   AuditEntry,

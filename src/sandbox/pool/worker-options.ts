@@ -1,7 +1,7 @@
 /** Options of the sandbox's worker pool (worker-pool.ts): defaults and ranges, checked once. */
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { validationFromIssues } from '../validation/issues.js';
+import { validationFromIssues } from '../../validation/issues.js';
 
 const MIB = 1024 * 1024;
 

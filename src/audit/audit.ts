@@ -1,7 +1,7 @@
-import type { Clock } from './clock.js';
-import type { Logger } from './logger.js';
-import { ValidationError, VaultError } from './errors.js';
-import type { AuditEntry, Store } from './storage/store.js';
+import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import { ValidationError, VaultError } from '../errors/errors.js';
+import type { AuditEntry, Store } from '../storage/store.js';
 
 export interface AuditRecordInput {
   tenantId: string;

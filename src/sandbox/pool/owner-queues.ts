@@ -10,7 +10,7 @@
  * keeps its place.
  */
 import type { RunTask } from './run-task.js';
-import type { RunOwner } from './sandbox.js';
+import type { RunOwner } from '../sandbox.js';
 import { TurnOrder } from './turn-order.js';
 
 /** Owners (per level) whose last turn is remembered while they have nothing waiting. */

@@ -8,10 +8,10 @@
  * worker with `terminate()`. Nothing here needs to clean up after that.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { DescribedHostError } from './bridge.js';
+import { DescribedHostError } from '../bridge.js';
 import { createQuickJsEngine } from './quickjs-engine.js';
-import type { HostApiTree, HostFetch, HostFetchResponse, SandboxHost, SandboxRunInput } from './sandbox.js';
-import { type FromWorker, type ReplyMessage, type RunMessage, type ToWorker, serializeRunError } from './worker-protocol.js';
+import type { HostApiTree, HostFetch, HostFetchResponse, SandboxHost, SandboxRunInput } from '../sandbox.js';
+import { type FromWorker, type ReplyMessage, type RunMessage, type ToWorker, serializeRunError } from '../worker-protocol.js';
 
 const port = parentPort;
 if (port === null) throw new Error('sandbox-worker.js runs in a worker thread');

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { MIN_KEY_LENGTH } from './auth/api-keys.js';
-import type { ApplicationService, ApplicationView } from './applications/application-service.js';
-import type { AuditLog } from './audit.js';
-import type { Clock } from './clock.js';
-import type { KeyRing } from './crypto/key-ring.js';
-import { NotFoundError, ValidationError, requireCreated } from './errors.js';
-import { PERMISSIONS_BY_TYPE } from './permissions.js';
-import type { Store, TenantRecord } from './storage/store.js';
-import { refuseNul } from './validation/no-nul.js';
+import { MIN_KEY_LENGTH } from '../auth/api-keys.js';
+import type { ApplicationService, ApplicationView } from '../applications/application-service.js';
+import type { AuditLog } from '../audit/audit.js';
+import type { Clock } from '../common/clock.js';
+import type { KeyRing } from '../crypto/key-ring.js';
+import { NotFoundError, ValidationError, requireCreated } from '../errors/errors.js';
+import { PERMISSIONS_BY_TYPE } from '../permissions/permissions.js';
+import type { Store, TenantRecord } from '../storage/store.js';
+import { refuseNul } from '../validation/no-nul.js';
 
 export interface NewTenantInput {
   name: string;

@@ -10,16 +10,16 @@
  * new runs wait for a fresh module.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
-import { ReactorError, ValidationError } from '../errors.js';
+import { ReactorError, ValidationError } from '../../errors/errors.js';
 import { ContextPool } from './context-pool.js';
 import { InterruptTuner } from './interrupt-tuner.js';
-import { resolveLimits } from './limits.js';
+import { resolveLimits } from '../limits.js';
 import { isModuleFailure, SandboxCrash } from './module-failure.js';
 import { wrapReactorSource } from './prelude.js';
 import type { RuntimeCounters } from './prepared-context.js';
 import { loadQuickJsModule } from './quickjs-module.js';
 import { runInContext } from './quickjs-run.js';
-import { runtimeError, stackError } from './reactor-outcome.js';
+import { runtimeError, stackError } from '../reactor-outcome.js';
 import {
   DEFAULT_SANDBOX_LIMITS,
   MAX_CODE_BYTES,
@@ -27,7 +27,7 @@ import {
   type SandboxLimits,
   type SandboxRunInput,
   type SandboxRunOutput,
-} from './sandbox.js';
+} from '../sandbox.js';
 
 /** Compiling never runs code, but a pathological source still gets a bound. */
 const CHECK_TIMEOUT_MS = 5_000;

@@ -6,10 +6,10 @@
  * cannot redirect it. Redirects are not followed: a 3xx comes back to the reactor as is.
  */
 import { isIP } from 'node:net';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../../errors/errors.js';
 import { hostOf, parseHttpUrl, resolvePublicTarget, type Target } from './egress-target.js';
 import { sendPinned, sendWithFetch } from './egress-transport.js';
-import type { HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox.js';
+import type { HostFetch, HostFetchRequest, HostFetchResponse } from '../sandbox.js';
 
 export interface EgressFetchOptions {
   /** Hosts reactors may call: `api.example.com`, or `*.example.com` for any subdomain (not the apex). */

@@ -4,9 +4,9 @@
  * their answers go back as JSON. Nothing of a host value or error crosses but its JSON or its
  * description (bridge.ts).
  */
-import { describeHostError, type HostErrorDescription } from './bridge.js';
+import { describeHostError, type HostErrorDescription } from '../bridge.js';
 import type { RunTask } from './run-task.js';
-import type { CallMessage, FetchMessage } from './worker-protocol.js';
+import type { CallMessage, FetchMessage } from '../worker-protocol.js';
 
 /** What goes back to the worker: the value's JSON text (none for undefined) or the error's description. */
 export interface HostAnswer {

@@ -9,10 +9,10 @@
  * get a fresh budget.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ReactorError } from '../errors.js';
-import type { ApiEntry } from './bridge.js';
-import { runtimeError } from './reactor-outcome.js';
-import type { RunOwner, SandboxLimits, SandboxRunInput, SandboxRunOutput } from './sandbox.js';
+import type { ReactorError } from '../../errors/errors.js';
+import type { ApiEntry } from '../bridge.js';
+import { runtimeError } from '../reactor-outcome.js';
+import type { RunOwner, SandboxLimits, SandboxRunInput, SandboxRunOutput } from '../sandbox.js';
 
 const runScope = new AsyncLocalStorage<RunTask>();
 

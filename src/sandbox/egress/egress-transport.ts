@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Target } from './egress-target.js';
-import type { HostFetchResponse } from './sandbox.js';
+import type { HostFetchResponse } from '../sandbox.js';
 
 /** Time and response-size limits of one request. */
 export interface Limits {

@@ -2,7 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import type { RunTask } from './run-task.js';
 import type { WorkerPoolOptions } from './worker-pool.js';
-import type { FromWorker } from './worker-protocol.js';
+import type { FromWorker } from '../worker-protocol.js';
 
 /** A worker not ready this long after it was started is given up (its waiting run fails with 503). */
 const WORKER_START_TIMEOUT_MS = 30_000;

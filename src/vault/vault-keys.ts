@@ -1,5 +1,5 @@
-import type { KeyRing } from './crypto/key-ring.js';
-import type { Store } from './storage/store.js';
+import type { KeyRing } from '../crypto/key-ring.js';
+import type { Store } from '../storage/store.js';
 
 export interface ReencryptProgress {
   tenantId: string;

@@ -32,13 +32,13 @@
  */
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
 import { type PoolWorker, spawnPoolWorker } from './pool-worker.js';
-import { memoryError, runtimeError, timeoutError, unavailableError } from './reactor-outcome.js';
+import { memoryError, runtimeError, timeoutError, unavailableError } from '../reactor-outcome.js';
 import { RunQueue } from './run-queue.js';
 import type { RunTask } from './run-task.js';
 import type { SandboxWorkerOptions } from './worker-options.js';
 import { mayHoldShared } from './worker-shares.js';
-import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from './worker-protocol.js';
-import { deserializeRunError } from './worker-protocol.js';
+import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from '../worker-protocol.js';
+import { deserializeRunError } from '../worker-protocol.js';
 
 /** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
 export const KILL_GRACE_MS = 100;

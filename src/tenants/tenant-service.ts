@@ -1,7 +1,7 @@
-import type { Caller } from './auth/caller.js';
-import { NotFoundError } from './errors.js';
-import type { Store } from './storage/store.js';
-import { formatIso } from './time.js';
+import type { Caller } from '../auth/caller.js';
+import { NotFoundError } from '../errors/errors.js';
+import type { Store } from '../storage/store.js';
+import { formatIso } from '../common/time.js';
 
 /** The caller's tenant as `GET /tenants/self` returns it. */
 export interface TenantView {

@@ -1,9 +1,9 @@
 import type { AuditLog } from './audit.js';
-import { type Caller, requirePermission } from './auth/caller.js';
-import { ValidationError } from './errors.js';
-import { type PageQuery, type Paginated, parsePage, toPaginated } from './pagination.js';
-import type { AuditFilter, Store } from './storage/store.js';
-import { formatIso } from './time.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
+import { ValidationError } from '../errors/errors.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
+import type { AuditFilter, Store } from '../storage/store.js';
+import { formatIso } from '../common/time.js';
 
 export interface AuditEntryView {
   seq: number;

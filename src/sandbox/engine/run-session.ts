@@ -1,7 +1,7 @@
 /** The host side of one reactor run (quickjs-run.ts): drives its promise and serves the host operations it awaits. */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
-import { ReactorError } from '../errors.js';
-import { describeHostError, flattenApiTree, LogBuffer, type ApiEntry } from './bridge.js';
+import { ReactorError } from '../../errors/errors.js';
+import { describeHostError, flattenApiTree, LogBuffer, type ApiEntry } from '../bridge.js';
 import { isModuleFailure } from './module-failure.js';
 import { wrapReactorSource } from './prelude.js';
 import type { HostPort, PreparedContext } from './prepared-context.js';
@@ -12,8 +12,8 @@ import {
   timeoutError,
   toReactorError,
   type SandboxErrorDescription,
-} from './reactor-outcome.js';
-import type { HostFetch, SandboxLimits, SandboxRunInput } from './sandbox.js';
+} from '../reactor-outcome.js';
+import type { HostFetch, SandboxLimits, SandboxRunInput } from '../sandbox.js';
 
 /** Host operations (bt calls, fetches, timers) one run may have in flight at once. */
 export const MAX_PENDING_HOST_OPS = 256;

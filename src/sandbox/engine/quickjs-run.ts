@@ -10,12 +10,12 @@
  * Deadlines use `performance.now()`, not the injected Clock: a wall-time budget must advance while
  * code spins, which a test's manual clock would not.
  */
-import type { LogBuffer } from './bridge.js';
+import type { LogBuffer } from '../bridge.js';
 import type { InterruptTuner } from './interrupt-tuner.js';
 import { crashOf, isModuleFailure } from './module-failure.js';
 import type { PreparedContext } from './prepared-context.js';
 import { RunSession } from './run-session.js';
-import type { SandboxLimits, SandboxRunInput, SandboxRunOutput } from './sandbox.js';
+import type { SandboxLimits, SandboxRunInput, SandboxRunOutput } from '../sandbox.js';
 
 /**
  * Runs `input` in `prepared`, which it owns from now on: the context is disposed when the run ends

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { ValidationError } from './errors.js';
-import { validationFromIssues } from './validation/issues.js';
-import type { PageRequest, PageResult } from './storage/store.js';
+import { ValidationError } from '../errors/errors.js';
+import { validationFromIssues } from '../validation/issues.js';
+import type { PageRequest, PageResult } from '../storage/store.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

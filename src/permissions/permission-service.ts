@@ -1,5 +1,5 @@
-import type { Caller } from './auth/caller.js';
-import { ValidationError } from './errors.js';
+import type { Caller } from '../auth/caller.js';
+import { ValidationError } from '../errors/errors.js';
 import { APPLICATION_TYPES, type ApplicationType, PERMISSIONS, PERMISSIONS_BY_TYPE, type Permission } from './permissions.js';
 
 /** A permission as `GET /permissions` lists it (the shape the Basis Theory SDK reads). */

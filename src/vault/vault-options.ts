@@ -1,14 +1,14 @@
 import * as v from 'valibot';
-import type { Clock } from './clock.js';
-import type { KeyProvider } from './crypto/key-provider.js';
-import { ValidationError } from './errors.js';
-import type { Logger } from './logger.js';
-import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from './reactors/console-output.js';
-import { resolveLimits } from './sandbox/limits.js';
-import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from './sandbox/sandbox.js';
-import { resolveWorkerOptions, type SandboxWorkerOptions } from './sandbox/worker-options.js';
-import type { Store } from './storage/store.js';
-import { validationFromIssues } from './validation/issues.js';
+import type { Clock } from '../common/clock.js';
+import type { KeyProvider } from '../crypto/key-provider.js';
+import { ValidationError } from '../errors/errors.js';
+import type { Logger } from '../common/logger.js';
+import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from '../reactors/console-output.js';
+import { resolveLimits } from '../sandbox/limits.js';
+import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
+import { resolveWorkerOptions, type SandboxWorkerOptions } from '../sandbox/pool/worker-options.js';
+import type { Store } from '../storage/store.js';
+import { validationFromIssues } from '../validation/issues.js';
 
 export interface VaultOptions {
   /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
