@@ -57,7 +57,7 @@ export type { FormulaView, ReactorView } from './reactors/reactor-views.js';
 export type { CreateReactorRequest, UpdateReactorRequest, PatchReactorRequest, ReactRequest } from './reactors/reactor-input.js';
 export type { FormulaRequest } from './reactors/formula-input.js';
 export type { ConsoleOutputMode } from './reactors/console-output.js';
-export { MAX_DETOKENIZED_TOKENS } from './reactors/detokenize.js';
+export { MAX_DETOKENIZED_TOKENS } from './tokens/detokenize.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
 export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, RunOwner, HostApiTree, HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox/sandbox.js';
 export type { SandboxWorkerOptions } from './sandbox/pool/worker-options.js';

@@ -149,7 +149,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
           key: idempotencyKey,
           keyName: `${headerPrefix}-IDEMPOTENCY-KEY`,
           fingerprint: requestFingerprint(route.method, request.pathname + request.search, body === null ? null : body.text),
-          tokenIds: (ran) => referencedTokenIds(route.path, params, input.body, ran),
+          tokenIds: (ran) => referencedTokenIds(route, params, input.body, ran),
           leaseMs: idempotencyLeaseMs,
         },
         () => route.handle(input),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
-import { applyDetokenize, MAX_DETOKENIZED_TOKENS, planDetokenize } from '../../src/reactors/detokenize.js';
+import { applyDetokenize, MAX_DETOKENIZED_TOKENS, planDetokenize } from '../../src/tokens/detokenize.js';
 
 const engine = new ExpressionEngine();
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
