@@ -7,9 +7,9 @@
  * the destination's. The vault's headers (`<prefix>-*`) are never forwarded, and a destination
  * cannot send back one that claims that prefix.
  */
-import type { Caller } from '../caller.js';
-import { AuthenticationError, PayloadTooLargeError, ValidationError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Caller } from '../auth/caller.js';
+import { AuthenticationError, PayloadTooLargeError, ValidationError } from '../errors/errors.js';
+import type { Logger } from '../common/logger.js';
 import type { Vault } from '../vault.js';
 import { webBodyReader } from './body.js';
 import { errorResponse } from './problem.js';

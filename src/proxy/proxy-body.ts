@@ -5,7 +5,7 @@
  * authorized and read together, exactly as `/detokenize` does, before anything is sent; then the
  * tree is turned back into headers and body bytes. A body without `{{` goes on byte for byte.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 type BodyKind = 'none' | 'raw' | 'json' | 'form' | 'text';
 

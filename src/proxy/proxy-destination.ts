@@ -8,8 +8,8 @@
  * and local development can use a local receiver.
  */
 import { isIP } from 'node:net';
-import { ValidationError } from '../errors.js';
-import { hostOf, resolvePublicTarget, type Target } from '../sandbox/egress-target.js';
+import { ValidationError } from '../errors/errors.js';
+import { hostOf, resolvePublicTarget, type Target } from '../sandbox/egress/egress-target.js';
 
 /** Where and how the destination is judged. */
 export interface DestinationRules {

@@ -8,11 +8,11 @@
  * the destination host, method, path, query keys, token ids, status and latency; never bodies or
  * header values.
  */
-import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
-import { AuthorizationError, BadGatewayError, ValidationError, VaultError } from '../errors.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
+import { AuthorizationError, BadGatewayError, ValidationError, VaultError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import { RefusedDestinationError, type Target } from '../sandbox/egress-target.js';
+import { RefusedDestinationError, type Target } from '../sandbox/egress/egress-target.js';
 import { detokenizeValue } from '../tokens/detokenize-service.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { expressionTree, fromExpressionTree } from './proxy-body.js';

@@ -7,9 +7,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { BadGatewayError, GatewayTimeoutError } from '../errors.js';
-import type { Target } from '../sandbox/egress-target.js';
-import { readLimitedBody } from '../sandbox/limited-body.js';
+import { BadGatewayError, GatewayTimeoutError } from '../errors/errors.js';
+import type { Target } from '../sandbox/egress/egress-target.js';
+import { readLimitedBody } from '../sandbox/egress/limited-body.js';
 import type { SetTimer } from './proxy-options.js';
 
 /** The destination's answer. Header names are lower-case; a repeated header keeps every value. */

@@ -1,11 +1,11 @@
 // The destination rules of the ephemeral proxy (docs/proxies.md) as pure functions, and the pinned
 // connection: a request goes to the address that was checked, whatever the name resolves to later.
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { destinationUrl, resolveDestination } from '../../src/proxy/proxy-destination.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from '../../src/proxy/proxy-headers.js';
 import { sendToDestination } from '../../src/proxy/proxy-transport.js';
-import { RefusedDestinationError } from '../../src/sandbox/egress-target.js';
+import { RefusedDestinationError } from '../../src/sandbox/egress/egress-target.js';
 import { startReceiver } from './receiver.js';
 
 const STRICT = { allowPrivateNetwork: false, allowPorts: new Set([443]) };

@@ -3,8 +3,8 @@
 // the audit entry of each call, and that no key or detokenized value reaches a log, an entry or an error.
 import { expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
-import type { Logger } from '../../src/logger.js';
-import type { AccessRule } from '../../src/permissions.js';
+import type { Logger } from '../../src/common/logger.js';
+import type { AccessRule } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import type { SetTimer } from '../../src/proxy/proxy-options.js';
 import { describeEachStore } from '../support/stores.js';

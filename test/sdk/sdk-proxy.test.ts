@@ -1,7 +1,7 @@
 // bt.proxy.* of the real Basis Theory JS SDK against the real server (--header-prefix BT), on both
 // stores, with a local receiver as the destination (docs/proxies.md).
 import { expect, it } from 'vitest';
-import type { AccessRule } from '../../src/permissions.js';
+import type { AccessRule } from '../../src/permissions/permissions.js';
 import { describeEachStore } from '../support/stores.js';
 import { startReceiver } from '../proxy/receiver.js';
 import { sdkFailure, startSdkServer } from './harness.js';
