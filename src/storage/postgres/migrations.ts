@@ -118,7 +118,10 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants json;
   ALTER TABLE application_keys ADD COLUMN grants json;
   `,
-  /* 11: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
+  /* 11: a job keeps its own bound on attempts (the queue's claim counts attempts; a recurring job's run resets them) */ `
+  ALTER TABLE jobs ADD COLUMN max_attempts integer NOT NULL DEFAULT 10;
+  `,
+  /* 12: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
   ALTER TABLE applications ADD COLUMN allowed_origins json NOT NULL DEFAULT '[]';
   `,
 ]);
