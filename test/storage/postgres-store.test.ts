@@ -371,6 +371,29 @@ if (PG_URL === undefined) {
         await discard(one, two);
       }
     });
+
+    it('withLock callbacks never overlap, round after round, with their store queries in between', async () => {
+      // Through a pooler in transaction mode, a session lock stays on a server connection that
+      // other clients then use: callbacks overlapped and later ones hung (docs/scaling.md).
+      const [one, two] = await pair();
+      try {
+        let inside = 0;
+        let overlaps = 0;
+        const body = (store: PostgresStore) => async () => {
+          inside++;
+          if (inside > 1) overlaps++;
+          await store.listTenants();
+          await store.listTenants();
+          inside--;
+        };
+        for (let round = 0; round < 10; round++) {
+          await Promise.all([one.withLock('setup', body(one)), two.withLock('setup', body(two)), one.withLock('setup', body(one))]);
+        }
+        expect(overlaps).toBe(0);
+      } finally {
+        await discard(one, two);
+      }
+    });
   });
 
   describe('PostgreSQL lifecycle', () => {
