@@ -118,7 +118,10 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants json;
   ALTER TABLE application_keys ADD COLUMN grants json;
   `,
-  /* 11: every primary and unique key leads with tenant_id, so tables can be distributed by tenant (docs/scaling.md) */ `
+  /* 11: a job keeps its own bound on attempts (the queue's claim counts attempts; a recurring job's run resets them) */ `
+  ALTER TABLE jobs ADD COLUMN max_attempts integer NOT NULL DEFAULT 10;
+  `,
+  /* 12: every primary and unique key leads with tenant_id, so tables can be distributed by tenant (docs/scaling.md) */ `
   -- seq stays: creation order for paging, unique within a tenant. The (tenant_id, id) keys that
   -- were UNIQUE become the primary keys; the index rows follow their token by (tenant_id, seq).
   ALTER TABLE token_metadata DROP CONSTRAINT token_metadata_token_seq_fkey;
