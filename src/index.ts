@@ -9,7 +9,7 @@ export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions,
 export type { Caller, SessionIdentity } from './caller.js';
 export { systemClock, ManualClock } from './clock.js';
 export type { Clock } from './clock.js';
-export { consoleLogger, silentLogger } from './logger.js';
+export { consoleLogger, pinoVaultLogger, silentLogger, stderrLogger } from './logger.js';
 export type { Logger } from './logger.js';
 export { LocalKeyProvider, generateMasterKey } from './crypto/key-provider.js';
 export type { KeyProvider } from './crypto/key-provider.js';

@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import type { Caller } from '../caller.js';
 import { AuthenticationError, ValidationError } from '../errors.js';
-import { type Logger, silentLogger } from '../logger.js';
+import type { Logger as PinoLogger } from 'pino';
+import { isLoggerLike, type Logger, toLogger } from '../logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';
 import { validationFromIssues } from '../validation/issues.js';
 import type { Vault } from '../vault.js';
@@ -29,8 +30,11 @@ export interface FetchHandlerOptions {
   headerPrefix?: string;
   /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get a 413. */
   maxBodyBytes?: number;
-  /** Receives unexpected errors (by name only). Default: silent. */
-  logger?: Logger;
+  /**
+   * Receives unexpected errors (name, message and stack frames; docs/logging.md): a Logger or a
+   * pino logger. Default: the vault's logger.
+   */
+  logger?: Logger | PinoLogger;
   /**
    * How long an idempotency key stays claimed by a request in flight (default 5 minutes): after
    * that, should the process have died, the key may be used again. Keep it above your longest
@@ -51,10 +55,7 @@ const OptionsSchema = v.object({
     'SVC',
   ),
   maxBodyBytes: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1024 ** 3, 'must be at most 1 GiB')), 1_048_576),
-  logger: v.optional(
-    v.custom<Logger>((l) => typeof l === 'object' && l !== null && typeof (l as Logger).error === 'function', 'must have info, warn and error'),
-    silentLogger,
-  ),
+  logger: v.optional(v.custom<Logger>(isLoggerLike, 'must have info, warn and error (a Logger or a pino logger)')),
   idempotencyLeaseMs: v.optional(
     v.pipe(v.number(), v.integer('must be a whole number of milliseconds'), v.minValue(1000, 'must be at least 1000'), v.maxValue(IDEMPOTENCY_TTL_MS, 'must be at most 24 hours')),
     DEFAULT_IDEMPOTENCY_LEASE_MS,
@@ -87,7 +88,9 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
 function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): ExchangeHandler {
   const parsed = v.safeParse(OptionsSchema, options ?? {});
   if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
-  const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs, onExchange } = Object.freeze(parsed.output);
+  const { headerPrefix, maxBodyBytes, idempotencyLeaseMs, onExchange } = Object.freeze(parsed.output);
+  // A vault built by hand for a test may lack `logger`; stderr then.
+  const logger = toLogger(options.logger, vault.logger);
   const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
   const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
