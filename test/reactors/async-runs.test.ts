@@ -18,6 +18,7 @@ import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_URL, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
 import { type TestStore, describeEachStore } from '../support/stores.js';
 import { VISA, rejection } from './helpers.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 const ECHO = 'module.exports = async function (req) { return { raw: req.args }; }';
 const THROWS = "module.exports = async function () { throw new Error('declined'); }";
@@ -290,7 +291,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const masterKey = generateMasterKey();
     const place = reopenable(store);
     const watch = await watchedSandbox();
-    const first = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: watch.sandbox } });
+    const first = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: watch.sandbox } });
     const { user, reactorId } = await setup(first);
     const userKey = (user as Caller & { key: string }).key;
     const { id } = await first.reactors.reactAsync(user, reactorId, { args: { a: 1 } });
@@ -301,7 +302,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     watch.release();
     await running;
 
-    const second = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+    const second = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
     try {
       const caller = await second.authenticate(userKey);
       expect((await second.reactors.result(caller, reactorId, id)).status).toBe('running');
@@ -329,8 +330,8 @@ describeEachStore('asynchronous reactor runs', (store) => {
     it('two instances on one database run 200 requests, each exactly once', async () => {
       const masterKey = generateMasterKey();
       const place = reopenable(store);
-      const a = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
-      const b = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      const a = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      const b = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
       try {
         const { user, reactorId } = await setup(a);
         const ids: string[] = [];
