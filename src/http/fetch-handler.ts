@@ -139,6 +139,10 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
       }
       if (seen !== null) seen.applicationId = caller.applicationId;
       rejectUnknownQueryParameters(route, request.search);
+      // The standard header name, ignored, would run a retried request twice: refuse it, naming ours.
+      if (route.method !== 'GET' && route.method !== 'DELETE' && request.header('idempotency-key') !== null) {
+        throw ValidationError.field('Idempotency-Key', `is not read by this vault: send the idempotency key in the ${headerPrefix}-IDEMPOTENCY-KEY header`);
+      }
       const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
       const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
       const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);
