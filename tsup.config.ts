@@ -8,7 +8,7 @@ import { defineConfig } from 'tsup';
  */
 async function buildSandboxWorker(): Promise<void> {
   await build({
-    entryPoints: ['src/sandbox/sandbox-worker.ts'],
+    entryPoints: ['src/sandbox/engine/sandbox-worker.ts'],
     outfile: 'dist/sandbox-worker.js',
     bundle: true,
     platform: 'node',

@@ -9,8 +9,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { atTurnEnd } from '../turn-end.js';
-import { PROBLEMS } from '../problem.js';
+import { atTurnEnd } from '../common/turn-end.js';
+import { PROBLEMS } from '../errors/problem.js';
 import { abortRequest, hasNodeBody, nodeRequest } from './node-request.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
 import { validationFromIssues } from '../validation/issues.js';

@@ -22,4 +22,4 @@ export function accessLog(logger: PinoLogger): ExchangeObserver {
 }
 
 /** The vault's Logger interface on a pino logger, so the vault's entries and the access log share one stream. */
-export { pinoVaultLogger } from '../logger.js';
+export { pinoVaultLogger } from '../common/logger.js';

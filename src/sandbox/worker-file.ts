@@ -7,7 +7,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 /**
  * The default: beside this code. Run from TypeScript sources (vitest), the built one is used: a

@@ -1,8 +1,8 @@
-import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
+import { NotFoundError, ValidationError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import { applyDetokenize, planDetokenize } from '../reactors/detokenize.js';
+import { applyDetokenize, planDetokenize } from './detokenize.js';
 import type { TokenService } from './token-service.js';
 
 /** A detokenized value, and the data of each token it named (what a redacted reactor log must hide). */

@@ -1,6 +1,6 @@
 import { isValid, parse, parseISO } from 'date-fns';
-import { ValidationError } from '../errors.js';
-import { formatIso } from '../time.js';
+import { ValidationError } from '../errors/errors.js';
+import { formatIso } from '../common/time.js';
 
 const FIELD = 'expires_at';
 const FORMATS =

@@ -1,5 +1,5 @@
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestStore } from '../support/stores.js';
 import { SUITE_START } from '../support/suite-start.js';
 

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, expect, it, vi } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
-import { unexpectedErrorFields } from '../../src/logger.js';
+import { unexpectedErrorFields } from '../../src/common/logger.js';
 import { describeEachStore } from '../support/stores.js';
 
 afterEach(() => vi.restoreAllMocks());

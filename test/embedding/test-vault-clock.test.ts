@@ -4,7 +4,7 @@
  * time, which a test may have moved.
  */
 import { expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
 describeEachStore('the test vault clock', (store) => {
