@@ -170,9 +170,10 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
         sandboxPromise = null;
         // The QuickJS module did not load (most often: bundled with its WebAssembly file left behind,
         // docs/bundling.md). A 503 names the cause; the operator's log has the stack.
-        const fields = unexpectedErrorFields(error);
-        logger.error('the reactor sandbox could not start', fields);
-        throw new ServiceUnavailableError(`The reactor sandbox could not start: ${fields.error_message ?? fields.error}; when tokenvault is bundled, quickjs-emscripten and @jitl/* must stay external (docs/bundling.md)`, 30, error);
+        // A fault of the installation, not of a request: its message (a file path) is logged whole.
+        const cause = error instanceof Error ? error.message : String(error);
+        logger.error('the reactor sandbox could not start', { ...unexpectedErrorFields(error), error_message: cause });
+        throw new ServiceUnavailableError(`The reactor sandbox could not start: ${cause}; when tokenvault is bundled, quickjs-emscripten and @jitl/* must stay external (docs/bundling.md)`, 30, error);
       });
     return sandboxPromise;
   };

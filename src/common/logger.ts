@@ -64,13 +64,16 @@ function isPino(value: object): value is PinoLogger {
 }
 
 /**
- * What is logged of an unexpected error: its name, message and stack frames. V8's JSON parse
- * errors quote the text they failed on, which may be data: quoted text in a SyntaxError's message
- * is replaced. The stack is logged without its first line (the message again).
+ * What is logged of an unexpected error (docs/logging.md): its name, message and stack frames. A
+ * message may quote what the failing code was given (V8 quotes the text a JSON parse failed on, a
+ * driver the value it refused), so quoted text and runs of six or more digits are cut from it: the
+ * frames say where it failed. The stack is logged without its first line (the message again).
  */
 export function unexpectedErrorFields(error: unknown): { error: string; error_message?: string; stack?: string } {
   if (!(error instanceof Error)) return { error: typeof error };
-  const message = error instanceof SyntaxError ? error.message.replace(/"(?:[^"\\]|\\.)*"?/g, '"…"') : error.message;
+  const message = String(error.message)
+    .replace(/"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|`[^`]*`?/g, (quoted) => `${quoted[0]}…${quoted[0]}`)
+    .replace(/\d{6,}/g, '…');
   const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
   return { error: error.name, error_message: message.slice(0, 2000), ...(frames.length > 0 ? { stack: frames.join('\n') } : {}) };
 }
