@@ -11,6 +11,7 @@ import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './excha
 import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
+import { createProxyHandler, isProxyPath } from './proxy-handler.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { splitTarget } from './request-target.js';
 import { rejectUnknownQueryParameters } from './query-rule.js';
@@ -63,6 +64,8 @@ const OptionsSchema = v.object({
   onExchange: v.optional(v.custom<ExchangeObserver>((f) => typeof f === 'function', 'must be a function')),
 });
 
+type CheckedOptions = Readonly<Omit<v.InferOutput<typeof OptionsSchema>, 'logger'> & { logger: Logger }>;
+
 /** Every response: token data must not sit in caches. */
 const NO_STORE = 'no-store';
 
@@ -77,20 +80,37 @@ const NO_STORE = 'no-store';
  * const response = await handler(new Request('http://vault/tokens', { headers: { 'BT-API-KEY': key } }));
  */
 export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): FetchHandler {
-  const core = createExchangeHandler(vault, options);
+  const parsed = v.safeParse(OptionsSchema, options ?? {});
+  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
+  // The logger is settled here, once: a pino logger adapted, none given the vault's (a vault built
+  // by hand for a test may have none: stderr then).
+  const checked: CheckedOptions = Object.freeze({ ...parsed.output, logger: toLogger(options.logger, vault.logger) });
+  const core = createExchangeHandler(vault, checked);
+  // The proxy passes bodies and answers through as they are (proxy-handler.ts), beside the JSON core.
+  const proxy = createProxyHandler(vault, checked);
+  const { onExchange } = checked;
   return async (request: Request): Promise<Response> => {
-    const response = await core(new WebExchangeRequest(request));
+    const exchange = new WebExchangeRequest(request);
+    if (isProxyPath(exchange.pathname)) {
+      if (onExchange === undefined) return proxy(request, exchange.pathname, exchange.search);
+      const started = performance.now();
+      const seen = { applicationId: null };
+      const response = await proxy(request, exchange.pathname, exchange.search, seen);
+      try {
+        onExchange({ method: request.method, route: '/proxy', status: response.status, durationMs: performance.now() - started, applicationId: seen.applicationId });
+      } catch {
+        // An observer's failure must not change the response.
+      }
+      return response;
+    }
+    const response = await core(exchange);
     return textResponse(response.body, response.status, response.headers);
   };
 }
 
 /** The handler core: routing, authentication, body parsing, idempotency, error mapping. Never throws. */
-function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): ExchangeHandler {
-  const parsed = v.safeParse(OptionsSchema, options ?? {});
-  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
-  const { headerPrefix, maxBodyBytes, idempotencyLeaseMs, onExchange } = Object.freeze(parsed.output);
-  // A vault built by hand for a test may lack `logger`; stderr then.
-  const logger = toLogger(options.logger, vault.logger);
+function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeHandler {
+  const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs, onExchange } = options;
   const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
   const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();

@@ -53,5 +53,5 @@ describeEachStore('issue 23 edges over HTTP', (store) => {
 });
 
 it("serve's --allow-private-network help names webhooks and callbacks too", () => {
-  expect(SERVE_HELP).toMatch(/--allow-private-network\s+Let reactor fetch, webhooks and reactor callbacks reach loopback and\s+private addresses/);
+  expect(SERVE_HELP).toMatch(/--allow-private-network\s+Let reactor fetch, webhooks, reactor callbacks and \/proxy reach\s+loopback and private addresses/);
 });
