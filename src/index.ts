@@ -9,7 +9,7 @@ export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions,
 export type { Caller, SessionIdentity } from './auth/caller.js';
 export { systemClock, ManualClock } from './common/clock.js';
 export type { Clock } from './common/clock.js';
-export { consoleLogger, silentLogger } from './common/logger.js';
+export { consoleLogger, pinoVaultLogger, silentLogger, stderrLogger } from './common/logger.js';
 export type { Logger } from './common/logger.js';
 export { LocalKeyProvider, generateMasterKey } from './crypto/key-provider.js';
 export type { KeyProvider } from './crypto/key-provider.js';

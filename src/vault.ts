@@ -1,4 +1,5 @@
 import { AuditLog } from './audit/audit.js';
+import { ServiceUnavailableError } from './errors/errors.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
@@ -13,7 +14,7 @@ import { ExpressionEngine } from './expressions/engine.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
-import { silentLogger } from './common/logger.js';
+import { type Logger, toLogger, unexpectedErrorFields } from './common/logger.js';
 import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
@@ -28,7 +29,7 @@ import { DetokenizeService } from './tokens/detokenize-service.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
 import { createVaultKeys, type VaultKeys } from './vault/vault-keys.js';
-import { type VaultOptions, checkVaultOptions } from './vault/vault-options.js';
+import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
 import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
@@ -87,6 +88,8 @@ export interface Vault {
   readonly worker: VaultWorker;
   readonly clock: Clock;
   readonly store: Store;
+  /** Where the vault logs (its `logger` option; default warnings and errors on stderr): a handler without its own logs here too. */
+  readonly logger: Logger;
   /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
   authenticate: Authenticator['authenticate'];
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
@@ -127,10 +130,11 @@ export interface Vault {
  */
 export async function createVault(options: VaultOptions): Promise<Vault> {
   checkVaultOptions(options);
+  const workerFile = vaultWorkerFile(options);
   const { store } = options;
   const provider = options.keyProvider ?? new LocalKeyProvider(options.masterKey!);
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? silentLogger;
+  const logger = toLogger(options.logger);
   await store.migrate();
   const keyRing = new KeyRing(store, provider, clock, { refreshMs: options.keyRefreshMs ?? DEFAULT_KEY_REFRESH_MS });
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
@@ -167,12 +171,18 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
         m.createQuickJsSandbox({
           ...(reactorOptions.limits ? { limits: reactorOptions.limits } : {}),
           ...(reactorOptions.workers ? { workers: reactorOptions.workers } : {}),
+          ...(workerFile ? { workerFile } : {}),
         }),
       )
       .catch((error: unknown) => {
         ownSandbox = null;
         sandboxPromise = null;
-        throw error;
+        // The QuickJS module did not load (most often: bundled with its WebAssembly file left behind,
+        // docs/bundling.md). A 503 names the cause; the operator's log has the stack.
+        // A fault of the installation, not of a request: its message (a file path) is logged whole.
+        const cause = error instanceof Error ? error.message : String(error);
+        logger.error('the reactor sandbox could not start', { ...unexpectedErrorFields(error), error_message: cause });
+        throw new ServiceUnavailableError(`The reactor sandbox could not start: ${cause}; when tokenvault is bundled, quickjs-emscripten and @jitl/* must stay external (docs/bundling.md)`, 30, error);
       });
     return sandboxPromise;
   };
@@ -237,6 +247,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     store,
+    logger,
     authenticate: (key: string | null | undefined) => authenticator.authenticate(key),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),

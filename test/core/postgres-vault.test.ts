@@ -4,6 +4,7 @@ import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
 import { makeIdempotentRevealingRequests } from '../support/idempotent-requests.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 /*
  * What only PostgreSQL can show: its tables hold no plaintext. The behaviour on PostgreSQL (token
@@ -22,7 +23,7 @@ if (PG_URL === undefined) {
     afterAll(endAdmin);
     beforeEach(async () => {
       store = createPostgresStore({ connectionString: url, schema: freshSchema('vault'), max: 4 });
-      vault = await createTestVault({ store });
+      vault = await createTestVault({ start: SUITE_START, store });
     });
     afterEach(async () => {
       await vault.close();
