@@ -3,7 +3,16 @@ import { type Caller, requirePermission } from '../caller.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { applyDetokenize, planDetokenize } from '../reactors/detokenize.js';
-import type { TokenService } from './token-service.js';
+
+/**
+ * Where the data of the ids named by `{{ <id> }}` expressions comes from: `use` answers each id's
+ * data under the caller's token:use transform, or throws (NotFoundError naming an unknown id,
+ * AuthorizationError) before answering anything. TokenService is one (tokens only); the vault's
+ * is TokenSources (src/token-intents/token-sources.ts: tokens, then token intents).
+ */
+export interface DetokenizeSource {
+  use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>>;
+}
 
 /** A detokenized value, and the data of each token it named (what a redacted reactor log must hide). */
 export interface Detokenized {
@@ -17,7 +26,7 @@ export interface Detokenized {
  * at most 100 distinct tokens, every one of them allowed before anything is returned. An unknown id
  * is a 400 naming the field that holds it; `root` names `value` in field paths (`args`, `body`).
  */
-export async function detokenizeValue(tokens: TokenService, engine: ExpressionEngine, caller: Caller, value: unknown, root: string): Promise<Detokenized> {
+export async function detokenizeValue(tokens: DetokenizeSource, engine: ExpressionEngine, caller: Caller, value: unknown, root: string): Promise<Detokenized> {
   const plan = planDetokenize(value, root);
   if (plan.ids.size === 0) return { value: applyDetokenize(plan, new Map(), engine), data: new Map() };
   let data: Map<string, unknown>;
@@ -41,11 +50,11 @@ export async function detokenizeValue(tokens: TokenService, engine: ExpressionEn
  * @example await vault.detokenize.detokenize(caller, { card: `{{ ${token.id} }}`, last4: `{{ ${token.id} | json: '$.number' | last4 }}` })
  */
 export class DetokenizeService {
-  readonly #tokens: TokenService;
+  readonly #tokens: DetokenizeSource;
   readonly #engine: ExpressionEngine;
   readonly #audit: AuditLog;
 
-  constructor(deps: { tokens: TokenService; expressions: ExpressionEngine; audit: AuditLog }) {
+  constructor(deps: { tokens: DetokenizeSource; expressions: ExpressionEngine; audit: AuditLog }) {
     this.#tokens = deps.tokens;
     this.#engine = deps.expressions;
     this.#audit = deps.audit;

@@ -118,6 +118,20 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants json;
   ALTER TABLE application_keys ADD COLUMN grants json;
   `,
+  /* 11: token intents (docs/token-intents.md): short-lived data, sealed like token data, until converted */ `
+  CREATE TABLE token_intents (
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    type text NOT NULL,
+    sealed bytea NOT NULL,
+    fingerprint text,
+    created_by text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX token_intents_expires_at ON token_intents (expires_at);
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -119,6 +119,20 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants TEXT;
   ALTER TABLE application_keys ADD COLUMN grants TEXT;
   `,
+  /* 11: token intents (docs/token-intents.md): short-lived data, sealed like token data, until converted */ `
+  CREATE TABLE token_intents (
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    sealed BLOB NOT NULL,
+    fingerprint TEXT,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX token_intents_expires_at ON token_intents (expires_at);
+  `,
 ]);
 
 /**
