@@ -51,6 +51,9 @@
  * change without reveal, a fingerprint shown to a masked reader, a response under the write's
  * transform, lists without the read grants, `data:` under mask, an expiry without token:delete, a
  * reactor bound without covering its application).
+ *
+ * Token intents (docs/token-intents.md) have their own property beside this one, on the same
+ * reference model: no-leak-intents.property.test.ts.
  */
 import fc from 'fast-check';
 import type { CreateTokenInput } from '../../src/tokens/token-input.js';
