@@ -24,7 +24,7 @@ import { VaultError } from '../../src/errors.js';
 import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { type ModelApp, RULE_CONTAINERS, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, modelTransform } from './reference-model.js';
+import { type ModelApp, RULE_CONTAINERS, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, luhn, modelTransform } from './reference-model.js';
 
 const FUZZ_RUNS = Number(process.env.TOKENVAULT_FUZZ_RUNS ?? 0);
 const INTENT: Permission[] = ['token-intent:create', 'token-intent:read', 'token-intent:delete'];
@@ -80,15 +80,6 @@ interface ModelIntent {
 let counter = 0;
 /** 14 digits, unique in the process (fast-check's draws decide everything else). */
 const fresh = () => String(++counter).padStart(14, '0');
-function luhn(body: string): string {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let d = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return body + String((10 - (sum % 10)) % 10);
-}
 
 /** Runs `fn`; its answer, or the VaultError it threw (anything else fails the test). */
 async function attempt(fn: () => Promise<unknown>): Promise<{ ok: true; value: unknown } | { ok: false; error: VaultError }> {

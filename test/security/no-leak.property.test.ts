@@ -77,6 +77,7 @@ import {
   modelMayActAs,
   modelMayRecode,
   modelTransform,
+  luhn,
   printedFingerprint,
   secretsOf,
 } from './reference-model.js';
@@ -247,15 +248,6 @@ class Secrets {
   }
 }
 
-function luhn(body: string): string {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let d = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return body + String((10 - (sum % 10)) % 10);
-}
 
 /** Every string leaf of a value. */
 function leaves(value: unknown, out: string[] = []): string[] {
