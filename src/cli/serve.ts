@@ -1,7 +1,7 @@
 /** `tokenvault serve`: the HTTP API on embedded SQLite or PostgreSQL, with an access log and optional metrics. */
 import { type Server, createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import { MIN_KEY_LENGTH } from '../applications/api-keys.js';
+import { MIN_KEY_LENGTH } from '../auth/api-keys.js';
 import { createFetchHandler } from '../http/index.js';
 import { toNodeListener } from '../http/node.js';
 import { accessLog, pinoVaultLogger } from '../observability/access-log.js';

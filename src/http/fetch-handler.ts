@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import type { Caller } from '../caller.js';
-import { AuthenticationError, ValidationError } from '../errors.js';
-import { type Logger, silentLogger } from '../logger.js';
+import type { Caller } from '../auth/caller.js';
+import { AuthenticationError, ValidationError } from '../errors/errors.js';
+import { type Logger, silentLogger } from '../common/logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';
 import { validationFromIssues } from '../validation/issues.js';
 import type { Vault } from '../vault.js';
@@ -149,7 +149,7 @@ function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): Exch
           key: idempotencyKey,
           keyName: `${headerPrefix}-IDEMPOTENCY-KEY`,
           fingerprint: requestFingerprint(route.method, request.pathname + request.search, body === null ? null : body.text),
-          tokenIds: (ran) => referencedTokenIds(route.path, params, input.body, ran),
+          tokenIds: (ran) => referencedTokenIds(route, params, input.body, ran),
           leaseMs: idempotencyLeaseMs,
         },
         () => route.handle(input),

@@ -1,8 +1,8 @@
-import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
-import { ConflictError, ValidationError } from '../errors.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
+import { ConflictError, ValidationError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { type RunDependencies, currentRunDependencies } from '../idempotency/run-dependencies.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
@@ -10,7 +10,7 @@ import { type DetokenizeSource, detokenizeValue } from '../tokens/detokenize-ser
 import type { TokenService } from '../tokens/token-service.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { validateArgs } from './args.js';
-import { reactorCaller } from './binding-authz.js';
+import { reactorCaller } from '../auth/binding-authz.js';
 import { btTokenIds, createBtTree, tokenViewIds } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { type InvokeInput, checkConfiguration, parseInvoke } from './reactor-input.js';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { type FieldErrors, ValidationError } from '../errors.js';
+import { type FieldErrors, ValidationError } from '../errors/errors.js';
 import { addError, mergeInto, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
 import { isPlainObject, jsonProblems } from '../tokens/token-input-checks.js';

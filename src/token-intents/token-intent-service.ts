@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission, requireTokenTransform, transformFor } from '../caller.js';
-import type { Clock } from '../clock.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, requirePermission, requireTokenTransform, transformFor } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
-import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import type { StoredTokenIntent, Store } from '../storage/store.js';
 import { dedupeScopes, showsFingerprint } from '../tokens/disclosure.js';

@@ -1,5 +1,5 @@
 import type { StoredTokenIntent } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 import { type BankDetails, type CardDetails, intentDetails } from './card-details.js';
 
 /** A token intent as the API returns it (Basis Theory's shape): never its data. */

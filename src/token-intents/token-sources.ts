@@ -1,4 +1,4 @@
-import type { Caller } from '../caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { DetokenizeSource } from '../tokens/detokenize-service.js';
 import type { TokenService } from '../tokens/token-service.js';
 import type { TokenIntentService } from './token-intent-service.js';

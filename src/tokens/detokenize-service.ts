@@ -1,8 +1,8 @@
-import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
+import { NotFoundError, ValidationError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import { applyDetokenize, planDetokenize } from '../reactors/detokenize.js';
+import { applyDetokenize, planDetokenize } from './detokenize.js';
 
 /**
  * Where the data of the ids named by `{{ <id> }}` expressions comes from: `use` answers each id's

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/http/routes/index.js';
-import { PERMISSIONS } from '../../src/permissions.js';
+import { PERMISSIONS } from '../../src/permissions/permissions.js';
 import { TIMEOUT_MS } from '../../src/reactors/reactor-input.js';
 import { SEARCH_KEYS } from '../../src/tokens/search-input.js';
 import { CREATE_KEYS, TOKEN_INPUT_LIMITS, UPDATE_KEYS } from '../../src/tokens/token-input-schemas.js';

@@ -6,7 +6,7 @@ export type BasisTheoryClient = Awaited<ReturnType<BasisTheory['init']>>;
 import { onTestFinished } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
 import { toNodeListener } from '../../src/http/node.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import type { TestStore } from '../support/stores.js';
 

@@ -19,9 +19,9 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
-import { VaultError } from '../../src/errors.js';
-import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
+import type { Caller } from '../../src/auth/caller.js';
+import { VaultError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { type ModelApp, RULE_CONTAINERS, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, luhn, modelTransform } from './reference-model.js';

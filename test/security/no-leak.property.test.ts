@@ -58,9 +58,9 @@
 import fc from 'fast-check';
 import type { CreateTokenInput } from '../../src/tokens/token-input.js';
 import { expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
-import { InternalError, VaultError } from '../../src/errors.js';
-import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
+import type { Caller } from '../../src/auth/caller.js';
+import { InternalError, VaultError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import {

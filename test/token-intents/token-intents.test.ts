@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL } from '../core/helpers.js';

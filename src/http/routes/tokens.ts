@@ -1,6 +1,7 @@
 import { tokenListQuery } from '../query.js';
 import type { ConvertTokenIntentInput } from '../../token-intents/token-intent-input.js';
 import type { CreateTokenInput, UpdateTokenInput } from '../../tokens/token-input.js';
+import { tokensInResult, tokensNamedInBody } from './carried-tokens.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
 /** Spec 4.1, plus search and bulk tokenize. Each route is one TokenService call. */
@@ -9,6 +10,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/tokens',
     operationId: 'createToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:create',
     status: 201,
@@ -27,6 +29,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'GET',
     path: '/tokens',
     operationId: 'listTokens',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:read',
     status: 200,
@@ -52,6 +55,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'GET',
     path: '/tokens/{id}',
     operationId: 'getToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:read',
     status: 200,
@@ -62,6 +66,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'PATCH',
     path: '/tokens/{id}',
     operationId: 'updateToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:update',
     status: 200,
@@ -73,6 +78,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'DELETE',
     path: '/tokens/{id}',
     operationId: 'deleteToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:delete',
     status: 204,
@@ -83,6 +89,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/tokens/search',
     operationId: 'searchTokens',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:search',
     status: 200,
@@ -94,6 +101,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/tokenize',
     operationId: 'tokenize',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:create',
     status: 201,
@@ -105,6 +113,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/detokenize',
     operationId: 'detokenize',
+    carries: tokensNamedInBody,
     auth: true,
     permission: 'token:use',
     status: 200,

@@ -118,7 +118,10 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants json;
   ALTER TABLE application_keys ADD COLUMN grants json;
   `,
-  /* 11: token intents (docs/token-intents.md): short-lived data, sealed like token data, until converted */ `
+  /* 11: a job keeps its own bound on attempts (the queue's claim counts attempts; a recurring job's run resets them) */ `
+  ALTER TABLE jobs ADD COLUMN max_attempts integer NOT NULL DEFAULT 10;
+  `,
+  /* 12: token intents (docs/token-intents.md): short-lived data, sealed like token data, until converted */ `
   CREATE TABLE token_intents (
     tenant_id text NOT NULL,
     id text NOT NULL,

@@ -1,4 +1,4 @@
-import { atTurnEnd } from '../../turn-end.js';
+import { atTurnEnd } from '../../common/turn-end.js';
 
 /**
  * Group commit for SQLite writes. The first write of an event-loop turn is done at once; writes
