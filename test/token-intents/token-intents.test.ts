@@ -218,4 +218,24 @@ describeEachStore('token intents', (store) => {
     // Using an intent does not consume it.
     expect((await vault.tokenIntents.get(backend, intent.id)).id).toBe(intent.id);
   });
+
+  it('proxy expressions resolve intents too (the vault detokenizeSource), under the token:use transform of the caller', async () => {
+    const sent: string[] = [];
+    const destination = (async (_url: unknown, init?: RequestInit) => {
+      sent.push(new TextDecoder().decode(init?.body as Uint8Array));
+      return new Response('{"ok":true}', { status: 200 });
+    }) as typeof fetch;
+    const vault = await store.vault({ proxy: { fetch: destination } });
+    const browser = await vault.caller({ type: 'public', permissions: ['token-intent:create'] });
+    const proxier = await vault.caller({ permissions: ['token:use', 'proxy:invoke'] });
+    const intent = await vault.tokenIntents.create(browser, { type: 'card', data: { number: CARD.number } });
+    const request = { method: 'POST', url: 'https://api.example.com', path: '/charges', query: '', headers: { 'content-type': 'application/json' } };
+    const answer = await vault.proxy(proxier, { ...request, body: JSON.stringify({ number: `{{ ${intent.id} | json: '$.number' }}` }) });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(sent[0]!)).toEqual({ number: CARD.number });
+    const nothing = await vault.caller({ permissions: ['proxy:invoke', 'token:use'], rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }] });
+    const refused = await vault.proxy(nothing, { ...request, body: JSON.stringify({ number: `{{ ${intent.id} }}` }) }).catch((e: unknown) => e);
+    expect(sent).toHaveLength(1);
+    expect(JSON.stringify(refused)).not.toContain(CARD.number);
+  });
 });
