@@ -131,6 +131,7 @@ export class PostgresTokens {
         metadataDigests(next.metadata),
         distinct(next.searchHashes),
         ...auditValues(audit),
+        next.tenantId,
       ]);
       return UPDATED;
     });
