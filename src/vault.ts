@@ -25,7 +25,9 @@ import type { Sandbox } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TenantSetup, type NewTenant, type NewTenantInput } from './tenants/tenant-setup.js';
 import { TokenService } from './tokens/token-service.js';
-import { DetokenizeService } from './tokens/detokenize-service.js';
+import { type DetokenizeSource, DetokenizeService } from './tokens/detokenize-service.js';
+import { TokenIntentService } from './token-intents/token-intent-service.js';
+import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
 import { createVaultKeys, type VaultKeys } from './vault/vault-keys.js';
@@ -36,7 +38,7 @@ import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
-export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
+export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, TokenIntentOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
 export type { ProxyRequest, ProxyResponse } from './proxy/proxy-service.js';
 export type { ReencryptProgress, VaultKeys } from './vault/vault-keys.js';
 export type { NewTenant, NewTenantInput } from './tenants/tenant-setup.js';
@@ -57,6 +59,13 @@ const DEFAULT_SWEEP_MS = 5 * 60 * 1000;
 
 export interface Vault {
   readonly tokens: TokenService;
+  /** Token intents: short-lived data until a token is made of it (docs/token-intents.md). */
+  readonly tokenIntents: TokenIntentService;
+  /**
+   * What `{{ <id> }}` detokenization expressions resolve against, for the caller's token:use
+   * transform: tokens, then token intents (reactor args and /detokenize use it; so can a proxy).
+   */
+  readonly detokenizeSource: DetokenizeSource;
   /** Reactor formulas: code plus configuration and request-parameter declarations. */
   readonly formulas: FormulaService;
   /** Reactors: configured formulas, and their invocation. */
@@ -110,7 +119,7 @@ export interface Vault {
   recoverAdministrator(tenantId: string, input?: { name?: string }): Promise<ApplicationView & { key: string }>;
   /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
   ready(): Promise<void>;
-  /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
+  /** Removes expired tokens, token intents and lapsed cvcs now (the background sweep calls this). */
   sweep(): Promise<SweepResult>;
   /**
    * Counters of the batched audit queue, for metrics: entries waiting, flushes that failed (their
@@ -157,7 +166,18 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
   const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
-  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events });
+  const tokenIntents = new TokenIntentService({
+    store,
+    keys: keyRing,
+    expressions,
+    clock,
+    audit,
+    events,
+    ...(options.tokenIntents?.expiresInMs === undefined ? {} : { expiresInMs: options.tokenIntents.expiresInMs }),
+  });
+  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events, intents: tokenIntents });
+  // `{{ <id> }}` expressions resolve tokens, then token intents (reactor args, /detokenize).
+  const detokenizeSource = new TokenSources(tokens, tokenIntents);
   const authCache = new AuthCache(options.authCacheMs ?? 1000);
   const applications = new ApplicationService({ store, clock, audit, authCache, events });
   const authenticator = new Authenticator({ store, clock, authCache });
@@ -193,6 +213,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     audit,
     logger,
     tokens,
+    detokenizeSource,
     expressions,
     sandbox,
     fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork }),
@@ -206,7 +227,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
-  const proxy = new ProxyService({ tokens, expressions, audit, options: resolveProxyOptions(options.proxy), allowPrivateNetwork });
+  const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: resolveProxyOptions(options.proxy), allowPrivateNetwork });
 
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
@@ -236,7 +257,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     applications,
     applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache, events }),
     sessions: new SessionService({ store, clock, audit }),
-    detokenize: new DetokenizeService({ tokens, expressions, audit }),
+    detokenize: new DetokenizeService({ tokens: detokenizeSource, expressions, audit }),
+    tokenIntents,
+    detokenizeSource,
     proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),

@@ -60,6 +60,17 @@ export interface VaultOptions {
   jobs?: JobOptions;
   /** The ephemeral proxy (docs/proxies.md). Its destinations follow `reactors.egress.allowPrivateNetwork`. */
   proxy?: ProxyOptions;
+  /** Token intents (docs/token-intents.md). */
+  tokenIntents?: TokenIntentOptions;
+}
+
+/** Options of token intents (docs/token-intents.md). */
+export interface TokenIntentOptions {
+  /**
+   * How long an intent lives, in ms (default 86400000: one day; 60000 to 2592000000, 30 days). An
+   * intent holding a card's cvc lives at most one hour, the cvc's lifetime.
+   */
+  expiresInMs?: number;
 }
 
 /** Options of event webhooks and callbacks. Their URLs follow `reactors.egress.allowPrivateNetwork`. */
@@ -144,6 +155,7 @@ const OptionsSchema = v.object({
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
   webhooks: v.optional(v.strictObject({ subscriptionCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))) })),
   keyRefreshMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000))),
+  tokenIntents: v.optional(v.strictObject({ expiresInMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60_000), v.maxValue(30 * 24 * 60 * 60 * 1000))) })),
   expressions: v.optional(
     v.strictObject({
       requestBudgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),

@@ -52,6 +52,9 @@
  * change without reveal, a fingerprint shown to a masked reader, a response under the write's
  * transform, lists without the read grants, `data:` under mask, an expiry without token:delete, a
  * reactor bound without covering its application).
+ *
+ * Token intents (docs/token-intents.md) have their own property beside this one, on the same
+ * reference model: no-leak-intents.property.test.ts.
  */
 import fc from 'fast-check';
 import type { CreateTokenInput } from '../../src/tokens/token-input.js';
@@ -75,6 +78,7 @@ import {
   modelMayActAs,
   modelMayRecode,
   modelTransform,
+  luhn,
   printedFingerprint,
   secretsOf,
 } from './reference-model.js';
@@ -246,15 +250,6 @@ class Secrets {
   }
 }
 
-function luhn(body: string): string {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let d = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return body + String((10 - (sum % 10)) % 10);
-}
 
 /** Every string leaf of a value. */
 function leaves(value: unknown, out: string[] = []): string[] {
