@@ -26,6 +26,7 @@ import { PostgresAudit } from './postgres-audit.js';
 import { PostgresIdempotency } from './postgres-idempotency.js';
 import { PostgresReactors } from './postgres-reactors.js';
 import { PostgresTenants } from './postgres-tenants.js';
+import { PostgresTokenIntents } from './postgres-token-intents.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
 import type { WebhookStore } from '../webhook-records.js';
@@ -47,6 +48,7 @@ export class PostgresStore implements Store {
   readonly #s: string;
   readonly #sql: RecordStatements;
   readonly #tokens: PostgresTokens;
+  readonly #tokenIntents: PostgresTokenIntents;
   readonly #webhooks: PostgresWebhooks;
   readonly #jobs: PostgresJobs;
   readonly #requests: PostgresReactorRequests;
@@ -66,6 +68,7 @@ export class PostgresStore implements Store {
     this.#s = quoteSchema(schema);
     this.#sql = recordStatements(this.#s);
     this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
+    this.#tokenIntents = new PostgresTokenIntents(this.#db, this.#s, this.#tokens);
     this.#webhooks = new PostgresWebhooks(this.#db, this.#s);
     this.#jobs = new PostgresJobs(this.#db, this.#s);
     this.#requests = new PostgresReactorRequests(this.#db, this.#s, this.#jobs);
@@ -181,6 +184,14 @@ export class PostgresStore implements Store {
   countTokensBelowKeyVersion(tenantId: string, version: number): Promise<number> {
     return this.#tokens.countBelowKeyVersion(tenantId, version);
   }
+
+  // --- token intents (postgres-token-intents.ts) --------------------------------------------------
+
+  createTokenIntent: Store['createTokenIntent'] = (...args) => this.#tokenIntents.createTokenIntent(...args);
+  getTokenIntent: Store['getTokenIntent'] = (...args) => this.#tokenIntents.getTokenIntent(...args);
+  deleteTokenIntent: Store['deleteTokenIntent'] = (...args) => this.#tokenIntents.deleteTokenIntent(...args);
+  convertTokenIntent: Store['convertTokenIntent'] = (...args) => this.#tokenIntents.convertTokenIntent(...args);
+  purgeExpiredTokenIntents: Store['purgeExpiredTokenIntents'] = (...args) => this.#tokenIntents.purgeExpiredTokenIntents(...args);
 
   // --- applications, keys and sessions (postgres-applications.ts) ----------------------------------
 
