@@ -1,7 +1,9 @@
 // The PostgreSQL round trips of each hot path, pinned: a change that adds a query to a request
 // fails here. Counted at the pool (every statement sent, BEGIN and COMMIT included), on the second
 // identical request, so caches with an invalidation rule (API keys, reactor code) are warm as in a
-// running server. docs/performance.md gives the figures before and after issue 21.
+// running server. The audit entries of reads, creates and runs are not the request's: they go out
+// in batches (one INSERT per auditFlushMs, README "Audit"), held back here so that the count is the
+// request's own. docs/performance.md gives the figures before and after issue 21.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
@@ -46,7 +48,7 @@ describe.skipIf(PG_URL === undefined)(`PostgreSQL round trips per request ${PG_U
 
   beforeAll(async () => {
     pool = new pg.Pool({ connectionString: PG_URL!, max: 4 });
-    vault = await createTestVault({ store: createPostgresStore({ pool: countingPool(pool, sent), schema }) });
+    vault = await createTestVault({ store: createPostgresStore({ pool: countingPool(pool, sent), schema }), auditFlushMs: 60_000 });
     const handler = createFetchHandler(vault);
     send = async (method, path, key, body) => {
       sent.length = 0;
@@ -85,7 +87,7 @@ describe.skipIf(PG_URL === undefined)(`PostgreSQL round trips per request ${PG_U
       counts[name] = second.statements.length;
       if (process.env.TOKENVAULT_PRINT_TRIPS) console.log(name, second.statements);
     }
-    expect(counts).toEqual({ GET: 1, POST: 1, list: 1, search: 1, react: 4 });
+    expect(counts).toEqual({ GET: 1, POST: 1, list: 1, search: 1, react: 3 });
   });
 
   it('token reads started in one turn go out as one statement, each answered as it would be alone', async () => {
