@@ -1,7 +1,7 @@
 // The PostgreSQL round trips of each hot path, pinned: a change that adds a query to a request
 // fails here. Counted at the pool (every statement sent, BEGIN and COMMIT included), on the second
-// identical request, so caches with an invalidation rule (API keys, reactor code) are warm as in a
-// running server. The audit entries of reads, creates and runs are not the request's: they go out
+// identical request, so the API key cache (which has an invalidation rule) is warm as in a running
+// server. The audit entries of reads, creates and runs are not the request's: they go out
 // in batches (one INSERT per auditFlushMs, README "Audit"), held back here so that the count is the
 // request's own. docs/performance.md gives the figures before and after issue 21.
 import pg from 'pg';

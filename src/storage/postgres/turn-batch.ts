@@ -48,7 +48,7 @@ export class TurnBatch<K, V> {
         continue;
       }
       this.#many(batch.map((w) => w.key)).then(
-        (values) => batch.forEach((w, i) => w.resolve(values[i]!)),
+        (values) => batch.forEach((w, i) => w.resolve(values[i] as V)),
         (error: unknown) => batch.forEach((w) => w.reject(error)),
       );
     }
