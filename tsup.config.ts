@@ -13,7 +13,7 @@ export default defineConfig({
     cli: 'src/cli.ts',
     // Not an export: the worker thread reactor code runs in (src/sandbox/quickjs-sandbox.ts finds it
     // beside the chunk that starts it).
-    'sandbox-worker': 'src/sandbox/sandbox-worker.ts',
+    'sandbox-worker': 'src/sandbox/engine/sandbox-worker.ts',
   },
   format: ['esm'],
   target: 'node20',

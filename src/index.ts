@@ -6,11 +6,11 @@
  */
 export { createVault } from './vault.js';
 export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions } from './vault.js';
-export type { Caller, SessionIdentity } from './caller.js';
-export { systemClock, ManualClock } from './clock.js';
-export type { Clock } from './clock.js';
-export { consoleLogger, silentLogger } from './logger.js';
-export type { Logger } from './logger.js';
+export type { Caller, SessionIdentity } from './auth/caller.js';
+export { systemClock, ManualClock } from './common/clock.js';
+export type { Clock } from './common/clock.js';
+export { consoleLogger, silentLogger } from './common/logger.js';
+export type { Logger } from './common/logger.js';
 export { LocalKeyProvider, generateMasterKey } from './crypto/key-provider.js';
 export type { KeyProvider } from './crypto/key-provider.js';
 export {
@@ -26,10 +26,12 @@ export {
   InternalError,
   ReactorError,
   ServiceUnavailableError,
-} from './errors.js';
-export type { ErrorCode, FieldErrors } from './errors.js';
-export { PERMISSIONS, PERMISSIONS_BY_TYPE, APPLICATION_TYPES, TRANSFORMS } from './permissions.js';
-export type { Permission, ApplicationType, Transform, AccessRule } from './permissions.js';
+  BadGatewayError,
+  GatewayTimeoutError,
+} from './errors/errors.js';
+export type { ErrorCode, FieldErrors } from './errors/errors.js';
+export { PERMISSIONS, PERMISSIONS_BY_TYPE, APPLICATION_TYPES, TRANSFORMS } from './permissions/permissions.js';
+export type { Permission, ApplicationType, Transform, AccessRule } from './permissions/permissions.js';
 export type { TokenService } from './tokens/token-service.js';
 export type { ListTokensQuery, SearchTokensQuery } from './tokens/token-service.js';
 export type { TokenView } from './tokens/token-view.js';
@@ -45,10 +47,10 @@ export type { SessionService } from './sessions/session-service.js';
 export type { AuthorizeSessionRequest } from './sessions/session-input.js';
 export type { SessionView } from './sessions/session-service.js';
 export type { DetokenizeService } from './tokens/detokenize-service.js';
-export type { PermissionService } from './permission-service.js';
-export type { PermissionView } from './permission-service.js';
-export type { TenantService } from './tenant-service.js';
-export type { TenantView } from './tenant-service.js';
+export type { PermissionService } from './permissions/permission-service.js';
+export type { PermissionView } from './permissions/permission-service.js';
+export type { TenantService } from './tenants/tenant-service.js';
+export type { TenantView } from './tenants/tenant-service.js';
 export type { FormulaService } from './reactors/formula-service.js';
 export { MAX_REACTOR_NESTING } from './reactors/reactor-service.js';
 export type { ReactorService } from './reactors/reactor-service.js';
@@ -57,13 +59,13 @@ export type { FormulaView, ReactorView } from './reactors/reactor-views.js';
 export type { CreateReactorRequest, UpdateReactorRequest, PatchReactorRequest, ReactRequest } from './reactors/reactor-input.js';
 export type { FormulaRequest } from './reactors/formula-input.js';
 export type { ConsoleOutputMode } from './reactors/console-output.js';
-export { MAX_DETOKENIZED_TOKENS } from './reactors/detokenize.js';
+export { MAX_DETOKENIZED_TOKENS } from './tokens/detokenize.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
 export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, RunOwner, HostApiTree, HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox/sandbox.js';
-export type { SandboxWorkerOptions } from './sandbox/worker-options.js';
+export type { SandboxWorkerOptions } from './sandbox/pool/worker-options.js';
 export { IDEMPOTENCY_TTL_MS } from './idempotency/idempotency-service.js';
 export type { IdempotencyService, IdempotentRequest, IdempotentResult } from './idempotency/idempotency-service.js';
-export type { Paginated, Pagination, PageQuery } from './pagination.js';
+export type { Paginated, Pagination, PageQuery } from './common/pagination.js';
 export type { SweepResult } from './jobs/sweeper.js';
 export type * from './storage/store.js';
 export type { WebhookRequest } from './webhooks/webhook-input.js';

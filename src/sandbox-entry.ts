@@ -8,4 +8,4 @@ export { createQuickJsSandbox } from './sandbox/quickjs-sandbox.js';
 export type { QuickJsSandbox, QuickJsSandboxOptions } from './sandbox/quickjs-sandbox.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
 export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, RunOwner } from './sandbox/sandbox.js';
-export type { SandboxWorkerOptions } from './sandbox/worker-options.js';
+export type { SandboxWorkerOptions } from './sandbox/pool/worker-options.js';

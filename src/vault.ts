@@ -1,39 +1,44 @@
-import { AuditLog } from './audit.js';
-import { AuditService } from './audit-service.js';
+import { AuditLog } from './audit/audit.js';
+import { AuditService } from './audit/audit-service.js';
+import type { Caller } from './auth/caller.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
 import { ApplicationService, type ApplicationView } from './applications/application-service.js';
-import { AuthCache } from './applications/auth-cache.js';
+import { AuthCache } from './auth/auth-cache.js';
+import { Authenticator } from './auth/authenticate.js';
 import { SessionService } from './sessions/session-service.js';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock } from './common/clock.js';
 import { LocalKeyProvider } from './crypto/key-provider.js';
 import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
-import { silentLogger } from './logger.js';
-import { formatIso } from './time.js';
+import { silentLogger } from './common/logger.js';
+import { formatIso } from './common/time.js';
+import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
+import { resolveProxyOptions } from './proxy/proxy-options.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
-import { createEgressFetch } from './sandbox/egress-fetch.js';
+import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
 import type { Sandbox } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
-import { TenantSetup, type NewTenant, type NewTenantInput } from './tenant-setup.js';
+import { TenantSetup, type NewTenant, type NewTenantInput } from './tenants/tenant-setup.js';
 import { TokenService } from './tokens/token-service.js';
 import { DetokenizeService } from './tokens/detokenize-service.js';
-import { PermissionService } from './permission-service.js';
-import { TenantService } from './tenant-service.js';
-import { createVaultKeys, type VaultKeys } from './vault-keys.js';
-import { type VaultOptions, checkVaultOptions } from './vault-options.js';
+import { PermissionService } from './permissions/permission-service.js';
+import { TenantService } from './tenants/tenant-service.js';
+import { createVaultKeys, type VaultKeys } from './vault/vault-keys.js';
+import { type VaultOptions, checkVaultOptions } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
 import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
-export type { ExpressionOptions, JobOptions, ReactorOptions, VaultOptions, WebhookOptions } from './vault-options.js';
-export type { ReencryptProgress, VaultKeys } from './vault-keys.js';
-export type { NewTenant, NewTenantInput } from './tenant-setup.js';
+export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
+export type { ProxyRequest, ProxyResponse } from './proxy/proxy-service.js';
+export type { ReencryptProgress, VaultKeys } from './vault/vault-keys.js';
+export type { NewTenant, NewTenantInput } from './tenants/tenant-setup.js';
 
 /** The background job worker of a vault. */
 export interface VaultWorker {
@@ -62,6 +67,11 @@ export interface Vault {
   readonly sessions: SessionService;
   /** Detokenization of any JSON (`POST /detokenize`, token:use). */
   readonly detokenize: DetokenizeService;
+  /**
+   * The ephemeral proxy (`/proxy`, proxy:invoke): sends the request to its destination with its
+   * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
+   */
+  proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
   /** The permission catalog (`GET /permissions`). */
   readonly permissions: PermissionService;
   /** The caller's own tenant (`GET /tenants/self`). */
@@ -78,7 +88,7 @@ export interface Vault {
   readonly clock: Clock;
   readonly store: Store;
   /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
-  authenticate: ApplicationService['authenticate'];
+  authenticate: Authenticator['authenticate'];
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
   createTenant(input: NewTenantInput): Promise<NewTenant>;
   /**
@@ -146,6 +156,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events });
   const authCache = new AuthCache(options.authCacheMs ?? 1000);
   const applications = new ApplicationService({ store, clock, audit, authCache, events });
+  const authenticator = new Authenticator({ store, clock, authCache });
   // Created on first need: a vault that never runs reactors does not load the QuickJS module or
   // start worker threads. Only the sandbox created here is closed with the vault.
   let sandboxPromise: Promise<Sandbox> | null = reactorOptions.sandbox ? Promise.resolve(reactorOptions.sandbox) : null;
@@ -185,6 +196,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
+  const proxy = new ProxyService({ tokens, expressions, audit, options: resolveProxyOptions(options.proxy), allowPrivateNetwork });
+
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
       for (const token of expired) {
@@ -214,6 +227,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache, events }),
     sessions: new SessionService({ store, clock, audit }),
     detokenize: new DetokenizeService({ tokens, expressions, audit }),
+    proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
@@ -223,7 +237,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     store,
-    authenticate: (key: string | null | undefined) => applications.authenticate(key),
+    authenticate: (key: string | null | undefined) => authenticator.authenticate(key),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     listTenants: async () => store.listTenants(),
@@ -235,6 +249,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     auditStats: () => audit.stats(),
     async close() {
       await jobs.stop();
+      proxy.close();
       await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
       await audit.close();
       await store.close();

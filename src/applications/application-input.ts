@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { validationFromIssues } from '../validation/issues.js';
 import {
   type AccessRule,
@@ -9,8 +9,8 @@ import {
   PERMISSIONS_BY_TYPE,
   type Permission,
   TRANSFORMS,
-} from '../permissions.js';
-import { normalizeContainer } from '../tokens/containers.js';
+} from '../permissions/permissions.js';
+import { normalizeContainer } from '../auth/containers.js';
 
 /** An unknown permission's message lists the valid ones, so the fix is in the error. */
 const UNKNOWN_PERMISSION = `is not a known permission; valid permissions: ${PERMISSIONS.join(', ')}`;

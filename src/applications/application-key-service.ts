@@ -1,15 +1,15 @@
-import type { AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit/audit.js';
 import { refuseNul } from '../validation/no-nul.js';
-import { type Caller, requirePermission } from '../caller.js';
-import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
+import { ConflictError, NotFoundError } from '../errors/errors.js';
 import type { ApplicationKeyRecord, ApplicationRecord, Store } from '../storage/store.js';
-import { formatIso } from '../time.js';
-import { newApplicationKey } from './api-keys.js';
+import { formatIso } from '../common/time.js';
+import { newApplicationKey } from '../auth/api-keys.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
-import { boundGrantsFor } from '../sessions/session-grants.js';
-import { requireMayActOn } from './application-authz.js';
-import type { AuthCache } from './auth-cache.js';
+import { boundGrantsFor } from '../auth/session-grants.js';
+import { requireMayActOn } from '../auth/application-authz.js';
+import type { AuthCache } from '../auth/auth-cache.js';
 
 /** Most keys one application may hold at once: enough to rotate, not a place to hoard credentials. */
 export const MAX_KEYS_PER_APPLICATION = 20;

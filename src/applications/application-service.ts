@@ -1,19 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
-import type { AuditLog } from '../audit.js';
-import { ADMINISTRATOR_PERMISSIONS, type Caller, isTenantAdministrator, requirePermission } from '../caller.js';
-import type { Clock } from '../clock.js';
-import { AuthenticationError, ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors.js';
-import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
-import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
-import type { ApplicationChanges, ApplicationKeyMatch, ApplicationKeyRecord, ApplicationRecord, SessionGrants, Store } from '../storage/store.js';
+import type { AuditLog } from '../audit/audit.js';
+import { ADMINISTRATOR_PERMISSIONS, type Caller, isTenantAdministrator, requirePermission } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
+import { ConflictError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors/errors.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
+import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
+import type { ApplicationChanges, ApplicationKeyRecord, ApplicationRecord, SessionGrants, Store } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
-import { formatIso } from '../time.js';
-import { resolveSessionKey } from '../sessions/session-auth.js';
-import { boundGrantsFor, withinBoundGrants } from '../sessions/session-grants.js';
-import { MIN_KEY_LENGTH, SESSION_KEY_PREFIX, hashApiKey, hashesEqual, newApplicationKey } from './api-keys.js';
-import { AuthCache } from './auth-cache.js';
-import { requireMayActOn } from './application-authz.js';
+import { formatIso } from '../common/time.js';
+import { boundGrantsFor } from '../auth/session-grants.js';
+import { MIN_KEY_LENGTH, newApplicationKey } from '../auth/api-keys.js';
+import { AuthCache } from '../auth/auth-cache.js';
+import { requireMayActOn } from '../auth/application-authz.js';
 import { type ApplicationInput, type CreateApplicationRequest, type UpdateApplicationRequest, parseCreateApplication, parseUpdateApplication } from './application-input.js';
 
 /**
@@ -61,38 +60,6 @@ export class ApplicationService {
     this.#clock = deps.clock;
     this.#audit = deps.audit;
     this.#callers = deps.authCache ?? new AuthCache(0);
-  }
-
-  /**
-   * Resolves an API key (any live key of an application) or an authorized session key to its
-   * Caller; AuthenticationError for a missing or unknown key, and for a session key that is
-   * expired or not yet authorized (saying which). A resolved key is remembered for `authCacheMs`
-   * (vault option, default 1 s; a session key never past its expiry): changes made through this
-   * vault (application update, regenerate, delete, key deletion) forget every remembered key at
-   * once; a change made by another process sharing the database takes effect within that time.
-   */
-  async authenticate(key: string | null | undefined): Promise<Caller> {
-    if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
-    const { keyHash, keyLookup } = hashApiKey(key);
-    const now = this.#clock.now();
-    const cached = this.#callers.get(keyHash, now);
-    if (cached !== undefined) return cached;
-    if (key.startsWith(SESSION_KEY_PREFIX)) {
-      const session = await resolveSessionKey(this.#store, keyHash, keyLookup, now);
-      if (session !== null) {
-        this.#callers.set(keyHash, session.caller, now, session.expiresAt);
-        return session.caller;
-      }
-    }
-    const candidates = await this.#store.findApplicationKeys(keyLookup);
-    // Compare against every candidate so the time does not depend on which one matched.
-    let match: ApplicationKeyMatch | undefined;
-    for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found;
-    if (!match) throw new AuthenticationError('The API key is not valid');
-    // A key a non-administrator made acts within the grants the application had then.
-    const caller = withinBoundGrants(match.application, match.key.grants);
-    this.#callers.set(keyHash, caller, now);
-    return caller;
   }
 
   /**

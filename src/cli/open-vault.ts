@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import { type Vault, type VaultOptions, createVault } from '../vault.js';
 import { CliError, type CliIo } from './io.js';
 import { type StoreTarget, describeTarget, openStore, storeError } from './store-target.js';

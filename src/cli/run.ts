@@ -1,5 +1,5 @@
 /** Dispatches `tokenvault <command>` to its module and turns errors into messages and exit codes. */
-import { VaultError } from '../errors.js';
+import { VaultError } from '../errors/errors.js';
 import { CliError, type CliIo, UsageError } from './io.js';
 import { KEYS_HELP, keys } from './keys.js';
 import { MIGRATE_HELP, migrate } from './migrate.js';

@@ -1,7 +1,7 @@
 /** Which database a command works on (SQLite file or PostgreSQL), opened with plain error messages. */
 import { createPostgresStore, redactConnectionString } from '../postgres.js';
 import { createSqliteStore } from '../sqlite.js';
-import { ServiceUnavailableError, VaultError } from '../errors.js';
+import { ServiceUnavailableError, VaultError } from '../errors/errors.js';
 import type { Store } from '../storage/store.js';
 import { CliError, UsageError } from './io.js';
 

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 /**
  * Wraps and unwraps tenant keys. The default is a local 32-byte master key; a KMS-backed provider

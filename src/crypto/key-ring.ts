@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomFillSync } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../common/clock.js';
 import type { Store, WrappedKeyRecord } from '../storage/store.js';
 import type { KeyProvider } from './key-provider.js';
 

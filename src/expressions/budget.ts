@@ -15,7 +15,7 @@
  * Clock is domain time (a ManualClock in tests, and the system clock can jump). Tests inject a
  * source that moves only when read, which makes the cap deterministic.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 /** A monotonic time source, in milliseconds. */
 export type MonotonicNow = () => number;

@@ -1,5 +1,5 @@
 import type { Liquid, Template } from 'liquidjs';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { parseError } from './expression-errors.js';
 import { type SingleVariable, type VaultPipeline, singleVariable, vaultPipeline } from './fast-paths.js';
 import { MAX_TEMPLATE_LENGTH } from './liquid-instance.js';

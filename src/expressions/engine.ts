@@ -16,8 +16,8 @@
  * template (expression-errors.ts).
  */
 import { Context, type Liquid, toValueSync } from 'liquidjs';
-import { ValidationError } from '../errors.js';
-import { isDeepFrozen } from '../frozen.js';
+import { ValidationError } from '../errors/errors.js';
+import { isDeepFrozen } from '../common/frozen.js';
 import { DEFAULT_REQUEST_BUDGET_MS, ExpressionBudget, type MonotonicNow, performanceNow } from './budget.js';
 import { type Compiled, compileTemplate } from './compiled-template.js';
 import { renderError } from './expression-errors.js';

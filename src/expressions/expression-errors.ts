@@ -3,7 +3,7 @@
  * from the kind of failure, never from liquid's message, which can quote the template (that may hold an
  * HMAC key).
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { ExpressionFilterError } from './filter-values.js';
 import { DISALLOWED_TAGS, MAX_TEMPLATE_LENGTH, RENDER_LIMIT_MS } from './liquid-instance.js';
 

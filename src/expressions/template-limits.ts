@@ -19,7 +19,7 @@
  */
 import { Output, Tag, TypeGuards, Value } from 'liquidjs';
 import type { Template } from 'liquidjs';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { MAX_PAD_WIDTH } from './mask-filters.js';
 
 /** Tags and outputs per template. A card mask leaf has one. */

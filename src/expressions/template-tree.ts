@@ -2,7 +2,7 @@
  * Trees whose string leaves are templates (masks): walking them, and the render plans of deeply
  * frozen ones (see ExpressionEngine.renderTree).
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { Compiled } from './compiled-template.js';
 
 const MAX_TREE_DEPTH = 64;

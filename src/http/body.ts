@@ -1,4 +1,4 @@
-import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors/errors.js';
 import { describeJsonError } from './json-position.js';
 import type { BodyReader, ExchangeRequest } from './exchange.js';
 

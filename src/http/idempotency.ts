@@ -1,5 +1,4 @@
-import { planDetokenize } from '../reactors/detokenize.js';
-import { idsIn } from '../idempotency/idempotency-service.js';
+import type { AuthenticatedRoute } from './routes/route.js';
 
 /** The fingerprint of an HTTP request: the same key with another method, path, query or body is another request (422). */
 export function requestFingerprint(method: string, pathAndQuery: string, body: string | null): string {
@@ -7,35 +6,10 @@ export function requestFingerprint(method: string, pathAndQuery: string, body: s
 }
 
 /**
- * The tokens whose data a response of a route may carry, so the stored response can be withdrawn
- * when one of them is deleted, expires or loses its cvc:
- * - token routes (`/tokens…`, `/tokenize`): every `id` in the response (the token read, updated,
- *   created or found) and the path's token id;
- * - `/detokenize`: the tokens the body's expressions name (the response is their data);
- * - reactor invocations (`/reactors/{id}/react`): the tokens named by `{{ id }}` expressions in the
- *   request's args (their data is what the reactor received) and every `id` in the response (the
- *   tokens the run created); what the reactor's code read through `req.bt` the run reports itself
- *   (src/idempotency/run-dependencies.ts);
- * - other routes carry no token data: none.
- * Over-inclusion costs nothing: ids that name no token are ignored by the store.
+ * The tokens whose data a response of `route` may carry, as the route declares them (its
+ * `carries`, routes/carried-tokens.ts), so the stored response can be withdrawn when one of them
+ * is deleted, expires or loses its cvc. A route that declares nothing carries no token data.
  */
-export function referencedTokenIds(routePath: string, params: Record<string, string>, body: unknown, result: unknown): string[] {
-  if (routePath === '/detokenize') return [...namedTokens(body)];
-  const isReact = routePath === '/reactors/{id}/react';
-  if (!isReact && !routePath.startsWith('/tokens') && routePath !== '/tokenize') return [];
-  const ids = idsIn(result);
-  if (!isReact && params['id'] !== undefined) ids.add(params['id']);
-  if (isReact && typeof body === 'object' && body !== null) {
-    for (const id of namedTokens((body as { args?: unknown }).args)) ids.add(id);
-  }
-  return [...ids];
-}
-
-/** The token ids a detokenize body or reactor args name; none when it does not parse (such a request ran nothing). */
-function namedTokens(value: unknown): Iterable<string> {
-  try {
-    return planDetokenize(value, 'body').ids.keys();
-  } catch {
-    return [];
-  }
+export function referencedTokenIds(route: Pick<AuthenticatedRoute, 'carries'>, params: Record<string, string>, body: unknown, result: unknown): string[] {
+  return route.carries === undefined ? [] : [...new Set(route.carries({ params, body, result }))];
 }

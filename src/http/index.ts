@@ -10,7 +10,7 @@ export { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
 export type { ProblemDetails } from './problem.js';
 export { IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 /** The HTTP status of each error code, and of a given error (a reactor error carries its own). */
-export { STATUS_BY_CODE, statusOf } from '../errors.js';
+export { STATUS_BY_CODE, statusOf } from '../errors/errors.js';
 // Metrics (prom-client) are in `tokenvault/metrics`, so importing the handler does not load them.
 export { accessLog, pinoVaultLogger } from '../observability/access-log.js';
 export { observeAll } from '../observability/exchange-event.js';

@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { atTurnEnd } from '../turn-end.js';
+import { atTurnEnd } from '../common/turn-end.js';
 import { abortRequest, nodeRequest } from './node-request.js';
 import { validationFromIssues } from '../validation/issues.js';
 

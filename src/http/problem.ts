@@ -1,8 +1,8 @@
-import { InternalError, ReactorError, ServiceUnavailableError, VaultError } from '../errors.js';
-import { PROBLEMS, type ProblemDetails, problemOfError } from '../problem.js';
-export type { HttpProblemCode, ProblemDetails } from '../problem.js';
-export { INTERNAL_DETAIL } from '../problem.js';
-import type { Logger } from '../logger.js';
+import { InternalError, ReactorError, ServiceUnavailableError, VaultError } from '../errors/errors.js';
+import { PROBLEMS, type ProblemDetails, problemOfError } from '../errors/problem.js';
+export type { HttpProblemCode, ProblemDetails } from '../errors/problem.js';
+export { INTERNAL_DETAIL } from '../errors/problem.js';
+import type { Logger } from '../common/logger.js';
 import type { ExchangeResponse } from './exchange.js';
 import { reactorResponse } from './reactor-response.js';
 

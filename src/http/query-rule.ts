@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { addError, printableKey } from '../validation/field-errors.js';
 import type { QueryParameterDoc, RouteDefinition } from './routes/route.js';
 

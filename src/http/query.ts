@@ -1,5 +1,5 @@
-import type { ListLogsQuery } from '../audit-service.js';
-import type { PageQuery } from '../pagination.js';
+import type { ListLogsQuery } from '../audit/audit-service.js';
+import type { PageQuery } from '../common/pagination.js';
 import type { ListTokensQuery } from '../tokens/token-service.js';
 
 /**

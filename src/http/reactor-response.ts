@@ -1,4 +1,4 @@
-import type { ReactorError } from '../errors.js';
+import type { ReactorError } from '../errors/errors.js';
 import type { ExchangeResponse } from './exchange.js';
 
 /**

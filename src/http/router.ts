@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 /** A route the router can hold: a method and a path pattern such as `/tokens/{id}`. */
 export interface RoutePattern {

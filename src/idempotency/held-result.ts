@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Caller, coversGrants, holdsAnyGrant, makeCaller } from '../caller.js';
+import { type Caller, coversGrants, holdsAnyGrant, makeCaller } from '../auth/caller.js';
 import type { SessionGrants, Store, StoredToken } from '../storage/store.js';
 import type { RunDependencies } from './run-dependencies.js';
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Caller } from '../caller.js';
-import type { Clock } from '../clock.js';
+import type { Caller } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
-import { ConflictError, UnprocessableError, ValidationError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ConflictError, UnprocessableError, ValidationError } from '../errors/errors.js';
+import type { Logger } from '../common/logger.js';
 import type { IdempotencyClaim, IdempotencyRecord, Store } from '../storage/store.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { type HeldState, HeldResults } from './held-result.js';

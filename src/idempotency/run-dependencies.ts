@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Caller } from '../caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { ApplicationRecord } from '../storage/store.js';
 
 /**

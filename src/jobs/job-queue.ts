@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Clock } from '../clock.js';
-import { VaultError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../common/clock.js';
+import { VaultError } from '../errors/errors.js';
+import type { Logger } from '../common/logger.js';
 import type { JobRecord, Store } from '../storage/store.js';
 import { retryDelayMs } from './backoff.js';
 
@@ -37,6 +37,9 @@ export interface EnqueueInput {
   /** At most one stored job per key: enqueueing another while one exists does nothing. */
   key?: string;
 }
+
+/** Attempts a job gets when its kind was registered without `maxAttempts`. */
+const DEFAULT_MAX_ATTEMPTS = 10;
 
 export interface JobQueueOptions {
   store: Store;
@@ -75,6 +78,8 @@ export class JobQueue {
   readonly #options: JobQueueOptions;
   readonly #owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   readonly #handlers = new Map<string, Registration>();
+  /** The kinds this instance claims: those it has handlers for. */
+  #kinds: readonly string[] = [];
   readonly #running = new Map<string, { done: Promise<void>; abort: AbortController }>();
   #timer: NodeJS.Timeout | null = null;
   #started = false;
@@ -101,18 +106,24 @@ export class JobQueue {
   }
 
   /**
-   * Registers the handler of a kind. `leaseMs` (default 60 s) must exceed the longest run: past it,
-   * another worker may claim the job. `maxAttempts` (default 10) bounds retries of thrown errors.
+   * Registers the handler of a kind; this instance then claims jobs of that kind (and only of the
+   * kinds it has handlers for). `leaseMs` (default 60 s) must exceed the longest run: past it,
+   * another worker may claim the job. `maxAttempts` (default 10) bounds retries of thrown errors;
+   * it is stored with each job of the kind enqueued here.
    */
   register(kind: string, handler: JobHandler, options: { leaseMs?: number; maxAttempts?: number } = {}): void {
     if (this.#handlers.has(kind)) throw new Error(`a handler for job kind '${kind}' is already registered`);
-    this.#handlers.set(kind, { handler, leaseMs: options.leaseMs ?? CLAIM_LEASE_MS, maxAttempts: options.maxAttempts ?? 10 });
+    this.#handlers.set(kind, { handler, leaseMs: options.leaseMs ?? CLAIM_LEASE_MS, maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS });
+    this.#kinds = [...this.#handlers.keys()];
   }
 
-  /** Stores a job; its id, or null when `key` is given and a job with that key exists. */
-  async enqueue(input: EnqueueInput): Promise<string | null> {
+  /**
+   * The record of a new job, not stored: for a store operation that stores it atomically with what
+   * it works on (call notifyEnqueued after). Its bound on attempts is its kind's.
+   */
+  newJob(input: EnqueueInput): JobRecord {
     const now = this.#clock.now();
-    const job: JobRecord = {
+    return {
       id: randomUUID(),
       tenantId: input.tenantId,
       kind: input.kind,
@@ -120,11 +131,18 @@ export class JobQueue {
       payload: JSON.stringify(input.payload ?? null),
       runAt: input.runAt ?? now,
       attempts: 0,
+      maxAttempts: this.#handlers.get(input.kind)?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
       leaseOwner: null,
       leaseExpiresAt: null,
       createdAt: now,
       lastError: null,
     };
+  }
+
+  /** Stores a job; its id, or null when `key` is given and a job with that key exists. */
+  async enqueue(input: EnqueueInput): Promise<string | null> {
+    const job = this.newJob(input);
+    const now = job.createdAt;
     if (!(await this.#store.enqueueJob(job))) return null;
     if (job.runAt <= now) this.notifyEnqueued();
     return job.id;
@@ -210,7 +228,7 @@ export class JobQueue {
   }
 
   #claim(limit: number): Promise<JobRecord[]> {
-    return this.#store.claimJobs(this.#owner, this.#clock.now(), CLAIM_LEASE_MS, limit);
+    return this.#store.claimJobs(this.#owner, this.#clock.now(), CLAIM_LEASE_MS, limit, this.#kinds);
   }
 
   #run(job: JobRecord): Promise<void> {
@@ -223,12 +241,9 @@ export class JobQueue {
   async #execute(job: JobRecord, signal: AbortSignal): Promise<void> {
     const registration = this.#handlers.get(job.kind);
     const store = this.#store;
-    if (!registration) {
-      // Another version of tokenvault (a rolling upgrade) may know the kind: leave it to that one.
-      this.#logger.warn('job queue: no handler for job kind', { kind: job.kind, jobId: job.id });
-      await store.rescheduleJob(job.id, this.#owner, this.#clock.now() + CLAIM_LEASE_MS, 'no handler');
-      return;
-    }
+    // Claims take registered kinds only (a kind another version knows, in a rolling upgrade, is
+    // left to that version); registrations are never removed.
+    if (!registration) throw new Error(`claimed a job of unregistered kind '${job.kind}'`);
     const renew = async (leaseMs = registration.leaseMs) => {
       if (!(await store.renewJobLease(job.id, this.#owner, this.#clock.now() + leaseMs))) throw new Error('the job lease was lost');
     };
@@ -238,21 +253,24 @@ export class JobQueue {
       outcome = await registration.handler(JSON.parse(job.payload) as unknown, { job, signal, renew });
     } catch (error) {
       if (signal.aborted) {
-        await store.rescheduleJob(job.id, this.#owner, this.#clock.now(), 'released at shutdown');
+        await store.rescheduleJob(job.id, this.#owner, this.#clock.now(), 'released at shutdown', 'keep');
         return;
       }
       const code = errorName(error);
-      if (job.attempts >= registration.maxAttempts) {
+      if (job.attempts >= job.maxAttempts) {
         this.#logger.error('job failed for good', { kind: job.kind, jobId: job.id, attempts: job.attempts, error: code });
         await store.finishJob(job.id, this.#owner);
         return;
       }
       this.#logger.warn('job failed; retrying', { kind: job.kind, jobId: job.id, attempts: job.attempts, error: code });
-      await store.rescheduleJob(job.id, this.#owner, this.#clock.now() + retryDelayMs(job.attempts), code);
+      await store.rescheduleJob(job.id, this.#owner, this.#clock.now() + retryDelayMs(job.attempts), code, 'keep');
       return;
     }
     if (outcome === undefined || outcome.status === 'done') await store.finishJob(job.id, this.#owner);
-    else await store.rescheduleJob(job.id, this.#owner, outcome.runAt, outcome.status === 'retry' ? outcome.error : null);
+    else if (outcome.status === 'retry') await store.rescheduleJob(job.id, this.#owner, outcome.runAt, outcome.error, 'keep');
+    // A recurring job's run succeeded: its attempts count again from 0, so failures spread over many
+    // successful runs never add up to maxAttempts (the sweep once stopped for good that way).
+    else await store.rescheduleJob(job.id, this.#owner, outcome.runAt, null, 'reset');
   }
 }
 

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../common/clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { ExpiredTokenRecord, Store } from '../storage/store.js';
 
 export interface SweepResult {

@@ -1,5 +1,5 @@
 import type { Logger as PinoLogger } from 'pino';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { ExchangeObserver } from './exchange-event.js';
 
 /**

@@ -11,7 +11,7 @@
  *
  * Runs after detokenization, so one complex token can supply several parameters (rule 8).
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { DeclaredType, FormulaRecord } from '../storage/store.js';
 
 type Parameter = FormulaRecord['requestParameters'][number];

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, type SessionIdentity, makeCaller } from '../caller.js';
-import { resumedSessionCaller } from '../sessions/session-grants.js';
-import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { type Caller, type SessionIdentity, makeCaller } from '../auth/caller.js';
+import { resumedSessionCaller } from '../auth/session-grants.js';
+import type { Clock } from '../common/clock.js';
+import { ConflictError, NotFoundError } from '../errors/errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';
 import { type HeldState, HeldResults } from '../idempotency/held-result.js';
 import { idsIn } from '../idempotency/idempotency-service.js';
 import { RunDependencies, trackRunDependencies } from '../idempotency/run-dependencies.js';
-import { problemOfError } from '../problem.js';
-import type { JobRecord, ReactorRequestRecord, SessionGrants, Store } from '../storage/store.js';
+import { problemOfError } from '../errors/problem.js';
+import type { ReactorRequestRecord, SessionGrants, Store } from '../storage/store.js';
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
 import type { InvokeInput } from './reactor-input.js';
 
@@ -119,19 +119,7 @@ export class AsyncRuns {
       completedAt: null,
       expiresAt: null,
     };
-    const job: JobRecord = {
-      id: randomUUID(),
-      tenantId: caller.tenantId,
-      kind: JOB_KIND,
-      key: null,
-      payload: JSON.stringify({ tenantId: caller.tenantId, requestId: id }),
-      runAt: now,
-      attempts: 0,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      createdAt: now,
-      lastError: null,
-    };
+    const job = this.#deps.jobs.newJob({ kind: JOB_KIND, tenantId: caller.tenantId, payload: { tenantId: caller.tenantId, requestId: id }, runAt: now });
     await store.createReactorRequest(request, job);
     this.#deps.jobs.notifyEnqueued();
     return { id, status: 'pending', reactor_id: reactorId, created_at: new Date(now).toISOString() };

@@ -1,4 +1,4 @@
-import type { Caller } from '../caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { CreateTokenInput, UpdateTokenInput } from '../tokens/token-input.js';
 import type { ListTokensQuery, TokenService } from '../tokens/token-service.js';
 import type { HostApiTree } from '../sandbox/sandbox.js';

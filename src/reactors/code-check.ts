@@ -1,4 +1,4 @@
-import { ReactorError, ValidationError } from '../errors.js';
+import { ReactorError, ValidationError } from '../errors/errors.js';
 import { MAX_CODE_BYTES, type RunOwner, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
 
 /** Wall time the load probe may take (the module's top level only; its function is not called). */

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 
 /**
  * What the vault does with a reactor's console output (option `reactors.consoleOutput`):

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { validationFromIssues } from '../validation/issues.js';
 import { MAX_CODE_BYTES } from '../sandbox/sandbox.js';
 import type { FormulaRecord } from '../storage/store.js';

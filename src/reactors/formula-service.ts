@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
-import type { AuditLog } from '../audit.js';
-import { type Caller, requirePermission } from '../caller.js';
-import type { Clock } from '../clock.js';
-import { ConflictError, NotFoundError, concurrentChange, requireCreated } from '../errors.js';
-import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
+import { ConflictError, NotFoundError, concurrentChange, requireCreated } from '../errors/errors.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { checkReactorCode } from './code-check.js';
 import { runOwner } from './run-owner.js';
 import type { FormulaRecord, Store } from '../storage/store.js';
-import { changesWhatRuns, requireMayChangeFormula, requireMayRecode } from './binding-authz.js';
+import { changesWhatRuns, requireMayChangeFormula, requireMayRecode } from '../auth/binding-authz.js';
 import { type FormulaRequest, parseFormulaInput } from './formula-input.js';
 import { type FormulaView, formulaView } from './reactor-views.js';
 

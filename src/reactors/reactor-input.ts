@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { validationFromIssues } from '../validation/issues.js';
 import type { FormulaRecord, ReactorFilter } from '../storage/store.js';
 import { CodeSchema } from './formula-input.js';

@@ -1,5 +1,5 @@
-import type { Caller } from '../caller.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import type { Caller } from '../auth/caller.js';
+import { NotFoundError, ValidationError } from '../errors/errors.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
 
 /** A reactor of the caller's tenant; another tenant's, or an id that is not a string, is not found. */

@@ -1,4 +1,4 @@
-import { ReactorError } from '../errors.js';
+import { ReactorError } from '../errors/errors.js';
 
 /** What reactor code returned, split into its two parts (spec 2.5). */
 export interface ReactorOutput {

@@ -1,6 +1,6 @@
-import type { Caller } from '../caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
-import { mayBindTo } from './binding-authz.js';
+import { mayBindTo } from '../auth/binding-authz.js';
 import { formulaOf } from './reactor-lookup.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
 

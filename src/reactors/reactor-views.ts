@@ -1,6 +1,6 @@
-import type { ApplicationType } from '../permissions.js';
+import type { ApplicationType } from '../permissions/permissions.js';
 import type { ApplicationRecord, DeclaredType, FormulaRecord, ReactorRecord } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 
 /** A reactor formula as the API returns it. */
 export interface FormulaView {

@@ -1,4 +1,4 @@
-import type { Caller } from '../caller.js';
+import type { Caller } from '../auth/caller.js';
 import type { RunOwner } from '../sandbox/sandbox.js';
 
 /**

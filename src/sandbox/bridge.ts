@@ -2,7 +2,7 @@
  * Host side of the sandbox bridge: the `req.bt` function table, host error descriptions and the
  * bounded console capture. Nothing here touches QuickJS handles; values cross as JSON strings.
  */
-import { ReactorError, VaultError, ValidationError, statusOf } from '../errors.js';
+import { ReactorError, VaultError, ValidationError, statusOf } from '../errors/errors.js';
 import type { HostApiTree } from './sandbox.js';
 
 type HostFunction = (...args: unknown[]) => Promise<unknown>;

@@ -7,15 +7,15 @@
  * `check` compiles on this thread, in an engine of its own: it never runs code, and it must answer
  * synchronously (quickjs-engine.ts bounds it and survives a parser that exhausts the stack).
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { flattenApiTree } from './bridge.js';
-import { createQuickJsEngine, type QuickJsEngine } from './quickjs-engine.js';
+import { createQuickJsEngine, type QuickJsEngine } from './engine/quickjs-engine.js';
 import { resolveLimits } from './limits.js';
 import { runtimeError } from './reactor-outcome.js';
-import { cancelledError, currentRun, RunTask } from './run-task.js';
+import { cancelledError, currentRun, RunTask } from './pool/run-task.js';
 import { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES, type Sandbox, type SandboxLimits, type SandboxRunInput, type SandboxRunOutput } from './sandbox.js';
-import { WorkerPool, type WorkerPoolStats } from './worker-pool.js';
-import { resolveWorkerOptions, type SandboxWorkerOptions } from './worker-options.js';
+import { WorkerPool, type WorkerPoolStats } from './pool/worker-pool.js';
+import { resolveWorkerOptions, type SandboxWorkerOptions } from './pool/worker-options.js';
 
 const MIB = 1024 * 1024;
 

@@ -3,7 +3,7 @@
  * error class (checked inside the sandbox against the classes it defined), never from a property
  * reactor code could set, except for CustomHttpResponseError whose status is the reactor's to give.
  */
-import { ReactorError } from '../errors.js';
+import { ReactorError } from '../errors/errors.js';
 import type { SandboxLimits } from './sandbox.js';
 
 /** The error description produced by the prelude's errors part (prelude-parts.ts). */

@@ -3,7 +3,7 @@
  * cross as JSON text or plain structured-clone data; no function, class instance or error object
  * crosses, so what reaches either side is data, never a live host object.
  */
-import { ReactorError } from '../errors.js';
+import { ReactorError } from '../errors/errors.js';
 import type { HostErrorDescription } from './bridge.js';
 import { runtimeError } from './reactor-outcome.js';
 import type { HostFetchRequest, SandboxLimits } from './sandbox.js';

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
 import { RuleSchema } from '../applications/application-input.js';
-import { TOKEN_PERMISSIONS } from '../caller.js';
-import { ValidationError } from '../errors.js';
+import { TOKEN_PERMISSIONS } from '../auth/caller.js';
+import { ValidationError } from '../errors/errors.js';
 import { validationFromIssues } from '../validation/issues.js';
-import { type AccessRule, PERMISSIONS, type Permission } from '../permissions.js';
+import { type AccessRule, PERMISSIONS, type Permission } from '../permissions/permissions.js';
 import type { SessionGrants } from '../storage/store.js';
-import { normalizeContainer } from '../tokens/containers.js';
+import { normalizeContainer } from '../auth/containers.js';
 import { parseExpiresAt } from '../tokens/expiry.js';
 
 /** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
-import { generateNonce, generateSessionKey, hashApiKey, hashNonce } from '../applications/api-keys.js';
-import type { AuditLog } from '../audit.js';
-import { type Caller, coversGrants, makeCaller } from '../caller.js';
-import type { Clock } from '../clock.js';
-import { AuthorizationError, ConflictError, NotFoundError, requireCreated } from '../errors.js';
+import { generateNonce, generateSessionKey, hashApiKey, hashNonce } from '../auth/api-keys.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, coversGrants, makeCaller } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
+import { AuthorizationError, ConflictError, NotFoundError, requireCreated } from '../errors/errors.js';
 import type { Store } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 import { type AuthorizeSessionRequest, parseAuthorizeSession } from './session-input.js';
 
 /** How long a session lives from its creation (the authorization may shorten it, never extend it). */

@@ -1,4 +1,4 @@
-import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
 import type { Inserted } from './store-answers.js';
 import type { PageRequest, PageResult } from './store-paging.js';
 
@@ -18,7 +18,7 @@ export interface ApplicationRecord {
    * deleteApplicationKey that deletes add one, in the transaction that changes the keys, and
    * nothing else changes it (createApplication stores it as given: 0 for a new application). A
    * session records it for the application that created it and the one that authorized it, and
-   * ends when either moves on (src/sessions/session-auth.ts): revoking keys revokes the sessions
+   * ends when either moves on (src/auth/session-auth.ts): revoking keys revokes the sessions
    * they made, on every instance sharing the database.
    */
   credentialsGeneration: number;

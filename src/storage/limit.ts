@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 /**
  * The `limit` of a store's batch operation (sweeps, re-encryption): a whole number of at least 1.

@@ -65,8 +65,10 @@ export interface JobRecord {
   payload: string;
   /** Due from this time. */
   runAt: number;
-  /** Claims so far (a claim counts as an attempt). */
+  /** Claims since the job last succeeded (a claim counts as an attempt; a recurring job's successful run resets it). */
   attempts: number;
+  /** Attempts after which a throwing run is dropped for good (the kind's bound when it was enqueued). */
+  maxAttempts: number;
   leaseOwner: string | null;
   leaseExpiresAt: number | null;
   createdAt: number;
@@ -129,17 +131,23 @@ export interface OperationsStore {
   /** Inserts a job; false (nothing written) when `job.key` is not null and a job with that key exists. */
   enqueueJob(job: JobRecord): Promise<boolean>;
   /**
-   * Atomically claims up to `limit` jobs due at `now` (runAt <= now) that are not leased or whose
-   * lease ran out, earliest runAt first: sets leaseOwner = owner, leaseExpiresAt = now + leaseMs and
-   * counts an attempt. Two concurrent claimers never get the same job while its lease is live.
+   * Atomically claims up to `limit` jobs of the given `kinds` (those the claimer has handlers for)
+   * due at `now` (runAt <= now) that are not leased or whose lease ran out, earliest runAt first:
+   * sets leaseOwner = owner, leaseExpiresAt = now + leaseMs and counts an attempt. Jobs of other
+   * kinds are left alone, for an instance that knows them. Two concurrent claimers never get the
+   * same job while its lease is live.
    */
-  claimJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]>;
+  claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): Promise<JobRecord[]>;
   /** Moves the lease of a job `owner` still holds to `until`; false when it no longer holds it. */
   renewJobLease(id: string, owner: string, until: number): Promise<boolean>;
   /** Removes a finished job, only while `owner` holds it; false otherwise (another worker took it over). */
   finishJob(id: string, owner: string): Promise<boolean>;
-  /** Releases a job `owner` holds and makes it due at `runAt` with `lastError`; false when it no longer holds it. */
-  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean>;
+  /**
+   * Releases a job `owner` holds and makes it due at `runAt` with `lastError`; false when it no
+   * longer holds it. `attempts`: 'keep' after a failed attempt (a retry counts toward maxAttempts);
+   * 'reset' after a successful run of a recurring job, which starts counting again from 0.
+   */
+  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): Promise<boolean>;
   /** How many jobs are due at `now` and not leased (queue depth, for metrics). */
   countDueJobs(now: number): Promise<number>;
 

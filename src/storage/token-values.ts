@@ -1,4 +1,4 @@
-import { isDeepFrozen } from '../frozen.js';
+import { isDeepFrozen } from '../common/frozen.js';
 import type { ContainerScope, StoredToken } from './store.js';
 
 /**

@@ -1,7 +1,7 @@
-import { makeCaller, type Caller } from '../caller.js';
-import { ManualClock } from '../clock.js';
+import { makeCaller, type Caller } from '../auth/caller.js';
+import { ManualClock } from '../common/clock.js';
 import { generateMasterKey } from '../crypto/key-provider.js';
-import type { AccessRule, ApplicationType, Permission } from '../permissions.js';
+import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
 import { createSqliteStore } from '../sqlite.js';
 import { createVault, type Vault, type VaultOptions } from '../vault.js';
 
@@ -18,14 +18,14 @@ export async function runStoreConformance(name: string, factory: () => Store | P
   const atomic = await import('./store-conformance-atomic.js');
   atomic.runAtomicConformance(name, factory, cleanup);
 }
-export { ManualClock } from '../clock.js';
+export { ManualClock } from '../common/clock.js';
 /** Record builders and constants of the store conformance suite, for a store's own extra tests. */
 export * as storeFixtures from './store-fixtures.js';
 /**
  * A Caller for any tenant and grants, without an application or key: for unit tests of code that
  * takes a Caller. A vault authenticates real callers (`vault.authenticate(key)`).
  */
-export { makeCaller, transformFor } from '../caller.js';
+export { makeCaller, transformFor } from '../auth/caller.js';
 
 export interface TestVault extends Vault {
   readonly clock: ManualClock;

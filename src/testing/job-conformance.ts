@@ -8,6 +8,8 @@ import type { JobRecord, Store } from '../storage/store.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 const LEASE = 60_000;
+/** The kinds the claims in these cases have handlers for. */
+const KINDS = ['test'];
 let counter = 0;
 
 /** A due job with overrides. */
@@ -20,6 +22,7 @@ export function makeJob(overrides: Partial<JobRecord> = {}): JobRecord {
     payload: '{}',
     runAt: T0,
     attempts: 0,
+    maxAttempts: 10,
     leaseOwner: null,
     leaseExpiresAt: null,
     createdAt: T0,
@@ -45,7 +48,7 @@ export function runJobConformance(name: string, factory: () => Store | Promise<S
       const early = makeJob({ runAt: T0 - 10 });
       const future = makeJob({ runAt: T0 + 1000 });
       for (const job of [late, early, future]) expect(await store.enqueueJob(job)).toBe(true);
-      const claimed = await store.claimJobs('w1', T0 + 10, LEASE, 10);
+      const claimed = await store.claimJobs('w1', T0 + 10, LEASE, 10, KINDS);
       expect(claimed.map((j) => j.id)).toEqual([early.id, late.id]);
       expect(claimed[0]).toMatchObject({ leaseOwner: 'w1', leaseExpiresAt: T0 + 10 + LEASE, attempts: 1, payload: '{}' });
       expect(await store.countDueJobs(T0 + 10)).toBe(0);
@@ -55,32 +58,32 @@ export function runJobConformance(name: string, factory: () => Store | Promise<S
     it('a job with a key is stored once while it exists; after it finished the key is free', async () => {
       expect(await store.enqueueJob(makeJob({ key: 'sweep' }))).toBe(true);
       expect(await store.enqueueJob(makeJob({ key: 'sweep' }))).toBe(false);
-      const [job] = await store.claimJobs('w1', T0, LEASE, 10);
+      const [job] = await store.claimJobs('w1', T0, LEASE, 10, KINDS);
       expect(await store.finishJob(job!.id, 'w1')).toBe(true);
       expect(await store.enqueueJob(makeJob({ key: 'sweep' }))).toBe(true);
     });
 
     it('a leased job is not claimed again until its lease runs out; then another worker takes it', async () => {
       await store.enqueueJob(makeJob());
-      const [first] = await store.claimJobs('w1', T0, LEASE, 10);
-      expect(await store.claimJobs('w2', T0 + LEASE - 1, LEASE, 10)).toEqual([]);
-      const [again] = await store.claimJobs('w2', T0 + LEASE, LEASE, 10);
+      const [first] = await store.claimJobs('w1', T0, LEASE, 10, KINDS);
+      expect(await store.claimJobs('w2', T0 + LEASE - 1, LEASE, 10, KINDS)).toEqual([]);
+      const [again] = await store.claimJobs('w2', T0 + LEASE, LEASE, 10, KINDS);
       expect(again).toMatchObject({ id: first!.id, leaseOwner: 'w2', attempts: 2 });
       // The first worker lost it: its finish, renew and reschedule change nothing.
       expect(await store.finishJob(first!.id, 'w1')).toBe(false);
       expect(await store.renewJobLease(first!.id, 'w1', T0 + 10 * LEASE)).toBe(false);
-      expect(await store.rescheduleJob(first!.id, 'w1', T0, 'x')).toBe(false);
-      expect(await store.claimJobs('w3', T0 + LEASE + 1, LEASE, 10)).toEqual([]);
+      expect(await store.rescheduleJob(first!.id, 'w1', T0, 'x', 'keep')).toBe(false);
+      expect(await store.claimJobs('w3', T0 + LEASE + 1, LEASE, 10, KINDS)).toEqual([]);
     });
 
     it('renewing moves the lease; rescheduling releases the job, due at the new time, with the error', async () => {
       await store.enqueueJob(makeJob());
-      const [job] = await store.claimJobs('w1', T0, LEASE, 10);
+      const [job] = await store.claimJobs('w1', T0, LEASE, 10, KINDS);
       expect(await store.renewJobLease(job!.id, 'w1', T0 + 5 * LEASE)).toBe(true);
-      expect(await store.claimJobs('w2', T0 + 2 * LEASE, LEASE, 10)).toEqual([]);
-      expect(await store.rescheduleJob(job!.id, 'w1', T0 + 100, 'timeout')).toBe(true);
-      expect(await store.claimJobs('w2', T0 + 99, LEASE, 10)).toEqual([]);
-      const [next] = await store.claimJobs('w2', T0 + 100, LEASE, 10);
+      expect(await store.claimJobs('w2', T0 + 2 * LEASE, LEASE, 10, KINDS)).toEqual([]);
+      expect(await store.rescheduleJob(job!.id, 'w1', T0 + 100, 'timeout', 'keep')).toBe(true);
+      expect(await store.claimJobs('w2', T0 + 99, LEASE, 10, KINDS)).toEqual([]);
+      const [next] = await store.claimJobs('w2', T0 + 100, LEASE, 10, KINDS);
       expect(next).toMatchObject({ id: job!.id, attempts: 2, lastError: 'timeout', leaseOwner: 'w2' });
       expect(await store.finishJob(job!.id, 'w2')).toBe(true);
       expect(await store.countDueJobs(T0 + LEASE * 100)).toBe(0);
@@ -89,15 +92,47 @@ export function runJobConformance(name: string, factory: () => Store | Promise<S
     it('race: concurrent claimers never get the same job, and together get every one', async () => {
       const jobs = Array.from({ length: 30 }, () => makeJob());
       for (const job of jobs) await store.enqueueJob(job);
-      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => Promise.resolve().then(() => store.claimJobs(`w${i}`, T0, LEASE, 4))));
+      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => Promise.resolve().then(() => store.claimJobs(`w${i}`, T0, LEASE, 4, KINDS))));
       const ids = claims.flat().map((j) => j.id);
       expect(new Set(ids).size).toBe(ids.length);
-      const rest = await store.claimJobs('late', T0, LEASE, 100);
+      const rest = await store.claimJobs('late', T0, LEASE, 100, KINDS);
       expect(new Set([...ids, ...rest.map((j) => j.id)])).toEqual(new Set(jobs.map((j) => j.id)));
     });
 
+    it('a recurring job rescheduled after a successful run counts its attempts from 0 again; a retry keeps them', async () => {
+      await store.enqueueJob(makeJob({ key: 'sweep', maxAttempts: 3 }));
+      let job: JobRecord | undefined;
+      let now = T0;
+      for (let run = 0; run < 5; run++) {
+        [job] = await store.claimJobs('w1', now, LEASE, 10, KINDS);
+        expect(job).toMatchObject({ attempts: 1, maxAttempts: 3 });
+        now += 10;
+        expect(await store.rescheduleJob(job!.id, 'w1', now, null, 'reset')).toBe(true);
+      }
+      [job] = await store.claimJobs('w1', now, LEASE, 10, KINDS);
+      expect(await store.rescheduleJob(job!.id, 'w1', now, 'E', 'keep')).toBe(true);
+      [job] = await store.claimJobs('w1', now, LEASE, 10, KINDS);
+      expect(job).toMatchObject({ attempts: 2, lastError: 'E' });
+      expect(await store.rescheduleJob(job!.id, 'w1', now, null, 'reset')).toBe(true);
+      [job] = await store.claimJobs('w1', now, LEASE, 10, KINDS);
+      expect(job).toMatchObject({ attempts: 1, lastError: null, maxAttempts: 3 });
+    });
+
+    it('claims take only the kinds asked for; other kinds stay unleased for a claimer that knows them', async () => {
+      const known = makeJob({ kind: 'known' });
+      const unknown = makeJob({ kind: 'other', runAt: T0 - 10 });
+      await store.enqueueJob(known);
+      await store.enqueueJob(unknown);
+      expect((await store.claimJobs('w1', T0, LEASE, 10, ['known'])).map((j) => j.id)).toEqual([known.id]);
+      expect(await store.claimJobs('w1', T0, LEASE, 10, ['known'])).toEqual([]);
+      expect(await store.claimJobs('w1', T0, LEASE, 10, [])).toEqual([]);
+      expect(await store.countDueJobs(T0)).toBe(1);
+      const [other] = await store.claimJobs('w2', T0, LEASE, 10, ['other', 'known']);
+      expect(other).toMatchObject({ id: unknown.id, attempts: 1, leaseOwner: 'w2' });
+    });
+
     it('limit must be a whole number of at least 1', async () => {
-      await expect(store.claimJobs('w1', T0, LEASE, 0)).rejects.toThrow(/limit/);
+      await expect(store.claimJobs('w1', T0, LEASE, 0, KINDS)).rejects.toThrow(/limit/);
     });
   });
 }

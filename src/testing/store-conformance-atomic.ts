@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InternalError } from '../errors.js';
+import { InternalError } from '../errors/errors.js';
 import type { ApplicationRecord, Store } from '../storage/store.js';
 import { APP_B, T0, TENANT_A, TENANT_B, makeApplication, makeApplicationKey, makeFormula, makeReactor, makeToken } from './store-conformance.js';
 

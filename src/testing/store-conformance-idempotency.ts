@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { IdempotencyRecord, Store } from '../storage/store.js';
 import { APP_A, APP_B, HOUR, T0, TENANT_A, TENANT_B, cursor, makeAudit, makeIdempotency, makeToken, offset, plain, tokenHelpers } from './store-fixtures.js';
 

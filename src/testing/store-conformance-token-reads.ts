@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { Store, TokenFilter } from '../storage/store.js';
 import { T0, TENANT_A, TENANT_B, cursor, makeToken, offset, plain, tokenHelpers } from './store-fixtures.js';
 

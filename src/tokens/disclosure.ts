@@ -1,8 +1,9 @@
-import { type Caller, grantScopes, transformFor } from '../caller.js';
-import { AuthorizationError } from '../errors.js';
-import type { Transform } from '../permissions.js';
-import { sharedCaller } from '../sessions/session-grants.js';
+import { type Caller, grantScopes, transformFor } from '../auth/caller.js';
+import { AuthorizationError } from '../errors/errors.js';
+import type { Transform } from '../permissions/permissions.js';
+import { sharedCaller } from '../auth/session-grants.js';
 import type { ContainerScope, StoredToken } from '../storage/store.js';
+import { sameJson } from '../common/same-json.js';
 import { mergePatch } from './merge-patch.js';
 import type { UpdateTokenInput } from './token-input.js';
 import { stricter } from './token-view.js';
@@ -125,16 +126,3 @@ export function requireDedupeOverOwnData(caller: Caller, current: StoredToken, n
   );
 }
 
-/** Structural equality of JSON values, key order ignored. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
-function canonical(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item !== null && typeof item === 'object' && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  );
-}

@@ -1,5 +1,5 @@
 import { isValid, parse, parseISO } from 'date-fns';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 const FIELD = 'expires_at';
 const FORMATS =

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
-import { PageSchema } from '../pagination.js';
+import { ValidationError } from '../errors/errors.js';
+import { PageSchema } from '../common/pagination.js';
 import { addError, printableKey } from '../validation/field-errors.js';
 import { validationFromIssues } from '../validation/issues.js';
 import type { SearchTokensQuery } from './token-service.js';

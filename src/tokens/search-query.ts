@@ -1,5 +1,5 @@
-import { ValidationError } from '../errors.js';
-import { normalizeContainer } from './containers.js';
+import { ValidationError } from '../errors/errors.js';
+import { normalizeContainer } from '../auth/containers.js';
 
 /** One condition of a token search; a query is the AND of its terms. */
 export type SearchTerm =

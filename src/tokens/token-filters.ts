@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { TokenFilter } from '../storage/store.js';
 import type { SearchTerm } from './search-query.js';
 import { TOKEN_INPUT_LIMITS } from './token-input-schemas.js';

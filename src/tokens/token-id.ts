@@ -1,5 +1,5 @@
 import { Liquid, Output, type Template, TypeGuards } from 'liquidjs';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 /**
  * The id guard: a token's id travels in URLs, logs, list pages and duplicate answers, to callers

@@ -1,6 +1,6 @@
 /** The checks of a token's input that need more than valibot gives: plain JSON values, and metadata keyed per entry. */
-import { ValidationError } from '../errors.js';
-import type { FieldErrors } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
+import type { FieldErrors } from '../errors/errors.js';
 import { addError, printableKey } from '../validation/field-errors.js';
 import { TOKEN_INPUT_LIMITS as L } from './token-input-schemas.js';
 

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
-import type { FieldErrors } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
+import type { FieldErrors } from '../errors/errors.js';
 import { addError, mergeInto, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
-import { normalizeContainers } from './containers.js';
+import { normalizeContainers } from '../auth/containers.js';
 import { isPlainObject, jsonProblems, parseMetadata, parseMetadataPatch } from './token-input-checks.js';
 import { CREATE_KEYS, UPDATE_KEYS, createSchema, updateSchema } from './token-input-schemas.js';
 

@@ -1,11 +1,11 @@
 import { v7 as timeOrderedUuid } from 'uuid';
-import { type Caller, requirePermission, requireTransform } from '../caller.js';
-import type { Clock } from '../clock.js';
+import { type Caller, requirePermission, requireTransform } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import type { Transform } from '../permissions.js';
+import type { Transform } from '../permissions/permissions.js';
 import type { StoredToken } from '../storage/store.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { parseExpiresAt } from './expiry.js';

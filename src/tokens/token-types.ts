@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
-import type { FieldErrors } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
+import type { FieldErrors } from '../errors/errors.js';
 import { addError, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
 import { jsonProblems } from './token-input-checks.js';

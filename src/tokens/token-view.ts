@@ -1,8 +1,8 @@
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import type { Transform } from '../permissions.js';
+import type { Transform } from '../permissions/permissions.js';
 import type { StoredToken } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 
 /** A token as the API returns it (snake_case, spec 2.1). Which optional fields appear depends on the operation. */
 export interface TokenView {

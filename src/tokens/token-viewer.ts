@@ -1,9 +1,9 @@
-import { type Caller, transformFor } from '../caller.js';
+import { type Caller, transformFor } from '../auth/caller.js';
 import type { KeyRing, TenantKeys } from '../crypto/key-ring.js';
-import { InternalError } from '../errors.js';
+import { InternalError } from '../errors/errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
-import type { Transform } from '../permissions.js';
+import type { Transform } from '../permissions/permissions.js';
 import type { StoredToken } from '../storage/store.js';
 import { responseTransform, showsFingerprint } from './disclosure.js';
 import { type TokenView, tokenView, transformData, withoutExpiredCvc } from './token-view.js';

@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import type { TokenView } from './token-view.js';
 
 /** Most tokens one tokenize call creates. */

@@ -1,5 +1,5 @@
 /** Building field errors (FieldErrors) by hand, for checks that valibot's schemas do not cover. */
-import type { FieldErrors } from '../errors.js';
+import type { FieldErrors } from '../errors/errors.js';
 
 /**
  * A key as it may appear in a field path: identifiers only, so a stray key that is really a value

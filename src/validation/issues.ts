@@ -6,7 +6,7 @@
  * the issue's kind here.
  */
 import * as v from 'valibot';
-import { type FieldErrors, ValidationError } from '../errors.js';
+import { type FieldErrors, ValidationError } from '../errors/errors.js';
 import { addError } from './field-errors.js';
 
 type Issue = v.BaseIssue<unknown>;

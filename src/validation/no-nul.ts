@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 
 /** The message of a string holding U+0000. */
 export const NUL_MESSAGE = 'must not contain NUL characters (\\u0000)';

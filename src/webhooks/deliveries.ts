@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { AuditLog } from '../audit.js';
-import type { Clock } from '../clock.js';
-import { requireCreated } from '../errors.js';
+import type { AuditLog } from '../audit/audit.js';
+import type { Clock } from '../common/clock.js';
+import { requireCreated } from '../errors/errors.js';
 import type { KeyRing } from '../crypto/key-ring.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { Store, WebhookDeliveryRecord } from '../storage/store.js';
 import type { DeliveryQueue, JobOutcome } from './job-contract.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './retry-schedule.js';

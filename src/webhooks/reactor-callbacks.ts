@@ -1,6 +1,6 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { ReactorRunFinished } from '../reactors/async-runs.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 import type { Deliveries } from './deliveries.js';
 import type { EventSink } from './webhook-events-emitter.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../common/clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import type { Store, WebhookSecretRecord } from '../storage/store.js';
 

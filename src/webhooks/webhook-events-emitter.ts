@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
 import type { Store, WebhookRecord } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 import type { Deliveries } from './deliveries.js';
 import type { EventData, EventType } from './webhook-events.js';
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../errors/errors.js';
 import { validationFromIssues } from '../validation/issues.js';
 import { EVENT_TYPES, type EventType } from './webhook-events.js';
 import { checkWebhookUrl } from './webhook-url.js';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { RefusedDestinationError, parseHttpUrl, resolvePublicTarget } from '../sandbox/egress-target.js';
-import { sendPinned } from '../sandbox/egress-transport.js';
+import { RefusedDestinationError, parseHttpUrl, resolvePublicTarget } from '../sandbox/egress/egress-target.js';
+import { sendPinned } from '../sandbox/egress/egress-transport.js';
 import type { WebhookAttempt } from '../storage/store.js';
 import { DELIVERY_TIMEOUT_MS } from './retry-schedule.js';
 import type { SignedHeaders } from './signing-secrets.js';

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { refuseNul } from '../validation/no-nul.js';
-import type { AuditLog } from '../audit.js';
-import { type Caller, isTenantAdministrator, requirePermission } from '../caller.js';
-import type { Clock } from '../clock.js';
-import { AuthorizationError, ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors.js';
-import { type PageQuery, type Paginated, parsePage, toPaginated } from '../pagination.js';
+import type { AuditLog } from '../audit/audit.js';
+import { type Caller, isTenantAdministrator, requirePermission } from '../auth/caller.js';
+import type { Clock } from '../common/clock.js';
+import { AuthorizationError, ConflictError, NotFoundError, ValidationError, requireCreated } from '../errors/errors.js';
+import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
 import type { Store, WebhookRecord } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 import type { Deliveries } from './deliveries.js';
 import type { ReactorRunFinished } from './reactor-callbacks.js';
 import type { SigningSecrets } from './signing-secrets.js';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
-import { ValidationError } from '../errors.js';
-import { hostOf, parseHttpUrl } from '../sandbox/egress-target.js';
-import { isRefusedAddress } from '../sandbox/ip-ranges.js';
+import { ValidationError } from '../errors/errors.js';
+import { hostOf, parseHttpUrl } from '../sandbox/egress/egress-target.js';
+import { isRefusedAddress } from '../sandbox/egress/ip-ranges.js';
 
 export const MAX_URL_LENGTH = 2048;
 

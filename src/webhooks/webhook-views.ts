@@ -1,5 +1,5 @@
 import type { WebhookDeliveryRecord, WebhookRecord } from '../storage/store.js';
-import { formatIso } from '../time.js';
+import { formatIso } from '../common/time.js';
 
 /** A webhook as the API returns it. */
 export interface WebhookView {

@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../src/applications/api-keys.js';
-import { AuthenticationError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { hashApiKey } from '../../src/auth/api-keys.js';
+import { AuthenticationError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
-import type { Caller } from '../../src/caller.js';
+import type { Caller } from '../../src/auth/caller.js';
 import { describeEachStore } from '../support/stores.js';
 
 describeEachStore('applications service', (store) => {

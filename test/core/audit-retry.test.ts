@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AuditLog } from '../../src/audit.js';
-import { ManualClock } from '../../src/clock.js';
-import { ServiceUnavailableError, ValidationError } from '../../src/errors.js';
-import type { Logger } from '../../src/logger.js';
+import { AuditLog } from '../../src/audit/audit.js';
+import { ManualClock } from '../../src/common/clock.js';
+import { ServiceUnavailableError, ValidationError } from '../../src/errors/errors.js';
+import type { Logger } from '../../src/common/logger.js';
 import type { AuditEntry, Store } from '../../src/storage/store.js';
 
 /** A store whose appendAudit fails while `failing` holds, recording what it stored. */

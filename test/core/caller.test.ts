@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { makeCaller, requireTransform, transformFor } from '../../src/caller.js';
-import { AuthorizationError } from '../../src/errors.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import { makeCaller, requireTransform, transformFor } from '../../src/auth/caller.js';
+import { AuthorizationError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 
 const app = (permissions: Permission[], rules: AccessRule[] = []) =>
   makeCaller({ tenantId: 't1', id: 'a1', type: 'private', permissions, rules });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Caller, coversGrants, makeCaller, transformFor } from '../../src/caller.js';
-import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions.js';
+import { type Caller, coversGrants, makeCaller, transformFor } from '../../src/auth/caller.js';
+import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions/permissions.js';
 
 const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
 const STRICTNESS: Record<Transform, number> = { reveal: 0, mask: 1, redact: 2 };

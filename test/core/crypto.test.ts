@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/common/clock.js';
 import { LocalKeyProvider, decodeMasterKey, generateMasterKey } from '../../src/crypto/key-provider.js';
 import { KeyRing, versionOf } from '../../src/crypto/key-ring.js';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 
 async function ring(masterKey = generateMasterKey()) {

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { AuthorizationError, ValidationError } from '../../src/errors.js';
-import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
+import { AuthorizationError, ValidationError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL, snapshot } from './helpers.js';

@@ -1,5 +1,5 @@
 import { beforeEach, expect, it } from 'vitest';
-import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL, snapshot } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';

@@ -4,8 +4,8 @@
 // The budget reads an injected time source that advances 1 ms per read: every render costs exactly
 // one "ms", so the cap is exercised deterministically, without timing anything.
 import { expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
-import type { AccessRule } from '../../src/permissions.js';
+import { ValidationError } from '../../src/errors/errors.js';
+import type { AccessRule } from '../../src/permissions/permissions.js';
 import { describeEachStore } from '../support/stores.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL, snapshot } from './helpers.js';
 

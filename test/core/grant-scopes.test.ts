@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { grantScopes, makeCaller, transformFor } from '../../src/caller.js';
-import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
+import { grantScopes, makeCaller, transformFor } from '../../src/auth/caller.js';
+import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 import type { ContainerScope } from '../../src/storage/store.js';
 
 /** What the stores compute from scopes (the SQL of both stores, written in TypeScript). */

@@ -1,5 +1,5 @@
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestStore } from '../support/stores.js';
 
 export const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { ConflictError, UnprocessableError, ValidationError } from '../../src/errors.js';
+import { ConflictError, UnprocessableError, ValidationError } from '../../src/errors/errors.js';
 import type { TokenView } from '../../src/tokens/token-view.js';
 import { describeEachStore } from '../support/stores.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';

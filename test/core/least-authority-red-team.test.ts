@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
-import { AuthorizationError, ConflictError } from '../../src/errors.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { Caller } from '../../src/auth/caller.js';
+import { AuthorizationError, ConflictError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { describeEachStore, type TestStore } from '../support/stores.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
-import { AuthorizationError, ConflictError } from '../../src/errors.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { Caller } from '../../src/auth/caller.js';
+import { AuthorizationError, ConflictError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import { createQuickJsSandbox } from '../../src/sandbox-entry.js';
 import type { Sandbox, SandboxRunInput } from '../../src/sandbox/sandbox.js';
 import type { TestVault } from '../../src/testing/index.js';

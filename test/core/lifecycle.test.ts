@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { NotFoundError, ValidationError } from '../../src/errors.js';
+import { NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { CARD, setup } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
 /**

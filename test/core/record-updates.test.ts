@@ -1,6 +1,6 @@
-import type { Permission } from '../../src/permissions.js';
+import type { Permission } from '../../src/permissions/permissions.js';
 import { expect, it } from 'vitest';
-import { AuthenticationError } from '../../src/errors.js';
+import { AuthenticationError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
 /** Bug 2 of issue 13: record updates change only the fields they name. */

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Caller, coversGrants, grantScopes, makeCaller, transformFor } from '../../src/caller.js';
-import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions.js';
-import { intersectGrants, sessionCaller } from '../../src/sessions/session-grants.js';
+import { type Caller, coversGrants, grantScopes, makeCaller, transformFor } from '../../src/auth/caller.js';
+import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions/permissions.js';
+import { intersectGrants, sessionCaller } from '../../src/auth/session-grants.js';
 import type { ApplicationRecord, SessionRecord } from '../../src/storage/store.js';
 
 const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];

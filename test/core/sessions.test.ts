@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { AuthenticationError, AuthorizationError } from '../../src/errors.js';
+import { AuthenticationError, AuthorizationError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
 describeEachStore('sessions in-process', (store) => {

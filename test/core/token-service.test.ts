@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { ALL_TOKEN_PERMISSIONS, BANK, CARD, REVEAL_ALL, setup, snapshot } from './helpers.js';
 import type { TokenService } from '../../src/tokens/token-service.js';

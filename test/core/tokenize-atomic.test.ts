@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { ConflictError } from '../../src/errors.js';
+import { ConflictError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
 /** Bug 3 of issue 13: a bulk tokenize is one atomic store operation. */

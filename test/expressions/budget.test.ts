@@ -1,9 +1,9 @@
 // The expression time of one service call (src/expressions/budget.ts), driven by an injected time
 // source that moves only when read: no render is timed.
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { errorsOf } from '../tokens-pure/helpers.js';
-import { deepFreeze } from '../../src/frozen.js';
+import { deepFreeze } from '../../src/common/frozen.js';
 import { ExpressionBudget } from '../../src/expressions/budget.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Liquid } from 'liquidjs';
-import { ValidationError } from '../../src/errors.js';
-import { deepFreeze } from '../../src/frozen.js';
+import { ValidationError } from '../../src/errors/errors.js';
+import { deepFreeze } from '../../src/common/frozen.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { vaultFilters } from '../../src/expressions/filters.js';
 import { MAX_TEMPLATE_LENGTH } from '../../src/expressions/liquid-instance.js';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { isLuhnValid } from '../../src/expressions/aliases.js';
 import { revealText } from '../../src/expressions/mask-filters.js';

@@ -2,7 +2,7 @@
 // the hostile templates of issue 10 (finding 5) are refused when compiled, that is when a mask,
 // id, fingerprint or search index is saved, and the vault filters charge the memory limit.
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { errorsOf } from '../tokens-pure/helpers.js';
 import { ExpressionEngine, MAX_MASK_TEMPLATES } from '../../src/expressions/engine.js';
 import { MAX_ALIAS_LENGTH } from '../../src/expressions/alias-hmac-filters.js';

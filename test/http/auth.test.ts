@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERMISSIONS, PERMISSIONS_BY_TYPE, type Permission } from '../../src/permissions.js';
+import { PERMISSIONS, PERMISSIONS_BY_TYPE, type Permission } from '../../src/permissions/permissions.js';
 import { ROUTES } from '../../src/http/routes/index.js';
 import { ANY_APPLICATION } from '../../src/http/routes/route.js';
 import { type Harness, VISA, expectProblem, harness } from './helpers.js';

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
-import type { Logger } from '../../src/logger.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { Logger } from '../../src/common/logger.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import { describeEachStore, type TestStore } from '../support/stores.js';
 import { BASE, VISA, read, type Sent } from './helpers.js';
 

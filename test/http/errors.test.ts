@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReactorError, ValidationError } from '../../src/errors.js';
+import { ReactorError, ValidationError } from '../../src/errors/errors.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { INTERNAL_DETAIL, problemOf } from '../../src/http/problem.js';
 import type { Vault } from '../../src/vault.js';

@@ -1,6 +1,6 @@
 import { createFetchHandler, type FetchHandler, type FetchHandlerOptions } from '../../src/http/index.js';
-import type { Logger } from '../../src/logger.js';
-import type { Permission } from '../../src/permissions.js';
+import type { Logger } from '../../src/common/logger.js';
+import type { Permission } from '../../src/permissions/permissions.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { TestStore } from '../support/stores.js';
 

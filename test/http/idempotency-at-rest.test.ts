@@ -171,11 +171,20 @@ describeEachStore('stored idempotent responses at rest', (store) => {
 });
 
 describe('referencedTokenIds', () => {
-  it('takes ids from token routes and reactor args only', async () => {
+  it('takes the ids each route declares it carries: token routes, detokenize and reactor args only', async () => {
     const { referencedTokenIds } = await import('../../src/http/idempotency.js');
-    expect(referencedTokenIds('/tokens/{id}', { id: 'p' }, {}, { id: 'a', data: { nested: [{ id: 'b' }] } }).sort()).toEqual(['a', 'b', 'p']);
-    expect(referencedTokenIds('/reactors/{id}/react', { id: 'reactor' }, { args: { x: '{{ t1 | json: "$.n" }}', y: ['{{t2}}'] } }, { raw: {} }).sort()).toEqual(['t1', 't2']);
-    expect(referencedTokenIds('/applications', {}, {}, { id: 'app' })).toEqual([]);
-    expect(referencedTokenIds('/detokenize', {}, { a: ['{{ t1 }}'], id: 'not-followed' }, { a: [{ number: '4242' }], id: 'not-followed' })).toEqual(['t1']);
+    const { ROUTES } = await import('../../src/http/routes/index.js');
+    const route = (method: string, path: string) => {
+      const found = ROUTES.find((r) => r.method === method && r.path === path);
+      if (found === undefined || !found.auth) throw new Error(`no authenticated route ${method} ${path}`);
+      return found;
+    };
+    expect(referencedTokenIds(route('PATCH', '/tokens/{id}'), { id: 'p' }, {}, { id: 'a', data: { nested: [{ id: 'b' }] } }).sort()).toEqual(['a', 'b', 'p']);
+    expect(referencedTokenIds(route('POST', '/reactors/{id}/react'), { id: 'reactor' }, { args: { x: '{{ t1 | json: "$.n" }}', y: ['{{t2}}'] } }, { raw: {} }).sort()).toEqual(['t1', 't2']);
+    expect(referencedTokenIds(route('POST', '/applications'), {}, {}, { id: 'app' })).toEqual([]);
+    expect(referencedTokenIds(route('POST', '/detokenize'), {}, { a: ['{{ t1 }}'], id: 'not-followed' }, { a: [{ number: '4242' }], id: 'not-followed' })).toEqual(['t1']);
+    // Every route that may answer token data declares it; no other route does.
+    const carrying = ROUTES.filter((r) => r.auth && r.carries !== undefined).map((r) => r.path);
+    expect(new Set(carrying)).toEqual(new Set(['/tokens', '/tokens/{id}', '/tokens/search', '/tokenize', '/detokenize', '/reactors/{id}/react']));
   });
 });

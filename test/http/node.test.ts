@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
 import { type NodeListenerOptions, toNodeListener } from '../../src/http/node.js';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { splitTarget } from '../../src/http/request-target.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 

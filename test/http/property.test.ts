@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
+import type { Caller } from '../../src/auth/caller.js';
 import { type Harness, VISA, harness } from './helpers.js';
 import { bodyRequests } from './route-bodies.js';
 import { describeEachStore } from '../support/stores.js';

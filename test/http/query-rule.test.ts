@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { describeEachStore, type TestStore } from '../support/stores.js';
 import { BASE, PRIVATE_PERMISSIONS, expectProblem, read } from './helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { Router } from '../../src/http/router.js';
 import { logListQuery, reactorListQuery, tokenListQuery } from '../../src/http/query.js';
 

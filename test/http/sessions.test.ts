@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { hashApiKey } from '../../src/applications/api-keys.js';
+import { hashApiKey } from '../../src/auth/api-keys.js';
 import { describeEachStore } from '../support/stores.js';
 import { over } from './credentials-helpers.js';
 import { VISA, expectProblem } from './helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { retryDelayMs } from '../../src/jobs/backoff.js';
 import { JobQueue } from '../../src/jobs/job-queue.js';
-import { silentLogger } from '../../src/logger.js';
+import { silentLogger } from '../../src/common/logger.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 
@@ -74,6 +74,41 @@ describeEachStore('job queue', (store) => {
     expect(runs).toBe(2);
   });
 
+  it('a recurring job that failed once after many successful runs is retried, not dropped (the sweep bug)', async () => {
+    const vault = await store.vault();
+    const jobs = queueOn(vault);
+    let runs = 0;
+    jobs.register(
+      'test.recur',
+      async () => {
+        runs++;
+        if (runs === 8) throw new Error('transient');
+        return { status: 'reschedule', runAt: vault.clock.now() + 1000 };
+      },
+      { maxAttempts: 3 },
+    );
+    await jobs.enqueue({ kind: 'test.recur', key: 'recur', tenantId: null, payload: null });
+    for (let i = 0; i < 10; i++) {
+      expect(await jobs.runDue()).toBe(1);
+      vault.clock.advance(1000);
+    }
+    expect(runs).toBe(10);
+    expect(await vault.store.countDueJobs(vault.clock.now())).toBe(1);
+  });
+
+  it('a job of a kind this queue has no handler for is left unclaimed, for a queue that knows it', async () => {
+    const vault = await store.vault();
+    const jobs = queueOn(vault);
+    jobs.register('test.known', async () => undefined);
+    await jobs.enqueue({ kind: 'test.elsewhere', tenantId: null, payload: null });
+    expect(await jobs.runDue()).toBe(0);
+    const other = queueOn(vault);
+    let ran = 0;
+    other.register('test.elsewhere', async () => void ran++);
+    expect(await other.runDue()).toBe(1);
+    expect(ran).toBe(1);
+  });
+
   it('jobs a run enqueues run in the same runDue when due', async () => {
     const vault = await store.vault();
     const jobs = queueOn(vault);
@@ -102,7 +137,7 @@ describeEachStore('job queue', (store) => {
     await running;
     await jobs.stop();
     await run;
-    const [released] = await vault.store.claimJobs('other', vault.clock.now(), 60_000, 10);
+    const [released] = await vault.store.claimJobs('other', vault.clock.now(), 60_000, 10, ['test.slow']);
     expect(released).toMatchObject({ kind: 'test.slow', lastError: 'released at shutdown', attempts: 2 });
   });
 

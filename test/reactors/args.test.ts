@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { validateArgs } from '../../src/reactors/args.js';
 import type { DeclaredType } from '../../src/storage/store.js';
 

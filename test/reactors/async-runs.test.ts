@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
-import type { Permission } from '../../src/permissions.js';
+import type { Caller } from '../../src/auth/caller.js';
+import type { Permission } from '../../src/permissions/permissions.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
-import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import { createPostgresStore } from '../../src/postgres.js';
 import { createQuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { Sandbox, SandboxRunInput } from '../../src/sandbox/sandbox.js';
@@ -279,7 +279,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     expect(watch.limits).toHaveLength(before + 1);
     // A crash between storing the result and removing the job leaves the job to be claimed again.
     const now = vault.clock.now();
-    const job = { id: 'again', tenantId: user.tenantId, kind: 'reactor.run', key: null, payload: JSON.stringify({ tenantId: user.tenantId, requestId: id }), runAt: now, attempts: 0, leaseOwner: null, leaseExpiresAt: null, createdAt: now, lastError: null };
+    const job = { id: 'again', tenantId: user.tenantId, kind: 'reactor.run', key: null, payload: JSON.stringify({ tenantId: user.tenantId, requestId: id }), runAt: now, attempts: 0, maxAttempts: 5, leaseOwner: null, leaseExpiresAt: null, createdAt: now, lastError: null };
     expect(await vault.store.enqueueJob(job)).toBe(true);
     expect(await vault.worker.runDue()).toBe(1);
     expect(watch.limits).toHaveLength(before + 1);

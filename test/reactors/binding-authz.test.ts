@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import type { Caller } from '../../src/caller.js';
-import { AuthorizationError } from '../../src/errors.js';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { Caller } from '../../src/auth/caller.js';
+import { AuthorizationError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { BASE, read } from '../http/helpers.js';

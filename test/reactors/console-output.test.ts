@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
-import type { Logger } from '../../src/logger.js';
+import { ValidationError } from '../../src/errors/errors.js';
+import type { Logger } from '../../src/common/logger.js';
 import type { ConsoleOutputMode } from '../../src/reactors/console-output.js';
 import { SensitiveValues } from '../../src/reactors/console-output.js';
 import { createTestVault } from '../../src/testing/index.js';

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import { type Fixture, fixture, rejection } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';
 

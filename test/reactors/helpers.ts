@@ -1,5 +1,5 @@
-import type { Caller } from '../../src/caller.js';
-import type { Logger } from '../../src/logger.js';
+import type { Caller } from '../../src/auth/caller.js';
+import type { Logger } from '../../src/common/logger.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { VaultOptions } from '../../src/vault.js';
 import type { TestStore } from '../support/stores.js';

@@ -1,6 +1,6 @@
 /** Spec 4.2 "Invoke a Reactor" rules 1-10, each with its passing and failing case. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AuthorizationError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, ValidationError } from '../../src/errors/errors.js';
 import { type Fixture, VISA, fixture, rejection } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';
 

@@ -1,6 +1,6 @@
 /** What a running reactor sees and does: req.bt, tokenize, errors, nesting, console, audit. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ConflictError, ReactorError, ValidationError, statusOf } from '../../src/errors.js';
+import { ConflictError, ReactorError, ValidationError, statusOf } from '../../src/errors/errors.js';
 import { type Fixture, VISA, fixture, rejection } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';
 

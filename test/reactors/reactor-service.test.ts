@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { FormulaView } from '../../src/reactors/reactor-views.js';
 import { type Fixture, fixture, rejection } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AuthorizationError, NotFoundError, ReactorError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, NotFoundError, ReactorError, ValidationError } from '../../src/errors/errors.js';
 import { cutUtf8, describeHostError, flattenApiTree, LogBuffer } from '../../src/sandbox/bridge.js';
 import type { HostApiTree } from '../../src/sandbox/sandbox.js';
 

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
-import { createEgressFetch, isAllowedHost } from '../../src/sandbox/egress-fetch.js';
+import { ValidationError } from '../../src/errors/errors.js';
+import { createEgressFetch, isAllowedHost } from '../../src/sandbox/egress/egress-fetch.js';
 import { createQuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { HostFetchRequest } from '../../src/sandbox/sandbox.js';
 

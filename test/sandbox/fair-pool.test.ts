@@ -9,9 +9,9 @@
  * assertion depends on how long anything took.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
-import { resolveWorkerOptions } from '../../src/sandbox/worker-options.js';
+import { resolveWorkerOptions } from '../../src/sandbox/pool/worker-options.js';
 import type { RunOwner, SandboxRunInput } from '../../src/sandbox/sandbox.js';
 import { reactorFailure } from './helpers.js';
 

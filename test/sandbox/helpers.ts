@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { ReactorError } from '../../src/errors.js';
+import { ReactorError } from '../../src/errors/errors.js';
 
 /** The ReactorError a run rejects with (the test fails if it resolves or fails otherwise). */
 export async function reactorFailure(promise: Promise<unknown>): Promise<ReactorError> {

@@ -6,8 +6,8 @@
  * generous limit, so a slow machine cannot turn a normal run into a timeout.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReactorError } from '../../src/errors.js';
-import { createEgressFetch } from '../../src/sandbox/egress-fetch.js';
+import { ReactorError } from '../../src/errors/errors.js';
+import { createEgressFetch } from '../../src/sandbox/egress/egress-fetch.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { SandboxHost, SandboxLimits } from '../../src/sandbox/sandbox.js';
 

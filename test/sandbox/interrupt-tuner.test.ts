@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InterruptTuner, MAX_TICKS_BETWEEN_CHECKS } from '../../src/sandbox/interrupt-tuner.js';
-import { loadQuickJsModule } from '../../src/sandbox/quickjs-module.js';
+import { InterruptTuner, MAX_TICKS_BETWEEN_CHECKS } from '../../src/sandbox/engine/interrupt-tuner.js';
+import { loadQuickJsModule } from '../../src/sandbox/engine/quickjs-module.js';
 
 describe('InterruptTuner', () => {
   it('calibrates on the bundled QuickJS build', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRefusedAddress } from '../../src/sandbox/ip-ranges.js';
+import { isRefusedAddress } from '../../src/sandbox/egress/ip-ranges.js';
 
 describe('isRefusedAddress', () => {
   it.each([

@@ -3,8 +3,8 @@
  * what `check` uses on the main thread. Counters of runtimes and modules are only visible here.
  */
 import { describe, expect, it } from 'vitest';
-import { ReactorError, ValidationError } from '../../src/errors.js';
-import { createQuickJsEngine } from '../../src/sandbox/quickjs-engine.js';
+import { ReactorError, ValidationError } from '../../src/errors/errors.js';
+import { createQuickJsEngine } from '../../src/sandbox/engine/quickjs-engine.js';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxHost } from '../../src/sandbox/sandbox.js';
 
 const NO_HOST: SandboxHost = { bt: null, fetch: null };

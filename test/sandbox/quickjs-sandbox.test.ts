@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthorizationError, ConflictError, NotFoundError, ReactorError, ValidationError } from '../../src/errors.js';
+import { AuthorizationError, ConflictError, NotFoundError, ReactorError, ValidationError } from '../../src/errors/errors.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import {
   DEFAULT_SANDBOX_LIMITS,

@@ -4,8 +4,8 @@
  * owner; nested runs first; and no owner starved, whatever another queues.
  */
 import { describe, expect, it } from 'vitest';
-import { RunQueue, type QueueShares } from '../../src/sandbox/run-queue.js';
-import { RunTask } from '../../src/sandbox/run-task.js';
+import { RunQueue, type QueueShares } from '../../src/sandbox/pool/run-queue.js';
+import { RunTask } from '../../src/sandbox/pool/run-task.js';
 import { DEFAULT_SANDBOX_LIMITS, type RunOwner } from '../../src/sandbox/sandbox.js';
 
 const SHARES: QueueShares = { maxQueued: 100, maxQueuedPerApplication: 100, maxQueuedPerTenant: 100 };

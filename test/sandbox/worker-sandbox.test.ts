@@ -8,7 +8,7 @@
  * hostile runs end quickly, and no assertion is about how long anything took.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { SandboxHost, SandboxRunInput } from '../../src/sandbox/sandbox.js';

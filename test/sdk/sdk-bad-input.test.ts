@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import type { AccessRule, Permission } from '../../src/permissions.js';
-import { MAX_DETOKENIZED_TOKENS } from '../../src/reactors/detokenize.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
+import { MAX_DETOKENIZED_TOKENS } from '../../src/tokens/detokenize.js';
 import { describeEachStore } from '../support/stores.js';
 import { type SdkServer, startSdkServer } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { AccessRule } from '../../src/permissions.js';
+import type { AccessRule } from '../../src/permissions/permissions.js';
 import { describeEachStore } from '../support/stores.js';
 import { SDK_VERSION, sdkFailure, startSdkServer } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { AccessRule, Permission } from '../../src/permissions.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import { describeEachStore } from '../support/stores.js';
 import { sdkFailure, startSdkServer } from './harness.js';
 

@@ -10,7 +10,7 @@
  * - which secret values, and which token ids, each application may know at a given state of the vault;
  * - what a token's fingerprint expression prints, and which tokens a deduplicating write may match.
  */
-import type { AccessRule, Permission, Transform } from '../../src/permissions.js';
+import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 
 export const TOKEN_PERMISSIONS = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'] as const satisfies readonly Permission[];
 /** The containers tokens live in, and the containers rules name (ancestors included). */

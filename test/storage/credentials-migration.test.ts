@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../src/applications/api-keys.js';
+import { hashApiKey } from '../../src/auth/api-keys.js';
 import { createPostgresStore, type PgPool } from '../../src/postgres.js';
 import { MIGRATIONS as PG_MIGRATIONS, runMigrations as runPgMigrations } from '../../src/storage/postgres/migrations.js';
 import { PgExecutor } from '../../src/storage/postgres/pg-executor.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
-import { ServiceUnavailableError } from '../../src/errors.js';
+import { ServiceUnavailableError } from '../../src/errors/errors.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { createPostgresStore } from '../../src/postgres.js';
 import { PgExecutor } from '../../src/storage/postgres/pg-executor.js';

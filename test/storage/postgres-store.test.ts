@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { ConflictError, ServiceUnavailableError, ValidationError } from '../../src/errors.js';
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../../src/errors/errors.js';
 import { createPostgresStore, redactConnectionString, type PgPool, type PostgresStore } from '../../src/postgres.js';
 import { MIGRATIONS, runMigrations } from '../../src/storage/postgres/migrations.js';
 import { decodeCursor, encodeCursor } from '../../src/storage/postgres/paging.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
-import { ConflictError, ServiceUnavailableError, ValidationError } from '../../src/errors.js';
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../../src/errors/errors.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { translateSqliteError } from '../../src/storage/sqlite/sqlite-errors.js';

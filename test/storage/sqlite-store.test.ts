@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { openSqliteStoreCore } from '../../src/storage/sqlite/sqlite-open.js';
 import type { SqliteStoreCore } from '../../src/storage/sqlite/sqlite-store.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isAncestorOrSelf, normalizeContainer, normalizeContainers } from '../../src/tokens/containers.js';
+import { isAncestorOrSelf, normalizeContainer, normalizeContainers } from '../../src/auth/containers.js';
 import { errorsOf } from './helpers.js';
 
 describe('normalizeContainer', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseExpiresAt } from '../../src/tokens/expiry.js';
-import { formatIso } from '../../src/time.js';
+import { formatIso } from '../../src/common/time.js';
 import { errorsOf } from './helpers.js';
 
 const NOW = Date.UTC(2026, 0, 1);

@@ -1,5 +1,5 @@
-import { ValidationError } from '../../src/errors.js';
-import type { FieldErrors } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
+import type { FieldErrors } from '../../src/errors/errors.js';
 
 /** Runs `fn`, expecting a ValidationError, and returns its field errors. */
 export function errorsOf(fn: () => unknown): FieldErrors {

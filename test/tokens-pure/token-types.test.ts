@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors/errors.js';
 import { TOKEN_TYPES, getTokenType, isAbaRoutingValid, isLuhnValid } from '../../src/tokens/token-types.js';
 import { errorsOf } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { vi } from 'vitest';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/common/clock.js';
 
 /** One request the receiver got. */
 export interface Received {

@@ -1,4 +1,4 @@
-import { APPLICATION_TYPES, PERMISSIONS } from '../../permissions.js';
+import { APPLICATION_TYPES, PERMISSIONS } from '../../permissions/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 import { type Schema, anyJson, dateTime, list, openObject, ref, str, stringMap, uuid } from './schema-helpers.js';
 

@@ -1,6 +1,7 @@
 // Bodies are typed as a valid one is; the service validates them.
 import type { CreateReactorRequest, PatchReactorRequest, ReactRequest, UpdateReactorRequest } from '../../reactors/reactor-input.js';
 import { reactorListQuery } from '../query.js';
+import { tokensOfInvocation } from './carried-tokens.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
 /** Spec 4.2: reactors and their invocation. Each route is one ReactorService call. */
@@ -81,6 +82,7 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/reactors/{id}/react',
     operationId: 'invokeReactor',
+    carries: tokensOfInvocation,
     auth: true,
     permission: 'token:use',
     status: 200,

@@ -1,4 +1,4 @@
-import type { Caller } from '../../caller.js';
+import type { Caller } from '../../auth/caller.js';
 import type { Vault } from '../../vault.js';
 import type { BodyKind } from '../body.js';
 
@@ -76,10 +76,23 @@ interface RouteBase {
 /** The `permission` of a route any authenticated application may call (no permission is checked). */
 export const ANY_APPLICATION = 'none (any application)';
 
+/** What a route's `carries` reads: the request's path parameters and parsed body, and the handler's result. */
+export interface CarriedExchange {
+  params: Record<string, string>;
+  body: unknown;
+  result: unknown;
+}
+
 /** A route behind the API key. `permission` is what the service checks (for the document only). */
 export interface AuthenticatedRoute extends RouteBase {
   auth: true;
   permission: string;
+  /**
+   * The ids of the tokens whose data the response may carry (carried-tokens.ts), so a stored
+   * idempotent response is withdrawn when one of them is deleted, expires or loses its cvc.
+   * Absent: the route carries no token data.
+   */
+  carries?: (exchange: CarriedExchange) => Iterable<string>;
   handle(context: RouteContext): Promise<unknown>;
 }
 

@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '../../errors.js';
+import { ServiceUnavailableError } from '../../errors/errors.js';
 import type { PublicRoute } from './route.js';
 
 /** Routes that need no API key: liveness, readiness and the API description. */

@@ -1,5 +1,6 @@
 import { tokenListQuery } from '../query.js';
 import type { CreateTokenInput, UpdateTokenInput } from '../../tokens/token-input.js';
+import { tokensInResult, tokensNamedInBody } from './carried-tokens.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
 /** Spec 4.1, plus search and bulk tokenize. Each route is one TokenService call. */
@@ -8,6 +9,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/tokens',
     operationId: 'createToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:create',
     status: 201,
@@ -20,6 +22,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'GET',
     path: '/tokens',
     operationId: 'listTokens',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:read',
     status: 200,
@@ -45,6 +48,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'GET',
     path: '/tokens/{id}',
     operationId: 'getToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:read',
     status: 200,
@@ -55,6 +59,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'PATCH',
     path: '/tokens/{id}',
     operationId: 'updateToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:update',
     status: 200,
@@ -66,6 +71,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'DELETE',
     path: '/tokens/{id}',
     operationId: 'deleteToken',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:delete',
     status: 204,
@@ -76,6 +82,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/tokens/search',
     operationId: 'searchTokens',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:search',
     status: 200,
@@ -87,6 +94,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/tokenize',
     operationId: 'tokenize',
+    carries: tokensInResult,
     auth: true,
     permission: 'token:create',
     status: 201,
@@ -98,6 +106,7 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     method: 'POST',
     path: '/detokenize',
     operationId: 'detokenize',
+    carries: tokensNamedInBody,
     auth: true,
     permission: 'token:use',
     status: 200,

@@ -118,6 +118,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants json;
   ALTER TABLE application_keys ADD COLUMN grants json;
   `,
+  /* 11: a job keeps its own bound on attempts (the queue's claim counts attempts; a recurring job's run resets them) */ `
+  ALTER TABLE jobs ADD COLUMN max_attempts integer NOT NULL DEFAULT 10;
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -1,4 +1,4 @@
-import { ConflictError, ServiceUnavailableError, ValidationError } from '../../errors.js';
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../../errors/errors.js';
 
 /**
  * SQLSTATEs after which the whole transaction (or lone statement) was rolled back and running it

@@ -1,4 +1,4 @@
-import type { Permission } from '../../permissions.js';
+import type { Permission } from '../../permissions/permissions.js';
 import { applicationColumns, applicationExpectation } from '../record-changes.js';
 import type {
   ApplicationChanges,

@@ -2,7 +2,7 @@ import type { JobRecord } from '../store.js';
 import { checkLimit } from '../limit.js';
 import type { Queryable } from './pg-executor.js';
 
-const COLUMNS = 'id, tenant_id, kind, key, payload, run_at, attempts, lease_owner, lease_expires_at, created_at, last_error';
+const COLUMNS = 'id, tenant_id, kind, key, payload, run_at, attempts, lease_owner, lease_expires_at, created_at, last_error, max_attempts';
 
 type Row = Record<string, unknown>;
 
@@ -18,6 +18,7 @@ const toJob = (row: Row): JobRecord => ({
   leaseExpiresAt: row['lease_expires_at'] as number | null,
   createdAt: row['created_at'] as number,
   lastError: row['last_error'] as string | null,
+  maxAttempts: row['max_attempts'] as number,
 });
 
 /** The PostgreSQL store's job operations (Store, "background jobs"); `s` is the quoted schema. */
@@ -29,6 +30,7 @@ export class PostgresJobs {
     renew: string;
     finish: string;
     reschedule: string;
+    rescheduleReset: string;
     countDue: string;
   };
 
@@ -36,16 +38,17 @@ export class PostgresJobs {
     this.#db = db;
     const due = 'run_at <= $1 AND (lease_owner IS NULL OR lease_expires_at <= $1)';
     this.#sql = {
-      insert: `INSERT INTO ${s}.jobs (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+      insert: `INSERT INTO ${s}.jobs (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
       // SKIP LOCKED: concurrent claimers (other instances) pass over rows another claim is taking,
       // so each job goes to one of them and none waits on another.
       claim:
         `UPDATE ${s}.jobs j SET lease_owner = $2, lease_expires_at = $3, attempts = j.attempts + 1 ` +
-        `FROM (SELECT id FROM ${s}.jobs WHERE ${due} ORDER BY run_at, created_at LIMIT $4 FOR UPDATE SKIP LOCKED) due ` +
+        `FROM (SELECT id FROM ${s}.jobs WHERE ${due} AND kind = ANY($5::text[]) ORDER BY run_at, created_at LIMIT $4 FOR UPDATE SKIP LOCKED) due ` +
         `WHERE j.id = due.id RETURNING ${COLUMNS.split(', ').map((c) => `j.${c}`).join(', ')}`,
       renew: `UPDATE ${s}.jobs SET lease_expires_at = $3 WHERE id = $1 AND lease_owner = $2`,
       finish: `DELETE FROM ${s}.jobs WHERE id = $1 AND lease_owner = $2`,
       reschedule: `UPDATE ${s}.jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $3, last_error = $4 WHERE id = $1 AND lease_owner = $2`,
+      rescheduleReset: `UPDATE ${s}.jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $3, last_error = $4, attempts = 0 WHERE id = $1 AND lease_owner = $2`,
       countDue: `SELECT count(*)::int AS n FROM ${s}.jobs WHERE ${due}`,
     };
   }
@@ -56,13 +59,15 @@ export class PostgresJobs {
 
   /** Enqueues on `db`: the pool, or a transaction that stores what the job will work on. */
   async enqueueWith(db: Queryable, job: JobRecord): Promise<boolean> {
-    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError } = job;
-    const result = await db.query(this.#sql.insert, [id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError]);
+    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts } = job;
+    const result = await db.query(this.#sql.insert, [id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts]);
     return result.rowCount === 1;
   }
 
-  async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]> {
-    const result = await this.#db.query(this.#sql.claim, [now, owner, now + leaseMs, checkLimit(limit)]);
+  async claim(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): Promise<JobRecord[]> {
+    checkLimit(limit);
+    if (kinds.length === 0) return [];
+    const result = await this.#db.query(this.#sql.claim, [now, owner, now + leaseMs, limit, kinds]);
     return result.rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
@@ -74,8 +79,8 @@ export class PostgresJobs {
     return (await this.#db.query(this.#sql.finish, [id, owner])).rowCount === 1;
   }
 
-  async reschedule(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean> {
-    return (await this.#db.query(this.#sql.reschedule, [id, owner, runAt, lastError])).rowCount === 1;
+  async reschedule(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): Promise<boolean> {
+    return (await this.#db.query(attempts === 'reset' ? this.#sql.rescheduleReset : this.#sql.reschedule, [id, owner, runAt, lastError])).rowCount === 1;
   }
 
   async countDue(now: number): Promise<number> {

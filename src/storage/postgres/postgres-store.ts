@@ -269,8 +269,8 @@ export class PostgresStore implements Store {
     return this.#jobs.enqueue(job);
   }
 
-  claimJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<JobRecord[]> {
-    return this.#jobs.claim(owner, now, leaseMs, limit);
+  claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): Promise<JobRecord[]> {
+    return this.#jobs.claim(owner, now, leaseMs, limit, kinds);
   }
 
   renewJobLease(id: string, owner: string, until: number): Promise<boolean> {
@@ -281,8 +281,8 @@ export class PostgresStore implements Store {
     return this.#jobs.finish(id, owner);
   }
 
-  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): Promise<boolean> {
-    return this.#jobs.reschedule(id, owner, runAt, lastError);
+  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): Promise<boolean> {
+    return this.#jobs.reschedule(id, owner, runAt, lastError, attempts);
   }
 
   countDueJobs(now: number): Promise<number> {

@@ -1,4 +1,4 @@
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../errors/errors.js';
 import type { InitialTenantRecords, Inserted, TenantRecord, WrappedKeyRecord } from '../store.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
 import type { PostgresApplications } from './postgres-applications.js';

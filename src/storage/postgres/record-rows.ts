@@ -1,4 +1,4 @@
-import type { AccessRule, ApplicationType, Permission } from '../../permissions.js';
+import type { AccessRule, ApplicationType, Permission } from '../../permissions/permissions.js';
 import type {
   ApplicationRecord,
   SessionGrants,

@@ -1,4 +1,4 @@
-import { atTurnEnd } from '../../turn-end.js';
+import { atTurnEnd } from '../../common/turn-end.js';
 
 /** Most keys one statement carries; a larger turn sends several. */
 export const MAX_BATCH = 200;

@@ -1,4 +1,4 @@
-import { atTurnEnd } from '../../turn-end.js';
+import { atTurnEnd } from '../../common/turn-end.js';
 
 /**
  * Group commit for SQLite writes. Writes submitted during an event-loop turn (the requests being

@@ -119,6 +119,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ALTER TABLE reactors ADD COLUMN bound_grants TEXT;
   ALTER TABLE application_keys ADD COLUMN grants TEXT;
   `,
+  /* 11: a job keeps its own bound on attempts (the queue's claim counts attempts; a recurring job's run resets them) */ `
+  ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 10;
+  `,
 ]);
 
 /**

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors/errors.js';
 import type { PageRequest, PageResult } from '../store.js';
 import type { StatementCache } from './statement-cache.js';
 

@@ -1,4 +1,4 @@
-import type { ApplicationType, AccessRule, Permission } from '../../permissions.js';
+import type { ApplicationType, AccessRule, Permission } from '../../permissions/permissions.js';
 import type {
   ApplicationRecord,
   SessionGrants,

@@ -1,4 +1,4 @@
-import { ConflictError, ServiceUnavailableError, ValidationError } from '../../errors.js';
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../../errors/errors.js';
 
 /**
  * What a SQLite error code means at the store boundary (better-sqlite3 reports extended codes such

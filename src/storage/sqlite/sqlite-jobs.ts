@@ -2,18 +2,19 @@ import type { JobRecord } from '../store.js';
 import { checkLimit } from '../limit.js';
 import type { StatementCache } from './statement-cache.js';
 
-const COLUMNS = 'id, tenant_id, kind, key, payload, run_at, attempts, lease_owner, lease_expires_at, created_at, last_error';
+const COLUMNS = 'id, tenant_id, kind, key, payload, run_at, attempts, lease_owner, lease_expires_at, created_at, last_error, max_attempts';
 const DUE = 'run_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)';
 
 const SQL = {
-  insert: `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  insert: `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   // One statement: atomic by itself, so two connections (two processes on one file) never claim one job.
   claim:
     `UPDATE jobs SET lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1 ` +
-    `WHERE id IN (SELECT id FROM jobs WHERE ${DUE} ORDER BY run_at, created_at LIMIT ?) RETURNING ${COLUMNS}`,
+    `WHERE id IN (SELECT id FROM jobs WHERE ${DUE} AND kind IN (SELECT value FROM json_each(?)) ORDER BY run_at, created_at LIMIT ?) RETURNING ${COLUMNS}`,
   renew: 'UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ?',
   finish: 'DELETE FROM jobs WHERE id = ? AND lease_owner = ?',
   reschedule: 'UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = ?, last_error = ? WHERE id = ? AND lease_owner = ?',
+  rescheduleReset: 'UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = ?, last_error = ?, attempts = 0 WHERE id = ? AND lease_owner = ?',
   countDue: `SELECT count(*) AS n FROM jobs WHERE ${DUE}`,
 } as const;
 
@@ -29,6 +30,7 @@ interface JobRow {
   lease_expires_at: number | null;
   created_at: number;
   last_error: string | null;
+  max_attempts: number;
 }
 
 const toJob = (row: JobRow): JobRecord => ({
@@ -43,6 +45,7 @@ const toJob = (row: JobRow): JobRecord => ({
   leaseExpiresAt: row.lease_expires_at,
   createdAt: row.created_at,
   lastError: row.last_error,
+  maxAttempts: row.max_attempts,
 });
 
 /** The SQLite store's job operations (Store, "background jobs"). */
@@ -54,12 +57,14 @@ export class SqliteJobs {
   }
 
   enqueue(job: JobRecord): boolean {
-    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError } = job;
-    return this.#statements.get(SQL.insert).run(id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError).changes === 1;
+    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts } = job;
+    return this.#statements.get(SQL.insert).run(id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts).changes === 1;
   }
 
-  claim(owner: string, now: number, leaseMs: number, limit: number): JobRecord[] {
-    const rows = this.#statements.get(SQL.claim).all(owner, now + leaseMs, now, now, checkLimit(limit)) as JobRow[];
+  claim(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): JobRecord[] {
+    checkLimit(limit);
+    if (kinds.length === 0) return [];
+    const rows = this.#statements.get(SQL.claim).all(owner, now + leaseMs, now, now, JSON.stringify(kinds), limit) as JobRow[];
     return rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
@@ -71,8 +76,8 @@ export class SqliteJobs {
     return this.#statements.get(SQL.finish).run(id, owner).changes === 1;
   }
 
-  reschedule(id: string, owner: string, runAt: number, lastError: string | null): boolean {
-    return this.#statements.get(SQL.reschedule).run(runAt, lastError, id, owner).changes === 1;
+  reschedule(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): boolean {
+    return this.#statements.get(attempts === 'reset' ? SQL.rescheduleReset : SQL.reschedule).run(runAt, lastError, id, owner).changes === 1;
   }
 
   countDue(now: number): number {

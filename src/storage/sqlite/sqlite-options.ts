@@ -1,6 +1,6 @@
 import { closeSync, openSync } from 'node:fs';
 import * as v from 'valibot';
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors/errors.js';
 import { validationFromIssues } from '../../validation/issues.js';
 
 /** The slice of a better-sqlite3 statement the store calls (DESIGN.md 4.3: depend by shape). */

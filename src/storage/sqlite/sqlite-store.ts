@@ -1,4 +1,4 @@
-import { InternalError } from '../../errors.js';
+import { InternalError } from '../../errors/errors.js';
 import type {
   ContainerScope,
   AuditEntry,
@@ -228,8 +228,8 @@ export class SqliteStoreCore {
     return this.#jobs.enqueue(job);
   }
 
-  claimJobs(owner: string, now: number, leaseMs: number, limit: number): JobRecord[]{
-    return this.#jobs.claim(owner, now, leaseMs, limit);
+  claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): JobRecord[]{
+    return this.#jobs.claim(owner, now, leaseMs, limit, kinds);
   }
 
   renewJobLease(id: string, owner: string, until: number): boolean{
@@ -240,8 +240,8 @@ export class SqliteStoreCore {
     return this.#jobs.finish(id, owner);
   }
 
-  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null): boolean{
-    return this.#jobs.reschedule(id, owner, runAt, lastError);
+  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): boolean{
+    return this.#jobs.reschedule(id, owner, runAt, lastError, attempts);
   }
 
   countDueJobs(now: number): number{

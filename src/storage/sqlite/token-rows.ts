@@ -1,4 +1,4 @@
-import { deepFreeze } from '../../frozen.js';
+import { deepFreeze } from '../../common/frozen.js';
 import { mutableTokenValues as sharedMutableTokenValues } from '../token-values.js';
 import type { StoredToken } from '../store.js';
 

@@ -1,0 +1,169 @@
+import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import { ValidationError, VaultError } from '../errors/errors.js';
+import type { AuditEntry, Store } from '../storage/store.js';
+
+export interface AuditRecordInput {
+  tenantId: string;
+  actor: string;
+  operation: string;
+  resourceId: string | null;
+  outcome: 'success' | 'failure';
+  detail?: string | null;
+}
+
+/**
+ * The audit trail. Writes (create, update, delete) put their entry in the same transaction as the
+ * change, through the store. Reads and failures are queued here and appended in batches, so a read
+ * does not pay for its own fsync (at synchronous=FULL that would cost more than the read itself);
+ * the queue is flushed every `flushMs`, at `maxBatch` entries, and on close. A process killed
+ * between flushes loses at most that window of read entries; writes are never lost.
+ *
+ * A batch whose flush failed (the database unreachable, locked, restarting) goes back to the head
+ * of the queue, is logged and counted (`stats().flushFailures`), and is retried on the next flush,
+ * in order. The queue is bounded (`maxQueued`, default 10,000 entries): in an outage longer than
+ * that, the oldest entries are dropped, logged and counted (`stats().droppedEntries`). A batch the
+ * store refuses as invalid (a ValidationError, which no retry would store) is dropped and counted.
+ */
+export class AuditLog {
+  #store: Store;
+  #clock: Clock;
+  #logger: Logger;
+  #queue: AuditEntry[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  #flushMs: number;
+  #maxBatch: number;
+  #flushing: Promise<void> = Promise.resolve();
+  #maxQueued: number;
+  #flushFailures = 0;
+  #droppedEntries = 0;
+  /** Set by a failed flush until one succeeds: a full queue then waits for the retry timer. */
+  #backingOff = false;
+
+  constructor(store: Store, clock: Clock, logger: Logger, options: { flushMs?: number; maxBatch?: number; maxQueued?: number } = {}) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#logger = logger;
+    this.#flushMs = options.flushMs ?? 50;
+    this.#maxBatch = options.maxBatch ?? 500;
+    this.#maxQueued = options.maxQueued ?? 10_000;
+  }
+
+  /**
+   * Counters for metrics: entries waiting, flushes that failed (their entries were kept), and
+   * entries dropped (queue full in a long outage, or refused by the store as invalid).
+   */
+  stats(): { queued: number; flushFailures: number; droppedEntries: number } {
+    return { queued: this.#queue.length, flushFailures: this.#flushFailures, droppedEntries: this.#droppedEntries };
+  }
+
+  /** An entry stamped with the clock, for a store call that writes it atomically with its change. */
+  entry(input: AuditRecordInput): AuditEntry {
+    // Spelled out rather than spread: this runs on every token operation.
+    return {
+      tenantId: input.tenantId,
+      actor: input.actor,
+      operation: input.operation,
+      resourceId: input.resourceId,
+      outcome: input.outcome,
+      detail: input.detail ?? null,
+      at: this.#clock.now(),
+    };
+  }
+
+  /** Queues an entry for the next batch. */
+  record(input: AuditRecordInput): void {
+    this.#queue.push(this.entry(input));
+    if (this.#queue.length >= this.#maxBatch && !this.#backingOff) void this.flush();
+    else if (this.#timer === null) {
+      this.#timer = setTimeout(() => void this.flush(), this.#flushMs);
+      this.#timer.unref();
+    }
+  }
+
+  /**
+   * Runs an operation and records its failure. Success entries are the operation's own business:
+   * inside its transaction or queued.
+   */
+  async guard<T>(actor: { tenantId: string; applicationId: string }, operation: string, resourceId: unknown, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      this.recordFailure(actor, operation, resourceId, error);
+      throw error;
+    }
+  }
+
+  /** Queues the failure entry of an operation: its error code, never the message (which might quote input). */
+  recordFailure(actor: { tenantId: string; applicationId: string }, operation: string, resourceId: unknown, error: unknown): void {
+    this.record({
+      tenantId: actor.tenantId,
+      actor: actor.applicationId,
+      operation,
+      // The id of a refused request may hold anything, NUL included, which PostgreSQL text refuses:
+      // an entry must never make its batch unstorable.
+      resourceId: typeof resourceId === 'string' ? resourceId.slice(0, 250).replaceAll('\u0000', '\uFFFD') : null,
+      outcome: 'failure',
+      detail: error instanceof VaultError ? error.code : 'internal_error',
+    });
+  }
+
+  /**
+   * Writes every queued entry. Resolves when they are stored, or, when the store failed, when they
+   * are back in the queue for the next flush (it never rejects).
+   */
+  flush(): Promise<void> {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    this.#flushing = this.#flushing.then(async () => {
+      const batch = this.#queue;
+      this.#queue = [];
+      if (batch.length === 0) return;
+      try {
+        await this.#store.appendAudit(batch);
+        this.#backingOff = false;
+      } catch (error) {
+        this.#failed(batch, error);
+      }
+    });
+    return this.#flushing;
+  }
+
+  /** Flushes, and reports (log, counter) what could not be stored before the store closes. */
+  async close(): Promise<void> {
+    await this.flush();
+    if (this.#queue.length === 0) return;
+    this.#drop(this.#queue.length, 'audit entries dropped: the store failed at close');
+    this.#queue = [];
+  }
+
+  #failed(batch: AuditEntry[], error: unknown): void {
+    this.#flushFailures++;
+    const reason = error instanceof VaultError ? error.code : error instanceof Error ? error.name : typeof error;
+    if (error instanceof ValidationError) {
+      this.#drop(batch.length, 'audit entries dropped: the store refused them as invalid', reason);
+      return;
+    }
+    this.#logger.warn('audit flush failed; the entries are kept and retried', { entries: batch.length, error: reason });
+    this.#backingOff = true;
+    // Back at the head, in order, ahead of what was recorded meanwhile.
+    this.#queue = batch.concat(this.#queue);
+    const excess = this.#queue.length - this.#maxQueued;
+    if (excess > 0) {
+      this.#queue.splice(0, excess);
+      this.#drop(excess, 'audit entries dropped: the queue is full');
+    }
+    if (this.#timer === null) {
+      // Retried after a pause (an outage is rarely over at once): ten flush periods, at most 5 s.
+      this.#timer = setTimeout(() => void this.flush(), Math.min(5_000, this.#flushMs * 10));
+      this.#timer.unref();
+    }
+  }
+
+  #drop(entries: number, message: string, reason?: string): void {
+    this.#droppedEntries += entries;
+    this.#logger.error(message, reason === undefined ? { entries } : { entries, error: reason });
+  }
+}

@@ -1,0 +1,58 @@
+import type { Clock } from '../common/clock.js';
+import { AuthenticationError } from '../errors/errors.js';
+import type { ApplicationKeyMatch, Store } from '../storage/store.js';
+import { SESSION_KEY_PREFIX, hashApiKey, hashesEqual } from './api-keys.js';
+import type { AuthCache } from './auth-cache.js';
+import type { Caller } from './caller.js';
+import { resolveSessionKey } from './session-auth.js';
+import { withinBoundGrants } from './session-grants.js';
+
+/**
+ * Authentication, in one place: what `vault.authenticate` (and so every HTTP request) calls. A key
+ * is hashed (api-keys.ts), looked up among session keys (session-auth.ts) and application keys,
+ * and the Caller it resolves to (caller.ts, bounded by session-grants.ts) remembered in the auth
+ * cache (auth-cache.ts), which the services clear when a change could alter what a key may do.
+ */
+export class Authenticator {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #callers: AuthCache;
+
+  constructor(deps: { store: Store; clock: Clock; authCache: AuthCache }) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#callers = deps.authCache;
+  }
+
+  /**
+   * Resolves an API key (any live key of an application) or an authorized session key to its
+   * Caller; AuthenticationError for a missing or unknown key, and for a session key that is
+   * expired or not yet authorized (saying which). A resolved key is remembered for `authCacheMs`
+   * (vault option, default 1 s; a session key never past its expiry): changes made through this
+   * vault (application update, regenerate, delete, key deletion) forget every remembered key at
+   * once; a change made by another process sharing the database takes effect within that time.
+   */
+  async authenticate(key: string | null | undefined): Promise<Caller> {
+    if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
+    const { keyHash, keyLookup } = hashApiKey(key);
+    const now = this.#clock.now();
+    const cached = this.#callers.get(keyHash, now);
+    if (cached !== undefined) return cached;
+    if (key.startsWith(SESSION_KEY_PREFIX)) {
+      const session = await resolveSessionKey(this.#store, keyHash, keyLookup, now);
+      if (session !== null) {
+        this.#callers.set(keyHash, session.caller, now, session.expiresAt);
+        return session.caller;
+      }
+    }
+    const candidates = await this.#store.findApplicationKeys(keyLookup);
+    // Compare against every candidate so the time does not depend on which one matched.
+    let match: ApplicationKeyMatch | undefined;
+    for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found;
+    if (!match) throw new AuthenticationError('The API key is not valid');
+    // A key a non-administrator made acts within the grants the application had then.
+    const caller = withinBoundGrants(match.application, match.key.grants);
+    this.#callers.set(keyHash, caller, now);
+    return caller;
+  }
+}

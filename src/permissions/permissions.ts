@@ -1,0 +1,71 @@
+/** Permissions and the application types that may hold them (DESIGN.md 5). */
+export const PERMISSIONS = [
+  'token:create',
+  'token:read',
+  'token:update',
+  'token:delete',
+  'token:search',
+  'token:use',
+  'reactor:create',
+  'reactor:read',
+  'reactor:update',
+  'reactor:delete',
+  'application:create',
+  'application:read',
+  'application:update',
+  'application:delete',
+  'log:read',
+  'webhook:create',
+  'webhook:read',
+  'webhook:update',
+  'webhook:delete',
+  'proxy:invoke',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const APPLICATION_TYPES = ['public', 'private', 'management'] as const;
+export type ApplicationType = (typeof APPLICATION_TYPES)[number];
+
+export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly Permission[]>> = Object.freeze({
+  public: ['token:create', 'token:update'],
+  private: [
+    'token:create',
+    'token:read',
+    'token:update',
+    'token:delete',
+    'token:search',
+    'token:use',
+    'reactor:create',
+    'reactor:read',
+    'reactor:update',
+    'reactor:delete',
+    'proxy:invoke',
+  ],
+  management: [
+    'application:create',
+    'application:read',
+    'application:update',
+    'application:delete',
+    'reactor:create',
+    'reactor:read',
+    'reactor:update',
+    'reactor:delete',
+    'log:read',
+    'webhook:create',
+    'webhook:read',
+    'webhook:update',
+    'webhook:delete',
+  ],
+});
+
+export const TRANSFORMS = ['reveal', 'mask', 'redact'] as const;
+export type Transform = (typeof TRANSFORMS)[number];
+
+/** An access rule: the first (lowest priority number) rule whose container is the token's container or an ancestor, and which lists the permission, decides. */
+export interface AccessRule {
+  description?: string;
+  priority: number;
+  container: string;
+  transform: Transform;
+  permissions: Permission[];
+}

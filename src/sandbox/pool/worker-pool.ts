@@ -1,0 +1,303 @@
+/**
+ * The worker threads reactor code runs in (DESIGN.md 2: reactor code never runs on the thread that
+ * serves requests). One run per worker at a time, so ending a run by terminating its worker ends
+ * nothing else, and one run's WebAssembly memory is never another run's.
+ *
+ * Scheduling:
+ * - Up to `size` shared workers, started on demand and kept idle (unref'd) between runs.
+ * - Shares. A run may name its owner (a tenant and an application of it; the vault passes the
+ *   invoking one). One application holds at most `maxRunningPerApplication` shared workers at once
+ *   and one tenant `maxRunningPerTenant`, even while the others are idle: a worker changes hands only
+ *   when its run ends, which for a spinning run is its deadline (10 s by default), so the room another
+ *   owner finds at once is exactly the room no single owner may take. Runs without an owner have no
+ *   caps (a custom caller that names none asked for no fairness).
+ * - A top-level run that finds no free worker, or whose owner holds its share, waits in a queue of
+ *   per-owner FIFOs served round-robin, tenants first, then the applications of the tenant
+ *   (run-queue.ts, owner-queues.ts); its deadline keeps running there. The queue holds at most
+ *   `maxQueued` runs, of which one application at most `maxQueuedPerApplication` and one tenant
+ *   `maxQueuedPerTenant`: beyond its share, an owner's run fails at once with 503. When the queue is
+ *   full, a newcomer whose owner holds less of it than another pushes out that owner's newest run
+ *   (which fails with 503) instead of being refused, so several floods together cannot shut another
+ *   owner out either. Refusals are 503, not 429 (run-queue.ts says why).
+ * - A nested run (started from a `req.bt` call of a running reactor, run-task.ts) is served before
+ *   queued top-level runs, and when the shared workers are all busy, or its tree's owner holds its
+ *   share of them, it may use one extra worker per nesting depth; extra workers count in no share.
+ *   Its parent holds a worker while it waits, so without that a pool of size 1 would deadlock on the
+ *   first nested call; with it the deepest run can always proceed.
+ * - At the deadline the engine in the worker stops the run itself; if it has not reported back
+ *   KILL_GRACE_MS later (one long built-in call, which QuickJS's interrupt handler cannot stop), the
+ *   worker is terminated and the run fails with the same timeout error.
+ * - A worker whose WebAssembly memory grew past `recycleAboveBytes` is terminated after its run (that
+ *   memory never shrinks), so memory taken by a burst returns to the system.
+ */
+import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
+import { type PoolWorker, spawnPoolWorker } from './pool-worker.js';
+import { memoryError, runtimeError, timeoutError, unavailableError } from '../reactor-outcome.js';
+import { RunQueue } from './run-queue.js';
+import type { RunTask } from './run-task.js';
+import type { SandboxWorkerOptions } from './worker-options.js';
+import { mayHoldShared } from './worker-shares.js';
+import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from '../worker-protocol.js';
+import { deserializeRunError } from '../worker-protocol.js';
+
+/** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
+export const KILL_GRACE_MS = 100;
+/** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
+const EXTRA_WORKERS_PER_DEPTH = 1;
+
+export interface WorkerPoolOptions extends SandboxWorkerOptions {
+  /** Old-generation heap limit of each worker's JavaScript side (host results and logs pass there), MiB. */
+  heapMb: number;
+  workerUrl: URL;
+  /** Prepared contexts each worker's engine keeps ready. */
+  contextPoolSize: number;
+}
+
+export interface WorkerPoolStats {
+  /** Workers alive (shared and extra). */
+  workers: number;
+  busy: number;
+  /** Runs waiting for a worker. */
+  queued: number;
+  spawned: number;
+  /** Workers terminated to end a run (deadline passed, or its caller ended). */
+  terminated: number;
+  /** Workers retired after a run because their WebAssembly memory had grown past the threshold. */
+  recycled: number;
+  /** Workers that exited on their own (out of heap, crash, failed start). */
+  crashed: number;
+}
+
+export class WorkerPool {
+  readonly #options: WorkerPoolOptions;
+  readonly #workers = new Set<PoolWorker>();
+  readonly #queue: RunQueue;
+  #closed = false;
+  readonly #counts = { spawned: 0, terminated: 0, recycled: 0, crashed: 0 };
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+    this.#queue = new RunQueue(options);
+  }
+
+  /**
+   * Makes sure one shared worker is idle or starting, room permitting: a worker takes a few hundred
+   * ms to start, which the next run should not wait for.
+   */
+  warm(): void {
+    if (this.#closed) return;
+    let shared = 0;
+    for (const w of this.#workers) {
+      if (w.lane !== 0) continue;
+      if (w.task === null) return;
+      shared++;
+    }
+    if (shared >= this.#options.size) return;
+    try {
+      this.#spawn(0);
+    } catch {
+      // The next run reports it.
+    }
+  }
+
+  /** Starts `task` on a worker, or queues it; settles the task on every outcome. */
+  submit(task: RunTask): void {
+    if (this.#closed) return task.fail(unavailableError('The reactor sandbox is closed'));
+    this.#armDeadline(task);
+    if (this.#tryStart(task)) return this.#queue.started(task);
+    const admission = this.#queue.add(task);
+    if (!admission.queued) return task.fail(unavailableError(admission.reason));
+    admission.evicted?.fail(unavailableError('Pushed out of the full run queue to make room for a run of an owner with fewer runs waiting; try again'));
+  }
+
+  stats(): WorkerPoolStats {
+    let busy = 0;
+    for (const w of this.#workers) if (w.task !== null) busy++;
+    return { workers: this.#workers.size, busy, queued: this.#queue.size, ...this.#counts };
+  }
+
+  /** Fails every queued and running run with 503 and terminates the workers. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const error = unavailableError('The reactor sandbox is closed');
+    for (const task of this.#queue.all()) task.fail(error);
+    const workers = [...this.#workers];
+    for (const w of workers) {
+      const task = w.task;
+      this.#drop(w);
+      task?.fail(error);
+    }
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  }
+
+  #armDeadline(task: RunTask): void {
+    clearTimeout(task.timer);
+    task.timer = setTimeout(
+      () => {
+        if (task.state === 'queued') return task.fail(timeoutError(task.limits));
+        // Running: the engine stops the run at the deadline itself; if it has not reported back
+        // within the grace, it cannot (one long built-in call), and the worker is terminated.
+        task.timer = setTimeout(() => task.cancel(timeoutError(task.limits)), KILL_GRACE_MS);
+      },
+      Math.max(0, task.deadline - performance.now()),
+    );
+  }
+
+  #tryStart(task: RunTask): boolean {
+    let worker: PoolWorker | null;
+    try {
+      worker = (mayHoldShared(this.#workers, this.#options, task) ? this.#available(0) : null) ?? (task.depth > 0 ? this.#available(task.depth) : null);
+    } catch {
+      task.fail(unavailableError('The reactor sandbox could not start a worker; try again'));
+      return true;
+    }
+    if (worker === null) return false;
+    this.#start(worker, task);
+    return true;
+  }
+
+  /** An idle worker of `lane`, or a new one when the lane has room. */
+  #available(lane: number): PoolWorker | null {
+    let count = 0;
+    for (const w of this.#workers) {
+      if (w.lane !== lane) continue;
+      if (w.task === null) return w;
+      count++;
+    }
+    const room = lane === 0 ? this.#options.size : EXTRA_WORKERS_PER_DEPTH;
+    return count < room ? this.#spawn(lane) : null;
+  }
+
+  #spawn(lane: number): PoolWorker {
+    const w = spawnPoolWorker(this.#options, lane, {
+      onMessage: (worker, message) => this.#onMessage(worker, message),
+      onExit: (worker, error) => this.#onExit(worker, error),
+    });
+    this.#workers.add(w);
+    this.#counts.spawned++;
+    return w;
+  }
+
+  #start(w: PoolWorker, task: RunTask): void {
+    if (task.deadline - performance.now() < 1) {
+      task.fail(timeoutError(task.limits));
+      return this.#next(w);
+    }
+    w.task = task;
+    // A busy worker keeps the process alive (its run's deadline timer is paused while it starts).
+    w.worker.ref();
+    task.state = 'running';
+    task.abort = (error) => {
+      this.#retire(w);
+      this.#counts.terminated++;
+      task.fail(error);
+    };
+    if (w.ready) return this.#post(w, task);
+    // The worker is still starting: its start-up is not the reactor's time. The deadline stops
+    // until it is ready (a worker that fails to start reports it, failing the run with 503).
+    clearTimeout(task.timer);
+    w.startWaitedAt = performance.now();
+  }
+
+  #post(w: PoolWorker, task: RunTask): void {
+    const budgetMs = Math.max(1, Math.floor(task.deadline - performance.now()));
+    const { input } = task;
+    const message: RunMessage = {
+      type: 'run',
+      run: task.id,
+      code: input.code,
+      reqJson: task.reqJson,
+      btPaths: task.api === null ? null : [...task.api.keys()],
+      hasFetch: input.host.fetch !== null,
+      limits: task.limits,
+      budgetMs,
+    };
+    w.worker.postMessage(message);
+  }
+
+  #onMessage(w: PoolWorker, message: FromWorker): void {
+    if (message.type === 'ready') {
+      w.ready = true;
+      const waiting = w.task;
+      if (waiting !== null && !w.gone) {
+        waiting.extendDeadline(performance.now() - w.startWaitedAt);
+        this.#armDeadline(waiting);
+        this.#post(w, waiting);
+      }
+      return;
+    }
+    const task = w.task;
+    if (w.gone || task === null || task.id !== message.run) return;
+    if (message.type === 'done') return this.#done(w, task, message);
+    const reply = (answer: HostAnswer) => this.#reply(w, task, message.op, answer);
+    if (message.type === 'call') serveCall(task, message, reply);
+    else serveFetch(task, message, reply);
+  }
+
+  #reply(w: PoolWorker, task: RunTask, op: number, answer: HostAnswer): void {
+    // An answer for a run that has ended (or moved off this worker) is dropped.
+    if (w.gone || w.task !== task) return;
+    const message: ReplyMessage = { type: 'reply', run: task.id, op, ...answer };
+    w.worker.postMessage(message);
+  }
+
+  #done(w: PoolWorker, task: RunTask, m: DoneMessage): void {
+    w.task = null;
+    w.worker.unref();
+    reportLogs(task, m.logs, m.logsTruncated);
+    if (m.ok) task.succeed({ result: JSON.parse(m.resultJson ?? 'null'), logs: m.logs, logsTruncated: m.logsTruncated });
+    else task.fail(m.error === undefined ? runtimeError('Reactor failed in the sandbox') : deserializeRunError(m.error));
+    if (m.wasmMemoryBytes > this.#options.recycleAboveBytes) {
+      this.#counts.recycled++;
+      return this.#retire(w);
+    }
+    this.#next(w);
+  }
+
+  #onExit(w: PoolWorker, error: (Error & { code?: string }) | null): void {
+    if (w.gone) return;
+    const task = w.task;
+    const started = w.ready;
+    this.#drop(w);
+    this.#counts.crashed++;
+    if (task !== null) {
+      if (error?.code === 'ERR_WORKER_OUT_OF_MEMORY') task.fail(memoryError(task.limits));
+      else if (!started) task.fail(unavailableError('The reactor sandbox could not start a worker; try again'));
+      else task.fail(runtimeError('Reactor crashed the sandbox'));
+    }
+    this.#pump();
+  }
+
+  /** Gives a worker that just finished its next run, or leaves it idle. */
+  #next(w: PoolWorker): void {
+    if (w.gone || this.#closed) return;
+    const task = this.#queue.take(w.lane, (t) => mayHoldShared(this.#workers, this.#options, t));
+    if (task !== undefined) this.#start(w, task);
+  }
+
+  /** Starts waiting runs on the room a terminated worker left. */
+  #pump(): void {
+    if (this.#closed) return;
+    this.#queue.drain(
+      (task) => this.#tryStart(task),
+      (task) => mayHoldShared(this.#workers, this.#options, task),
+    );
+  }
+
+  /**
+   * Terminates a worker and starts a replacement at once (a shared one only), so the next run does
+   * not wait for a worker to start; waiting runs take the room first.
+   */
+  #retire(w: PoolWorker): void {
+    this.#drop(w);
+    void w.worker.terminate();
+    this.#pump();
+    if (w.lane === 0) this.warm();
+  }
+
+  #drop(w: PoolWorker): void {
+    w.gone = true;
+    w.task = null;
+    this.#workers.delete(w);
+  }
+}
