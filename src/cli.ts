@@ -23,7 +23,12 @@ function isMain(): boolean {
   }
 }
 
-if (isMain()) {
+/**
+ * Runs the CLI as a process: signals end `serve` gracefully (a second one exits at once), and the
+ * process exits with the command's code. `npm start` (scripts/start.mjs) calls it in its own
+ * process, so the signals a supervisor sends reach the server (docs/embedding.md).
+ */
+export async function main(argv: readonly string[]): Promise<never> {
   // Log lines are written asynchronously (src/cli/log-sink.ts): drained before a normal exit, and
   // written at once on any other exit (a second signal, process.exit) and on a fatal error.
   const log = asyncLogSink(2);
@@ -38,7 +43,7 @@ if (isMain()) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await runCli(process.argv.slice(2), {
+  const code = await runCli(argv, {
     env: process.env,
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
@@ -48,3 +53,5 @@ if (isMain()) {
   await log.flush();
   process.exit(code);
 }
+
+if (isMain()) await main(process.argv.slice(2));

@@ -98,6 +98,20 @@ export class PostgresTokens {
     });
   }
 
+  /**
+   * Creates a token as `create` does, inside the transaction `tx` (token-intent conversion: the
+   * intent's removal and the token's creation are one transaction). Its lock order (the caller's
+   * row locks, then the fingerprint lock) never waits on a lock held by a plain create's first step.
+   */
+  async createInTransaction(tx: Queryable, token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
+    if (probesDuplicate(token)) {
+      await this.#lockFingerprint(tx, token);
+      const duplicate = await this.#findDuplicate(tx, token, now, null, dedupeWithin);
+      if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
+    }
+    return (await this.#insert(tx, token)) ? CREATED : ID_CONFLICT;
+  }
+
   /** Token reads of one event-loop turn go out as one statement (turn-batch.ts). */
   readonly #reads = new TurnBatch<TokenLookup, StoredToken | null>(
     async ({ tenantId, id, now }) => {
@@ -137,6 +151,7 @@ export class PostgresTokens {
         metadataDigests(next.metadata),
         distinct(next.searchHashes),
         ...auditValues(audit),
+        next.tenantId,
       ]);
       return UPDATED;
     });

@@ -33,6 +33,7 @@ import { SqliteApplications } from './sqlite-applications.js';
 import { SqliteIdempotency } from './sqlite-idempotency.js';
 import { type WriteTransaction } from './sqlite-record-update.js';
 import { SqliteReactors } from './sqlite-reactors.js';
+import { SqliteTokenIntents } from './sqlite-token-intents.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { StatementCache } from './statement-cache.js';
@@ -71,6 +72,7 @@ export class SqliteStoreCore {
   readonly reactors: SqliteReactors;
   readonly idempotency: SqliteIdempotency;
   readonly webhooks: SqliteWebhooks;
+  readonly tokenIntents: SqliteTokenIntents;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
   constructor(db: BetterSqlite3Database, owned: boolean) {
@@ -88,6 +90,7 @@ export class SqliteStoreCore {
     this.applications = new SqliteApplications(db, this.#statements, this.#read, this.#write);
     this.reactors = new SqliteReactors(db, this.#statements, this.#read, this.#write);
     this.idempotency = new SqliteIdempotency(db, this.#statements);
+    this.tokenIntents = new SqliteTokenIntents(db, this.#statements, (token, now, within) => this.#tokens.createInTransaction(token, now, within));
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
