@@ -24,25 +24,25 @@ describe('SQLite group commit of token creations', () => {
   it('writes the first creation of a turn at once and the others together at the end of the turn', async () => {
     const store = openStore();
     const tokens = [makeToken(), makeToken(), makeToken()];
-    const [first, ...later] = tokens.map((token) => store.createToken(token, T0));
+    const [first, ...later] = tokens.map((token) => store.tokens.createToken(token, T0));
     expect(first).toEqual({ status: 'created' });
     for (const result of later) expect(result).toBeInstanceOf(Promise);
     // Not acknowledged and not visible before the batch commits.
     expect(tokenCount(store)).toBe(1);
     expect(await Promise.all(later)).toEqual([{ status: 'created' }, { status: 'created' }]);
     expect(tokenCount(store)).toBe(3);
-    for (const token of tokens) expect(store.getToken(TENANT_A, token.id, T0)?.id).toBe(token.id);
+    for (const token of tokens) expect(store.tokens.getToken(TENANT_A, token.id, T0)?.id).toBe(token.id);
     store.close();
   });
 
   it('keeps each creation’s guarantees inside a batch: id conflicts and deduplication', async () => {
     const store = openStore();
-    store.createToken(makeToken(), T0); // opens the turn: the next ones are batched
+    store.tokens.createToken(makeToken(), T0); // opens the turn: the next ones are batched
     const a = makeToken({ id: 'same-id' });
     const b = makeToken({ id: 'same-id' });
     const c = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
     const d = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
-    const results = await Promise.all([a, b, c, d].map((token) => store.createToken(token, T0)));
+    const results = await Promise.all([a, b, c, d].map((token) => store.tokens.createToken(token, T0)));
     expect(results.map((r) => r.status)).toEqual(['created', 'id_conflict', 'created', 'duplicate']);
     expect((results[3] as { existing: StoredToken }).existing.id).toBe(c.id);
     store.close();
@@ -50,13 +50,13 @@ describe('SQLite group commit of token creations', () => {
 
   it('fails only the bad write when one write of a batch fails', async () => {
     const store = openStore();
-    store.createToken(makeToken(), T0);
+    store.tokens.createToken(makeToken(), T0);
     const good = makeToken();
     const bad = makeToken({ ciphertext: { not: 'bytes' } as unknown as Uint8Array });
     const other = makeToken();
-    const settled = await Promise.allSettled([good, bad, other].map((token) => store.createToken(token, T0)));
+    const settled = await Promise.allSettled([good, bad, other].map((token) => store.tokens.createToken(token, T0)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(store.getToken(TENANT_A, bad.id, T0)).toBeNull();
+    expect(store.tokens.getToken(TENANT_A, bad.id, T0)).toBeNull();
     expect(tokenCount(store)).toBe(3);
     store.close();
   });
@@ -67,8 +67,8 @@ describe('SQLite group commit of token creations', () => {
       const filename = join(dir, 'vault.db');
       const store = openSqliteStoreCore({ filename });
       store.migrate();
-      store.createToken(makeToken(), T0);
-      const queued = store.createToken(makeToken(), T0);
+      store.tokens.createToken(makeToken(), T0);
+      const queued = store.tokens.createToken(makeToken(), T0);
       store.close();
       expect(await queued).toEqual({ status: 'created' });
       const reopened = openSqliteStoreCore({ filename });
@@ -81,9 +81,9 @@ describe('SQLite group commit of token creations', () => {
 
   it('goes back to writing at once after a turn ends', async () => {
     const store = openStore();
-    expect(store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(store.tokens.createToken(makeToken(), T0)).toEqual({ status: 'created' });
     await nextTurn();
-    expect(store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(store.tokens.createToken(makeToken(), T0)).toEqual({ status: 'created' });
     store.close();
   });
 });
