@@ -77,7 +77,6 @@ export interface Vault {
   /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
   readonly worker: VaultWorker;
   readonly clock: Clock;
-  readonly store: Store;
   /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
   authenticate: Authenticator['authenticate'];
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
@@ -224,7 +223,6 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     keys: createVaultKeys(keyRing, store),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
-    store,
     authenticate: (key: string | null | undefined) => authenticator.authenticate(key),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
