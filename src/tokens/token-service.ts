@@ -44,8 +44,8 @@ export interface TokenServiceDeps {
 }
 
 /**
- * Token operations (spec 4.1). Every method takes the Caller and checks its permission and access
- * rules; responses are the snake_case objects of the spec, with data transformed (reveal, mask,
+ * Token operations (README, Tokens). Every method takes the Caller and checks its permission and access
+ * rules; responses are the snake_case objects of the HTTP API (README, Tokens), with data transformed (reveal, mask,
  * redact) by the caller's rules.
  *
  * @example

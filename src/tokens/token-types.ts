@@ -5,7 +5,7 @@ import { addError, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
 import { jsonProblems } from './token-input-checks.js';
 
-/** A token type: how its data is validated and the defaults a token of it gets (DESIGN.md 5). */
+/** A token type: how its data is validated and the defaults a token of it gets (ARCHITECTURE.md, Reference facts). */
 export interface TokenTypeDefinition {
   name: string;
   /**
@@ -200,7 +200,7 @@ const DEFINITIONS: TokenTypeDefinition[] = [
   }),
 ];
 
-/** Every token type by name (DESIGN.md 5). */
+/** Every token type by name (ARCHITECTURE.md, Reference facts). */
 export const TOKEN_TYPES: ReadonlyMap<string, TokenTypeDefinition> = new Map(DEFINITIONS.map((d) => [d.name, d]));
 
 /**

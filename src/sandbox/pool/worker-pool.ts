@@ -1,5 +1,5 @@
 /**
- * The worker threads reactor code runs in (DESIGN.md 2: reactor code never runs on the thread that
+ * The worker threads reactor code runs in (ARCHITECTURE.md, Rules of the house: reactor code never runs on the thread that
  * serves requests). One run per worker at a time, so ending a run by terminating its worker ends
  * nothing else, and one run's WebAssembly memory is never another run's.
  *
