@@ -12,7 +12,7 @@ import type { Permission, Transform } from '../permissions/permissions.js';
 import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { audienceOf, dedupeScopes, requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
-import { checkSearchInput } from './search-input.js';
+import { checkSearchInput, type SearchTokensQuery } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
 import { MAX_TOKENIZE, collectTokenBodies, replaceTokenBodies } from './tokenize-bodies.js';
@@ -28,10 +28,7 @@ export interface ListTokensQuery extends PageQuery {
   metadata?: Record<string, string>;
 }
 
-export interface SearchTokensQuery extends PageQuery {
-  /** Terms `field:value` joined by AND: data, type, container, fingerprint, id, metadata.<key>. */
-  query: string;
-}
+export type { SearchTokensQuery } from './search-input.js';
 
 export interface TokenServiceDeps {
   store: Store;

@@ -31,7 +31,7 @@
  *   memory never shrinks), so memory taken by a burst returns to the system.
  */
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
-import { type PoolWorker, spawnPoolWorker } from './pool-worker.js';
+import { type PoolWorker, type WorkerSpawnOptions, spawnPoolWorker } from './pool-worker.js';
 import { memoryError, runtimeError, timeoutError, unavailableError } from '../reactor-outcome.js';
 import { RunQueue } from './run-queue.js';
 import type { RunTask } from './run-task.js';
@@ -45,13 +45,7 @@ export const KILL_GRACE_MS = 100;
 /** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
 const EXTRA_WORKERS_PER_DEPTH = 1;
 
-export interface WorkerPoolOptions extends SandboxWorkerOptions {
-  /** Old-generation heap limit of each worker's JavaScript side (host results and logs pass there), MiB. */
-  heapMb: number;
-  workerUrl: URL;
-  /** Prepared contexts each worker's engine keeps ready. */
-  contextPoolSize: number;
-}
+export interface WorkerPoolOptions extends SandboxWorkerOptions, WorkerSpawnOptions {}
 
 export interface WorkerPoolStats {
   /** Workers alive (shared and extra). */
