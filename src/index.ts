@@ -26,6 +26,8 @@ export {
   InternalError,
   ReactorError,
   ServiceUnavailableError,
+  BadGatewayError,
+  GatewayTimeoutError,
 } from './errors/errors.js';
 export type { ErrorCode, FieldErrors } from './errors/errors.js';
 export { PERMISSIONS, PERMISSIONS_BY_TYPE, APPLICATION_TYPES, TRANSFORMS } from './permissions/permissions.js';

@@ -1,5 +1,6 @@
 import { AuditLog } from './audit/audit.js';
 import { AuditService } from './audit/audit-service.js';
+import type { Caller } from './auth/caller.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
 import { ApplicationService, type ApplicationView } from './applications/application-service.js';
 import { AuthCache } from './auth/auth-cache.js';
@@ -14,6 +15,8 @@ import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
 import { silentLogger } from './common/logger.js';
 import { formatIso } from './common/time.js';
+import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
+import { resolveProxyOptions } from './proxy/proxy-options.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
@@ -32,7 +35,8 @@ import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
-export type { ExpressionOptions, JobOptions, ReactorOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
+export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
+export type { ProxyRequest, ProxyResponse } from './proxy/proxy-service.js';
 export type { ReencryptProgress, VaultKeys } from './vault/vault-keys.js';
 export type { NewTenant, NewTenantInput } from './tenants/tenant-setup.js';
 
@@ -63,6 +67,11 @@ export interface Vault {
   readonly sessions: SessionService;
   /** Detokenization of any JSON (`POST /detokenize`, token:use). */
   readonly detokenize: DetokenizeService;
+  /**
+   * The ephemeral proxy (`/proxy`, proxy:invoke): sends the request to its destination with its
+   * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
+   */
+  proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
   /** The permission catalog (`GET /permissions`). */
   readonly permissions: PermissionService;
   /** The caller's own tenant (`GET /tenants/self`). */
@@ -186,6 +195,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
+  const proxy = new ProxyService({ tokens, expressions, audit, options: resolveProxyOptions(options.proxy), allowPrivateNetwork });
+
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
       for (const token of expired) {
@@ -215,6 +226,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache, events }),
     sessions: new SessionService({ store, clock, audit }),
     detokenize: new DetokenizeService({ tokens, expressions, audit }),
+    proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
@@ -235,6 +247,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     auditStats: () => audit.stats(),
     async close() {
       await jobs.stop();
+      proxy.close();
       await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
       await audit.close();
       await store.close();

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'unprocessable'
   | 'service_unavailable'
+  | 'bad_gateway'
+  | 'gateway_timeout'
   | 'reactor_error'
   | 'internal_error';
 
@@ -171,6 +173,27 @@ export class InternalError extends VaultError {
   }
 }
 
+/**
+ * 502: a proxied request's destination could not be reached, broke off, or answered more than the
+ * limit (docs/proxies.md). The message names the destination host only, never the request.
+ */
+export class BadGatewayError extends VaultError {
+  readonly code = 'bad_gateway' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'BadGatewayError';
+  }
+}
+
+/** 504: a proxied request's destination did not answer within the time limit. */
+export class GatewayTimeoutError extends VaultError {
+  readonly code = 'gateway_timeout' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'GatewayTimeoutError';
+  }
+}
+
 /** Maps each error code to its HTTP status. ReactorError carries its own status. */
 export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
   validation_error: 400,
@@ -182,6 +205,8 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze
   unsupported_media_type: 415,
   unprocessable: 422,
   service_unavailable: 503,
+  bad_gateway: 502,
+  gateway_timeout: 504,
   reactor_error: 500,
   internal_error: 500,
 });

@@ -29,6 +29,8 @@ export const PROBLEMS: Readonly<Record<HttpProblemCode, { type: string; title: s
   unsupported_media_type: { type: 'urn:tokenvault:problem:unsupported-media-type', title: 'Unsupported Media Type' },
   unprocessable: { type: 'urn:tokenvault:problem:unprocessable', title: 'Unprocessable Content' },
   service_unavailable: { type: 'urn:tokenvault:problem:service-unavailable', title: 'Service Unavailable' },
+  bad_gateway: { type: 'urn:tokenvault:problem:bad-gateway', title: 'Bad Gateway' },
+  gateway_timeout: { type: 'urn:tokenvault:problem:gateway-timeout', title: 'Gateway Timeout' },
   reactor_error: { type: 'urn:tokenvault:problem:reactor-error', title: 'Reactor Error' },
   internal_error: { type: 'urn:tokenvault:problem:internal-error', title: 'Internal Server Error' },
 });

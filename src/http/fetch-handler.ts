@@ -10,6 +10,7 @@ import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './excha
 import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
+import { createProxyHandler, isProxyPath } from './proxy-handler.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { splitTarget } from './request-target.js';
 import { rejectUnknownQueryParameters } from './query-rule.js';
@@ -76,18 +77,35 @@ const NO_STORE = 'no-store';
  * const response = await handler(new Request('http://vault/tokens', { headers: { 'BT-API-KEY': key } }));
  */
 export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): FetchHandler {
-  const core = createExchangeHandler(vault, options);
+  const parsed = v.safeParse(OptionsSchema, options ?? {});
+  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
+  const checked = Object.freeze(parsed.output);
+  const core = createExchangeHandler(vault, checked);
+  // The proxy passes bodies and answers through as they are (proxy-handler.ts), beside the JSON core.
+  const proxy = createProxyHandler(vault, checked);
+  const { onExchange } = checked;
   return async (request: Request): Promise<Response> => {
-    const response = await core(new WebExchangeRequest(request));
+    const exchange = new WebExchangeRequest(request);
+    if (isProxyPath(exchange.pathname)) {
+      if (onExchange === undefined) return proxy(request, exchange.pathname, exchange.search);
+      const started = performance.now();
+      const seen = { applicationId: null };
+      const response = await proxy(request, exchange.pathname, exchange.search, seen);
+      try {
+        onExchange({ method: request.method, route: '/proxy', status: response.status, durationMs: performance.now() - started, applicationId: seen.applicationId });
+      } catch {
+        // An observer's failure must not change the response.
+      }
+      return response;
+    }
+    const response = await core(exchange);
     return textResponse(response.body, response.status, response.headers);
   };
 }
 
 /** The handler core: routing, authentication, body parsing, idempotency, error mapping. Never throws. */
-function createExchangeHandler(vault: Vault, options: FetchHandlerOptions): ExchangeHandler {
-  const parsed = v.safeParse(OptionsSchema, options ?? {});
-  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
-  const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs, onExchange } = Object.freeze(parsed.output);
+function createExchangeHandler(vault: Vault, options: v.InferOutput<typeof OptionsSchema>): ExchangeHandler {
+  const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs, onExchange } = options;
   const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
   const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();

@@ -30,6 +30,7 @@ const DESCRIPTIONS: Readonly<Record<Permission, string>> = Object.freeze({
   'webhook:read': 'Get and list webhooks and their deliveries (callbacks included).',
   'webhook:update': 'Update webhooks and retry failed deliveries.',
   'webhook:delete': 'Delete webhooks.',
+  'proxy:invoke': 'Call the ephemeral proxy (/proxy with a destination URL); detokenizing a token through it also needs token:use on it (docs/proxies.md).',
 });
 
 /**

@@ -19,6 +19,7 @@ export const PERMISSIONS = [
   'webhook:read',
   'webhook:update',
   'webhook:delete',
+  'proxy:invoke',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -38,6 +39,7 @@ export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly Perm
     'reactor:read',
     'reactor:update',
     'reactor:delete',
+    'proxy:invoke',
   ],
   management: [
     'application:create',

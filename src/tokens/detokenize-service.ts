@@ -15,10 +15,15 @@ export interface Detokenized {
  * Replaces every `{{ token_id }}` expression in the strings of `value` (at any depth) by the token
  * data, as the caller's token:use transform shows it: the rules of reactor args (detokenize.ts),
  * at most 100 distinct tokens, every one of them allowed before anything is returned. An unknown id
- * is a 400 naming the field that holds it; `root` names `value` in field paths (`args`, `body`).
+ * is a 400 naming the field that holds it; `root` names `value` in field paths (`args`, `body`);
+ * `maxTokens` lowers the limit of distinct tokens.
  */
-export async function detokenizeValue(tokens: TokenService, engine: ExpressionEngine, caller: Caller, value: unknown, root: string): Promise<Detokenized> {
+export async function detokenizeValue(tokens: TokenService, engine: ExpressionEngine, caller: Caller, value: unknown, root: string, maxTokens?: number): Promise<Detokenized> {
   const plan = planDetokenize(value, root);
+  // A lower limit of the caller's context (the proxy's, docs/proxies.md): refused before any token is read.
+  if (maxTokens !== undefined && plan.ids.size > maxTokens) {
+    throw ValidationError.field(root, `detokenizes ${plan.ids.size} distinct tokens; at most ${maxTokens} are allowed per request`);
+  }
   if (plan.ids.size === 0) return { value: applyDetokenize(plan, new Map(), engine), data: new Map() };
   let data: Map<string, unknown>;
   try {

@@ -3,12 +3,15 @@ import type { Clock } from '../common/clock.js';
 import type { KeyProvider } from '../crypto/key-provider.js';
 import { ValidationError } from '../errors/errors.js';
 import type { Logger } from '../common/logger.js';
+import { type ProxyOptions, ProxyOptionsSchema } from '../proxy/proxy-options.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from '../reactors/console-output.js';
 import { resolveLimits } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
 import { resolveWorkerOptions, type SandboxWorkerOptions } from '../sandbox/pool/worker-options.js';
 import type { Store } from '../storage/store.js';
 import { validationFromIssues } from '../validation/issues.js';
+
+export type { ProxyOptions } from '../proxy/proxy-options.js';
 
 export interface VaultOptions {
   /** Where everything is kept: `createSqliteStore(...)` from `tokenvault/sqlite`, or another Store. */
@@ -50,6 +53,8 @@ export interface VaultOptions {
   webhooks?: WebhookOptions;
   /** The background job worker (README, Background work). */
   jobs?: JobOptions;
+  /** The ephemeral proxy (docs/proxies.md). Its destinations follow `reactors.egress.allowPrivateNetwork`. */
+  proxy?: ProxyOptions;
 }
 
 /** Options of event webhooks and callbacks. Their URLs follow `reactors.egress.allowPrivateNetwork`. */
@@ -149,6 +154,7 @@ const OptionsSchema = v.object({
       consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),
     }),
   ),
+  proxy: v.optional(ProxyOptionsSchema),
   jobs: v.optional(
     v.strictObject({
       start: v.optional(v.boolean()),

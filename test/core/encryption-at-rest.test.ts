@@ -20,7 +20,13 @@ describe('encryption at rest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tokenvault-scan-'));
     dirs.push(dir);
     const filename = join(dir, 'vault.db');
-    const vault = await createVault({ store: createSqliteStore({ filename }), masterKey: generateMasterKey(), sweepIntervalMs: 0 });
+    // The proxy's destination is a fetch of the test's own: what it was sent is checked below.
+    const sent: string[] = [];
+    const destination = (async (_url: unknown, init?: RequestInit) => {
+      sent.push(new TextDecoder().decode(init?.body as Uint8Array));
+      return new Response('{"ok":true}', { status: 200 });
+    }) as typeof fetch;
+    const vault = await createVault({ store: createSqliteStore({ filename }), masterKey: generateMasterKey(), sweepIntervalMs: 0, proxy: { fetch: destination } });
     const { application } = await vault.createTenant({ name: 'scan' });
     const admin = await vault.authenticate(application.key);
     const app = await vault.applications.create(admin, { name: 'w', type: 'private', permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
@@ -34,11 +40,23 @@ describe('encryption at rest', () => {
     // Four digits turn up by chance in UUIDs and base64 text, so the cvc is looked for as the JSON
     // the data would be stored as in the clear.
     const cvc = '7319';
-    await vault.tokens.create(caller, { type: 'card', data: { number: secrets.card, expiration_month: 1, expiration_year: 2032, cvc } });
+    const cardToken = await vault.tokens.create(caller, { type: 'card', data: { number: secrets.card, expiration_month: 1, expiration_year: 2032, cvc } });
     await vault.tokens.create(caller, { type: 'bank', data: { routing_number: '011000015', account_number: secrets.account } });
     await vault.tokens.create(caller, { type: 'token', data: secrets.string, deduplicate_token: true });
     await vault.tokens.create(caller, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
     await vault.tokens.create(caller, { type: 'us_bank_account_number', data: secrets.account.slice(0, 12) });
+    // A proxied request carries the card to its destination; only ids and names stay behind (audit).
+    const proxier = await vault.authenticate((await vault.applications.create(admin, { name: 'p', type: 'private', permissions: ['token:use', 'proxy:invoke'], rules: REVEAL_ALL })).key!);
+    const proxied = await vault.proxy(proxier, {
+      method: 'POST',
+      url: 'https://api.example.com',
+      path: '/charges',
+      query: `?secret=${secrets.searchable}`,
+      headers: { 'content-type': 'application/json', 'x-card': `{{ ${cardToken.id} | json: '$.number' }}` },
+      body: JSON.stringify({ number: `{{ ${cardToken.id} | json: '$.number' }}` }),
+    });
+    expect(proxied.status).toBe(200);
+    expect(sent[0]).toContain(secrets.card);
     const { card, apiKey } = await makeIdempotentRevealingRequests(vault, app.key!, application.key);
     Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
     const cvcs = [cvc, card.cvc];

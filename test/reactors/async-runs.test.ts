@@ -15,7 +15,7 @@ import type { PostgresStore } from '../../src/storage/postgres/postgres-store.js
 import type { SqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PG_URL, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { PG_ROUTES, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
 import { type TestStore, describeEachStore } from '../support/stores.js';
 import { VISA, rejection } from './helpers.js';
 
@@ -325,10 +325,11 @@ describeEachStore('asynchronous reactor runs', (store) => {
     }, 60_000);
   }
 
-  if (store.name === 'postgres') {
-    it('two instances on one database run 200 requests, each exactly once', async () => {
+  // Directly and through PgBouncer in transaction mode (docs/scaling.md), when one is set.
+  for (const route of store.name === 'postgres' ? PG_ROUTES : []) {
+    it(`two instances on one database run 200 requests, each exactly once [${route.name}]`, async () => {
       const masterKey = generateMasterKey();
-      const place = reopenable(store);
+      const place = reopenable(store, route.url);
       const a = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
       const b = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
       try {
@@ -353,13 +354,13 @@ describeEachStore('asynchronous reactor runs', (store) => {
 });
 
 /** A database the test can open more than once (a SQLite file, a PostgreSQL schema). */
-function reopenable(store: TestStore): { open(): Store; cleanup(): Promise<void>; schema?: string } {
+function reopenable(store: TestStore, url = PG_ROUTES[0]?.url): { open(): Store; cleanup(): Promise<void>; schema?: string } {
   if (store.name === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'tokenvault-async-'));
     return { open: () => createSqliteStore({ filename: join(dir, 'vault.db') }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const schema = freshSchema('async');
-  return { schema, open: () => createPostgresStore({ connectionString: PG_URL!, schema, max: 4 }), cleanup: () => dropSchema(schema) };
+  return { schema, open: () => createPostgresStore({ connectionString: url!, schema, max: 4 }), cleanup: () => dropSchema(schema) };
 }
 
 /** Every row of a table of the store (SQLite or PostgreSQL). */

@@ -29,10 +29,10 @@ export interface SdkServer {
 
 /**
  * Starts the HTTP API of a fresh vault on `store` (SQLite or PostgreSQL) the way `tokenvault serve
- * --header-prefix BT` serves it; the server is closed when the current test ends, before the vault.
+ * --header-prefix BT` serves it (with the test vault `options`, if any); the server is closed when the current test ends, before the vault.
  */
-export async function startSdkServer(store: TestStore): Promise<SdkServer> {
-  const vault = await store.vault();
+export async function startSdkServer(store: TestStore, options?: Parameters<TestStore['vault']>[0]): Promise<SdkServer> {
+  const vault = await store.vault(options);
   const handler = createFetchHandler(vault, { headerPrefix: 'BT' });
   const server: Server = createServer(toNodeListener(handler));
   // 'localhost' resolves here as it does for the SDK's http client (dns.lookup, first address).

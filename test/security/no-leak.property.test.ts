@@ -10,7 +10,8 @@
  * permissions: reactor:* and log:read, application:read/update, ...), tokens owned by a revealing
  * application, and a sequence of:
  * - creates, updates of every attribute, tokenizes, gets (also under idempotency keys, replayed),
- *   lists, searches, detokenizations (token:use and POST /detokenize);
+ *   lists, searches, detokenizations (token:use, POST /detokenize, and the same body and a header
+ *   through the ephemeral proxy, by the actor given proxy:invoke, to a destination that echoes them);
  * - deduplicating creates, tokenizes and updates whose data is another token's (of any
  *   application and container), by callers that may or may not reveal that token;
  * - invocations of a reactor bound to a privileged application whose code returns
@@ -830,6 +831,14 @@ async function act(world: World, o: Op, actor: Actor): Promise<void> {
       const body = { whole: `{{ ${id} }}`, nested: [o.filtered ? `x{{ ${id} | json: '$.number' }}` : `x{{ ${id} }}`] };
       const result = await attempt(label, world, [actor], () => vault.detokenize.detokenize(actor.caller, body));
       if (result.ok) world.check(label, result.value, [actor], actor);
+      // The same body and a header through the ephemeral proxy (docs/proxies.md), to a destination
+      // that echoes what it got: the actor with proxy:invoke learns exactly what /detokenize shows it.
+      const proxier: Caller = { ...actor.caller, permissions: new Set([...actor.caller.permissions, 'proxy:invoke']) };
+      const proxied = await attempt(`${label} (proxy)`, world, [actor], () =>
+        vault.proxy(proxier, { method: 'POST', url: 'https://echo.example.com', headers: { 'content-type': 'application/json', 'x-echo': `{{ ${id} }}` }, body: JSON.stringify(body) }),
+      );
+      expect(proxied.ok, `${label} (proxy): ${proxied.ok ? 'sent' : 'refused'} where /detokenize was ${result.ok ? 'allowed' : 'refused'}`).toBe(result.ok);
+      if (proxied.ok) world.check(`${label} (proxy)`, JSON.parse(new TextDecoder().decode(proxied.value.body)) as unknown, [actor], actor);
       return;
     }
     case 'tokenize': {
@@ -1012,13 +1021,20 @@ function specRules(spec: { rules: AccessRule[] }): AccessRule[] {
   return spec.rules.map((rule) => ({ ...rule, permissions: [...new Set(rule.permissions)] }));
 }
 
+/** The proxy's destination in this test: it answers with the body and x-echo header it received. */
+const echoDestination = (async (_url: unknown, init?: RequestInit) => {
+  const headers = new Headers(init?.headers);
+  const body = new TextDecoder().decode(init?.body as Uint8Array);
+  return new Response(JSON.stringify({ body: JSON.parse(body) as unknown, header: headers.get('x-echo') }), { status: 200 });
+}) as typeof fetch;
+
 describeEachStore('no caller learns more than its read transform reveals (property)', (store) => {
   const runs = FUZZ_RUNS > 0 ? FUZZ_RUNS : store.name === 'sqlite' ? 150 : 40;
   it(`holds over ${runs} random sequences of operations`, { timeout: 600_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(appSpec, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 25 }), fc.integer(), async (specs, ops, seed) => {
         const made = store.create();
-        const vault = await createTestVault({ store: made });
+        const vault = await createTestVault({ store: made, proxy: { fetch: echoDestination } });
         try {
           const world = await setUp(vault, specs, seed);
           for (const o of ops) await step(world, o);

@@ -1,3 +1,4 @@
+import { proxyPaths } from './proxy-paths.js';
 import type { RouteDefinition } from '../routes/route.js';
 import { type OperationOptions, operationOf } from './operations.js';
 import { requestSchemas } from './request-schemas.js';
@@ -21,7 +22,8 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[], options
   const apiKeyHeader = `${options.headerPrefix}-API-KEY`;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operationOf(route, options);
-  const tags = [...new Set(routes.map((r) => r.docs.tag))].map((name) => ({ name, description: `${name} operations.` }));
+  Object.assign(paths, proxyPaths(options));
+  const tags = [...new Set([...routes.map((r) => r.docs.tag), 'Proxy'])].map((name) => ({ name, description: `${name} operations.` }));
   return {
     openapi: '3.1.0',
     info: {

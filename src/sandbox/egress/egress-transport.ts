@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Target } from './egress-target.js';
+import { readLimitedBody } from './limited-body.js';
 import type { HostFetchResponse } from '../sandbox.js';
 
 /** Time and response-size limits of one request. */
@@ -101,35 +102,22 @@ export async function sendWithFetch(
       signal.aborted ? `Request to '${target.host}' timed out after ${limits.timeoutMs} ms` : `Request to '${target.host}' failed`,
     );
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (response.body !== null) {
-    const reader = response.body.getReader();
-    for (;;) {
-      let step: ReadableStreamReadResult<Uint8Array>;
-      try {
-        step = await reader.read();
-      } catch {
-        throw new Error(
-          signal.aborted ? `Request to '${target.host}' timed out after ${limits.timeoutMs} ms` : `Request to '${target.host}' failed while reading the response`,
-        );
-      }
-      if (step.done) break;
-      size += step.value.byteLength;
-      if (size > limits.maxResponseBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw new Error(`Response from '${target.host}' exceeds the limit of ${limits.maxResponseBytes} bytes`);
-      }
-      chunks.push(step.value);
-    }
+  let bytes: Buffer | 'over';
+  try {
+    bytes = await readLimitedBody(response.body, limits.maxResponseBytes);
+  } catch {
+    throw new Error(
+      signal.aborted ? `Request to '${target.host}' timed out after ${limits.timeoutMs} ms` : `Request to '${target.host}' failed while reading the response`,
+    );
   }
+  if (bytes === 'over') throw new Error(`Response from '${target.host}' exceeds the limit of ${limits.maxResponseBytes} bytes`);
   const entries: [string, string][] = [];
   response.headers.forEach((value, name) => entries.push([name, value]));
   return {
     status: response.status,
     statusText: response.statusText,
     headers: responseHeaders(entries),
-    body: Buffer.concat(chunks).toString('utf8'),
+    body: bytes.toString('utf8'),
   };
 }
 

@@ -68,20 +68,16 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
 }
 
 /**
- * Runs `fn` while holding a session advisory lock named `name` in this store's schema: across
- * every instance sharing the database, one `fn` per name runs at a time. For one-time setup
- * (the CLI creates the first tenant under it). Holds one pool connection for the duration.
+ * Runs `fn` while holding a lock named `name` in this store's schema: across every instance
+ * sharing the database, one `fn` per name runs at a time. For one-time setup (the CLI creates
+ * the first tenant under it). The lock is a transaction-scoped advisory lock in a transaction
+ * kept open on one pool connection until `fn` settles (never a session lock, which a pooler in
+ * transaction mode would leave on a server connection other clients then use: docs/scaling.md).
  * @example await store.withLock('bootstrap', async () => { if ((await vault.listTenants()).length === 0) await vault.createTenant(...) });
  */
-async function withLock<T>(db: PgExecutor, schema: string, name: string, fn: () => Promise<T>): Promise<T> {
-  return db.session(async (session, discard) => {
-    const key = JSON.stringify([schema, name]);
-    await session.query('SELECT pg_advisory_lock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]);
-    try {
-      return await fn();
-    } finally {
-      // A connection that cannot unlock is closed instead, which releases the lock too.
-      await session.query('SELECT pg_advisory_unlock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]).catch(discard);
-    }
-  });
+function withLock<T>(db: PgExecutor, schema: string, name: string, fn: () => Promise<T>): Promise<T> {
+  const key = JSON.stringify([schema, name]);
+  return db.holding(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]);
+  }, fn);
 }

@@ -117,6 +117,7 @@ export class PostgresTokens {
         metadataDigests(next.metadata),
         distinct(next.searchHashes),
         ...auditValues(audit),
+        next.tenantId,
       ]);
       return UPDATED;
     });

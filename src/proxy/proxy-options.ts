@@ -1,0 +1,83 @@
+/**
+ * Options of the ephemeral proxy (docs/proxies.md), checked once when the vault is created. The
+ * destination rules that are not options (https, DNS names, public addresses, no redirects) are
+ * in proxy-destination.ts.
+ */
+import * as v from 'valibot';
+import { validationFromIssues } from '../validation/issues.js';
+
+/** Starts a timer that calls `fire` after `ms`; returns what cancels it. Tests inject one they fire themselves. */
+export type SetTimer = (ms: number, fire: () => void) => () => void;
+
+export interface ProxyOptions {
+  /** Turns `/proxy` off for every tenant (default true: on). */
+  ephemeral?: boolean;
+  /** Tenants for which the ephemeral proxy is off (the others keep it). */
+  ephemeralDisabledTenants?: string[];
+  /** Distinct tokens one proxied request may detokenize (default 20, at most 100). */
+  maxTokens?: number;
+  /** How long the destination may take to answer, whole (default 25 000 ms). */
+  timeoutMs?: number;
+  /** Largest destination answer accepted (default 4 MiB); larger is a 502. */
+  maxResponseBytes?: number;
+  /** Destination ports allowed for https (default [443, 8443]). */
+  allowPorts?: number[];
+  /**
+   * Sends the checked request instead of node:https (a test's own fetch). The address check still
+   * runs; the connection is then not pinned, so DNS rebinding protection is `fetch`'s own.
+   */
+  fetch?: typeof fetch;
+  /** Timer of the upstream time limit (default setTimeout). */
+  setTimer?: SetTimer;
+}
+
+export interface ResolvedProxyOptions {
+  ephemeral: boolean;
+  ephemeralDisabledTenants: ReadonlySet<string>;
+  maxTokens: number;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  allowPorts: ReadonlySet<number>;
+  fetch: typeof fetch | undefined;
+  setTimer: SetTimer;
+}
+
+export const DEFAULT_PROXY_MAX_TOKENS = 20;
+export const DEFAULT_PROXY_TIMEOUT_MS = 25_000;
+export const DEFAULT_PROXY_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_PROXY_PORTS: readonly number[] = Object.freeze([443, 8443]);
+
+const port = v.pipe(v.number(), v.integer('must be whole numbers'), v.minValue(1, 'must be ports (1-65535)'), v.maxValue(65535, 'must be ports (1-65535)'));
+
+export const ProxyOptionsSchema = v.strictObject({
+  ephemeral: v.optional(v.boolean()),
+  ephemeralDisabledTenants: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))),
+  maxTokens: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(100, 'must be at most 100'))),
+  timeoutMs: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(120_000, 'must be at most 120000'))),
+  maxResponseBytes: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(64 * 1024 * 1024, 'must be at most 64 MiB'))),
+  allowPorts: v.optional(v.pipe(v.array(port), v.minLength(1, 'must list at least one port'))),
+  fetch: v.optional(v.custom<typeof fetch>((f) => typeof f === 'function', 'must be a fetch function')),
+  setTimer: v.optional(v.custom<SetTimer>((f) => typeof f === 'function', 'must be a function (ms, fire) => cancel')),
+});
+
+const systemTimer: SetTimer = (ms, fire) => {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
+};
+
+/** Checks and completes the options (ValidationError naming `options.proxy.<field>`). */
+export function resolveProxyOptions(options: ProxyOptions | undefined): ResolvedProxyOptions {
+  const parsed = v.safeParse(ProxyOptionsSchema, options ?? {});
+  if (!parsed.success) throw validationFromIssues(parsed.issues, 'options.proxy');
+  const o = parsed.output;
+  return Object.freeze({
+    ephemeral: o.ephemeral ?? true,
+    ephemeralDisabledTenants: new Set(o.ephemeralDisabledTenants ?? []),
+    maxTokens: o.maxTokens ?? DEFAULT_PROXY_MAX_TOKENS,
+    timeoutMs: o.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS,
+    maxResponseBytes: o.maxResponseBytes ?? DEFAULT_PROXY_MAX_RESPONSE_BYTES,
+    allowPorts: new Set(o.allowPorts ?? DEFAULT_PROXY_PORTS),
+    fetch: o.fetch,
+    setTimer: o.setTimer ?? systemTimer,
+  });
+}
