@@ -114,7 +114,12 @@ function sortRules(rules: readonly AccessRule[]): AccessRule[] {
 /** Throws AuthorizationError unless the application holds the permission. */
 export function requirePermission(caller: Caller, permission: Permission): void {
   if (!caller.permissions.has(permission)) {
-    throw new AuthorizationError(`The application lacks the '${permission}' permission`);
+    // A management key on a token route: the grant could never be added, so say what to use instead.
+    const why =
+      caller.applicationType === 'management' && permission.startsWith('token:')
+        ? '; management applications never hold token permissions: use a private or public application (docs/authority.md)'
+        : '';
+    throw new AuthorizationError(`The application lacks the '${permission}' permission${why}`);
   }
 }
 

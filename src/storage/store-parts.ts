@@ -22,6 +22,7 @@ export const STORE_AREAS = {
     'listTokensBelowKeyVersion',
     'countTokensBelowKeyVersion',
   ],
+  tokenIntents: ['createTokenIntent', 'getTokenIntent', 'deleteTokenIntent', 'convertTokenIntent', 'purgeExpiredTokenIntents'],
   applications: ['createApplication', 'getApplication', 'listApplications', 'updateApplication', 'deleteApplication'],
   credentials: [
     'findApplicationKeys',

@@ -7,6 +7,7 @@ import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PGBOUNCER_URL, PG_URL, dropSchema, freshSchema } from '../support/postgres.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 /** Two vaults (two "instances") on one database: a SQLite file, or one PostgreSQL schema. */
 export interface SharedStores {
@@ -49,8 +50,8 @@ export async function sharedStores(kind: SharedKind, options: Parameters<typeof 
     open = () => createPostgresStore({ connectionString: sharedUrl(kind), schema, max: 4 });
     cleanup = () => dropSchema(schema);
   }
-  const a = await createTestVault({ ...options, store: open(), masterKey });
-  const b = await createTestVault({ ...options, store: open(), masterKey });
+  const a = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
+  const b = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
   return {
     a,
     b,

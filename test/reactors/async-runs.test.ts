@@ -18,6 +18,7 @@ import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_ROUTES, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
 import { type TestStore, describeEachStore } from '../support/stores.js';
 import { VISA, rejection } from './helpers.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 const ECHO = 'module.exports = async function (req) { return { raw: req.args }; }';
 const THROWS = "module.exports = async function () { throw new Error('declined'); }";
@@ -85,7 +86,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const vault = await store.vault({ reactors: { sandbox: watch.sandbox } });
     const { user, reactorId, card } = await setup(vault);
     const accepted = await vault.reactors.reactAsync(user, reactorId, { args: { card: `{{ ${card.id} }}` }, timeout_ms: 45_000 });
-    expect(accepted).toEqual({ id: expect.any(String), status: 'pending', reactor_id: reactorId, created_at: '2030-01-01T00:00:00.000Z' });
+    expect(accepted).toEqual({ id: expect.any(String), status: 'pending', reactor_id: reactorId, created_at: '2030-01-01T00:00:00.000+00:00' });
     expect(await vault.reactors.result(user, reactorId, accepted.id)).toEqual({ id: accepted.id, reactor_id: reactorId, status: 'pending', created_at: accepted.created_at });
 
     watch.holdNext();
@@ -102,7 +103,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
       reactor_id: reactorId,
       status: 'completed',
       created_at: accepted.created_at,
-      completed_at: '2030-01-01T00:00:01.500Z',
+      completed_at: '2030-01-01T00:00:01.500+00:00',
       result: { raw: { card: { ...VISA, cvc: VISA.cvc } } },
     });
   });
@@ -290,7 +291,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const masterKey = generateMasterKey();
     const place = reopenable(store);
     const watch = await watchedSandbox();
-    const first = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: watch.sandbox } });
+    const first = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: watch.sandbox } });
     const { user, reactorId } = await setup(first);
     const userKey = (user as Caller & { key: string }).key;
     const { id } = await first.reactors.reactAsync(user, reactorId, { args: { a: 1 } });
@@ -301,7 +302,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     watch.release();
     await running;
 
-    const second = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+    const second = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
     try {
       const caller = await second.authenticate(userKey);
       expect((await second.reactors.result(caller, reactorId, id)).status).toBe('running');
@@ -330,8 +331,8 @@ describeEachStore('asynchronous reactor runs', (store) => {
     it(`two instances on one database run 200 requests, each exactly once [${route.name}]`, async () => {
       const masterKey = generateMasterKey();
       const place = reopenable(store, route.url);
-      const a = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
-      const b = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      const a = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      const b = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
       try {
         const { user, reactorId } = await setup(a);
         const ids: string[] = [];

@@ -144,6 +144,20 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   DROP INDEX audit_log_tenant_seq;
   ALTER TABLE audit_log DROP CONSTRAINT audit_log_pkey, ADD PRIMARY KEY (tenant_id, seq);
   `,
+  /* 13: token intents (docs/token-intents.md): short-lived data, sealed like token data, until converted */ `
+  CREATE TABLE token_intents (
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    type text NOT NULL,
+    sealed bytea NOT NULL,
+    fingerprint text,
+    created_by text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX token_intents_expires_at ON token_intents (expires_at);
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

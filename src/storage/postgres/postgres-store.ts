@@ -11,6 +11,7 @@ import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresReactorRequests } from './postgres-reactor-requests.js';
 import { PostgresReactors } from './postgres-reactors.js';
 import { PostgresTenants } from './postgres-tenants.js';
+import { PostgresTokenIntents } from './postgres-token-intents.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
 import { recordStatements } from './record-sql.js';
@@ -40,10 +41,12 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
   const credentials = new PostgresCredentials(db, s);
   const applications = new PostgresApplications(db, s, sql, credentials);
   const jobs = new PostgresJobs(db, s);
+  const tokens = new PostgresTokens(db, schema, s);
   let closed: Promise<void> | undefined;
   const store = {
     ...bindPart('tenants', new PostgresTenants(db, sql, applications)),
-    ...bindPart('tokens', new PostgresTokens(db, schema, s)),
+    ...bindPart('tokens', tokens),
+    ...bindPart('tokenIntents', new PostgresTokenIntents(db, s, tokens)),
     ...bindPart('applications', applications),
     ...bindPart('credentials', credentials),
     ...bindPart('reactors', new PostgresReactors(db, s, sql)),

@@ -10,6 +10,7 @@ import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
 import { SqliteReactors } from './sqlite-reactors.js';
 import type { WriteTransaction } from './sqlite-record-update.js';
 import { SqliteTenants } from './sqlite-tenants.js';
+import { SqliteTokenIntents } from './sqlite-token-intents.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { StatementCache } from './statement-cache.js';
@@ -24,6 +25,7 @@ export class SqliteStoreCore {
   readonly #owned: boolean;
   readonly tenants: SqliteTenants;
   readonly tokens: SqliteTokens;
+  readonly tokenIntents: SqliteTokenIntents;
   readonly applications: SqliteApplications;
   readonly credentials: SqliteCredentials;
   readonly reactors: SqliteReactors;
@@ -45,6 +47,8 @@ export class SqliteStoreCore {
     this.applications = new SqliteApplications(db, statements, read, write, this.credentials);
     this.tenants = new SqliteTenants(statements, write, this.applications);
     this.tokens = new SqliteTokens(db, statements, read);
+    const tokens = this.tokens;
+    this.tokenIntents = new SqliteTokenIntents(db, statements, (token, now, within) => tokens.createInTransaction(token, now, within));
     this.reactors = new SqliteReactors(db, statements, read, write);
     this.jobs = new SqliteJobs(statements);
     this.reactorRequests = new SqliteReactorRequests(db, statements, this.jobs);
@@ -75,6 +79,7 @@ export function composeSqliteStore(core: SqliteStoreCore): SqliteStore {
   return {
     ...boundaryPart('tenants', core.tenants),
     ...boundaryPart('tokens', core.tokens),
+    ...boundaryPart('tokenIntents', core.tokenIntents),
     ...boundaryPart('applications', core.applications),
     ...boundaryPart('credentials', core.credentials),
     ...boundaryPart('reactors', core.reactors),
