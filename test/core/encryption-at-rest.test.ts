@@ -26,7 +26,7 @@ describe('encryption at rest', () => {
       sent.push(new TextDecoder().decode(init?.body as Uint8Array));
       return new Response('{"ok":true}', { status: 200 });
     }) as typeof fetch;
-    const vault = await createVault({ store: createSqliteStore({ filename }), masterKey: generateMasterKey(), sweepIntervalMs: 0, proxy: { fetch: destination } });
+    const vault = await createVault({ store: createSqliteStore({ filename }), masterKey: generateMasterKey(), sweepIntervalMs: 0, proxy: { unsafeFetch: destination } });
     const { application } = await vault.createTenant({ name: 'scan' });
     const admin = await vault.authenticate(application.key);
     const app = await vault.applications.create(admin, { name: 'w', type: 'private', permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
