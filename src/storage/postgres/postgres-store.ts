@@ -25,6 +25,7 @@ import { PostgresApplications } from './postgres-applications.js';
 import { PostgresAudit } from './postgres-audit.js';
 import { PostgresIdempotency } from './postgres-idempotency.js';
 import { PostgresReactors } from './postgres-reactors.js';
+import { PostgresProxies } from './postgres-proxies.js';
 import { PostgresTenants } from './postgres-tenants.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
@@ -52,6 +53,7 @@ export class PostgresStore implements Store {
   readonly #requests: PostgresReactorRequests;
   readonly #applications: PostgresApplications;
   readonly #reactors: PostgresReactors;
+  readonly #proxies: PostgresProxies;
   readonly #idempotency: PostgresIdempotency;
   readonly #tenants: PostgresTenants;
   readonly #audit: PostgresAudit;
@@ -71,6 +73,7 @@ export class PostgresStore implements Store {
     this.#requests = new PostgresReactorRequests(this.#db, this.#s, this.#jobs);
     this.#applications = new PostgresApplications(this.#db, this.#s, this.#sql);
     this.#reactors = new PostgresReactors(this.#db, this.#s, this.#sql);
+    this.#proxies = new PostgresProxies(this.#db, this.#s);
     this.#idempotency = new PostgresIdempotency(this.#db, this.#s, this.#sql);
     this.#tenants = new PostgresTenants(this.#db, this.#sql, this.#applications);
     this.#audit = new PostgresAudit(this.#db, this.#s, this.#sql);
@@ -216,6 +219,15 @@ export class PostgresStore implements Store {
   listReactors: Store['listReactors'] = (...args) => this.#reactors.listReactors(...args);
   updateReactor: Store['updateReactor'] = (...args) => this.#reactors.updateReactor(...args);
   deleteReactor: Store['deleteReactor'] = (...args) => this.#reactors.deleteReactor(...args);
+
+  // --- pre-configured proxies (postgres-proxies.ts) -------------------------------------------------
+
+  createProxy: Store['createProxy'] = (...args) => this.#proxies.createProxy(...args);
+  getProxy: Store['getProxy'] = (...args) => this.#proxies.getProxy(...args);
+  listProxies: Store['listProxies'] = (...args) => this.#proxies.listProxies(...args);
+  findProxiesByKeyLookup: Store['findProxiesByKeyLookup'] = (...args) => this.#proxies.findProxiesByKeyLookup(...args);
+  updateProxy: Store['updateProxy'] = (...args) => this.#proxies.updateProxy(...args);
+  deleteProxy: Store['deleteProxy'] = (...args) => this.#proxies.deleteProxy(...args);
 
   // --- idempotency (postgres-idempotency.ts) ------------------------------------------------------
 

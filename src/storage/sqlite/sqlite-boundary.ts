@@ -13,10 +13,11 @@ export type SqliteStore = Store & {
 type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : T[K] };
 
 /** The parts of the core whose methods are store methods, beside the core's own. */
-const PARTS = ['applications', 'reactors', 'idempotency', 'webhooks'] as const;
+const PARTS = ['applications', 'reactors', 'proxies', 'idempotency', 'webhooks'] as const;
 type Parts = Omit<SqliteStoreCore, (typeof PARTS)[number] | 'database'> &
   SqliteStoreCore['applications'] &
   SqliteStoreCore['reactors'] &
+  SqliteStoreCore['proxies'] &
   SqliteStoreCore['idempotency'] &
   SqliteStoreCore['webhooks'];
 

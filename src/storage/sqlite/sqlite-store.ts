@@ -33,6 +33,7 @@ import { SqliteApplications } from './sqlite-applications.js';
 import { SqliteIdempotency } from './sqlite-idempotency.js';
 import { type WriteTransaction } from './sqlite-record-update.js';
 import { SqliteReactors } from './sqlite-reactors.js';
+import { SqliteProxies } from './sqlite-proxies.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { StatementCache } from './statement-cache.js';
@@ -69,6 +70,7 @@ export class SqliteStoreCore {
   /** The parts whose methods sqlite-boundary.ts exposes as Store methods beside the core's. */
   readonly applications: SqliteApplications;
   readonly reactors: SqliteReactors;
+  readonly proxies: SqliteProxies;
   readonly idempotency: SqliteIdempotency;
   readonly webhooks: SqliteWebhooks;
 
@@ -87,6 +89,7 @@ export class SqliteStoreCore {
     this.#appendAuditTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(this.#statements, entries));
     this.applications = new SqliteApplications(db, this.#statements, this.#read, this.#write);
     this.reactors = new SqliteReactors(db, this.#statements, this.#read, this.#write);
+    this.proxies = new SqliteProxies(db, this.#statements, this.#read, this.#write);
     this.idempotency = new SqliteIdempotency(db, this.#statements);
   }
 
