@@ -57,6 +57,11 @@ describe('encryption at rest', () => {
     });
     expect(proxied.status).toBe(200);
     expect(sent[0]).toContain(secrets.card);
+    // A pre-configured proxy's configuration holds secrets (sealed) and its key (hashed).
+    const proxySecret = 'sk_live_configured_proxy_secret';
+    const configured = await vault.proxies.create(admin, { name: 'charges', destination_url: 'https://api.example.com/v1/', configuration: { API_KEY: proxySecret } });
+    await vault.proxies.patch(admin, configured.id, { configuration: { OTHER: `${proxySecret}-2` } });
+    Object.assign(secrets, { proxySecret, proxyKey: configured.key! });
     const { card, apiKey } = await makeIdempotentRevealingRequests(vault, app.key!, application.key);
     Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
     const cvcs = [cvc, card.cvc];
