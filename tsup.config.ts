@@ -1,4 +1,26 @@
+import { build } from 'esbuild';
 import { defineConfig } from 'tsup';
+// @ts-expect-error a plain .mjs build script, without types
+import { buildElements } from './scripts/build-elements.mjs';
+
+/**
+ * The worker thread reactor code runs in (src/sandbox/worker-file.ts finds it beside the chunk that
+ * starts it): one self-contained file, not a chunk graph, so that a bundled application can copy or
+ * bundle it beside itself (docs/bundling.md). Only quickjs-emscripten (WebAssembly) stays outside.
+ */
+async function buildSandboxWorker(): Promise<void> {
+  await build({
+    entryPoints: ['src/sandbox/engine/sandbox-worker.ts'],
+    outfile: 'dist/sandbox-worker.js',
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    external: ['quickjs-emscripten', '@jitl/*'],
+    logLevel: 'warning',
+  });
+}
 
 export default defineConfig({
   entry: {
@@ -11,9 +33,6 @@ export default defineConfig({
     metrics: 'src/observability/index.ts',
     sandbox: 'src/sandbox-entry.ts',
     cli: 'src/cli.ts',
-    // Not an export: the worker thread reactor code runs in (src/sandbox/quickjs-sandbox.ts finds it
-    // beside the chunk that starts it).
-    'sandbox-worker': 'src/sandbox/engine/sandbox-worker.ts',
   },
   format: ['esm'],
   target: 'node20',
@@ -24,4 +43,9 @@ export default defineConfig({
   // No keepNames: it wraps every closure in a `__name` call at creation, measurable on the hot
   // paths (2.4 µs of a token creation); error classes set `name` themselves.
   external: ['better-sqlite3', 'pg', 'quickjs-emscripten', 'vitest'],
+  // Then the browser bundles of Elements (dist/elements/, served by the HTTP layer: docs/elements.md).
+  onSuccess: async () => {
+    await buildSandboxWorker();
+    await buildElements();
+  },
 });

@@ -22,7 +22,12 @@ function isMain(): boolean {
   }
 }
 
-if (isMain()) {
+/**
+ * Runs the CLI as a process: signals end `serve` gracefully (a second one exits at once), and the
+ * process exits with the command's code. `npm start` (scripts/start.mjs) calls it in its own
+ * process, so the signals a supervisor sends reach the server (docs/embedding.md).
+ */
+export async function main(argv: readonly string[]): Promise<never> {
   const controller = new AbortController();
   let signals = 0;
   const onSignal = () => {
@@ -32,7 +37,7 @@ if (isMain()) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await runCli(process.argv.slice(2), {
+  const code = await runCli(argv, {
     env: process.env,
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
@@ -40,3 +45,5 @@ if (isMain()) {
   });
   process.exit(code);
 }
+
+if (isMain()) await main(process.argv.slice(2));

@@ -5,11 +5,11 @@
  * HTTP statuses of errors in `tokenvault/http`.
  */
 export { createVault } from './vault.js';
-export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions } from './vault.js';
+export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions, TokenIntentOptions } from './vault.js';
 export type { Caller, SessionIdentity } from './auth/caller.js';
 export { systemClock, ManualClock } from './common/clock.js';
 export type { Clock } from './common/clock.js';
-export { consoleLogger, silentLogger } from './common/logger.js';
+export { consoleLogger, pinoVaultLogger, silentLogger, stderrLogger } from './common/logger.js';
 export type { Logger } from './common/logger.js';
 export { LocalKeyProvider, generateMasterKey } from './crypto/key-provider.js';
 export type { KeyProvider } from './crypto/key-provider.js';
@@ -46,7 +46,12 @@ export { SESSION_TTL_MS } from './sessions/session-service.js';
 export type { SessionService } from './sessions/session-service.js';
 export type { AuthorizeSessionRequest } from './sessions/session-input.js';
 export type { SessionView } from './sessions/session-service.js';
-export type { DetokenizeService } from './tokens/detokenize-service.js';
+export type { DetokenizeService, DetokenizeSource } from './tokens/detokenize-service.js';
+export type { TokenIntentService } from './token-intents/token-intent-service.js';
+export { DEFAULT_TOKEN_INTENT_LIFETIME_MS } from './token-intents/token-intent-service.js';
+export type { TokenIntentView } from './token-intents/token-intent-view.js';
+export type { CreateTokenIntentInput, ConvertTokenIntentInput } from './token-intents/token-intent-input.js';
+export type { CardDetails, BankDetails } from './token-intents/card-details.js';
 export type { PermissionService } from './permissions/permission-service.js';
 export type { PermissionView } from './permissions/permission-service.js';
 export type { TenantService } from './tenants/tenant-service.js';

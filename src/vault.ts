@@ -1,4 +1,5 @@
 import { AuditLog } from './audit/audit.js';
+import { ServiceUnavailableError } from './errors/errors.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
@@ -13,7 +14,7 @@ import { ExpressionEngine } from './expressions/engine.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { type SweepResult, sweep } from './jobs/sweeper.js';
-import { silentLogger } from './common/logger.js';
+import { type Logger, toLogger, unexpectedErrorFields } from './common/logger.js';
 import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
@@ -25,18 +26,20 @@ import type { Sandbox } from './sandbox/sandbox.js';
 import type { Store, TenantRecord } from './storage/store.js';
 import { TenantSetup, type NewTenant, type NewTenantInput } from './tenants/tenant-setup.js';
 import { TokenService } from './tokens/token-service.js';
-import { DetokenizeService } from './tokens/detokenize-service.js';
+import { type DetokenizeSource, DetokenizeService } from './tokens/detokenize-service.js';
+import { TokenIntentService } from './token-intents/token-intent-service.js';
+import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
 import { createVaultKeys, type VaultKeys } from './vault/vault-keys.js';
-import { type VaultOptions, checkVaultOptions } from './vault/vault-options.js';
+import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
 import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
-export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
+export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, TokenIntentOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
 export type { ProxyRequest, ProxyResponse } from './proxy/proxy-service.js';
 export type { ReencryptProgress, VaultKeys } from './vault/vault-keys.js';
 export type { NewTenant, NewTenantInput } from './tenants/tenant-setup.js';
@@ -57,6 +60,13 @@ const DEFAULT_SWEEP_MS = 5 * 60 * 1000;
 
 export interface Vault {
   readonly tokens: TokenService;
+  /** Token intents: short-lived data until a token is made of it (docs/token-intents.md). */
+  readonly tokenIntents: TokenIntentService;
+  /**
+   * What `{{ <id> }}` detokenization expressions resolve against, for the caller's token:use
+   * transform: tokens, then token intents (reactor args and /detokenize use it; so can a proxy).
+   */
+  readonly detokenizeSource: DetokenizeSource;
   /** Reactor formulas: code plus configuration and request-parameter declarations. */
   readonly formulas: FormulaService;
   /** Reactors: configured formulas, and their invocation. */
@@ -90,6 +100,8 @@ export interface Vault {
   readonly worker: VaultWorker;
   readonly clock: Clock;
   readonly store: Store;
+  /** Where the vault logs (its `logger` option; default warnings and errors on stderr): a handler without its own logs here too. */
+  readonly logger: Logger;
   /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
   authenticate: Authenticator['authenticate'];
   /** Creates a tenant and its first management application; returns the application with its key (shown once). */
@@ -110,7 +122,7 @@ export interface Vault {
   recoverAdministrator(tenantId: string, input?: { name?: string }): Promise<ApplicationView & { key: string }>;
   /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
   ready(): Promise<void>;
-  /** Removes expired tokens and lapsed cvcs now (the background sweep calls this). */
+  /** Removes expired tokens, token intents and lapsed cvcs now (the background sweep calls this). */
   sweep(): Promise<SweepResult>;
   /**
    * Counters of the batched audit queue, for metrics: entries waiting, flushes that failed (their
@@ -130,10 +142,11 @@ export interface Vault {
  */
 export async function createVault(options: VaultOptions): Promise<Vault> {
   checkVaultOptions(options);
+  const workerFile = vaultWorkerFile(options);
   const { store } = options;
   const provider = options.keyProvider ?? new LocalKeyProvider(options.masterKey!);
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? silentLogger;
+  const logger = toLogger(options.logger);
   await store.migrate();
   const keyRing = new KeyRing(store, provider, clock, { refreshMs: options.keyRefreshMs ?? DEFAULT_KEY_REFRESH_MS });
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
@@ -156,7 +169,18 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
   const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
-  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events });
+  const tokenIntents = new TokenIntentService({
+    store,
+    keys: keyRing,
+    expressions,
+    clock,
+    audit,
+    events,
+    ...(options.tokenIntents?.expiresInMs === undefined ? {} : { expiresInMs: options.tokenIntents.expiresInMs }),
+  });
+  const tokens = new TokenService({ store, keys: keyRing, expressions, clock, audit, events, intents: tokenIntents });
+  // `{{ <id> }}` expressions resolve tokens, then token intents (reactor args, /detokenize).
+  const detokenizeSource = new TokenSources(tokens, tokenIntents);
   const authCache = new AuthCache(options.authCacheMs ?? 1000);
   const applications = new ApplicationService({ store, clock, audit, authCache, events });
   const authenticator = new Authenticator({ store, clock, authCache });
@@ -170,12 +194,18 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
         m.createQuickJsSandbox({
           ...(reactorOptions.limits ? { limits: reactorOptions.limits } : {}),
           ...(reactorOptions.workers ? { workers: reactorOptions.workers } : {}),
+          ...(workerFile ? { workerFile } : {}),
         }),
       )
       .catch((error: unknown) => {
         ownSandbox = null;
         sandboxPromise = null;
-        throw error;
+        // The QuickJS module did not load (most often: bundled with its WebAssembly file left behind,
+        // docs/bundling.md). A 503 names the cause; the operator's log has the stack.
+        // A fault of the installation, not of a request: its message (a file path) is logged whole.
+        const cause = error instanceof Error ? error.message : String(error);
+        logger.error('the reactor sandbox could not start', { ...unexpectedErrorFields(error), error_message: cause });
+        throw new ServiceUnavailableError(`The reactor sandbox could not start: ${cause}; when tokenvault is bundled, quickjs-emscripten and @jitl/* must stay external (docs/bundling.md)`, 30, error);
       });
     return sandboxPromise;
   };
@@ -186,6 +216,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     audit,
     logger,
     tokens,
+    detokenizeSource,
     expressions,
     sandbox,
     fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork }),
@@ -200,7 +231,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   });
 
   const proxyOptions = resolveProxyOptions(options.proxy);
-  const proxy = new ProxyService({ tokens, expressions, audit, options: proxyOptions, allowPrivateNetwork });
+  const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: proxyOptions, allowPrivateNetwork });
   const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts } });
 
   const runSweep = async () => {
@@ -231,7 +262,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     applications,
     applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache, events }),
     sessions: new SessionService({ store, clock, audit }),
-    detokenize: new DetokenizeService({ tokens, expressions, audit }),
+    detokenize: new DetokenizeService({ tokens: detokenizeSource, expressions, audit }),
+    tokenIntents,
+    detokenizeSource,
     proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
     proxies,
     permissions: new PermissionService(),
@@ -243,7 +276,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     store,
-    authenticate: (key: string | null | undefined) => authenticator.authenticate(key),
+    logger,
+    authenticate: (key: string | null | undefined, pageOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     listTenants: async () => store.listTenants(),

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createFetchHandler } from '../src/http/index.js';
 import { toNodeListener } from '../src/http/node.js';
 import { createTestVault, type TestVault } from '../src/testing/index.js';
+import { SUITE_START } from './support/suite-start.js';
 
 let vault: TestVault | undefined;
 afterEach(async () => {
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 describe('tokenvault under fake timers (vi.useFakeTimers)', () => {
   it('completes concurrent creations, which are group-committed at the end of the turn', async () => {
-    vault = await createTestVault();
+    vault = await createTestVault({ start: SUITE_START });
     const caller = await vault.caller({ permissions: ['token:create'] });
     vi.useFakeTimers();
     const created = await Promise.all(['a', 'b', 'c'].map((data) => vault!.tokens.create(caller, { type: 'token', data })));
@@ -25,7 +26,7 @@ describe('tokenvault under fake timers (vi.useFakeTimers)', () => {
   });
 
   it('answers HTTP requests through toNodeListener, which writes at the end of the turn', async () => {
-    vault = await createTestVault();
+    vault = await createTestVault({ start: SUITE_START });
     const server = createServer(toNodeListener(createFetchHandler(vault)));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -28,8 +28,9 @@ Options:
   --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
   --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <prefix>-IDEMPOTENCY-KEY (default SVC)
   --max-body-bytes <n>       Largest request body accepted (default 1048576)
-  --allow-private-network    Let reactor fetch, webhooks and /proxy reach loopback and private
-                             addresses, and /proxy use http to loopback (development)
+  --allow-private-network    Let reactor fetch, webhooks, reactor callbacks and /proxy reach
+                             loopback and private addresses, and /proxy use http to loopback
+                             (development)
   --allow-host <host>        A host reactor code may fetch (repeatable; *.example.com for subdomains)
   --access-log <on|off>      One JSON line per request on stderr: method, route, status, duration,
                              application id (default on)

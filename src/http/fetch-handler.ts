@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import type { Caller } from '../auth/caller.js';
 import { AuthenticationError, ValidationError } from '../errors/errors.js';
-import { type Logger, silentLogger } from '../common/logger.js';
+import type { Logger as PinoLogger } from 'pino';
+import { isLoggerLike, type Logger, toLogger } from '../common/logger.js';
 import type { ExchangeObserver } from '../observability/exchange-event.js';
 import { validationFromIssues } from '../validation/issues.js';
 import type { Vault } from '../vault.js';
@@ -10,6 +11,7 @@ import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './excha
 import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
+import { handleElementsRequest, isElementsPath } from './elements-handler.js';
 import { createProxyHandler, isProxyPath } from './proxy-handler.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { splitTarget } from './request-target.js';
@@ -30,8 +32,11 @@ export interface FetchHandlerOptions {
   headerPrefix?: string;
   /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get a 413. */
   maxBodyBytes?: number;
-  /** Receives unexpected errors (by name only). Default: silent. */
-  logger?: Logger;
+  /**
+   * Receives unexpected errors (name, message and stack frames; docs/logging.md): a Logger or a
+   * pino logger. Default: the vault's logger.
+   */
+  logger?: Logger | PinoLogger;
   /**
    * How long an idempotency key stays claimed by a request in flight (default 5 minutes): after
    * that, should the process have died, the key may be used again. Keep it above your longest
@@ -52,16 +57,15 @@ const OptionsSchema = v.object({
     'SVC',
   ),
   maxBodyBytes: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1024 ** 3, 'must be at most 1 GiB')), 1_048_576),
-  logger: v.optional(
-    v.custom<Logger>((l) => typeof l === 'object' && l !== null && typeof (l as Logger).error === 'function', 'must have info, warn and error'),
-    silentLogger,
-  ),
+  logger: v.optional(v.custom<Logger>(isLoggerLike, 'must have info, warn and error (a Logger or a pino logger)')),
   idempotencyLeaseMs: v.optional(
     v.pipe(v.number(), v.integer('must be a whole number of milliseconds'), v.minValue(1000, 'must be at least 1000'), v.maxValue(IDEMPOTENCY_TTL_MS, 'must be at most 24 hours')),
     DEFAULT_IDEMPOTENCY_LEASE_MS,
   ),
   onExchange: v.optional(v.custom<ExchangeObserver>((f) => typeof f === 'function', 'must be a function')),
 });
+
+type CheckedOptions = Readonly<Omit<v.InferOutput<typeof OptionsSchema>, 'logger'> & { logger: Logger }>;
 
 /** Every response: token data must not sit in caches. */
 const NO_STORE = 'no-store';
@@ -79,13 +83,17 @@ const NO_STORE = 'no-store';
 export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = {}): FetchHandler {
   const parsed = v.safeParse(OptionsSchema, options ?? {});
   if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
-  const checked = Object.freeze(parsed.output);
+  // The logger is settled here, once: a pino logger adapted, none given the vault's (a vault built
+  // by hand for a test may have none: stderr then).
+  const checked: CheckedOptions = Object.freeze({ ...parsed.output, logger: toLogger(options.logger, vault.logger) });
   const core = createExchangeHandler(vault, checked);
   // The proxy passes bodies and answers through as they are (proxy-handler.ts), beside the JSON core.
   const proxy = createProxyHandler(vault, checked);
   const { onExchange } = checked;
   return async (request: Request): Promise<Response> => {
     const exchange = new WebExchangeRequest(request);
+    // Elements' browser files and frame pages (docs/elements.md): static, no API key.
+    if (isElementsPath(exchange.pathname)) return handleElementsRequest(exchange.method, exchange.pathname, exchange.search);
     if (isProxyPath(exchange.pathname)) {
       if (onExchange === undefined) return proxy(request, exchange.pathname, exchange.search);
       const started = performance.now();
@@ -104,11 +112,13 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
 }
 
 /** The handler core: routing, authentication, body parsing, idempotency, error mapping. Never throws. */
-function createExchangeHandler(vault: Vault, options: v.InferOutput<typeof OptionsSchema>): ExchangeHandler {
+function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeHandler {
   const { headerPrefix, maxBodyBytes, logger, idempotencyLeaseMs, onExchange } = options;
   const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
   const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
+  // Sent by Elements' frames: the page they work for, checked against the application's allowed_origins.
+  const pageOriginHeader = `${headerPrefix}-PAGE-ORIGIN`.toLowerCase();
   const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
 
   const router = new Router<RouteDefinition>();
@@ -148,12 +158,16 @@ function createExchangeHandler(vault: Vault, options: v.InferOutput<typeof Optio
 
       let caller: Caller;
       try {
-        caller = await vault.authenticate(request.header(apiKeyHeader));
+        caller = await vault.authenticate(request.header(apiKeyHeader), request.header(pageOriginHeader));
       } catch (error) {
         throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
       }
       if (seen !== null) seen.applicationId = caller.applicationId;
       rejectUnknownQueryParameters(route, request.search);
+      // The standard header name, ignored, would run a retried request twice: refuse it, naming ours.
+      if (route.method !== 'GET' && route.method !== 'DELETE' && request.header('idempotency-key') !== null) {
+        throw ValidationError.field('Idempotency-Key', `is not read by this vault: send the idempotency key in the ${headerPrefix}-IDEMPOTENCY-KEY header`);
+      }
       const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
       const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
       const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);

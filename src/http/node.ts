@@ -10,7 +10,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { atTurnEnd } from '../common/turn-end.js';
-import { abortRequest, nodeRequest } from './node-request.js';
+import { PROBLEMS } from '../errors/problem.js';
+import { abortRequest, hasNodeBody, nodeRequest } from './node-request.js';
+import { PROBLEM_CONTENT_TYPE } from './problem.js';
 import { validationFromIssues } from '../validation/issues.js';
 
 /** A Node http request listener. */
@@ -87,7 +89,26 @@ class TurnEndWriter {
   };
 }
 
+/**
+ * The answer when the message's body was read before the vault got it: a body parser mounted ahead
+ * of the listener (`express.json()`, Fastify's content-type parsers). Waiting for a body that has
+ * already gone would never end; a parsed `req.body` is not used, since it is no longer the bytes
+ * the client sent (idempotency compares those, and the vault's JSON rules are not the parser's).
+ */
+const BODY_ALREADY_READ = JSON.stringify({
+  ...PROBLEMS.internal_error,
+  status: 500,
+  detail:
+    "The request body was read before it reached the vault (a body parser such as express.json() runs ahead of it): " +
+    'mount the vault before any body parser, or on a path that no body parser handles (docs/embedding.md)',
+});
+
 async function serve(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse, batch: TurnEndWriter | null): Promise<void> {
+  if (hasNodeBody(req) && (req.readableDidRead || req.readableEnded)) {
+    res.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(BODY_ALREADY_READ)) });
+    res.end(BODY_ALREADY_READ);
+    return;
+  }
   const request = nodeRequest(req);
   // Streamed writes wait on this signal too; batched ones are written whole.
   const controller = batch === null ? new AbortController() : null;

@@ -2,7 +2,7 @@ import { InternalError, ReactorError, ServiceUnavailableError, VaultError } from
 import { PROBLEMS, type ProblemDetails, problemOfError } from '../errors/problem.js';
 export type { HttpProblemCode, ProblemDetails } from '../errors/problem.js';
 export { INTERNAL_DETAIL } from '../errors/problem.js';
-import type { Logger } from '../common/logger.js';
+import { type Logger, unexpectedErrorFields } from '../common/logger.js';
 import type { ExchangeResponse } from './exchange.js';
 import { reactorResponse } from './reactor-response.js';
 
@@ -33,21 +33,26 @@ export function problemOf(error: unknown): ProblemDetails {
 /**
  * The error response for any thrown value. A reactor's CustomHttpResponseError is the reactor's own
  * response (its status, allow-listed headers and JSON body: see reactor-response.ts); everything
- * else is a problem document. Unknown errors are logged by name only: their message or stack might
- * quote data. `reservedHeaderPrefix` (the handler's header prefix) names headers no reactor may set.
+ * else is a problem document. Unknown errors are logged with their name, message and stack frames
+ * (unexpectedErrorFields: quoted input in a JSON parse error is cut out). `reservedHeaderPrefix` (the handler's header prefix) names headers no reactor may set.
  */
 export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Record<string, string>, reservedHeaderPrefix?: string): ExchangeResponse {
   if (error instanceof ReactorError && error.kind === 'CustomHttpResponseError') {
     const custom = reactorResponse(error, reservedHeaderPrefix ?? null);
     if (custom) return custom;
   }
-  if (error instanceof InternalError) logger.error('request failed with an internal error', { error: error.message });
+  if (error instanceof InternalError) logger.error('request failed with an internal error', { error: error.message, ...stackOf(error) });
   else if (!(error instanceof VaultError) && !(error instanceof RouteError)) {
-    logger.error('request failed with an unexpected error', { error: error instanceof Error ? error.name : typeof error });
+    logger.error('request failed with an unexpected error', unexpectedErrorFields(error));
   }
   const problem = problemOf(error);
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...extraHeaders };
   if (error instanceof RouteError && error.allow.length > 0) headers['allow'] = error.allow.join(', ');
   if (error instanceof ServiceUnavailableError) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+function stackOf(error: Error): { stack?: string } {
+  const { stack } = unexpectedErrorFields(error);
+  return stack === undefined ? {} : { stack };
 }

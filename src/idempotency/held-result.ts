@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Caller, coversGrants, holdsAnyGrant, makeCaller } from '../auth/caller.js';
-import type { SessionGrants, Store, StoredToken } from '../storage/store.js';
+import type { SessionGrants, Store, StoredToken, StoredTokenIntent } from '../storage/store.js';
 import type { RunDependencies } from './run-dependencies.js';
 
 /**
@@ -16,7 +16,7 @@ export interface HeldState {
   grants: string;
   /** The caller's grants when the result was stored: it is shown only to a caller that still holds them all (coversGrants). */
   granted?: SessionGrants;
-  /** Token id → stateDigest of each token the result carries. */
+  /** Token id → stateDigest of each token the result carries (a token intent's id: its intentDigest). */
   tokens: Record<string, string>;
   /** Token id → stateDigest of each token a reactor run behind the result read, created or changed through req.bt (RunDependencies). */
   read?: Record<string, string>;
@@ -33,6 +33,13 @@ export type Stale = 'grants' | 'application' | 'carried' | 'read';
  */
 function stateDigest(token: StoredToken): string {
   return createHash('sha256').update(JSON.stringify([[...token.containers].sort(), token.mask ?? null])).update(token.ciphertext).digest('hex');
+}
+
+/** The digest prefix that marks a followed id as a token intent's (intents never change: the digest names one). */
+const INTENT_DIGEST = 'token-intent:';
+
+function intentDigest(intent: StoredTokenIntent): string {
+  return INTENT_DIGEST + createHash('sha256').update(intent.sealed).digest('hex');
 }
 
 /** What a caller is allowed, canonically: rule descriptions and permission order do not count. */
@@ -89,9 +96,14 @@ export class HeldResults {
     return null;
   }
 
-  /** Whether every token of `digests` is live and in the state its digest records. */
+  /** Whether every token (or token intent) of `digests` is live and in the state its digest records. */
   async #unchanged(tenantId: string, digests: Record<string, string>, now: number): Promise<boolean> {
     for (const [id, digest] of Object.entries(digests)) {
+      if (digest.startsWith(INTENT_DIGEST)) {
+        const intent = await this.#store.getTokenIntent(tenantId, id, now);
+        if (intent === null || intentDigest(intent) !== digest) return false;
+        continue;
+      }
       const token = await this.#store.getToken(tenantId, id, now);
       if (token === null || stateDigest(token) !== digest) return false;
     }
@@ -114,6 +126,12 @@ export class HeldResults {
       if (token !== null && !holdsAnyGrant(reader, token.containers)) continue;
       tokenIds.push(id);
       if (token !== null) tokens[id] = stateDigest(token);
+      else {
+        // An id of a token intent a run detokenized (docs/token-intents.md): followed until it is
+        // converted, deleted or expires, after which the vault no longer holds that data.
+        const intent = await this.#store.getTokenIntent(reader.tenantId, id, now);
+        if (intent !== null) tokens[id] = intentDigest(intent);
+      }
     }
     return { tokenIds, tokens };
   }

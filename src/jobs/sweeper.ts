@@ -14,6 +14,8 @@ export interface SweepResult {
   reactorResultsRemoved: number;
   /** Sessions past their expiry (they stopped authenticating then). */
   sessionsRemoved: number;
+  /** Token intents past their expiry (docs/token-intents.md), their sealed data with them. */
+  tokenIntentsRemoved: number;
 }
 
 const BATCH = 500;
@@ -21,7 +23,7 @@ const BATCH = 500;
 /**
  * `onExpired` hears of each batch of expired tokens after it was removed (the `token.expired` events).
  * Removes expired tokens, cvc values past their one-hour lifetime, expired idempotency records,
- * asynchronous reactor results past their 24 hours and expired sessions.
+ * asynchronous reactor results past their 24 hours, expired sessions and expired token intents.
  * Reads already ignore them from the moment they lapse; the sweep makes the removal physical
  * (and keeps the idempotency table from growing with every request). Safe to run from several
  * instances: removal is idempotent and cvc removal is compare-and-set on the ciphertext.
@@ -74,7 +76,13 @@ export async function sweep(
     sessionsRemoved += removed;
     if (removed < BATCH) break;
   }
-  const result = { expired, cvcRemoved, idempotencyKeysRemoved, reactorResultsRemoved, sessionsRemoved };
+  let tokenIntentsRemoved = 0;
+  for (;;) {
+    const removed = await store.purgeExpiredTokenIntents(now, BATCH);
+    tokenIntentsRemoved += removed;
+    if (removed < BATCH) break;
+  }
+  const result = { expired, cvcRemoved, idempotencyKeysRemoved, reactorResultsRemoved, sessionsRemoved, tokenIntentsRemoved };
   if (Object.values(result).some((n) => n > 0)) logger.info('sweep', result);
   return result;
 }

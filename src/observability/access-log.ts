@@ -1,5 +1,4 @@
 import type { Logger as PinoLogger } from 'pino';
-import type { Logger } from '../common/logger.js';
 import type { ExchangeObserver } from './exchange-event.js';
 
 /**
@@ -23,10 +22,4 @@ export function accessLog(logger: PinoLogger): ExchangeObserver {
 }
 
 /** The vault's Logger interface on a pino logger, so the vault's entries and the access log share one stream. */
-export function pinoVaultLogger(logger: PinoLogger): Logger {
-  return {
-    info: (message, fields) => logger.info(fields ?? {}, message),
-    warn: (message, fields) => logger.warn(fields ?? {}, message),
-    error: (message, fields) => logger.error(fields ?? {}, message),
-  };
-}
+export { pinoVaultLogger } from '../common/logger.js';

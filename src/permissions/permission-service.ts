@@ -17,6 +17,9 @@ const DESCRIPTIONS: Readonly<Record<Permission, string>> = Object.freeze({
   'token:delete': 'Delete tokens; set or advance a token’s expiry.',
   'token:search': 'Search tokens.',
   'token:use': 'Detokenize: invoke reactors and POST /detokenize with {{ token_id }} expressions.',
+  'token-intent:create': 'Create token intents: short-lived data held until a token is made of it (docs/token-intents.md).',
+  'token-intent:read': 'Get token intents of the tenant (card summary, never the data).',
+  'token-intent:delete': 'Delete token intents of the tenant.',
   'reactor:create': 'Create reactors and reactor formulas.',
   'reactor:read': 'Get and list reactors and reactor formulas.',
   'reactor:update': 'Update reactors and reactor formulas.',
@@ -41,7 +44,7 @@ const DESCRIPTIONS: Readonly<Record<Permission, string>> = Object.freeze({
  * The permission catalog (`GET /permissions`): each permission with the application types that may
  * hold it. Public knowledge (the README's table), so any authenticated application may read it.
  *
- * @example await vault.permissions.list(caller, { application_type: 'public' }) // token:create, token:update
+ * @example await vault.permissions.list(caller, { application_type: 'public' }) // token:create, token:update, token-intent:create
  */
 export class PermissionService {
   /** Every permission, or those an application of `application_type` may hold (400 for an unknown type). */

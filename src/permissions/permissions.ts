@@ -6,6 +6,9 @@ export const PERMISSIONS = [
   'token:delete',
   'token:search',
   'token:use',
+  'token-intent:create',
+  'token-intent:read',
+  'token-intent:delete',
   'reactor:create',
   'reactor:read',
   'reactor:update',
@@ -31,7 +34,9 @@ export const APPLICATION_TYPES = ['public', 'private', 'management'] as const;
 export type ApplicationType = (typeof APPLICATION_TYPES)[number];
 
 export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly Permission[]>> = Object.freeze({
-  public: ['token:create', 'token:update'],
+  // Token intents (docs/token-intents.md): a public application (a browser form) creates them, a
+  // private one (the backend) reads, converts or deletes them.
+  public: ['token:create', 'token:update', 'token-intent:create'],
   private: [
     'token:create',
     'token:read',
@@ -39,6 +44,9 @@ export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly Perm
     'token:delete',
     'token:search',
     'token:use',
+    'token-intent:create',
+    'token-intent:read',
+    'token-intent:delete',
     'reactor:create',
     'reactor:read',
     'reactor:update',

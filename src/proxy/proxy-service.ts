@@ -13,8 +13,7 @@ import { type Caller, requirePermission } from '../auth/caller.js';
 import { AuthorizationError, BadGatewayError, ValidationError, VaultError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { RefusedDestinationError, type Target } from '../sandbox/egress/egress-target.js';
-import { detokenizeValue } from '../tokens/detokenize-service.js';
-import type { TokenService } from '../tokens/token-service.js';
+import { type DetokenizeSource, detokenizeValue } from '../tokens/detokenize-service.js';
 import { expressionTree, fromExpressionTree } from './proxy-body.js';
 import { type DestinationRules, destinationUrl, resolveDestination, unresolvedTarget } from './proxy-destination.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
@@ -60,14 +59,15 @@ interface CallRecord {
 }
 
 export class ProxyService {
-  readonly #tokens: TokenService;
+  /** Tokens, then token intents (the vault's TokenSources): what `{{ <id> }}` resolves against. */
+  readonly #tokens: DetokenizeSource;
   readonly #engine: ExpressionEngine;
   readonly #audit: AuditLog;
   readonly #options: ResolvedProxyOptions;
   readonly #rules: DestinationRules;
   readonly #agents = new TenantAgents();
 
-  constructor(deps: { tokens: TokenService; expressions: ExpressionEngine; audit: AuditLog; options: ResolvedProxyOptions; allowPrivateNetwork: boolean }) {
+  constructor(deps: { tokens: DetokenizeSource; expressions: ExpressionEngine; audit: AuditLog; options: ResolvedProxyOptions; allowPrivateNetwork: boolean }) {
     this.#tokens = deps.tokens;
     this.#engine = deps.expressions;
     this.#audit = deps.audit;

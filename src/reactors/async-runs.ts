@@ -8,6 +8,7 @@ import { type HeldState, HeldResults } from '../idempotency/held-result.js';
 import { idsIn } from '../idempotency/idempotency-service.js';
 import { RunDependencies, trackRunDependencies } from '../idempotency/run-dependencies.js';
 import { problemOfError } from '../errors/problem.js';
+import { formatIso } from '../common/time.js';
 import type { ReactorRequestRecord, SessionGrants, Store } from '../storage/store.js';
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
 import type { InvokeInput } from './reactor-input.js';
@@ -122,7 +123,7 @@ export class AsyncRuns {
     const job = this.#deps.jobs.newJob({ kind: JOB_KIND, tenantId: caller.tenantId, payload: { tenantId: caller.tenantId, requestId: id }, runAt: now });
     await store.createReactorRequest(request, job);
     this.#deps.jobs.notifyEnqueued();
-    return { id, status: 'pending', reactor_id: reactorId, created_at: new Date(now).toISOString() };
+    return { id, status: 'pending', reactor_id: reactorId, created_at: formatIso(now) };
   }
 
   /** The run as its requester sees it; another application's (or tenant's) request is not found. */
@@ -131,8 +132,8 @@ export class AsyncRuns {
     if (!request || request.reactorId !== reactorId || request.applicationId !== caller.applicationId) {
       throw new NotFoundError('Reactor result', String(requestId));
     }
-    const view: ReactorRunView = { id: request.id, reactor_id: request.reactorId, status: request.status, created_at: new Date(request.createdAt).toISOString() };
-    if (request.completedAt !== null) view.completed_at = new Date(request.completedAt).toISOString();
+    const view: ReactorRunView = { id: request.id, reactor_id: request.reactorId, status: request.status, created_at: formatIso(request.createdAt) };
+    if (request.completedAt !== null) view.completed_at = formatIso(request.completedAt);
     const stored = await this.#result(request);
     if (stored?.held !== undefined) {
       const stale = await this.#held.stale(caller, stored.held, this.#deps.clock.now());

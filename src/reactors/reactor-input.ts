@@ -196,7 +196,7 @@ export const InvokeSchema = v.strictObject({
  * its address is checked by the asynchronous path).
  */
 export function parseInvoke(body: unknown): InvokeRequest {
-  const record = body === undefined || body === null ? {} : asObject(body);
+  const record = sdkSpelling(body === undefined || body === null ? {} : asObject(body));
   const result = v.safeParse(InvokeSchema, record);
   if (!result.success) throw validationFromIssues(result.issues, { schema: InvokeSchema });
   const { args, callback_url, timeout_ms } = result.output;
@@ -204,6 +204,23 @@ export function parseInvoke(body: unknown): InvokeRequest {
     throw ValidationError.field('args', 'must be an object');
   }
   return { args: args ?? {}, timeoutMs: timeout_ms ?? TIMEOUT_MS.default, callbackUrl: callback_url ?? null };
+}
+
+/**
+ * The Basis Theory SDK sends a react body's fields as it was given them, unconverted: `callbackUrl`
+ * and `timeoutMs` are taken as `callback_url` and `timeout_ms` (README, Basis Theory SDK
+ * compatibility). Both spellings of one field are refused rather than one chosen silently.
+ */
+function sdkSpelling(record: Record<string, unknown>): Record<string, unknown> {
+  if (!('callbackUrl' in record) && !('timeoutMs' in record)) return record;
+  const out = { ...record };
+  for (const [camel, snake] of [['callbackUrl', 'callback_url'], ['timeoutMs', 'timeout_ms']] as const) {
+    if (!(camel in out)) continue;
+    if (snake in out) throw ValidationError.field(camel, `give ${snake} or ${camel}, not both`);
+    out[snake] = out[camel];
+    delete out[camel];
+  }
+  return out;
 }
 
 function asObject(body: unknown): Record<string, unknown> {

@@ -6,7 +6,7 @@ import type { Logger } from '../common/logger.js';
 import type { HostFetch, Sandbox, SandboxLimits } from '../sandbox/sandbox.js';
 import { type RunDependencies, currentRunDependencies } from '../idempotency/run-dependencies.js';
 import type { ApplicationRecord, FormulaRecord, ReactorRecord, Store } from '../storage/store.js';
-import { detokenizeValue } from '../tokens/detokenize-service.js';
+import { type DetokenizeSource, detokenizeValue } from '../tokens/detokenize-service.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { validateArgs } from './args.js';
@@ -32,6 +32,8 @@ export interface ReactorRunnerDeps {
   audit: AuditLog;
   logger: Logger;
   tokens: TokenService;
+  /** What `{{ <id> }}` expressions in args resolve against (tokens, then token intents); default: `tokens`. */
+  detokenizeSource?: DetokenizeSource;
   expressions: ExpressionEngine;
   /** The sandbox, created on first need. */
   sandbox: () => Promise<Sandbox>;
@@ -169,7 +171,7 @@ export class ReactorRunner {
 
   /** Replaces token expressions in args by the token data, as the caller's token:use transform shows it; and the ids of those tokens. */
   async #detokenize(caller: Caller, args: unknown, sensitive: SensitiveValues): Promise<{ value: unknown; ids: string[] }> {
-    const { value, data } = await detokenizeValue(this.#deps.tokens, this.#deps.expressions, caller, args, 'args');
+    const { value, data } = await detokenizeValue(this.#deps.detokenizeSource ?? this.#deps.tokens, this.#deps.expressions, caller, args, 'args');
     for (const item of data.values()) sensitive.addTokenData(item);
     return { value, ids: [...data.keys()] };
   }

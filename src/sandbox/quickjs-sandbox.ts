@@ -14,6 +14,7 @@ import { resolveLimits } from './limits.js';
 import { runtimeError } from './reactor-outcome.js';
 import { cancelledError, currentRun, RunTask } from './pool/run-task.js';
 import { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES, type Sandbox, type SandboxLimits, type SandboxRunInput, type SandboxRunOutput } from './sandbox.js';
+import { resolveWorkerFile } from './worker-file.js';
 import { WorkerPool, type WorkerPoolStats } from './pool/worker-pool.js';
 import { resolveWorkerOptions, type SandboxWorkerOptions } from './pool/worker-options.js';
 
@@ -25,6 +26,11 @@ export interface QuickJsSandboxOptions {
   workers?: Partial<SandboxWorkerOptions>;
   /** Prepared contexts each worker keeps ready for its next run (default 1; 0 disables; quickjs-engine.ts). */
   poolSize?: number;
+  /**
+   * The worker thread's code: a path or file: URL of tokenvault's `sandbox-worker.js` (default: the
+   * one beside tokenvault's code). Set it when tokenvault is bundled (docs/bundling.md).
+   */
+  workerFile?: string | URL;
 }
 
 export class QuickJsSandbox implements Sandbox {
@@ -35,7 +41,7 @@ export class QuickJsSandbox implements Sandbox {
   #nextRun = 0;
 
   /** Use `createQuickJsSandbox`. */
-  constructor(checker: QuickJsEngine, limits: SandboxLimits, workers: SandboxWorkerOptions, contextPoolSize = 1) {
+  constructor(checker: QuickJsEngine, limits: SandboxLimits, workers: SandboxWorkerOptions, contextPoolSize: number, workerUrl: URL) {
     this.limits = limits;
     this.workers = workers;
     this.#checker = checker;
@@ -43,7 +49,7 @@ export class QuickJsSandbox implements Sandbox {
       ...workers,
       // Host results up to the run's memory limit pass through the worker's heap as JSON text.
       heapMb: Math.max(128, Math.ceil((3 * limits.memoryBytes) / MIB)),
-      workerUrl: workerUrl(),
+      workerUrl,
       contextPoolSize,
     });
   }
@@ -101,16 +107,6 @@ function assertCode(code: unknown): asserts code is string {
 }
 
 /**
- * The worker entry. Built, it sits beside the chunk holding this code (`dist/sandbox-worker.js`).
- * Run from TypeScript sources (vitest), the built one is used: a worker cannot load `.ts` on Node 20
- * without a loader, and the test setup builds `dist/` first (test/support/ensure-built.ts).
- */
-function workerUrl(): URL {
-  const here = import.meta.url;
-  return here.endsWith('.ts') ? new URL('../../dist/sandbox-worker.js', here) : new URL('./sandbox-worker.js', here);
-}
-
-/**
  * Creates the worker-thread sandbox. Workers start on demand; call `close()` to end them.
  * @example const sandbox = await createQuickJsSandbox({ limits: { timeoutMs: 5_000 }, workers: { size: 4 } });
  */
@@ -121,8 +117,9 @@ export async function createQuickJsSandbox(options?: QuickJsSandboxOptions): Pro
   if (!Number.isInteger(contextPoolSize) || contextPoolSize < 0 || contextPoolSize > 64) {
     throw new ValidationError({ poolSize: ['must be an integer from 0 to 64'] });
   }
+  const workerUrl = resolveWorkerFile(options?.workerFile, 'workerFile');
   const checker = await createQuickJsEngine({ limits, poolSize: 0 });
-  const sandbox = new QuickJsSandbox(checker, limits, workers, contextPoolSize);
+  const sandbox = new QuickJsSandbox(checker, limits, workers, contextPoolSize, workerUrl);
   sandbox.warm();
   return sandbox;
 }

@@ -47,7 +47,11 @@ export type TestVaultOptions = Omit<Partial<VaultOptions>, 'store' | 'clock'> & 
    * removing what the store made outside itself (a PostgreSQL schema) is the caller's part.
    */
   store?: Store | (() => Store | Promise<Store>);
-  /** Where the ManualClock starts; default 2030-01-01T00:00:00Z. */
+  /**
+   * Where the ManualClock starts; default the real time when the vault is created, so expiries an
+   * application computes from `Date.now()` are in the future and webhooks carry a timestamp their
+   * receivers accept. Give a fixed instant for tests that compare times exactly.
+   */
   start?: string | number | Date;
 };
 
@@ -64,7 +68,7 @@ export type TestVaultOptions = Omit<Partial<VaultOptions>, 'store' | 'clock'> & 
  * const vault = await createTestVault({ store: () => createPostgresStore({ connectionString, schema: `t_${randomUUID().slice(0, 8)}` }) });
  */
 export async function createTestVault(options: TestVaultOptions = {}): Promise<TestVault> {
-  const clock = new ManualClock(options.start ?? '2030-01-01T00:00:00Z');
+  const clock = new ManualClock(options.start ?? Date.now());
   const { start: _start, store: given, ...rest } = options;
   const store = given === undefined ? createSqliteStore({ filename: ':memory:' }) : typeof given === 'function' ? await given() : given;
   const vault = await createVault({

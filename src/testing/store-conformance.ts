@@ -9,6 +9,7 @@ import { recordConformance } from './store-conformance-records.js';
 import { idempotencyConformance } from './store-conformance-idempotency.js';
 import { authorityConformance } from './store-conformance-authority.js';
 import { proxyConformance } from './store-conformance-proxies.js';
+import { tokenIntentConformance } from './store-conformance-token-intents.js';
 import type { Store } from '../storage/store.js';
 import { T0, TENANT_A, TENANT_B, hex, makeToken, tokenHelpers } from './store-fixtures.js';
 
@@ -52,6 +53,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
     idempotencyConformance(() => store);
     authorityConformance(() => store);
     proxyConformance(() => store);
+    tokenIntentConformance(() => store);
     const { create, createAll, remove, listIds, auditOf } = tokenHelpers(() => store);
 
     describe('migrations and tenants', () => {

@@ -3,7 +3,16 @@ import { type Caller, requirePermission } from '../auth/caller.js';
 import { NotFoundError, ValidationError } from '../errors/errors.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { applyDetokenize, planDetokenize } from './detokenize.js';
-import type { TokenService } from './token-service.js';
+
+/**
+ * Where the data of the ids named by `{{ <id> }}` expressions comes from: `use` answers each id's
+ * data under the caller's token:use transform, or throws (NotFoundError naming an unknown id,
+ * AuthorizationError) before answering anything. TokenService is one (tokens only); the vault's
+ * is TokenSources (src/token-intents/token-sources.ts: tokens, then token intents).
+ */
+export interface DetokenizeSource {
+  use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>>;
+}
 
 /** A detokenized value, and the data of each token it named (what a redacted reactor log must hide). */
 export interface Detokenized {
@@ -18,7 +27,7 @@ export interface Detokenized {
  * is a 400 naming the field that holds it; `root` names `value` in field paths (`args`, `body`);
  * `maxTokens` lowers the limit of distinct tokens.
  */
-export async function detokenizeValue(tokens: TokenService, engine: ExpressionEngine, caller: Caller, value: unknown, root: string, maxTokens?: number): Promise<Detokenized> {
+export async function detokenizeValue(tokens: DetokenizeSource, engine: ExpressionEngine, caller: Caller, value: unknown, root: string, maxTokens?: number): Promise<Detokenized> {
   const plan = planDetokenize(value, root);
   // A lower limit of the caller's context (the proxy's, docs/proxies.md): refused before any token is read.
   if (maxTokens !== undefined && plan.ids.size > maxTokens) {
@@ -46,11 +55,11 @@ export async function detokenizeValue(tokens: TokenService, engine: ExpressionEn
  * @example await vault.detokenize.detokenize(caller, { card: `{{ ${token.id} }}`, last4: `{{ ${token.id} | json: '$.number' | last4 }}` })
  */
 export class DetokenizeService {
-  readonly #tokens: TokenService;
+  readonly #tokens: DetokenizeSource;
   readonly #engine: ExpressionEngine;
   readonly #audit: AuditLog;
 
-  constructor(deps: { tokens: TokenService; expressions: ExpressionEngine; audit: AuditLog }) {
+  constructor(deps: { tokens: DetokenizeSource; expressions: ExpressionEngine; audit: AuditLog }) {
     this.#tokens = deps.tokens;
     this.#engine = deps.expressions;
     this.#audit = deps.audit;

@@ -1,5 +1,6 @@
 import { isValid, parse, parseISO } from 'date-fns';
 import { ValidationError } from '../errors/errors.js';
+import { formatIso } from '../common/time.js';
 
 const FIELD = 'expires_at';
 const FORMATS =
@@ -39,7 +40,8 @@ export function parseExpiresAt(value: unknown, now: number): number {
   const text = value.trim();
   const ms = parseIsoText(text) ?? parseUsText(text);
   if (ms === null) throw ValidationError.field(FIELD, FORMATS);
-  if (ms <= now) throw ValidationError.field(FIELD, 'must be in the future');
+  // The vault's clock may not be the caller's (a test vault's ManualClock): name the time it reads.
+  if (ms <= now) throw ValidationError.field(FIELD, `must be in the future (the vault's clock reads ${formatIso(now)})`);
   return ms;
 }
 

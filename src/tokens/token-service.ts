@@ -12,6 +12,7 @@ import type { Permission, Transform } from '../permissions/permissions.js';
 import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { audienceOf, dedupeScopes, requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
+import { type ConvertTokenIntentInput, isConversion } from '../token-intents/token-intent-input.js';
 import { checkSearchInput } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
@@ -41,6 +42,8 @@ export interface TokenServiceDeps {
   audit: AuditLog;
   /** Where token.created/updated/deleted events go once the change committed (webhooks). */
   events?: EventSink;
+  /** Converts a token intent when a create body names `token_intent_id` (TokenIntentService). */
+  intents?: { convert(caller: Caller, body: ConvertTokenIntentInput): Promise<TokenView> };
 }
 
 /**
@@ -59,6 +62,7 @@ export class TokenService {
   #clock: Clock;
   #audit: AuditLog;
   #events: EventSink | undefined;
+  #intents: TokenServiceDeps['intents'];
   #preparer: TokenPreparer;
   #viewer: TokenViewer;
 
@@ -66,6 +70,7 @@ export class TokenService {
     this.#preparer = new TokenPreparer(deps);
     this.#viewer = new TokenViewer(deps);
     this.#events = deps.events;
+    this.#intents = deps.intents;
     this.#store = deps.store;
     this.#keys = deps.keys;
     this.#engine = deps.expressions;
@@ -76,9 +81,12 @@ export class TokenService {
   /**
    * Creates a token (token:create). With `deduplicate_token`, returns instead the existing token
    * of the same type and fingerprint, if there is one the caller may reveal (disclosure.ts,
-   * dedupeScopes); any other token is never matched, so the answer tells nothing about it.
+   * dedupeScopes); any other token is never matched, so the answer tells nothing about it. A body
+   * with `token_intent_id` instead of type and data converts that token intent (TokenIntentService.convert).
    */
-  async create(caller: Caller, body: CreateTokenInput): Promise<TokenView> {
+  async create(caller: Caller, body: CreateTokenInput | ConvertTokenIntentInput): Promise<TokenView> {
+    // A body naming token_intent_id converts that intent (docs/token-intents.md).
+    if (this.#intents && isConversion(body)) return this.#intents.convert(caller, body);
     return this.#audit.guard(caller, 'token:create', null, async () => {
       // One expression budget for the whole call (id, fingerprint, search indexes, response mask).
       const budget = this.#engine.budget();
@@ -278,10 +286,12 @@ export class TokenService {
 
   /**
    * Detokenizes for a reactor (token:use): the data of each token under the caller's token:use
-   * transform. Unknown ids throw NotFoundError naming the id; a container without a token:use grant
-   * throws AuthorizationError. Nothing is returned unless every token is allowed.
+   * transform. Unknown ids throw NotFoundError naming the id, or with `options.missing` are pushed
+   * there and left out (token intents are looked up next: src/token-intents/token-sources.ts); a
+   * container without a token:use grant throws AuthorizationError. Nothing is returned unless every
+   * token is allowed.
    */
-  async use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>> {
+  async use(caller: Caller, ids: readonly string[], options: { missing?: string[] } = {}): Promise<Map<string, unknown>> {
     return this.#audit.guard(caller, 'token:use', null, async () => {
       requirePermission(caller, 'token:use');
       refuseNul(ids, 'ids');
@@ -289,6 +299,8 @@ export class TokenService {
       const tokens: { token: StoredToken; transform: Transform }[] = [];
       for (const id of ids) {
         const token = await this.#store.getToken(caller.tenantId, id, now);
+        if (!token && options.missing) options.missing.push(id);
+        if (!token && options.missing) continue;
         if (!token) throw new NotFoundError('Token', id);
         tokens.push({ token, transform: requireTokenTransform(caller, 'token:use', token.containers, id) });
       }

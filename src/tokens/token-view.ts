@@ -32,7 +32,7 @@ export interface TokenView {
 export function transformData(
   engine: ExpressionEngine,
   transform: Transform,
-  token: StoredToken,
+  token: Pick<StoredToken, 'mask'>,
   data: unknown,
   budget?: ExpressionBudget,
 ): unknown {

@@ -2,11 +2,13 @@ import * as v from 'valibot';
 import type { Clock } from '../common/clock.js';
 import type { KeyProvider } from '../crypto/key-provider.js';
 import { ValidationError } from '../errors/errors.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger as PinoLogger } from 'pino';
+import { isLoggerLike, type Logger } from '../common/logger.js';
 import { type ProxyOptions, ProxyOptionsSchema } from '../proxy/proxy-options.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from '../reactors/console-output.js';
 import { resolveLimits } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
+import { resolveWorkerFile } from '../sandbox/worker-file.js';
 import { resolveWorkerOptions, type SandboxWorkerOptions } from '../sandbox/pool/worker-options.js';
 import type { Store } from '../storage/store.js';
 import { validationFromIssues } from '../validation/issues.js';
@@ -22,8 +24,11 @@ export interface VaultOptions {
   keyProvider?: KeyProvider;
   /** Default: the system clock. Tests inject a ManualClock. */
   clock?: Clock;
-  /** Default: silent. Never receives token data or keys. */
-  logger?: Logger;
+  /**
+   * Where the vault logs (docs/logging.md): a Logger (`message, fields`) or a pino logger. Default:
+   * warnings and errors as JSON lines on stderr (`stderrLogger`). Never receives token data or keys.
+   */
+  logger?: Logger | PinoLogger;
   /**
    * How often the background sweep removes expired tokens, lapsed cvcs and expired records (ms,
    * default 5 minutes, at most 10). It is a recurring job of the job queue (one instance sweeps at
@@ -55,6 +60,17 @@ export interface VaultOptions {
   jobs?: JobOptions;
   /** The ephemeral proxy (docs/proxies.md). Its destinations follow `reactors.egress.allowPrivateNetwork`. */
   proxy?: ProxyOptions;
+  /** Token intents (docs/token-intents.md). */
+  tokenIntents?: TokenIntentOptions;
+}
+
+/** Options of token intents (docs/token-intents.md). */
+export interface TokenIntentOptions {
+  /**
+   * How long an intent lives, in ms (default 86400000: one day; 60000 to 2592000000, 30 days). An
+   * intent holding a card's cvc lives at most one hour, the cvc's lifetime.
+   */
+  expiresInMs?: number;
 }
 
 /** Options of event webhooks and callbacks. Their URLs follow `reactors.egress.allowPrivateNetwork`. */
@@ -113,6 +129,12 @@ export interface ReactorOptions {
    */
   sandbox?: Sandbox;
   /**
+   * The default sandbox's worker thread code: a path (from the working directory) or file: URL of
+   * tokenvault's `sandbox-worker.js`; default the one beside tokenvault's code. Checked when the
+   * vault is created. Set it when tokenvault is bundled into an application (docs/bundling.md).
+   */
+  workerFile?: string | URL;
+  /**
    * What becomes of reactor `console` output, which may hold the detokenized data the code was
    * given. `'summary'` (default): discarded; the logger gets only its line count, byte size and
    * whether it was cut. `'redacted'`: the logger also gets the lines, with every value the run was
@@ -127,12 +149,13 @@ const OptionsSchema = v.object({
   masterKey: v.optional(v.union([v.string(), v.instance(Uint8Array)])),
   keyProvider: v.optional(v.custom<KeyProvider>((p) => typeof p === 'object' && p !== null && typeof (p as KeyProvider).wrap === 'function', 'must implement wrap and unwrap')),
   clock: v.optional(v.custom<Clock>((c) => typeof c === 'object' && c !== null && typeof (c as Clock).now === 'function', 'must have now()')),
-  logger: v.optional(v.custom<Logger>((l) => typeof l === 'object' && l !== null && typeof (l as Logger).info === 'function', 'must have info, warn and error')),
+  logger: v.optional(v.custom<Logger>(isLoggerLike, 'must have info, warn and error (a Logger or a pino logger)')),
   sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
   webhooks: v.optional(v.strictObject({ subscriptionCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))) })),
   keyRefreshMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000))),
+  tokenIntents: v.optional(v.strictObject({ expiresInMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60_000), v.maxValue(30 * 24 * 60 * 60 * 1000))) })),
   expressions: v.optional(
     v.strictObject({
       requestBudgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
@@ -151,6 +174,7 @@ const OptionsSchema = v.object({
       limits: v.optional(v.record(v.string(), v.number())),
       workers: v.optional(v.record(v.string(), v.number())),
       sandbox: v.optional(v.custom<Sandbox>((s) => typeof s === 'object' && s !== null && typeof (s as Sandbox).run === 'function' && typeof (s as Sandbox).check === 'function', 'must implement check and run')),
+      workerFile: v.optional(v.union([v.pipe(v.string(), v.minLength(1, 'must not be empty')), v.instance(URL)], 'must be a path or a file: URL')),
       consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),
     }),
   ),
@@ -174,6 +198,18 @@ export function checkVaultOptions(options: VaultOptions): void {
   }
   if (options.reactors?.limits) checkLimits(options.reactors.limits);
   if (options.reactors?.workers) checkWorkers(options.reactors.workers);
+  if (options.reactors?.sandbox !== undefined && options.reactors.workerFile !== undefined) {
+    throw ValidationError.field('options.reactors.workerFile', 'applies to the default sandbox only: a given sandbox names its own (createQuickJsSandbox({ workerFile }))');
+  }
+}
+
+/**
+ * The default sandbox's worker file, checked at construction: a bundled application without it
+ * fails here, naming the path and the option, rather than on its first reactor run.
+ */
+export function vaultWorkerFile(options: VaultOptions): URL | null {
+  if (options.reactors?.sandbox !== undefined) return null;
+  return resolveWorkerFile(options.reactors?.workerFile, 'options.reactors.workerFile');
 }
 
 /** Checks worker pool options once, at construction. */

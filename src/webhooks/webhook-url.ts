@@ -29,7 +29,7 @@ export function checkWebhookUrl(value: unknown, field: string, allowPrivateNetwo
   if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isRefusedAddress(host))) {
     throw ValidationError.field(
       field,
-      `must not point to a loopback, private, link-local or otherwise non-public address ('${host}'); the vault allows it only with reactors.egress.allowPrivateNetwork`,
+      `must not point to a loopback, private, link-local or otherwise non-public address ('${host}'); the vault allows it only with reactors.egress.allowPrivateNetwork (tokenvault serve --allow-private-network)`,
     );
   }
   return value;

@@ -9,7 +9,9 @@
 // two cores. Slices are interleaved (sqlite, pg×1, pg×2, sqlite, …) so a busy machine slows all alike.
 // Run after a build: `node test/bench/http-postgres.mjs` (also part of `npm run bench` when
 // TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL is set). BENCH_HTTP_SECONDS (default 8) per
-// configuration and endpoint.
+// configuration and endpoint. With TOKENVAULT_BENCH_PGBOUNCER_URL (or TOKENVAULT_TEST_PGBOUNCER_URL:
+// a PgBouncer in transaction mode in front of the same database, docs/scaling.md), one and two
+// more instances on the same schema through the pooler join the interleaving.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -19,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const PG_URL = process.env.TOKENVAULT_BENCH_PG_URL ?? process.env.TOKENVAULT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PGBOUNCER_URL = process.env.TOKENVAULT_BENCH_PGBOUNCER_URL ?? process.env.TOKENVAULT_TEST_PGBOUNCER_URL;
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 8);
 const SLICES = 4;
 const CONNECTIONS = 50;
@@ -133,6 +136,14 @@ export async function run() {
       { name: 'PostgreSQL, 1 instance ', instances: [pgA], paths: pgPaths },
       { name: 'PostgreSQL, 2 instances', instances: [pgA, pgB], paths: pgPaths },
     ];
+    if (PGBOUNCER_URL) {
+      const pooled = ['--postgres', PGBOUNCER_URL, '--postgres-schema', schema];
+      const poolA = await serve(pooled, env);
+      started.push(poolA);
+      const poolB = await serve(pooled, env);
+      started.push(poolB);
+      configs.push({ name: 'PgBouncer, 1 instance  ', instances: [poolA], paths: pgPaths }, { name: 'PgBouncer, 2 instances ', instances: [poolA, poolB], paths: pgPaths });
+    }
     const endpoints = [
       ['GET', 'GET /tokens/{id}'],
       ['POST', 'POST /tokens (card)'],
@@ -147,6 +158,7 @@ export async function run() {
       });
       const [one, two] = [results[1].rps, results[2].rps];
       console.log(`  PostgreSQL 2 instances / 1 instance: ${(two / one).toFixed(2)}x; 1 instance PostgreSQL / SQLite: ${((one / results[0].rps) * 100).toFixed(0)}%`);
+      if (results[3]) console.log(`  through PgBouncer, of direct: 1 instance ${((results[3].rps / one) * 100).toFixed(0)}%, 2 instances ${((results[4].rps / two) * 100).toFixed(0)}%`);
       figures[endpoint] = results;
     }
     if (!sqlitePaths.asyncPath) console.log('  (this build has no POST /reactors/{id}/react-async: async figures skipped)');

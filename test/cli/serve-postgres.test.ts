@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { ensureBuilt } from '../support/ensure-built.js';
-import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { PG_ROUTES, PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 import { ADMIN_KEY, api, runCliProcess, startCli, type Running } from './helpers.js';
 
 if (PG_URL === undefined) {
@@ -9,14 +9,12 @@ if (PG_URL === undefined) {
     it('two instances share one database: one bootstrap, token round trips over HTTP, migrate and keys rotate', () => undefined);
   });
 } else {
-  const url = PG_URL;
-  const schema = freshSchema('cli');
   const env = { TOKENVAULT_MASTER_KEY: generateMasterKey(), TOKENVAULT_ADMIN_KEY: ADMIN_KEY };
-  const store = ['--postgres', url, '--postgres-schema', schema];
+  const schemas: string[] = [];
 
   beforeAll(() => ensureBuilt(), 120_000);
   afterAll(async () => {
-    await dropSchema(schema);
+    for (const schema of schemas) await dropSchema(schema);
     await endAdmin();
   });
 
@@ -26,8 +24,12 @@ if (PG_URL === undefined) {
     return cli.exited;
   };
 
-  describe('tokenvault serve --postgres (the built CLI as child processes)', () => {
+  // Directly and through PgBouncer in transaction mode (docs/scaling.md), when one is set.
+  describe.each(PG_ROUTES)('tokenvault serve --postgres (the built CLI as child processes) [$name]', ({ url }) => {
     it('two instances share one database: one bootstrap, token round trips over HTTP, migrate and keys rotate', async () => {
+      const schema = freshSchema('cli');
+      schemas.push(schema);
+      const store = ['--postgres', url, '--postgres-schema', schema];
       // Started together on an empty schema: they race to migrate and to create the first tenant.
       const instances = await Promise.all([startCli(['serve', '--port', '0', ...store], env), startCli(['serve', '--port', '0', ...store], env)]);
       const [one, two] = instances;

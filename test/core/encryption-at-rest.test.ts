@@ -64,7 +64,14 @@ describe('encryption at rest', () => {
     Object.assign(secrets, { proxySecret, proxyKey: configured.key! });
     const { card, apiKey } = await makeIdempotentRevealingRequests(vault, app.key!, application.key);
     Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
-    const cvcs = [cvc, card.cvc];
+    // Token intents (docs/token-intents.md): their data is sealed like token data.
+    const browserApp = await vault.applications.create(admin, { name: 'browser', type: 'public', permissions: ['token-intent:create'] });
+    const browser = await vault.authenticate(browserApp.key!);
+    const intentSecrets = { intentCard: '4000056655665556', intentString: 'intent-battery-horse-staple' };
+    await vault.tokenIntents.create(browser, { type: 'card', data: { number: intentSecrets.intentCard, cvc: '9153' } });
+    await vault.tokenIntents.create(browser, { type: 'token', data: intentSecrets.intentString });
+    Object.assign(secrets, intentSecrets);
+    const cvcs = [cvc, card.cvc, '9153'];
     // Scan while open (WAL holds the recent writes) and again after close (checkpointed into the main file).
     const scan = () => {
       const files = readdirSync(dir).map((f) => readFileSync(join(dir, f)));

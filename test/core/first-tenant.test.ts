@@ -4,15 +4,15 @@ import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { createVault } from '../../src/vault.js';
-import { PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
-import { SHARED_KINDS } from './shared-store.js';
+import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { SHARED_KINDS, sharedUrl } from './shared-store.js';
 
 afterAll(endAdmin);
 
 describe.each(SHARED_KINDS)('vault.createFirstTenant [%s]', (kind) => {
   it('creates the tenant and its administrator on an empty database only; later calls answer null', async () => {
     const schema = freshSchema('first');
-    const store = kind === 'sqlite' ? createSqliteStore() : createPostgresStore({ connectionString: PG_URL!, schema });
+    const store = kind === 'sqlite' ? createSqliteStore() : createPostgresStore({ connectionString: sharedUrl(kind), schema });
     const vault = await createVault({ store, masterKey: generateMasterKey(), jobs: { start: false } });
     try {
       const first = await vault.createFirstTenant({ name: 'default', applicationName: 'Administrator' });
@@ -23,17 +23,17 @@ describe.each(SHARED_KINDS)('vault.createFirstTenant [%s]', (kind) => {
       expect(await vault.worker.depth()).toBeGreaterThanOrEqual(0);
     } finally {
       await vault.close();
-      if (kind === 'postgres') await dropSchema(schema);
+      if (kind !== 'sqlite') await dropSchema(schema);
     }
   });
 });
 
-describe.skipIf(PG_URL === undefined)('vault.createFirstTenant on one PostgreSQL database shared by instances', () => {
+describe.each(PG_ROUTES)('vault.createFirstTenant on one PostgreSQL database shared by instances [$name]', ({ url }) => {
   it('instances starting together create one tenant between them (the store’s withLock)', async () => {
     const schema = freshSchema('first_race');
     const masterKey = generateMasterKey();
     const vaults = await Promise.all(
-      Array.from({ length: 4 }, () => createVault({ store: createPostgresStore({ connectionString: PG_URL!, schema, max: 2 }), masterKey, jobs: { start: false } })),
+      Array.from({ length: 4 }, () => createVault({ store: createPostgresStore({ connectionString: url, schema, max: 2 }), masterKey, jobs: { start: false } })),
     );
     try {
       const results = await Promise.all(vaults.map((vault) => vault.createFirstTenant({ name: 'default' })));
@@ -44,4 +44,8 @@ describe.skipIf(PG_URL === undefined)('vault.createFirstTenant on one PostgreSQL
       await dropSchema(schema);
     }
   });
+});
+
+describe.skipIf(PG_URL === undefined || PGBOUNCER_URL !== undefined)(`vault.createFirstTenant through PgBouncer (${PGBOUNCER_SKIP_REASON})`, () => {
+  it.skip('instances starting together create one tenant between them', () => undefined);
 });

@@ -1,6 +1,7 @@
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestStore } from '../support/stores.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 export const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };
 export const BANK = { routing_number: '021000021', account_number: '000123456789' };
@@ -13,7 +14,7 @@ export const ALL_TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read'
 
 /** A vault with a revealing and a masking caller; on `store` (closed after the test) when given, else SQLite. */
 export async function setup(store?: TestStore): Promise<{ vault: TestVault; revealer: Awaited<ReturnType<TestVault['caller']>>; masker: Awaited<ReturnType<TestVault['caller']>> }> {
-  const vault = store ? await store.vault() : await createTestVault();
+  const vault = store ? await store.vault() : await createTestVault({ start: SUITE_START });
   const revealer = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL, name: 'revealer' });
   const masker = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, name: 'masker' });
   return { vault, revealer, masker };

@@ -6,6 +6,7 @@ import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { describeEachStore, type TestStore } from '../support/stores.js';
 import { VISA, rejection } from '../reactors/helpers.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 /*
  * What the red-team pass of issue 19 found after the first fixes (docs/authority.md), each as the
@@ -55,7 +56,7 @@ function gated(inner: Store) {
 }
 
 async function withVault<T>(kind: TestStore, inner: Store, store: Store, fn: (vault: TestVault) => Promise<T>): Promise<T> {
-  const vault = await createTestVault({ store });
+  const vault = await createTestVault({ start: SUITE_START, store });
   try {
     return await fn(vault);
   } finally {

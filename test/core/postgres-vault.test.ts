@@ -4,6 +4,7 @@ import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
 import { makeIdempotentRevealingRequests } from '../support/idempotent-requests.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 /*
  * What only PostgreSQL can show: its tables hold no plaintext. The behaviour on PostgreSQL (token
@@ -22,7 +23,7 @@ if (PG_URL === undefined) {
     afterAll(endAdmin);
     beforeEach(async () => {
       store = createPostgresStore({ connectionString: url, schema: freshSchema('vault'), max: 4 });
-      vault = await createTestVault({ store });
+      vault = await createTestVault({ start: SUITE_START, store });
     });
     afterEach(async () => {
       await vault.close();
@@ -51,7 +52,15 @@ if (PG_URL === undefined) {
       await vault.tokens.create(revealer, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
       const { card, apiKey } = await makeIdempotentRevealingRequests(vault, revealer.key, vault.adminKey);
       Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
+      // Token intents (docs/token-intents.md): their data is sealed like token data.
+      const browser = await vault.caller({ type: 'public', permissions: ['token-intent:create'] });
+      const intentSecrets = { intentCard: '4000056655665556', intentString: 'intent-battery-horse-staple' };
+      const intent = await vault.tokenIntents.create(browser, { type: 'card', data: { number: intentSecrets.intentCard, cvc: '9153' } });
+      await vault.tokenIntents.create(browser, { type: 'token', data: intentSecrets.intentString });
+      Object.assign(secrets, intentSecrets);
       const text = await dumpSchema();
+      expect(text).toContain(intent.id); // the intents table is dumped too
+      expect(text.includes('"cvc":"9153"'), 'intent cvc found in plaintext').toBe(false);
       expect(text).toContain('scan-create'); // idempotency rows are dumped too
       expect(text).toContain('kind'); // the dump does read the rows (metadata is stored in the clear)
       for (const [name, secret] of Object.entries(secrets)) expect(text.includes(secret), `${name} found in plaintext`).toBe(false);

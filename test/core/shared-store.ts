@@ -6,7 +6,8 @@ import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PG_URL, dropSchema, freshSchema } from '../support/postgres.js';
+import { PGBOUNCER_URL, PG_URL, dropSchema, freshSchema } from '../support/postgres.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 /** Two vaults (two "instances") on one database: a SQLite file, or one PostgreSQL schema. */
 export interface SharedStores {
@@ -17,11 +18,26 @@ export interface SharedStores {
   close(): Promise<void>;
 }
 
-/** Stores kinds to run on: SQLite always, PostgreSQL when TOKENVAULT_TEST_PG_URL is set. */
-export const SHARED_KINDS: ('sqlite' | 'postgres')[] = PG_URL === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
+/** Where two instances share one database: a SQLite file, one PostgreSQL schema directly or through PgBouncer. */
+export type SharedKind = 'sqlite' | 'postgres' | 'pgbouncer';
+
+/**
+ * Stores kinds to run on: SQLite always, PostgreSQL when TOKENVAULT_TEST_PG_URL is set, PostgreSQL
+ * through PgBouncer in transaction mode when TOKENVAULT_TEST_PGBOUNCER_URL is set too.
+ */
+export const SHARED_KINDS: SharedKind[] = [
+  'sqlite',
+  ...(PG_URL === undefined ? [] : ['postgres' as const]),
+  ...(PGBOUNCER_URL === undefined ? [] : ['pgbouncer' as const]),
+];
+
+/** The URL a PostgreSQL kind connects to. */
+export function sharedUrl(kind: Exclude<SharedKind, 'sqlite'>): string {
+  return kind === 'postgres' ? PG_URL! : PGBOUNCER_URL!;
+}
 
 /** Opens two vaults on one fresh database of that kind. `options` go to both. */
-export async function sharedStores(kind: 'sqlite' | 'postgres', options: Parameters<typeof createTestVault>[0] = {}): Promise<SharedStores> {
+export async function sharedStores(kind: SharedKind, options: Parameters<typeof createTestVault>[0] = {}): Promise<SharedStores> {
   const masterKey = generateMasterKey();
   let open: () => Store;
   let cleanup: () => Promise<void>;
@@ -31,11 +47,11 @@ export async function sharedStores(kind: 'sqlite' | 'postgres', options: Paramet
     cleanup = async () => rmSync(dir, { recursive: true, force: true });
   } else {
     const schema = freshSchema('shared');
-    open = () => createPostgresStore({ connectionString: PG_URL!, schema, max: 4 });
+    open = () => createPostgresStore({ connectionString: sharedUrl(kind), schema, max: 4 });
     cleanup = () => dropSchema(schema);
   }
-  const a = await createTestVault({ ...options, store: open(), masterKey });
-  const b = await createTestVault({ ...options, store: open(), masterKey });
+  const a = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
+  const b = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
   return {
     a,
     b,

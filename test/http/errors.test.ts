@@ -128,7 +128,7 @@ describeEachStore('HTTP errors', (store) => {
     expect(problemOf(new ReactorError('RateLimitError', 429, 'slow down'))).toMatchObject({ status: 429, title: 'RateLimitError', detail: 'slow down' });
   });
 
-  it('a non-VaultError is a generic 500: fixed detail, logged by name only', async () => {
+  it('a non-VaultError is a generic 500: fixed detail, logged with its message (data-like text cut) and stack frames', async () => {
     const secret = '4242424242424242';
     const broken = failingVault(h.vault, () => {
       const error = new TypeError(`cannot read ${secret}`);
@@ -142,7 +142,7 @@ describeEachStore('HTTP errors', (store) => {
     expect(sent.text).not.toContain(secret);
     expect(sent.text).not.toContain('TypeError');
     expect(logged).toHaveLength(1);
-    expect(logged[0]!.fields).toEqual({ error: 'TypeError' });
+    expect(logged[0]!.fields).toEqual({ error: 'TypeError', error_message: 'cannot read …', stack: expect.stringMatching(/^\s+at /) });
     expect(JSON.stringify(logged)).not.toContain(secret);
   });
 

@@ -3,6 +3,7 @@ import type { Logger } from '../../src/common/logger.js';
 import type { Permission } from '../../src/permissions/permissions.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { TestStore } from '../support/stores.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 export const VISA = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };
 export const BASE = 'http://vault.test';
@@ -46,7 +47,7 @@ export const PRIVATE_PERMISSIONS: Permission[] = [
 export async function harness(options: FetchHandlerOptions & { prefix?: string } = {}, store?: TestStore): Promise<Harness> {
   const errors: Harness['errors'] = [];
   const logger: Logger = { info() {}, warn() {}, error: (message, fields) => errors.push({ message, fields }) };
-  const vault = store ? await store.vault() : await createTestVault();
+  const vault = store ? await store.vault() : await createTestVault({ start: SUITE_START });
   const handler = createFetchHandler(vault, { logger, ...options });
   const prefix = options.headerPrefix ?? 'SVC';
   const user = await vault.caller({ name: 'user', permissions: PRIVATE_PERMISSIONS });

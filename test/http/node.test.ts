@@ -9,6 +9,7 @@ import { type NodeListenerOptions, toNodeListener } from '../../src/http/node.js
 import { ValidationError } from '../../src/errors/errors.js';
 import { splitTarget } from '../../src/http/request-target.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 let server: Server | undefined;
 let vault: TestVault | undefined;
@@ -137,7 +138,7 @@ describe('toNodeListener', () => {
 
 describe('toNodeListener with createFetchHandler, writing at the end of each turn (as tokenvault serve does)', () => {
   async function startVault(maxBodyBytes = 1024) {
-    vault = await createTestVault();
+    vault = await createTestVault({ start: SUITE_START });
     const errors: unknown[] = [];
     const key = (await vault.caller({ permissions: ['token:create', 'token:read'] })).key;
     const port = await start(createFetchHandler(vault, { maxBodyBytes, logger: { info() {}, warn() {}, error: (m) => errors.push(m) } }), { writeAtTurnEnd: true });
@@ -145,7 +146,7 @@ describe('toNodeListener with createFetchHandler, writing at the end of each tur
   }
 
   it('the handler is a plain (Request) => Promise<Response>: no hidden protocol for the adapter', async () => {
-    vault = await createTestVault();
+    vault = await createTestVault({ start: SUITE_START });
     const handler = createFetchHandler(vault);
     expect(Object.getOwnPropertySymbols(handler)).toEqual([]);
     expect(Object.keys(handler)).toEqual([]);

@@ -40,10 +40,12 @@ export async function bodyRequests(h: Harness): Promise<BodyRequest[]> {
   const app = await ok('POST', '/applications', h.adminKey, { name: 'a', type: 'private', permissions: ['token:read'], rules: RULES });
   const webhook = await ok('POST', '/webhooks', h.adminKey, { name: 'h', url: 'https://example.com/hook', events: ['token.created'] });
   const publicKey = await h.key(['token:create'], 'public');
+  const intentKey = await h.key(['token-intent:create'], 'public');
   const nonce = async () => (await ok('POST', '/sessions', publicKey)).nonce as string;
 
   const bodies: Record<string, { path: string; key: string; body: () => unknown }> = {
     createToken: { path: '/tokens', key: h.userKey, body: () => ({ type: 'token', data: { a: 'x', n: { b: 1 } }, metadata: { k: 'v' }, search_indexes: ['{{ data.a }}'] }) },
+    createTokenIntent: { path: '/token-intents', key: intentKey, body: () => ({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 } }) },
     updateToken: { path: '/tokens/proto-known', key: h.userKey, body: () => ({ data: { a: 'y' }, metadata: { k: 'w' } }) },
     searchTokens: { path: '/tokens/search', key: h.userKey, body: () => ({ query: 'type:token', size: 5 }) },
     tokenize: { path: '/tokenize', key: h.userKey, body: () => ({ a: { type: 'token', data: 'x', metadata: { k: 'v' } }, list: [{ type: 'token', data: { b: 1 } }] }) },

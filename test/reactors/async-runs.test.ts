@@ -15,9 +15,10 @@ import type { PostgresStore } from '../../src/storage/postgres/postgres-store.js
 import type { SqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PG_URL, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { PG_ROUTES, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
 import { type TestStore, describeEachStore } from '../support/stores.js';
 import { VISA, rejection } from './helpers.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 const ECHO = 'module.exports = async function (req) { return { raw: req.args }; }';
 const THROWS = "module.exports = async function () { throw new Error('declined'); }";
@@ -85,7 +86,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const vault = await store.vault({ reactors: { sandbox: watch.sandbox } });
     const { user, reactorId, card } = await setup(vault);
     const accepted = await vault.reactors.reactAsync(user, reactorId, { args: { card: `{{ ${card.id} }}` }, timeout_ms: 45_000 });
-    expect(accepted).toEqual({ id: expect.any(String), status: 'pending', reactor_id: reactorId, created_at: '2030-01-01T00:00:00.000Z' });
+    expect(accepted).toEqual({ id: expect.any(String), status: 'pending', reactor_id: reactorId, created_at: '2030-01-01T00:00:00.000+00:00' });
     expect(await vault.reactors.result(user, reactorId, accepted.id)).toEqual({ id: accepted.id, reactor_id: reactorId, status: 'pending', created_at: accepted.created_at });
 
     watch.holdNext();
@@ -102,7 +103,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
       reactor_id: reactorId,
       status: 'completed',
       created_at: accepted.created_at,
-      completed_at: '2030-01-01T00:00:01.500Z',
+      completed_at: '2030-01-01T00:00:01.500+00:00',
       result: { raw: { card: { ...VISA, cvc: VISA.cvc } } },
     });
   });
@@ -290,7 +291,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const masterKey = generateMasterKey();
     const place = reopenable(store);
     const watch = await watchedSandbox();
-    const first = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: watch.sandbox } });
+    const first = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: watch.sandbox } });
     const { user, reactorId } = await setup(first);
     const userKey = (user as Caller & { key: string }).key;
     const { id } = await first.reactors.reactAsync(user, reactorId, { args: { a: 1 } });
@@ -301,7 +302,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     watch.release();
     await running;
 
-    const second = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+    const second = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
     try {
       const caller = await second.authenticate(userKey);
       expect((await second.reactors.result(caller, reactorId, id)).status).toBe('running');
@@ -325,12 +326,13 @@ describeEachStore('asynchronous reactor runs', (store) => {
     }, 60_000);
   }
 
-  if (store.name === 'postgres') {
-    it('two instances on one database run 200 requests, each exactly once', async () => {
+  // Directly and through PgBouncer in transaction mode (docs/scaling.md), when one is set.
+  for (const route of store.name === 'postgres' ? PG_ROUTES : []) {
+    it(`two instances on one database run 200 requests, each exactly once [${route.name}]`, async () => {
       const masterKey = generateMasterKey();
-      const place = reopenable(store);
-      const a = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
-      const b = await createTestVault({ store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      const place = reopenable(store, route.url);
+      const a = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
+      const b = await createTestVault({ start: SUITE_START, store: place.open(), masterKey, reactors: { sandbox: await realSandbox() } });
       try {
         const { user, reactorId } = await setup(a);
         const ids: string[] = [];
@@ -353,13 +355,13 @@ describeEachStore('asynchronous reactor runs', (store) => {
 });
 
 /** A database the test can open more than once (a SQLite file, a PostgreSQL schema). */
-function reopenable(store: TestStore): { open(): Store; cleanup(): Promise<void>; schema?: string } {
+function reopenable(store: TestStore, url = PG_ROUTES[0]?.url): { open(): Store; cleanup(): Promise<void>; schema?: string } {
   if (store.name === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'tokenvault-async-'));
     return { open: () => createSqliteStore({ filename: join(dir, 'vault.db') }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const schema = freshSchema('async');
-  return { schema, open: () => createPostgresStore({ connectionString: PG_URL!, schema, max: 4 }), cleanup: () => dropSchema(schema) };
+  return { schema, open: () => createPostgresStore({ connectionString: url!, schema, max: 4 }), cleanup: () => dropSchema(schema) };
 }
 
 /** Every row of a table of the store (SQLite or PostgreSQL). */

@@ -6,6 +6,7 @@ import { SensitiveValues } from '../../src/reactors/console-output.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore, type TestStore } from '../support/stores.js';
 import { VISA, rejection } from './helpers.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 const CARD = { ...VISA, number: '4111111111111111', cvc: '987' };
 /** Prints the detokenized card whole, and its number and cvc alone. */
@@ -82,7 +83,7 @@ describeEachStore('reactor console output', (store) => {
 });
 
 it('consoleOutput is validated when the vault is created', async () => {
-  const error = await rejection(() => createTestVault({ reactors: { consoleOutput: 'everything' as ConsoleOutputMode } }));
+  const error = await rejection(() => createTestVault({ start: SUITE_START, reactors: { consoleOutput: 'everything' as ConsoleOutputMode } }));
   expect(error).toBeInstanceOf(ValidationError);
   expect(JSON.stringify((error as unknown as ValidationError).errors)).toContain('consoleOutput');
 });

@@ -3,6 +3,7 @@ import type { Logger } from '../../src/common/logger.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { VaultOptions } from '../../src/vault.js';
 import type { TestStore } from '../support/stores.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 export interface LogLine {
   level: 'info' | 'warn' | 'error';
@@ -31,7 +32,7 @@ export async function fixture(options: Omit<Partial<VaultOptions>, 'store'> = {}
     warn: (message, fields) => logs.push({ level: 'warn', message, fields }),
     error: (message, fields) => logs.push({ level: 'error', message, fields }),
   };
-  const vault = store ? await store.vault({ logger, ...options }) : await createTestVault({ logger, ...options });
+  const vault = store ? await store.vault({ logger, ...options }) : await createTestVault({ start: SUITE_START, logger, ...options });
   const admin = await vault.authenticate(vault.adminKey);
   const user = await vault.caller({ name: 'user', permissions: ['token:create', 'token:read', 'token:use'] });
   return {

@@ -15,6 +15,7 @@ import type { SandboxHost, SandboxRunInput } from '../../src/sandbox/sandbox.js'
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { reactorFailure } from './helpers.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 const NO_HOST: SandboxHost = { bt: null, fetch: null };
 const REQ = { args: null, configuration: {} };
@@ -75,7 +76,7 @@ describe('the thread serving requests keeps serving while reactor code runs', ()
     // limit in-thread); only terminating the worker ends it.
     ['one long built-in call', "return 'a'.repeat(2 ** 23).indexOf('a'.repeat(2 ** 13) + 'b')"],
   ])('%s: /healthz and the event loop answer while it runs, and the run ends with the timeout error', async (_name, body) => {
-    const vault = await createTestVault();
+    const vault = await createTestVault({ start: SUITE_START });
     try {
       const handler = createFetchHandler(vault);
       expect((await handler(new Request('http://vault.test/healthz'))).status).toBe(200);
@@ -162,7 +163,7 @@ describe('queueing for a worker', () => {
 
   it('validates its options once, at construction', async () => {
     await expect(createQuickJsSandbox({ workers: { size: 0 } })).rejects.toBeInstanceOf(ValidationError);
-    const error = await createTestVault({ reactors: { workers: { maxQueued: -1 } } }).catch((e: unknown) => e);
+    const error = await createTestVault({ start: SUITE_START, reactors: { workers: { maxQueued: -1 } } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect(Object.keys((error as ValidationError).errors)).toEqual(['options.reactors.workers.maxQueued']);
   });

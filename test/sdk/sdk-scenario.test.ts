@@ -147,7 +147,7 @@ describeEachStore('Basis Theory JS SDK against tokenvault serve --header-prefix 
     const all = await bt.permissions.list();
     expect(all).toContainEqual({ type: 'token:use', description: expect.any(String), applicationTypes: ['private'] });
     expect(all).toContainEqual({ type: 'reactor:create', description: expect.any(String), applicationTypes: ['private', 'management'] });
-    expect((await bt.permissions.list({ applicationType: 'public' })).map((p) => p.type)).toEqual(['token:create', 'token:update']);
+    expect((await bt.permissions.list({ applicationType: 'public' })).map((p) => p.type)).toEqual(['token:create', 'token:update', 'token-intent:create']);
 
     expect(await bt.tenants.retrieve()).toEqual({ id: server.vault.tenantId, name: 'test', createdAt: expect.any(String) });
   });

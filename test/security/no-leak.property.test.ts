@@ -52,6 +52,9 @@
  * change without reveal, a fingerprint shown to a masked reader, a response under the write's
  * transform, lists without the read grants, `data:` under mask, an expiry without token:delete, a
  * reactor bound without covering its application).
+ *
+ * Token intents (docs/token-intents.md) have their own property beside this one, on the same
+ * reference model: no-leak-intents.property.test.ts.
  */
 import fc from 'fast-check';
 import type { CreateTokenInput } from '../../src/tokens/token-input.js';
@@ -75,9 +78,11 @@ import {
   modelMayActAs,
   modelMayRecode,
   modelTransform,
+  luhn,
   printedFingerprint,
   secretsOf,
 } from './reference-model.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 const FUZZ_RUNS = Number(process.env.TOKENVAULT_FUZZ_RUNS ?? 0);
 const PUBLIC: Permission[] = ['token:create', 'token:update'];
@@ -245,15 +250,6 @@ class Secrets {
   }
 }
 
-function luhn(body: string): string {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let d = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return body + String((10 - (sum % 10)) % 10);
-}
 
 /** Every string leaf of a value. */
 function leaves(value: unknown, out: string[] = []): string[] {
@@ -1034,7 +1030,7 @@ describeEachStore('no caller learns more than its read transform reveals (proper
     await fc.assert(
       fc.asyncProperty(fc.array(appSpec, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 25 }), fc.integer(), async (specs, ops, seed) => {
         const made = store.create();
-        const vault = await createTestVault({ store: made, proxy: { unsafeFetch: echoDestination } });
+        const vault = await createTestVault({ start: SUITE_START, store: made, proxy: { unsafeFetch: echoDestination } });
         try {
           const world = await setUp(vault, specs, seed);
           for (const o of ops) await step(world, o);

@@ -184,3 +184,14 @@ export function learn(app: ModelApp, tokens: Iterable<ModelToken>, known: Set<st
 export function mayKnowId(app: ModelApp, token: Pick<ModelToken, 'containers'>): boolean {
   return modelIsAdmin(app) || modelTransform(app, 'token:read', token.containers) !== null || modelTransform(app, 'token:search', token.containers) !== null;
 }
+
+/** Completes a digit string with its Luhn check digit (a valid card number of fresh digits). */
+export function luhn(body: string): string {
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let d = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return body + String((10 - (sum % 10)) % 10);
+}

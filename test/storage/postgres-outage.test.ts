@@ -9,6 +9,7 @@ import { PgExecutor } from '../../src/storage/postgres/pg-executor.js';
 import { translateError } from '../../src/storage/postgres/pg-errors.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 /**
  * Bug 6 of issue 13: a PostgreSQL outage. Backends are ended with pg_terminate_backend (with a
@@ -82,7 +83,7 @@ suite(`PostgreSQL outage${PG_URL === undefined ? ` (${PG_SKIP_REASON})` : ''}`, 
     const { pool, name } = namedPool(4);
     const schema = freshSchema('outage');
     schemas.push(schema);
-    const vault = await createTestVault({ store: createPostgresStore({ pool, schema }), masterKey: generateMasterKey() });
+    const vault = await createTestVault({ start: SUITE_START, store: createPostgresStore({ pool, schema }), masterKey: generateMasterKey() });
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
     const handler = createFetchHandler(vault);
     const request = (i: number) =>

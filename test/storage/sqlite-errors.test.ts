@@ -9,6 +9,7 @@ import { createFetchHandler } from '../../src/http/index.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { translateSqliteError } from '../../src/storage/sqlite/sqlite-errors.js';
 import { createTestVault } from '../../src/testing/index.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 /** Bug 5 of issue 13: SQLite driver errors are translated at the store boundary. */
 describe('SQLite driver errors', () => {
@@ -21,7 +22,7 @@ describe('SQLite driver errors', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tv-busy-'));
     dirs.push(dir);
     const filename = join(dir, 'vault.db');
-    const vault = await createTestVault({ store: createSqliteStore({ filename, busyTimeoutMs: 0 }), masterKey: generateMasterKey() });
+    const vault = await createTestVault({ start: SUITE_START, store: createSqliteStore({ filename, busyTimeoutMs: 0 }), masterKey: generateMasterKey() });
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
     const handler = createFetchHandler(vault);
     const post = () =>

@@ -8,6 +8,23 @@ import pg from 'pg';
 export const PG_URL: string | undefined = process.env.TOKENVAULT_TEST_PG_URL || undefined;
 export const PG_SKIP_REASON = 'skipped: set TOKENVAULT_TEST_PG_URL to run';
 
+/**
+ * A PgBouncer in transaction pooling mode in front of that server (docs/scaling.md), which the
+ * multi-instance tests also run through: `.ci/run` starts one with scripts/ci-pgbouncer.sh and sets
+ * it. Unset: those runs are skipped, with this reason.
+ */
+export const PGBOUNCER_URL: string | undefined = (PG_URL && process.env.TOKENVAULT_TEST_PGBOUNCER_URL) || undefined;
+export const PGBOUNCER_SKIP_REASON = 'skipped: run scripts/ci-pgbouncer.sh DIR and set TOKENVAULT_TEST_PGBOUNCER_URL to what it prints';
+
+/**
+ * Where several instances reach the one PostgreSQL database: directly, and through the pooler
+ * when one is set. Schemas are created through either and inspected or dropped through `adminPool`.
+ */
+export const PG_ROUTES: readonly { name: 'postgres' | 'pgbouncer'; url: string }[] = [
+  ...(PG_URL === undefined ? [] : [{ name: 'postgres' as const, url: PG_URL }]),
+  ...(PGBOUNCER_URL === undefined ? [] : [{ name: 'pgbouncer' as const, url: PGBOUNCER_URL }]),
+];
+
 /** A schema name no other test (or concurrent test run) uses; the store creates it on migrate(). */
 export function freshSchema(label = 'test'): string {
   return `tv_${label}_${process.pid}_${randomBytes(4).toString('hex')}`;

@@ -4,6 +4,7 @@ import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from './postgres.js';
+import { SUITE_START } from './suite-start.js';
 
 /** A store a behavioural test runs on. */
 export interface TestStore {
@@ -67,7 +68,7 @@ function withVaults(kind: StoreKind): TestStore {
       const store = kind.create();
       let vault: TestVault;
       try {
-        vault = await createTestVault({ ...options, store });
+        vault = await createTestVault({ start: SUITE_START, ...options, store });
       } catch (error) {
         await store.close();
         await kind.cleanup(store);

@@ -7,6 +7,7 @@ import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_URL, adminPool, dropSchema, freshSchema } from '../support/postgres.js';
 import { describeEachStore } from '../support/stores.js';
 import { startReceiver, verify, type Receiver } from './receiver.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };
 const ECHO_LAST4 = 'module.exports = async function (req) { return { raw: { last4: String(req.args.card.number).slice(-4), n: req.args.n } }; }';
@@ -81,8 +82,8 @@ describeEachStore('asynchronous runs announced by webhook', (store) => {
       const masterKey = generateMasterKey();
       const schema = freshSchema('e2e');
       const open = () => createPostgresStore({ connectionString: PG_URL!, schema, max: 4 });
-      const a = await createTestVault({ store: open(), masterKey, ...PRIVATE_NETWORK });
-      const b = await createTestVault({ store: open(), masterKey, ...PRIVATE_NETWORK });
+      const a = await createTestVault({ start: SUITE_START, store: open(), masterKey, ...PRIVATE_NETWORK });
+      const b = await createTestVault({ start: SUITE_START, store: open(), masterKey, ...PRIVATE_NETWORK });
       try {
         const { admin, user, reactorId, card } = await setup(a, ECHO_LAST4);
         const ids = new Set<string>();

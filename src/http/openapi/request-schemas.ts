@@ -5,6 +5,7 @@ import { CreateSchema as CreateReactorSchema, InvokeSchema, PatchSchema as Patch
 import { AuthorizeSchema } from '../../sessions/session-input.js';
 import { WebhookSchema } from '../../webhooks/webhook-input.js';
 import { SearchTokensSchema } from '../../tokens/search-input.js';
+import { CreateTokenIntentSchema } from '../../token-intents/token-intent-input.js';
 import { TOKEN_INPUT_LIMITS as L, createSchema as CreateTokenSchema, updateSchema as UpdateTokenSchema } from '../../tokens/token-input-schemas.js';
 import { definitionsFromValibot, fromValibot } from './from-valibot.js';
 import { type Schema, anyJson, dateTime, openObject, ref, str } from './schema-helpers.js';
@@ -42,6 +43,31 @@ export function requestSchemas(): Record<string, Schema> {
         containers: { anyOf: [containers, { type: 'null' }] },
         metadata: { anyOf: [{ ...metadata(metadataValue), description: 'Non-sensitive metadata.' }, { type: 'null' }] },
       },
+    }),
+    CreateTokenOrConvertRequest: { oneOf: [ref('CreateTokenRequest'), ref('ConvertTokenIntentRequest')] },
+    ConvertTokenIntentRequest: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['token_intent_id'],
+      description:
+        'Converts a token intent into a token (docs/token-intents.md): the attributes of Create Token except type and data, which the intent gives. The intent is removed; converting it twice finds no intent (404).',
+      properties: {
+        token_intent_id: str('The id of a live token intent of the tenant.', { maxLength: L.idLength }),
+        id: str('Token id or id expression.', { maxLength: L.idLength }),
+        mask: anyJson('Mask expression tree; defaults per type.'),
+        containers: { anyOf: [containers, { type: 'null' }] },
+        metadata: { anyOf: [{ ...metadata(metadataValue), description: 'Non-sensitive metadata.' }, { type: 'null' }] },
+        search_indexes: { type: ['array', 'null'], items: str(), maxItems: L.searchIndexes },
+        fingerprint_expression: { type: ['string', 'null'], maxLength: L.expressionLength },
+        deduplicate_token: { type: ['boolean', 'null'], description: "Needs the reveal transform of token:read on the new token's containers." },
+        expires_at: { anyOf: [dateTime(), { type: 'null' }] },
+      },
+    },
+    CreateTokenIntentRequest: fromValibot(CreateTokenIntentSchema, {
+      description: 'Create Token Intent: a token type and its data (validated as the type’s). Unknown attributes are refused by name.',
+      additionalProperties: false,
+      required: ['type', 'data'],
+      properties: { data: anyJson(`The data: validated as a token of the type, at most ${L.jsonDepth} levels deep.`) },
     }),
     UpdateTokenRequest: fromValibot(UpdateTokenSchema, {
       description:

@@ -37,6 +37,34 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
       },
     },
   },
+  TokenIntent: {
+    type: 'object',
+    description:
+      'A token intent (docs/token-intents.md): never its data. card (bin, last4, brand, funding, expiry) for card and card_number intents, bank (routing_number, last4) for bank ones; fingerprint only to callers whose token:read transform on the type’s default container is reveal.',
+    required: ['id', 'type', 'tenant_id', 'created_by', 'created_at', 'expires_at'],
+    properties: {
+      id: uuid(),
+      type: str('Token type of the data.'),
+      tenant_id: uuid(),
+      fingerprint: str('Keyed fingerprint of the type’s default fingerprint expression: what a token of this data would have.'),
+      card: {
+        type: 'object',
+        required: ['bin', 'last4', 'brand', 'funding'],
+        properties: {
+          bin: str('The first six digits.'),
+          last4: str(),
+          brand: str('visa, mastercard, american-express, discover, diners-club, jcb, unionpay, maestro or unknown.'),
+          funding: str('Always unknown: the vault holds no BIN database.'),
+          expiration_month: { type: 'integer' },
+          expiration_year: { type: 'integer' },
+        },
+      },
+      bank: { type: 'object', required: ['routing_number', 'last4'], properties: { routing_number: str(), last4: str() } },
+      created_by: uuid(),
+      created_at: dateTime(),
+      expires_at: dateTime(),
+    },
+  },
   TokenizeResponse: anyJson('The request’s shape, with each token body replaced by the created token.'),
   TokenList: list('Token'),
   Pagination: {
@@ -174,6 +202,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
       type: { enum: [...APPLICATION_TYPES] },
       permissions: { type: 'array', items: { enum: [...PERMISSIONS] } },
       rules: { type: 'array', items: ref('AccessRule') },
+      allowed_origins: { type: 'array', items: { type: 'string' }, description: 'Public applications: the page origins its browser elements may work in (docs/elements.md); [] is any.' },
       key: str('The API key: present on create and regenerate only.'),
       created_by: uuid(),
       created_at: dateTime(),

@@ -8,6 +8,7 @@ import { sessionRoutes } from './sessions.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
 import { tenantRoutes } from './tenants.js';
+import { tokenIntentRoutes } from './token-intents.js';
 import { tokenRoutes } from './tokens.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -16,6 +17,7 @@ export type { AuthenticatedRoute, PublicRoute, RouteContext, RouteDefinition, Ro
 /** Every route of the HTTP API, in document order. */
 export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...tokenRoutes,
+  ...tokenIntentRoutes,
   ...reactorRoutes,
   ...formulaRoutes,
   ...proxyRoutes,

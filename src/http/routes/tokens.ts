@@ -1,4 +1,5 @@
 import { tokenListQuery } from '../query.js';
+import type { ConvertTokenIntentInput } from '../../token-intents/token-intent-input.js';
 import type { CreateTokenInput, UpdateTokenInput } from '../../tokens/token-input.js';
 import { tokensInResult, tokensNamedInBody } from './carried-tokens.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
@@ -14,9 +15,15 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     permission: 'token:create',
     status: 201,
     body: 'json',
-    docs: { summary: 'Create a token', tag: 'Tokens', requestSchema: 'CreateTokenRequest', responseSchema: 'Token', extraStatuses: [409] },
+    docs: {
+      summary: 'Create a token, or convert a token intent into one (token_intent_id instead of type and data)',
+      tag: 'Tokens',
+      requestSchema: 'CreateTokenOrConvertRequest',
+      responseSchema: 'Token',
+      extraStatuses: [404, 409],
+    },
     // The service validates the body: its type is what a valid one holds.
-    handle: ({ vault, caller, body }) => vault.tokens.create(caller, body as CreateTokenInput),
+    handle: ({ vault, caller, body }) => vault.tokens.create(caller, body as CreateTokenInput | ConvertTokenIntentInput),
   },
   {
     method: 'GET',

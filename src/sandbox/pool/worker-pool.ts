@@ -31,6 +31,7 @@
  *   memory never shrinks), so memory taken by a burst returns to the system.
  */
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
+import { fileURLToPath } from 'node:url';
 import { type PoolWorker, spawnPoolWorker } from './pool-worker.js';
 import { memoryError, runtimeError, timeoutError, unavailableError } from '../reactor-outcome.js';
 import { RunQueue } from './run-queue.js';
@@ -147,8 +148,8 @@ export class WorkerPool {
     let worker: PoolWorker | null;
     try {
       worker = (mayHoldShared(this.#workers, this.#options, task) ? this.#available(0) : null) ?? (task.depth > 0 ? this.#available(task.depth) : null);
-    } catch {
-      task.fail(unavailableError('The reactor sandbox could not start a worker; try again'));
+    } catch (error) {
+      task.fail(this.#startFailure(error));
       return true;
     }
     if (worker === null) return false;
@@ -262,10 +263,19 @@ export class WorkerPool {
     this.#counts.crashed++;
     if (task !== null) {
       if (error?.code === 'ERR_WORKER_OUT_OF_MEMORY') task.fail(memoryError(task.limits));
-      else if (!started) task.fail(unavailableError('The reactor sandbox could not start a worker; try again'));
+      else if (!started) task.fail(this.#startFailure(error));
       else task.fail(runtimeError('Reactor crashed the sandbox'));
     }
     this.#pump();
+  }
+
+  /**
+   * A worker that did not start is a fault of the installation, not of load: the 503 names the
+   * worker file, the cause and the option, and says nothing of trying again (docs/bundling.md).
+   */
+  #startFailure(error: unknown): Error {
+    const cause = error instanceof Error ? error.message : 'it did not become ready within 30 s';
+    return unavailableError(`The reactor sandbox could not start a worker from ${fileURLToPath(this.#options.workerUrl)}: ${cause} (option reactors.workerFile, docs/bundling.md)`);
   }
 
   /** Gives a worker that just finished its next run, or leaves it idle. */

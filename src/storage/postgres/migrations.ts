@@ -121,7 +121,47 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   /* 11: a job keeps its own bound on attempts (the queue's claim counts attempts; a recurring job's run resets them) */ `
   ALTER TABLE jobs ADD COLUMN max_attempts integer NOT NULL DEFAULT 10;
   `,
-  /* 12: pre-configured proxies (docs/proxies.md): configuration sealed, key hashed */ `
+  /* 12: every primary and unique key leads with tenant_id, so tables can be distributed by tenant (docs/scaling.md) */ `
+  -- seq stays: creation order for paging, unique within a tenant. The (tenant_id, id) keys that
+  -- were UNIQUE become the primary keys; the index rows follow their token by (tenant_id, seq).
+  ALTER TABLE token_metadata DROP CONSTRAINT token_metadata_token_seq_fkey;
+  ALTER TABLE token_search DROP CONSTRAINT token_search_token_seq_fkey;
+  DROP INDEX tokens_tenant_seq;
+  ALTER TABLE tokens DROP CONSTRAINT tokens_pkey, DROP CONSTRAINT tokens_tenant_id_id_key,
+    ADD PRIMARY KEY (tenant_id, id), ADD CONSTRAINT tokens_tenant_seq UNIQUE (tenant_id, seq);
+  ALTER TABLE token_metadata DROP CONSTRAINT token_metadata_pkey, ADD PRIMARY KEY (tenant_id, token_seq, pair),
+    ADD FOREIGN KEY (tenant_id, token_seq) REFERENCES tokens (tenant_id, seq) ON DELETE CASCADE;
+  ALTER TABLE token_search DROP CONSTRAINT token_search_pkey, ADD PRIMARY KEY (tenant_id, token_seq, hash),
+    ADD FOREIGN KEY (tenant_id, token_seq) REFERENCES tokens (tenant_id, seq) ON DELETE CASCADE;
+  ALTER TABLE applications DROP CONSTRAINT applications_pkey, DROP CONSTRAINT applications_tenant_id_id_key, ADD PRIMARY KEY (tenant_id, id);
+  ALTER TABLE application_keys DROP CONSTRAINT application_keys_pkey, DROP CONSTRAINT application_keys_tenant_id_application_id_id_key,
+    ADD PRIMARY KEY (tenant_id, application_id, id);
+  ALTER TABLE formulas DROP CONSTRAINT formulas_pkey, DROP CONSTRAINT formulas_tenant_id_id_key, ADD PRIMARY KEY (tenant_id, id);
+  ALTER TABLE reactors DROP CONSTRAINT reactors_pkey, DROP CONSTRAINT reactors_tenant_id_id_key, ADD PRIMARY KEY (tenant_id, id);
+  ALTER TABLE webhooks DROP CONSTRAINT webhooks_pkey, DROP CONSTRAINT webhooks_tenant_id_id_key, ADD PRIMARY KEY (tenant_id, id);
+  ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_pkey, DROP CONSTRAINT webhook_deliveries_tenant_id_id_key,
+    ADD PRIMARY KEY (tenant_id, id), ADD CONSTRAINT webhook_deliveries_tenant_seq UNIQUE (tenant_id, seq);
+  DROP INDEX audit_log_tenant_seq;
+  ALTER TABLE audit_log DROP CONSTRAINT audit_log_pkey, ADD PRIMARY KEY (tenant_id, seq);
+  `,
+  /* 13: token intents (docs/token-intents.md): short-lived data, sealed like token data, until converted */ `
+  CREATE TABLE token_intents (
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    type text NOT NULL,
+    sealed bytea NOT NULL,
+    fingerprint text,
+    created_by text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX token_intents_expires_at ON token_intents (expires_at);
+  `,
+  /* 14: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
+  ALTER TABLE applications ADD COLUMN allowed_origins json NOT NULL DEFAULT '[]';
+  `,
+  /* 15: pre-configured proxies (docs/proxies.md): configuration sealed, key hashed */ `
   CREATE TABLE proxies (
     seq bigint GENERATED ALWAYS AS IDENTITY,
     tenant_id text NOT NULL,

@@ -122,12 +122,37 @@ export class PgExecutor implements Queryable {
   }
 
   /**
-   * Runs `fn` on one dedicated connection outside a transaction, for session-level advisory locks.
-   * `discard` closes the connection instead of returning it to the pool (which also releases every
-   * session lock it holds): for when an unlock fails.
+   * Runs `fn` while one connection keeps a transaction open, after `begin` ran in it (withLock takes
+   * a transaction-scoped advisory lock there). What `begin` takes lasts until `fn` settles and ends
+   * with the transaction (COMMIT, or the connection's loss), so it holds behind a pooler in
+   * transaction mode, where no session state survives a transaction (docs/scaling.md). `fn` queries
+   * through other connections and is never run again here: its effects are its own.
    */
-  session<T>(fn: (session: Queryable, discard: () => void) => Promise<T>): Promise<T> {
-    return this.#withClient(fn);
+  async holding<T>(begin: (tx: Queryable) => Promise<void>, fn: () => Promise<T>): Promise<T> {
+    let began = false;
+    try {
+      return await this.#withClient(async (tx, discard) => {
+        try {
+          await tx.query('BEGIN');
+          await begin(tx);
+        } catch (error) {
+          // A connection that cannot roll back (it died) must not return to the pool mid-transaction.
+          await tx.query('ROLLBACK').catch(discard);
+          throw error;
+        }
+        began = true;
+        try {
+          return await fn();
+        } finally {
+          // The transaction only held locks: a failed COMMIT is ended by closing the connection,
+          // which releases them too, and changes nothing `fn` did.
+          await tx.query('COMMIT').catch(discard);
+        }
+      });
+    } catch (error) {
+      // Not reaching the database is a 503 like any store call; what `fn` throws is its own.
+      throw began ? error : translateError(error);
+    }
   }
 
   async #withClient<T>(fn: (client: Queryable, discard: () => void) => Promise<T>): Promise<T> {

@@ -49,7 +49,7 @@ export class PostgresProxies {
         'require_auth, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) ' +
         'VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10::json, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (tenant_id, id) DO NOTHING',
       get: `SELECT ${COLUMNS} FROM ${s}.proxies t WHERE t.tenant_id = $1 AND t.id = $2`,
-      byLookup: `SELECT ${COLUMNS} FROM ${s}.proxies t WHERE t.key_lookup = $1`,
+      byLookup: `SELECT ${COLUMNS} FROM ${s}.proxies t WHERE key_lookup = $1`,
       delete: `DELETE FROM ${s}.proxies WHERE tenant_id = $1 AND id = $2`,
       exists: `SELECT 1 FROM ${s}.proxies WHERE tenant_id = $1 AND id = $2`,
     });

@@ -27,6 +27,7 @@ import { PostgresIdempotency } from './postgres-idempotency.js';
 import { PostgresReactors } from './postgres-reactors.js';
 import { PostgresProxies } from './postgres-proxies.js';
 import { PostgresTenants } from './postgres-tenants.js';
+import { PostgresTokenIntents } from './postgres-token-intents.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
 import type { WebhookStore } from '../webhook-records.js';
@@ -48,6 +49,7 @@ export class PostgresStore implements Store {
   readonly #s: string;
   readonly #sql: RecordStatements;
   readonly #tokens: PostgresTokens;
+  readonly #tokenIntents: PostgresTokenIntents;
   readonly #webhooks: PostgresWebhooks;
   readonly #jobs: PostgresJobs;
   readonly #requests: PostgresReactorRequests;
@@ -68,6 +70,7 @@ export class PostgresStore implements Store {
     this.#s = quoteSchema(schema);
     this.#sql = recordStatements(this.#s);
     this.#tokens = new PostgresTokens(this.#db, schema, this.#s);
+    this.#tokenIntents = new PostgresTokenIntents(this.#db, this.#s, this.#tokens);
     this.#webhooks = new PostgresWebhooks(this.#db, this.#s);
     this.#jobs = new PostgresJobs(this.#db, this.#s);
     this.#requests = new PostgresReactorRequests(this.#db, this.#s, this.#jobs);
@@ -102,22 +105,18 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Runs `fn` while holding a session advisory lock named `name` in this store's schema: across
-   * every instance sharing the database, one `fn` per name runs at a time. For one-time setup
-   * (the CLI creates the first tenant under it). Holds one pool connection for the duration.
+   * Runs `fn` while holding a lock named `name` in this store's schema: across every instance
+   * sharing the database, one `fn` per name runs at a time. For one-time setup (the CLI creates
+   * the first tenant under it). The lock is a transaction-scoped advisory lock in a transaction
+   * kept open on one pool connection until `fn` settles (never a session lock, which a pooler in
+   * transaction mode would leave on a server connection other clients then use: docs/scaling.md).
    * @example await store.withLock('bootstrap', async () => { if ((await vault.listTenants()).length === 0) await vault.createTenant(...) });
    */
-  async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    return this.#db.session(async (session, discard) => {
-      const key = JSON.stringify([this.#schema, name]);
-      await session.query('SELECT pg_advisory_lock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]);
-      try {
-        return await fn();
-      } finally {
-        // A connection that cannot unlock is closed instead, which releases the lock too.
-        await session.query('SELECT pg_advisory_unlock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]).catch(discard);
-      }
-    });
+  withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const key = JSON.stringify([this.#schema, name]);
+    return this.#db.holding(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [NAMED_LOCK_CLASS, key]);
+    }, fn);
   }
 
   // --- tenants and keys (postgres-tenants.ts) -----------------------------------------------------
@@ -188,6 +187,14 @@ export class PostgresStore implements Store {
   countTokensBelowKeyVersion(tenantId: string, version: number): Promise<number> {
     return this.#tokens.countBelowKeyVersion(tenantId, version);
   }
+
+  // --- token intents (postgres-token-intents.ts) --------------------------------------------------
+
+  createTokenIntent: Store['createTokenIntent'] = (...args) => this.#tokenIntents.createTokenIntent(...args);
+  getTokenIntent: Store['getTokenIntent'] = (...args) => this.#tokenIntents.getTokenIntent(...args);
+  deleteTokenIntent: Store['deleteTokenIntent'] = (...args) => this.#tokenIntents.deleteTokenIntent(...args);
+  convertTokenIntent: Store['convertTokenIntent'] = (...args) => this.#tokenIntents.convertTokenIntent(...args);
+  purgeExpiredTokenIntents: Store['purgeExpiredTokenIntents'] = (...args) => this.#tokenIntents.purgeExpiredTokenIntents(...args);
 
   // --- applications, keys and sessions (postgres-applications.ts) ----------------------------------
 

@@ -91,6 +91,20 @@ export class PostgresTokens {
     });
   }
 
+  /**
+   * Creates a token as `create` does, inside the transaction `tx` (token-intent conversion: the
+   * intent's removal and the token's creation are one transaction). Its lock order (the caller's
+   * row locks, then the fingerprint lock) never waits on a lock held by a plain create's first step.
+   */
+  async createInTransaction(tx: Queryable, token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
+    if (probesDuplicate(token)) {
+      await this.#lockFingerprint(tx, token);
+      const duplicate = await this.#findDuplicate(tx, token, now, null, dedupeWithin);
+      if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
+    }
+    return (await this.#insert(tx, token)) ? CREATED : ID_CONFLICT;
+  }
+
   async get(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
     const { rows } = await this.#db.query(this.#sql.getLive, [tenantId, id, now]);
     return rows.length === 0 ? null : toStoredToken(rows[0]!);
@@ -117,6 +131,7 @@ export class PostgresTokens {
         metadataDigests(next.metadata),
         distinct(next.searchHashes),
         ...auditValues(audit),
+        next.tenantId,
       ]);
       return UPDATED;
     });

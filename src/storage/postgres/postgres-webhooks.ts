@@ -47,7 +47,7 @@ function statements(s: string) {
       `UPDATE ${s}.webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1::int8, completed_at = NULL ` +
       "WHERE tenant_id = $2 AND id = $3 AND status = 'failed'",
     purgeDeliveries:
-      `DELETE FROM ${s}.webhook_deliveries WHERE seq IN (SELECT seq FROM ${s}.webhook_deliveries WHERE completed_at <= $1::int8 ` +
+      `DELETE FROM ${s}.webhook_deliveries WHERE (tenant_id, seq) IN (SELECT tenant_id, seq FROM ${s}.webhook_deliveries WHERE completed_at <= $1::int8 ` +
       'ORDER BY completed_at LIMIT $2::int8 FOR UPDATE SKIP LOCKED)',
   });
 }

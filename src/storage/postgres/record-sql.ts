@@ -14,8 +14,8 @@ export function recordStatements(s: string) {
     listWrappedKeys: `SELECT tenant_id, purpose, version, wrapped, created_at FROM ${s}.wrapped_keys WHERE tenant_id = $1 AND purpose = $2 ORDER BY version`,
 
     insertApplication:
-      `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at, credentials_generation) ` +
-      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, id) DO NOTHING',
+      `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at, credentials_generation, allowed_origins) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
     getApplication: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.tenant_id = $1 AND t.id = $2`,
     deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
     /** tenant: every application's id and permissions, rows locked in seq order (see PostgresStore.#guarded). */
@@ -71,10 +71,14 @@ export function recordStatements(s: string) {
       'SELECT $1, t, $3, $4, $5 FROM unnest($2::text[]) AS t ON CONFLICT DO NOTHING',
     releaseIdempotency:
       `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4`,
-    /** Rows another instance is deleting (or claiming) are skipped, not waited for. */
+    /**
+     * Rows another instance is deleting (or claiming) are skipped, not waited for. By key, not by
+     * ctid: a row's ctid is unique only within one table's storage, not across a distributed
+     * table's shards (docs/scaling.md).
+     */
     purgeExpiredIdempotency:
-      `DELETE FROM ${s}.idempotency_keys WHERE ctid IN ` +
-      `(SELECT ctid FROM ${s}.idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      `DELETE FROM ${s}.idempotency_keys WHERE (tenant_id, application_id, key) IN ` +
+      `(SELECT tenant_id, application_id, key FROM ${s}.idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 
     /** Seven arrays (one per column); rows are inserted, and numbered, in array order. */
     appendAudit:

@@ -49,15 +49,15 @@ export function tokenStatements(s: string) {
     create,
     /**
      * Replaces a locked token's mutable columns and its index rows, and appends the audit entry.
-     * $1 seq, $2-$16 the mutable values, $17 metadata digests, $18 search hashes, $19-$25 audit.
+     * $1 seq, $2-$16 the mutable values, $17 metadata digests, $18 search hashes, $19-$25 audit, $26 tenant.
      * Index rows no longer wanted are deleted and new ones inserted; the two sets are disjoint, so
      * the statement never inserts a key it also deletes.
      */
     replace:
       `WITH updated AS (UPDATE ${s}.tokens t SET ${MUTABLE_TOKEN_COLUMNS.map(([column, type], i) => `${column} = $${i + 2}::${type}`).join(', ')} ` +
-      'WHERE t.seq = $1::int8 RETURNING t.seq, t.tenant_id), ' +
-      `metadata_gone AS (DELETE FROM ${s}.token_metadata m WHERE m.token_seq = $1::int8 AND m.pair <> ALL($17::bytea[])), ` +
-      `search_gone AS (DELETE FROM ${s}.token_search x WHERE x.token_seq = $1::int8 AND x.hash <> ALL($18::text[])), ` +
+      'WHERE t.tenant_id = $26::text AND t.seq = $1::int8 RETURNING t.seq, t.tenant_id), ' +
+      `metadata_gone AS (DELETE FROM ${s}.token_metadata m WHERE m.tenant_id = $26::text AND m.token_seq = $1::int8 AND m.pair <> ALL($17::bytea[])), ` +
+      `search_gone AS (DELETE FROM ${s}.token_search x WHERE x.tenant_id = $26::text AND x.token_seq = $1::int8 AND x.hash <> ALL($18::text[])), ` +
       indexRows('updated.seq', 'updated.tenant_id', '$17', '$18', 'updated') +
       `, ${audit(19, 'updated')} SELECT seq FROM updated`,
     /**
@@ -79,8 +79,8 @@ export function tokenStatements(s: string) {
      * waiting on each other, and a token being changed right now is left for the next sweep.
      */
     purgeExpired:
-      `WITH doomed AS (SELECT t.seq FROM ${s}.tokens t WHERE t.expires_at <= $1::int8 ORDER BY t.expires_at, t.seq LIMIT $2::int8 FOR UPDATE SKIP LOCKED), ` +
-      `gone AS (DELETE FROM ${s}.tokens t USING doomed WHERE t.seq = doomed.seq RETURNING t.seq, t.tenant_id, t.id, t.type, t.expires_at), ` +
+      `WITH doomed AS (SELECT t.tenant_id, t.seq FROM ${s}.tokens t WHERE t.expires_at <= $1::int8 ORDER BY t.expires_at, t.seq LIMIT $2::int8 FOR UPDATE SKIP LOCKED), ` +
+      `gone AS (DELETE FROM ${s}.tokens t USING doomed WHERE t.tenant_id = doomed.tenant_id AND t.seq = doomed.seq RETURNING t.seq, t.tenant_id, t.id, t.type, t.expires_at), ` +
       `reference AS (UPDATE ${s}.token_ids r SET type = gone.type, deleted_at = $1::int8, deleted_by = $3::text FROM gone ` +
       'WHERE r.tenant_id = gone.tenant_id AND r.id = gone.id), ' +
       `audit_rows AS (INSERT INTO ${s}.${AUDIT_INSERT} SELECT gone.tenant_id, $3::text, $4::text, gone.id, 'success', NULL, $1::int8 ` +

@@ -122,7 +122,24 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   /* 11: a job keeps its own bound on attempts (the queue's claim counts attempts; a recurring job's run resets them) */ `
   ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 10;
   `,
-  /* 12: pre-configured proxies (docs/proxies.md): configuration sealed, key hashed */ `
+  /* 12: token intents (docs/token-intents.md): short-lived data, sealed like token data, until converted */ `
+  CREATE TABLE token_intents (
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    sealed BLOB NOT NULL,
+    fingerprint TEXT,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX token_intents_expires_at ON token_intents (expires_at);
+  `,
+  /* 13: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
+  ALTER TABLE applications ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
+  `,
+  /* 14: pre-configured proxies (docs/proxies.md): configuration sealed, key hashed */ `
   CREATE TABLE proxies (
     seq INTEGER PRIMARY KEY,        -- creation order
     tenant_id TEXT NOT NULL,

@@ -13,13 +13,14 @@ export type SqliteStore = Store & {
 type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : T[K] };
 
 /** The parts of the core whose methods are store methods, beside the core's own. */
-const PARTS = ['applications', 'reactors', 'proxies', 'idempotency', 'webhooks'] as const;
+const PARTS = ['applications', 'reactors', 'proxies', 'idempotency', 'webhooks', 'tokenIntents'] as const;
 type Parts = Omit<SqliteStoreCore, (typeof PARTS)[number] | 'database'> &
   SqliteStoreCore['applications'] &
   SqliteStoreCore['reactors'] &
   SqliteStoreCore['proxies'] &
   SqliteStoreCore['idempotency'] &
-  SqliteStoreCore['webhooks'];
+  SqliteStoreCore['webhooks'] &
+  SqliteStoreCore['tokenIntents'];
 
 /**
  * The boundary between the synchronous core and callers: every method of the core (and of its

@@ -34,6 +34,7 @@ import { SqliteIdempotency } from './sqlite-idempotency.js';
 import { type WriteTransaction } from './sqlite-record-update.js';
 import { SqliteReactors } from './sqlite-reactors.js';
 import { SqliteProxies } from './sqlite-proxies.js';
+import { SqliteTokenIntents } from './sqlite-token-intents.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { StatementCache } from './statement-cache.js';
@@ -73,6 +74,7 @@ export class SqliteStoreCore {
   readonly proxies: SqliteProxies;
   readonly idempotency: SqliteIdempotency;
   readonly webhooks: SqliteWebhooks;
+  readonly tokenIntents: SqliteTokenIntents;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
   constructor(db: BetterSqlite3Database, owned: boolean) {
@@ -91,6 +93,7 @@ export class SqliteStoreCore {
     this.reactors = new SqliteReactors(db, this.#statements, this.#read, this.#write);
     this.proxies = new SqliteProxies(db, this.#statements, this.#read, this.#write);
     this.idempotency = new SqliteIdempotency(db, this.#statements);
+    this.tokenIntents = new SqliteTokenIntents(db, this.#statements, (token, now, within) => this.#tokens.createInTransaction(token, now, within));
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */

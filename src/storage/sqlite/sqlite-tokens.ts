@@ -114,6 +114,14 @@ export class SqliteTokens {
     }
   }
 
+  /**
+   * Creates a token as `create` does, inside a transaction the caller holds (token-intent
+   * conversion: the intent's removal and the token's creation are one transaction).
+   */
+  createInTransaction(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokenResult {
+    return this.#create(token, now, scopesParam(dedupeWithin));
+  }
+
   /** Writes creations still waiting for the end of the turn. */
   flush(): void {
     this.#creates.flush();
