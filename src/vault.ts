@@ -18,6 +18,7 @@ import { type Logger, toLogger, unexpectedErrorFields } from './common/logger.js
 import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
+import { ProxiesService } from './proxy/proxies-service.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
@@ -82,6 +83,8 @@ export interface Vault {
    * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
    */
   proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
+  /** Pre-configured proxies (`/proxies`, proxy:create|read|update|delete; docs/proxies.md). */
+  readonly proxies: ProxiesService;
   /** The permission catalog (`GET /permissions`). */
   readonly permissions: PermissionService;
   /** The caller's own tenant (`GET /tenants/self`). */
@@ -226,7 +229,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
-  const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: resolveProxyOptions(options.proxy), allowPrivateNetwork });
+  const proxyOptions = resolveProxyOptions(options.proxy);
+  const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: proxyOptions, allowPrivateNetwork });
+  const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts } });
 
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
@@ -260,6 +265,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     tokenIntents,
     detokenizeSource,
     proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
+    proxies,
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),

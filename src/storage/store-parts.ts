@@ -37,6 +37,7 @@ export const STORE_AREAS = {
     'purgeExpiredSessions',
   ],
   reactors: ['createFormula', 'getFormula', 'listFormulas', 'updateFormula', 'deleteFormula', 'createReactor', 'getReactor', 'listReactors', 'updateReactor', 'deleteReactor'],
+  proxies: ['createProxy', 'getProxy', 'listProxies', 'findProxiesByKeyLookup', 'updateProxy', 'deleteProxy'],
   reactorRequests: ['createReactorRequest', 'getReactorRequest', 'startReactorRequest', 'finishReactorRequest', 'purgeExpiredReactorRequests'],
   idempotency: ['claimIdempotencyKey', 'completeIdempotencyKey', 'releaseIdempotencyKey', 'purgeExpiredIdempotencyKeys'],
   jobs: ['enqueueJob', 'claimJobs', 'renewJobLease', 'finishJob', 'rescheduleJob', 'countDueJobs'],

@@ -225,7 +225,7 @@ describeEachStore('token intents', (store) => {
       sent.push(new TextDecoder().decode(init?.body as Uint8Array));
       return new Response('{"ok":true}', { status: 200 });
     }) as typeof fetch;
-    const vault = await store.vault({ proxy: { fetch: destination } });
+    const vault = await store.vault({ proxy: { unsafeFetch: destination } });
     const browser = await vault.caller({ type: 'public', permissions: ['token-intent:create'] });
     const proxier = await vault.caller({ permissions: ['token:use', 'proxy:invoke'] });
     const intent = await vault.tokenIntents.create(browser, { type: 'card', data: { number: CARD.number } });

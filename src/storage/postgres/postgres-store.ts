@@ -10,6 +10,7 @@ import { PostgresIdempotency } from './postgres-idempotency.js';
 import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresReactorRequests } from './postgres-reactor-requests.js';
 import { PostgresReactors } from './postgres-reactors.js';
+import { PostgresProxies } from './postgres-proxies.js';
 import { PostgresTenants } from './postgres-tenants.js';
 import { PostgresTokenIntents } from './postgres-token-intents.js';
 import { PostgresTokens } from './postgres-tokens.js';
@@ -50,6 +51,7 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('applications', applications),
     ...bindPart('credentials', credentials),
     ...bindPart('reactors', new PostgresReactors(db, s, sql)),
+    ...bindPart('proxies', new PostgresProxies(db, s)),
     ...bindPart('reactorRequests', new PostgresReactorRequests(db, s, jobs)),
     ...bindPart('idempotency', new PostgresIdempotency(db, s, sql)),
     ...bindPart('jobs', jobs),

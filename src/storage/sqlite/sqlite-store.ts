@@ -7,6 +7,7 @@ import { SqliteCredentials } from './sqlite-credentials.js';
 import { SqliteIdempotency } from './sqlite-idempotency.js';
 import { SqliteJobs } from './sqlite-jobs.js';
 import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
+import { SqliteProxies } from './sqlite-proxies.js';
 import { SqliteReactors } from './sqlite-reactors.js';
 import type { WriteTransaction } from './sqlite-record-update.js';
 import { SqliteTenants } from './sqlite-tenants.js';
@@ -29,6 +30,7 @@ export class SqliteStoreCore {
   readonly applications: SqliteApplications;
   readonly credentials: SqliteCredentials;
   readonly reactors: SqliteReactors;
+  readonly proxies: SqliteProxies;
   readonly reactorRequests: SqliteReactorRequests;
   readonly idempotency: SqliteIdempotency;
   readonly jobs: SqliteJobs;
@@ -50,6 +52,7 @@ export class SqliteStoreCore {
     const tokens = this.tokens;
     this.tokenIntents = new SqliteTokenIntents(db, statements, (token, now, within) => tokens.createInTransaction(token, now, within));
     this.reactors = new SqliteReactors(db, statements, read, write);
+    this.proxies = new SqliteProxies(db, statements, read, write);
     this.jobs = new SqliteJobs(statements);
     this.reactorRequests = new SqliteReactorRequests(db, statements, this.jobs);
     this.idempotency = new SqliteIdempotency(db, statements);
@@ -83,6 +86,7 @@ export function composeSqliteStore(core: SqliteStoreCore): SqliteStore {
     ...boundaryPart('applications', core.applications),
     ...boundaryPart('credentials', core.credentials),
     ...boundaryPart('reactors', core.reactors),
+    ...boundaryPart('proxies', core.proxies),
     ...boundaryPart('reactorRequests', core.reactorRequests),
     ...boundaryPart('idempotency', core.idempotency),
     ...boundaryPart('jobs', core.jobs),
