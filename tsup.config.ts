@@ -1,5 +1,7 @@
 import { build } from 'esbuild';
 import { defineConfig } from 'tsup';
+// @ts-expect-error a plain .mjs build script, without types
+import { buildElements } from './scripts/build-elements.mjs';
 
 /**
  * The worker thread reactor code runs in (src/sandbox/worker-file.ts finds it beside the chunk that
@@ -41,5 +43,9 @@ export default defineConfig({
   // No keepNames: it wraps every closure in a `__name` call at creation, measurable on the hot
   // paths (2.4 µs of a token creation); error classes set `name` themselves.
   external: ['better-sqlite3', 'pg', 'quickjs-emscripten', 'vitest'],
-  onSuccess: buildSandboxWorker,
+  // Then the browser bundles of Elements (dist/elements/, served by the HTTP layer: docs/elements.md).
+  onSuccess: async () => {
+    await buildSandboxWorker();
+    await buildElements();
+  },
 });

@@ -7,6 +7,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { asyncLogSink } from './cli/log-sink.js';
 import { runCli } from './cli/run.js';
 
 export type { CliIo } from './cli/io.js';
@@ -28,6 +29,11 @@ function isMain(): boolean {
  * process, so the signals a supervisor sends reach the server (docs/embedding.md).
  */
 export async function main(argv: readonly string[]): Promise<never> {
+  // Log lines are written asynchronously (src/cli/log-sink.ts): drained before a normal exit, and
+  // written at once on any other exit (a second signal, process.exit) and on a fatal error.
+  const log = asyncLogSink(2);
+  process.on('exit', () => log.flushSync());
+  process.on('uncaughtExceptionMonitor', () => log.flushSync());
   const controller = new AbortController();
   let signals = 0;
   const onSignal = () => {
@@ -41,8 +47,10 @@ export async function main(argv: readonly string[]): Promise<never> {
     env: process.env,
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
+    log,
     signal: controller.signal,
   });
+  await log.flush();
   process.exit(code);
 }
 

@@ -11,6 +11,7 @@ import {
   TRANSFORMS,
 } from '../permissions/permissions.js';
 import { normalizeContainer } from '../auth/containers.js';
+import { parseOrigin } from '../elements/origin.js';
 
 /** An unknown permission's message lists the valid ones, so the fix is in the error. */
 const UNKNOWN_PERMISSION = `is not a known permission; valid permissions: ${PERMISSIONS.join(', ')}`;
@@ -27,6 +28,19 @@ export const RuleSchema = v.strictObject({
   permissions: v.pipe(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION)), v.minLength(1, 'must list at least one permission')),
 });
 
+/**
+ * A page origin as browsers send it: scheme, host and port only (`https://shop.example`), http or
+ * https; normalized (lowercase host, default port dropped). No wildcards: each origin is listed.
+ */
+const Origin = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(200, 'must be at most 200 characters'),
+  v.check((value) => parseOrigin(value) !== null, 'must be an origin: http(s)://host[:port], without a path, query or trailing slash'),
+  v.transform((value) => parseOrigin(value)!),
+);
+
+const AllowedOrigins = v.pipe(v.array(Origin, 'must be an array of origins'), v.maxLength(50, 'must hold at most 50 origins'));
+
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(200, 'must be at most 200 characters'));
 
 /** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
@@ -35,6 +49,7 @@ export const CreateSchema = v.strictObject({
   type: v.picklist(APPLICATION_TYPES, `must be one of ${APPLICATION_TYPES.join(', ')}`),
   permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
+  allowed_origins: v.optional(AllowedOrigins),
 });
 
 /** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
@@ -42,6 +57,7 @@ export const UpdateSchema = v.strictObject({
   name: Name,
   permissions: v.optional(v.array(v.picklist(PERMISSIONS, UNKNOWN_PERMISSION))),
   rules: v.optional(v.pipe(v.array(RuleSchema), v.maxLength(100, 'must hold at most 100 rules'))),
+  allowed_origins: v.optional(AllowedOrigins),
 });
 
 export interface ApplicationInput {
@@ -49,13 +65,16 @@ export interface ApplicationInput {
   type: ApplicationType;
   permissions: Permission[];
   rules: AccessRule[];
+  /** Page origins for browser elements (public applications only); [] is any. */
+  allowedOrigins: string[];
 }
 
 /** Validates a create body: the type bounds the permissions it may hold, in the app and in its rules. */
 export function parseCreateApplication(body: unknown): ApplicationInput {
   const result = v.safeParse(CreateSchema, asObject(body));
   if (!result.success) throw validationFromIssues(result.issues, { schema: CreateSchema });
-  return checkAgainstType(result.output.type, result.output.name, result.output.permissions ?? [], result.output.rules ?? []);
+  const { type, name, permissions, rules, allowed_origins } = result.output;
+  return checkAgainstType(type, name, permissions ?? [], rules ?? [], allowed_origins ?? []);
 }
 
 /**
@@ -63,18 +82,29 @@ export function parseCreateApplication(body: unknown): ApplicationInput {
  * and `rules` replace the current ones when given and are kept when left out (an empty array clears
  * them), so a client that only renames never wipes an application's grants; the type cannot change.
  */
-export function parseUpdateApplication(body: unknown, current: Pick<ApplicationInput, 'type' | 'permissions' | 'rules'>): Omit<ApplicationInput, 'type'> {
+export function parseUpdateApplication(
+  body: unknown,
+  current: Pick<ApplicationInput, 'type' | 'permissions' | 'rules'> & { allowedOrigins?: string[] },
+): Omit<ApplicationInput, 'type'> {
   const record = asObject(body);
   if ('type' in record) throw ValidationError.field('type', 'cannot be changed; create a new application instead');
   const result = v.safeParse(UpdateSchema, record);
   if (!result.success) throw validationFromIssues(result.issues, { schema: UpdateSchema });
-  const { name, permissions, rules } = result.output;
-  return checkAgainstType(current.type, name, permissions ?? [...current.permissions], rules ?? current.rules.map((r) => ({ ...r, permissions: [...r.permissions] })));
+  const { name, permissions, rules, allowed_origins } = result.output;
+  return checkAgainstType(
+    current.type,
+    name,
+    permissions ?? [...current.permissions],
+    rules ?? current.rules.map((r) => ({ ...r, permissions: [...r.permissions] })),
+    allowed_origins ?? [...(current.allowedOrigins ?? [])],
+  );
 }
 
-function checkAgainstType(type: ApplicationType, name: string, permissions: Permission[], rules: v.InferOutput<typeof RuleSchema>[]): ApplicationInput {
+function checkAgainstType(type: ApplicationType, name: string, permissions: Permission[], rules: v.InferOutput<typeof RuleSchema>[], allowedOrigins: string[]): ApplicationInput {
   const allowed = PERMISSIONS_BY_TYPE[type];
   const errors: Record<string, string[]> = {};
+  // Only a public application's key is meant for browsers (docs/elements.md).
+  if (allowedOrigins.length > 0 && type !== 'public') errors['allowed_origins'] = [`may only be set on a public application, not a ${type} one`];
   permissions.forEach((p, i) => {
     if (!allowed.includes(p)) (errors[`permissions[${i}]`] ??= []).push(`'${p}' may not be held by a ${type} application`);
   });
@@ -94,7 +124,7 @@ function checkAgainstType(type: ApplicationType, name: string, permissions: Perm
     return out;
   });
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-  return { name, type, permissions: [...new Set(permissions)], rules: normalized };
+  return { name, type, permissions: [...new Set(permissions)], rules: normalized, allowedOrigins: [...new Set(allowedOrigins)] };
 }
 
 function asObject(body: unknown): Record<string, unknown> {

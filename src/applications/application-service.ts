@@ -34,6 +34,8 @@ export interface ApplicationView {
   type: ApplicationType;
   permissions: Permission[];
   rules: AccessRule[];
+  /** Public applications: the page origins its browser elements may work in (docs/elements.md); [] is any. */
+  allowed_origins?: string[];
   key?: string;
   created_by?: string;
   created_at: string;
@@ -127,8 +129,12 @@ export class ApplicationService {
       const changes: ApplicationChanges = { name: input.name, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
       if ('permissions' in named) changes.permissions = input.permissions;
       if ('rules' in named) changes.rules = input.rules;
+      if ('allowed_origins' in named) changes.allowedOrigins = input.allowedOrigins;
       const grantsChange = changes.permissions !== undefined || changes.rules !== undefined;
       if (grantsChange) requireMayActOn(caller, 'change the grants of', current.id, current, { ...current, permissions: input.permissions, rules: input.rules });
+      // Where an application's key works is part of what it may do: changing it is acting on it
+      // like changing its grants (docs/authority.md, docs/elements.md).
+      if (changes.allowedOrigins !== undefined && !grantsChange) requireMayActOn(caller, 'change the allowed origins of', current.id, current);
       // A non-administrator's change of grants is written only while they are the ones just checked.
       const expected = grantsChange && !isTenantAdministrator(caller) ? { permissions: current.permissions, rules: current.rules } : undefined;
       const updated = await this.#store.updateApplication(caller.tenantId, current.id, changes, ADMINISTRATOR_PERMISSIONS, expected);
@@ -230,6 +236,7 @@ function view(app: ApplicationRecord): ApplicationView {
     rules: app.rules,
     created_at: formatIso(app.createdAt),
   };
+  if (app.type === 'public') out.allowed_origins = [...(app.allowedOrigins ?? [])];
   if (app.createdBy !== null) out.created_by = app.createdBy;
   if (app.modifiedBy !== null) out.modified_by = app.modifiedBy;
   if (app.modifiedAt !== null) out.modified_at = formatIso(app.modifiedAt);

@@ -20,7 +20,7 @@ function withRulePermissions<A extends Pick<ApplicationRecord, 'permissions' | '
 }
 
 /** What the caller tries to do to the application, for the refusal. */
-export type ApplicationAction = 'create' | 'change the grants of' | 'add a key to' | 'regenerate the key of' | 'delete a key of' | 'delete';
+export type ApplicationAction = 'create' | 'change the grants of' | 'change the allowed origins of' | 'add a key to' | 'regenerate the key of' | 'delete a key of' | 'delete';
 
 /**
  * AuthorizationError unless the caller is a tenant administrator or holds every grant of each of

@@ -3,7 +3,7 @@ import { AuthenticationError } from '../errors/errors.js';
 import type { ApplicationKeyMatch, Store } from '../storage/store.js';
 import { SESSION_KEY_PREFIX, hashApiKey, hashesEqual } from './api-keys.js';
 import type { AuthCache } from './auth-cache.js';
-import type { Caller } from './caller.js';
+import { type Caller, requirePageOrigin } from './caller.js';
 import { resolveSessionKey } from './session-auth.js';
 import { withinBoundGrants } from './session-grants.js';
 
@@ -31,8 +31,18 @@ export class Authenticator {
    * (vault option, default 1 s; a session key never past its expiry): changes made through this
    * vault (application update, regenerate, delete, key deletion) forget every remembered key at
    * once; a change made by another process sharing the database takes effect within that time.
+   *
+   * `pageOrigin`: the origin of the page a browser element's frame works for, when the request
+   * comes from one (docs/elements.md); AuthorizationError when the application (a session: its
+   * creating public application) lists allowed origins and this is not one of them.
    */
-  async authenticate(key: string | null | undefined): Promise<Caller> {
+  async authenticate(key: string | null | undefined, pageOrigin: string | null = null): Promise<Caller> {
+    const caller = await this.#resolve(key);
+    requirePageOrigin(caller, pageOrigin);
+    return caller;
+  }
+
+  async #resolve(key: string | null | undefined): Promise<Caller> {
     if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
     const { keyHash, keyLookup } = hashApiKey(key);
     const now = this.#clock.now();

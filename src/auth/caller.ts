@@ -27,6 +27,11 @@ export interface Caller {
    * still remembered) ends at once. Undefined on session Callers and on Callers built without it.
    */
   readonly credentialsGeneration?: number;
+  /**
+   * The page origins the caller's public application lets browser elements work in (a session:
+   * those of the public application that created it); absent: any. Checked by `requirePageOrigin`.
+   */
+  readonly allowedOrigins?: readonly string[];
 }
 
 /** Who stands behind a session caller. */
@@ -82,16 +87,30 @@ export function makeCaller(app: {
   permissions: readonly Permission[];
   rules: readonly AccessRule[];
   credentialsGeneration?: number;
+  allowedOrigins?: readonly string[];
 }): Caller {
   const permissions = new Set(app.permissions);
-  return Object.freeze({
+  const caller: Caller = {
     tenantId: app.tenantId,
     applicationId: app.id,
     applicationType: app.type,
     permissions,
     rules: Object.freeze(app.rules.length > 0 ? sortRules(app.rules) : implicitRules(permissions)),
     credentialsGeneration: app.credentialsGeneration,
-  });
+  };
+  return Object.freeze(app.allowedOrigins !== undefined && app.allowedOrigins.length > 0 ? { ...caller, allowedOrigins: Object.freeze([...app.allowedOrigins]) } : caller);
+}
+
+/**
+ * AuthorizationError when a request from a browser element's frame names a page origin the caller's
+ * public application does not allow (docs/elements.md). `pageOrigin` null: not from a frame.
+ */
+export function requirePageOrigin(caller: Caller, pageOrigin: string | null): void {
+  if (pageOrigin === null || caller.allowedOrigins === undefined) return;
+  if (caller.allowedOrigins.includes(pageOrigin)) return;
+  throw new AuthorizationError(
+    `This application does not allow browser elements on pages of ${JSON.stringify(pageOrigin.slice(0, 200))}; an administrator may add the origin to the application's allowed_origins`,
+  );
 }
 
 /**

@@ -28,7 +28,7 @@ export async function resolveSessionKey(store: Store, keyHash: string, keyLookup
   if (creator === null) throw new AuthenticationError('The public application that created this session no longer exists');
   if (match.authorizerGeneration !== authorizer.credentialsGeneration) throw ended('that authorized it');
   if (match.creatorGeneration !== creator.credentialsGeneration) throw ended('that created it');
-  return { caller: sessionCaller({ ...match, authorizedBy: match.authorizedBy, grants: match.grants }, authorizer), expiresAt: match.expiresAt };
+  return { caller: sessionCaller({ ...match, authorizedBy: match.authorizedBy, grants: match.grants }, authorizer, creator), expiresAt: match.expiresAt };
 }
 
 function ended(which: string): AuthenticationError {

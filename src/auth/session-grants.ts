@@ -68,10 +68,17 @@ export function withinBoundGrants(application: ApplicationRecord, bound: Session
  * or rules applies to its sessions at once (within the auth cache's bound on other instances).
  * Its `applicationId` is the session's id; `session` names who created and authorized it.
  */
-export function sessionCaller(session: SessionRecord & { authorizedBy: string; grants: NonNullable<SessionRecord['grants']> }, authorizer: ApplicationRecord): Caller {
+export function sessionCaller(
+  session: SessionRecord & { authorizedBy: string; grants: NonNullable<SessionRecord['grants']> },
+  authorizer: ApplicationRecord,
+  creator?: Pick<ApplicationRecord, 'allowedOrigins'>,
+): Caller {
   const granted = makeCaller({ tenantId: session.tenantId, id: session.id, type: authorizer.type, ...session.grants });
   const identity: SessionIdentity = { id: session.id, createdBy: session.applicationId, authorizedBy: session.authorizedBy, expiresAt: session.expiresAt };
-  return boundedSessionCaller(session.tenantId, identity, granted, authorizer);
+  const caller = boundedSessionCaller(session.tenantId, identity, granted, authorizer);
+  // A session works in browser elements only on the pages its creating public application allows.
+  const origins = creator?.allowedOrigins ?? [];
+  return origins.length > 0 ? Object.freeze({ ...caller, allowedOrigins: Object.freeze([...origins]) }) : caller;
 }
 
 /**

@@ -1,10 +1,16 @@
 /** What every CLI command shares: where it reads and writes, its two error kinds, flag parsing. */
+import type { LogSink } from './log-sink.js';
 
 /** Where the CLI reads and writes: injectable so it can be run in-process by tests. */
 export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   stdout(text: string): void;
   stderr(text: string): void;
+  /**
+   * Where the JSON log lines (access log, vault entries) go. The `tokenvault` command passes an
+   * asynchronous buffered sink on stderr's descriptor; without one, each line goes through `stderr`.
+   */
+  log?: LogSink;
   /** `serve` stops (draining requests, closing the store) when this aborts. */
   signal?: AbortSignal;
   /** Receives the running server's URL once it listens. */

@@ -116,7 +116,12 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   } finally {
     if (server) await shutdown(server).catch(() => undefined);
     if (metricsServer) await shutdown(metricsServer).catch(() => undefined);
-    await vault.close();
+    try {
+      await vault.close();
+    } finally {
+      // The last requests' access lines and the vault's closing entries reach stderr before we return.
+      await io.log?.flush();
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import type { ExchangeHandler, ExchangeRequest, ExchangeResponse } from './excha
 import { DEFAULT_IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
+import { handleElementsRequest, isElementsPath } from './elements-handler.js';
 import { createProxyHandler, isProxyPath } from './proxy-handler.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { splitTarget } from './request-target.js';
@@ -91,6 +92,8 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
   const { onExchange } = checked;
   return async (request: Request): Promise<Response> => {
     const exchange = new WebExchangeRequest(request);
+    // Elements' browser files and frame pages (docs/elements.md): static, no API key.
+    if (isElementsPath(exchange.pathname)) return handleElementsRequest(exchange.method, exchange.pathname, exchange.search);
     if (isProxyPath(exchange.pathname)) {
       if (onExchange === undefined) return proxy(request, exchange.pathname, exchange.search);
       const started = performance.now();
@@ -114,6 +117,8 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
   const apiKeyHeaderName = `${headerPrefix}-API-KEY`;
   const apiKeyHeader = apiKeyHeaderName.toLowerCase();
   const idempotencyHeader = `${headerPrefix}-IDEMPOTENCY-KEY`.toLowerCase();
+  // Sent by Elements' frames: the page they work for, checked against the application's allowed_origins.
+  const pageOriginHeader = `${headerPrefix}-PAGE-ORIGIN`.toLowerCase();
   const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
 
   const router = new Router<RouteDefinition>();
@@ -153,7 +158,7 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
 
       let caller: Caller;
       try {
-        caller = await vault.authenticate(request.header(apiKeyHeader));
+        caller = await vault.authenticate(request.header(apiKeyHeader), request.header(pageOriginHeader));
       } catch (error) {
         throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
       }

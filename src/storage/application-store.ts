@@ -22,6 +22,11 @@ export interface ApplicationRecord {
    * they made, on every instance sharing the database.
    */
   credentialsGeneration: number;
+  /**
+   * The page origins (`https://shop.example`) a public application's browser elements may be
+   * embedded in and tokenize from; empty or absent: any (docs/elements.md). Stores always return it.
+   */
+  allowedOrigins?: string[];
 }
 
 /** One API key of an application (an application has one or more). Only its hash is stored. */
@@ -101,6 +106,7 @@ export interface ApplicationChanges {
   name?: string;
   permissions?: Permission[];
   rules?: AccessRule[];
+  allowedOrigins?: string[];
   modifiedBy: string | null;
   modifiedAt: number;
 }

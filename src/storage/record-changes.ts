@@ -18,6 +18,7 @@ export function applicationColumns(changes: ApplicationChanges): ColumnChange[] 
   if (changes.name !== undefined) out.push({ column: 'name', value: changes.name, json: false });
   if (changes.permissions !== undefined) out.push({ column: 'permissions', value: json(changes.permissions), json: true });
   if (changes.rules !== undefined) out.push({ column: 'rules', value: json(changes.rules), json: true });
+  if (changes.allowedOrigins !== undefined) out.push({ column: 'allowed_origins', value: json(changes.allowedOrigins), json: true });
   return stamped(out, changes);
 }
 

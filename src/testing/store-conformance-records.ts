@@ -70,7 +70,7 @@ export function recordConformance(current: () => Store): void {
     it('updates everything but the identity and creation stamp; false when missing', async () => {
       const app = makeApplication({ createdBy: APP_B });
       await createApp(app);
-      const changes = { name: 'Renamed', permissions: ['token:read' as const], rules: [], modifiedBy: APP_B, modifiedAt: T0 + 1 };
+      const changes = { name: 'Renamed', permissions: ['token:read' as const], rules: [], allowedOrigins: ['https://shop.example'], modifiedBy: APP_B, modifiedAt: T0 + 1 };
       const next: ApplicationRecord = { ...app, ...changes };
       expect(await store.updateApplication(TENANT_A, app.id, changes)).toEqual({ status: 'updated', record: next });
       expect(await store.getApplication(TENANT_A, app.id)).toEqual(next);

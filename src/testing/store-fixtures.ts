@@ -62,6 +62,7 @@ export function makeApplication(overrides: Partial<ApplicationRecord> = {}): App
     modifiedBy: null,
     modifiedAt: null,
     credentialsGeneration: 0,
+    allowedOrigins: [],
     ...overrides,
   };
 }

@@ -4,6 +4,9 @@ import type { FieldErrors } from '../errors/errors.js';
 import { addError, printableKey } from '../validation/field-errors.js';
 import { issuesToFieldErrors } from '../validation/issues.js';
 import { jsonProblems } from './token-input-checks.js';
+import { isLuhnValid } from './luhn.js';
+
+export { isLuhnValid };
 
 /** A token type: how its data is validated and the defaults a token of it gets (DESIGN.md 5). */
 export interface TokenTypeDefinition {
@@ -32,20 +35,6 @@ const ABA_RULE = 'is not a valid routing number (ABA checksum failed)';
 const MONTH_RULE = 'must be an integer month from 1 to 12';
 const YEAR_RULE = 'must be a four-digit integer year';
 const CVC_RULE = 'must be a string of 3 or 4 digits';
-
-/** Luhn (mod 10) check over a string of digits. */
-export function isLuhnValid(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let n = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      n *= 2;
-      if (n > 9) n -= 9;
-    }
-    sum += n;
-  }
-  return sum % 10 === 0;
-}
 
 /** ABA routing checksum: 3(d1+d4+d7) + 7(d2+d5+d8) + (d3+d6+d9) ≡ 0 (mod 10), over 9 digits. */
 export function isAbaRoutingValid(digits: string): boolean {

@@ -1,10 +1,15 @@
-// `npm run bench`: every benchmark, each beside its same-process baseline. Builds first (package.json).
+// `npm run bench`: every benchmark, each beside its same-process baseline, then the table of issue 21
+// (test/bench/table.mjs, which reuses the reactor figures measured here). Builds first (package.json).
 // The PostgreSQL HTTP benchmark runs when TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL names a server.
 import { existsSync } from 'node:fs';
 
 const withPostgres = Boolean(process.env.TOKENVAULT_BENCH_PG_URL ?? process.env.TOKENVAULT_TEST_PG_URL);
 const suites = ['./core.mjs', './reactors.mjs', './fairness.mjs', './http.mjs', './proxy.mjs', './async.mjs', ...(withPostgres ? ['./http-postgres.mjs'] : [])].filter((path) => existsSync(new URL(path, import.meta.url)));
+const results = {};
 for (const suite of suites) {
   const { run } = await import(suite);
-  await run();
+  results[suite] = await run();
 }
+const { run: table } = await import('./table.mjs');
+await table(results['./reactors.mjs']);
+process.exit(0);

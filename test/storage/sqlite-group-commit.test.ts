@@ -21,15 +21,12 @@ function openStore(): SqliteStoreCore {
 const tokenCount = (store: SqliteStoreCore) => (store.database.prepare('SELECT count(*) AS n FROM tokens').get() as { n: number }).n;
 
 describe('SQLite group commit of token creations', () => {
-  it('writes the first creation of a turn at once and the others together at the end of the turn', async () => {
+  it('writes the creations of a turn together at its end, none acknowledged or visible before', async () => {
     const store = openStore();
     const tokens = [makeToken(), makeToken(), makeToken()];
-    const [first, ...later] = tokens.map((token) => store.createToken(token, T0));
-    expect(first).toEqual({ status: 'created' });
-    for (const result of later) expect(result).toBeInstanceOf(Promise);
-    // Not acknowledged and not visible before the batch commits.
-    expect(tokenCount(store)).toBe(1);
-    expect(await Promise.all(later)).toEqual([{ status: 'created' }, { status: 'created' }]);
+    const pending = tokens.map((token) => store.createToken(token, T0));
+    expect(tokenCount(store)).toBe(0);
+    expect(await Promise.all(pending)).toEqual([{ status: 'created' }, { status: 'created' }, { status: 'created' }]);
     expect(tokenCount(store)).toBe(3);
     for (const token of tokens) expect(store.getToken(TENANT_A, token.id, T0)?.id).toBe(token.id);
     store.close();
@@ -37,7 +34,6 @@ describe('SQLite group commit of token creations', () => {
 
   it('keeps each creation’s guarantees inside a batch: id conflicts and deduplication', async () => {
     const store = openStore();
-    store.createToken(makeToken(), T0); // opens the turn: the next ones are batched
     const a = makeToken({ id: 'same-id' });
     const b = makeToken({ id: 'same-id' });
     const c = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
@@ -50,14 +46,13 @@ describe('SQLite group commit of token creations', () => {
 
   it('fails only the bad write when one write of a batch fails', async () => {
     const store = openStore();
-    store.createToken(makeToken(), T0);
     const good = makeToken();
     const bad = makeToken({ ciphertext: { not: 'bytes' } as unknown as Uint8Array });
     const other = makeToken();
     const settled = await Promise.allSettled([good, bad, other].map((token) => store.createToken(token, T0)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(store.getToken(TENANT_A, bad.id, T0)).toBeNull();
-    expect(tokenCount(store)).toBe(3);
+    expect(tokenCount(store)).toBe(2);
     store.close();
   });
 
@@ -79,11 +74,13 @@ describe('SQLite group commit of token creations', () => {
     }
   });
 
-  it('goes back to writing at once after a turn ends', async () => {
+  it('commits each turn on its own: a lone creation is written at the end of its turn', async () => {
     const store = openStore();
-    expect(store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(await store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(tokenCount(store)).toBe(1);
     await nextTurn();
-    expect(store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(await store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(tokenCount(store)).toBe(2);
     store.close();
   });
 });
@@ -102,7 +99,7 @@ describe('GroupCommit', () => {
         throw new Error('batch fails');
       },
     );
-    expect(group.submit(0)).toBe(0);
+    expect(await group.submit(0)).toBe(0);
     const settled = await Promise.allSettled([1, 2, 3].map((item) => group.submit(item)));
     expect(settled).toEqual([
       { status: 'fulfilled', value: 10 },
@@ -112,14 +109,14 @@ describe('GroupCommit', () => {
     expect(calls).toEqual(['one 0', 'many 1,2,3', 'one 1', 'one 2', 'one 3']);
   });
 
-  it('writes a lone queued item with the single-item writer', async () => {
+  it('writes a lone item with the single-item writer, several with the batch writer', async () => {
     const calls: string[] = [];
     const group = new GroupCommit<number, number>(
       (item) => (calls.push(`one ${item}`), item),
       (items) => (calls.push(`many ${items.join(',')}`), items),
     );
-    group.submit(1);
-    expect(await group.submit(2)).toBe(2);
-    expect(calls).toEqual(['one 1', 'one 2']);
+    expect(await group.submit(1)).toBe(1);
+    expect(await Promise.all([group.submit(2), group.submit(3)])).toEqual([2, 3]);
+    expect(calls).toEqual(['one 1', 'many 2,3']);
   });
 });

@@ -65,10 +65,10 @@ describe('createSqliteStore options', () => {
     expect(validationOf(() => createSqliteStore({ database: closed })).errors).toHaveProperty('database');
   });
 
-  it('exclusive: no other connection can read the file until the store closes', () => {
+  it('exclusive: no other connection can read the file until the store closes', async () => {
     const filename = tempFile();
     const store = openMigrated({ filename, exclusive: true });
-    store.createToken(makeToken({ id: 'held' }), T0);
+    await store.createToken(makeToken({ id: 'held' }), T0);
     const other = new Database(filename, { timeout: 0 });
     try {
       expect(() => other.prepare('SELECT count(*) FROM tokens').get()).toThrow(/locked/);
@@ -80,10 +80,10 @@ describe('createSqliteStore options', () => {
     }
   });
 
-  it('shared (the default): other connections read the file while the store is open', () => {
+  it('shared (the default): other connections read the file while the store is open', async () => {
     const filename = tempFile();
     const store = openMigrated({ filename });
-    store.createToken(makeToken({ id: 'visible' }), T0);
+    await store.createToken(makeToken({ id: 'visible' }), T0);
     const other = new Database(filename, { timeout: 0 });
     try {
       expect(other.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 1 });
@@ -93,10 +93,10 @@ describe('createSqliteStore options', () => {
     }
   });
 
-  it('defaults to a private in-memory database', () => {
+  it('defaults to a private in-memory database', async () => {
     const one = openMigrated();
     const two = openMigrated();
-    one.createToken(makeToken({ id: 'only-in-one' }), T0);
+    await one.createToken(makeToken({ id: 'only-in-one' }), T0);
     expect(one.database.memory).toBe(true);
     expect(two.getToken(TENANT_A, 'only-in-one', T0)).toBeNull();
     one.close();
@@ -201,10 +201,12 @@ describe('SQLite lifecycle', () => {
     second.close();
   });
 
-  it('answers synchronously (plain values, not promises)', () => {
+  it('answers synchronously (plain values, not promises), but for a creation, which settles with its turn\'s group commit', async () => {
     const store = openMigrated();
     const token = makeToken();
-    expect(store.createToken(token, T0)).toEqual({ status: 'created' });
+    const created = store.createToken(token, T0);
+    expect(created).toBeInstanceOf(Promise);
+    expect(await created).toEqual({ status: 'created' });
     expect(store.getToken(TENANT_A, token.id, T0)).not.toBeInstanceOf(Promise);
     store.close();
   });
@@ -213,7 +215,7 @@ describe('SQLite lifecycle', () => {
 describe('SQLite migrations', () => {
   const versions = (store: SqliteStoreCore) => (store.database.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
 
-  it('records each migration once, however often migrate() runs and however many stores open the file', () => {
+  it('records each migration once, however often migrate() runs and however many stores open the file', async () => {
     const filename = tempFile();
     const expected = MIGRATIONS.map((_, i) => i + 1);
     const one = openMigrated({ filename });
@@ -222,7 +224,7 @@ describe('SQLite migrations', () => {
     const two = openMigrated({ filename });
     expect(versions(two)).toEqual(expected);
     const token = makeToken();
-    one.createToken(token, T0);
+    await one.createToken(token, T0);
     expect(two.getToken(TENANT_A, token.id, T0)).not.toBeNull();
     one.close();
     two.close();
@@ -278,10 +280,10 @@ describe('SQLite storage details', () => {
     store.close();
   });
 
-  it('compares metadata and reactor names case-insensitively beyond ASCII', () => {
+  it('compares metadata and reactor names case-insensitively beyond ASCII', async () => {
     const store = openMigrated();
     const token = makeToken({ metadata: { Straße: 'ÄRGER' } });
-    store.createToken(token, T0);
+    await store.createToken(token, T0);
     expect(store.listTokens(TENANT_A, { metadata: { straße: 'ärger' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
     store.reactors.createFormula(makeFormula({ id: 'f' }));
     store.reactors.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));

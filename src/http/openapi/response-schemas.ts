@@ -173,6 +173,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
       type: { enum: [...APPLICATION_TYPES] },
       permissions: { type: 'array', items: { enum: [...PERMISSIONS] } },
       rules: { type: 'array', items: ref('AccessRule') },
+      allowed_origins: { type: 'array', items: { type: 'string' }, description: 'Public applications: the page origins its browser elements may work in (docs/elements.md); [] is any.' },
       key: str('The API key: present on create and regenerate only.'),
       created_by: uuid(),
       created_at: dateTime(),

@@ -158,6 +158,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   );
   CREATE INDEX token_intents_expires_at ON token_intents (expires_at);
   `,
+  /* 14: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
+  ALTER TABLE applications ADD COLUMN allowed_origins json NOT NULL DEFAULT '[]';
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

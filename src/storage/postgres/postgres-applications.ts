@@ -61,6 +61,7 @@ export class PostgresApplications {
       app.modifiedBy ?? null,
       app.modifiedAt ?? null,
       app.credentialsGeneration ?? 0,
+      json(app.allowedOrigins ?? []),
     ]);
     return result.rowCount === 0 ? 'exists' : 'created';
   };

@@ -15,6 +15,7 @@ import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
 import { distinct, metadataDigests, mutableTokenValues, toStoredToken } from './token-rows.js';
 import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
+import { TurnBatch } from './turn-batch.js';
 import { checkLimit } from '../limit.js';
 import { scopesParam } from '../token-values.js';
 
@@ -66,6 +67,12 @@ const probesDuplicate = (token: StoredToken) => token.deduplicate === true && to
  * - delete and purge are one statement each (purge claims rows with SKIP LOCKED);
  * - replaceCiphertext is a compare-and-set UPDATE: a concurrent writer's row fails its test.
  */
+interface TokenLookup {
+  tenantId: string;
+  id: string;
+  now: number;
+}
+
 export class PostgresTokens {
   readonly #db: PgExecutor;
   readonly #schema: string;
@@ -105,9 +112,22 @@ export class PostgresTokens {
     return (await this.#insert(tx, token)) ? CREATED : ID_CONFLICT;
   }
 
-  async get(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
-    const { rows } = await this.#db.query(this.#sql.getLive, [tenantId, id, now]);
-    return rows.length === 0 ? null : toStoredToken(rows[0]!);
+  /** Token reads of one event-loop turn go out as one statement (turn-batch.ts). */
+  readonly #reads = new TurnBatch<TokenLookup, StoredToken | null>(
+    async ({ tenantId, id, now }) => {
+      const { rows } = await this.#db.query(this.#sql.getLive, [tenantId, id, now]);
+      return rows.length === 0 ? null : toStoredToken(rows[0]!);
+    },
+    async (lookups) => {
+      const { rows } = await this.#db.query(this.#sql.getLiveMany, [lookups.map((l) => l.tenantId), lookups.map((l) => l.id), lookups.map((l) => l.now)]);
+      const found: Array<StoredToken | null> = lookups.map(() => null);
+      for (const row of rows) found[Number(row['lookup']) - 1] = toStoredToken(row);
+      return found;
+    },
+  );
+
+  get(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
+    return this.#reads.load({ tenantId, id, now });
   }
 
   list(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>> {

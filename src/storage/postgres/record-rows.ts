@@ -26,7 +26,7 @@ export const toWrappedKey = (row: Row): WrappedKeyRecord => ({
 });
 
 export const APPLICATION_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at, t.credentials_generation';
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at, t.credentials_generation, t.allowed_origins';
 export const toApplication = (row: Row): ApplicationRecord => ({
   id: row['id'] as string,
   tenantId: row['tenant_id'] as string,
@@ -39,6 +39,7 @@ export const toApplication = (row: Row): ApplicationRecord => ({
   modifiedBy: row['modified_by'] as string | null,
   modifiedAt: row['modified_at'] as number | null,
   credentialsGeneration: row['credentials_generation'] as number,
+  allowedOrigins: row['allowed_origins'] as string[],
 });
 
 export const FORMULA_COLUMNS =

@@ -14,8 +14,8 @@ export function recordStatements(s: string) {
     listWrappedKeys: `SELECT tenant_id, purpose, version, wrapped, created_at FROM ${s}.wrapped_keys WHERE tenant_id = $1 AND purpose = $2 ORDER BY version`,
 
     insertApplication:
-      `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at, credentials_generation) ` +
-      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, id) DO NOTHING',
+      `INSERT INTO ${s}.applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at, credentials_generation, allowed_origins) ` +
+      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
     getApplication: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.tenant_id = $1 AND t.id = $2`,
     deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
     /** tenant: every application's id and permissions, rows locked in seq order (see PostgresStore.#guarded). */

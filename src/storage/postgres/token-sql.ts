@@ -36,6 +36,13 @@ export function tokenStatements(s: string) {
   return Object.freeze({
     /** tenant, id, now. */
     getLive: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')}`,
+    /**
+     * getLive for several lookups at once (turn-batch.ts): $1 tenants, $2 ids, $3 nows, one of
+     * each per lookup; each row carries the position (from 1) of the lookup it answers.
+     */
+    getLiveMany:
+      `SELECT q.n AS lookup, ${TOKEN_COLUMNS} FROM unnest($1::text[], $2::text[], $3::int8[]) WITH ORDINALITY AS q(tenant_id, id, now, n) ` +
+      `JOIN ${s}.tokens t ON t.tenant_id = q.tenant_id AND t.id = q.id WHERE ${live('q.now')}`,
     /** tenant, id, now. Locks the live token's row until the transaction ends. */
     lockLive: `SELECT t.seq, t.fingerprint, t.deduplicate FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')} FOR UPDATE`,
     /**

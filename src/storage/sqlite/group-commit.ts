@@ -1,21 +1,22 @@
 import { atTurnEnd } from '../../common/turn-end.js';
 
 /**
- * Group commit for SQLite writes. The first write of an event-loop turn is done at once; writes
- * submitted later in the same turn (other requests being served concurrently) wait for the end of
- * the turn (`setImmediate`) and are written together in one transaction. A commit costs about as
+ * Group commit for SQLite writes. Writes submitted during an event-loop turn (the requests being
+ * served concurrently) wait for the end of the turn (`setImmediate`) and are written together in
+ * one transaction; a lone write is written alone at the end of its turn. A commit costs about as
  * much as the insert itself (the WAL frames of every page touched, and an fsync at
- * synchronous=full), so under concurrent load one commit for many creations multiplies the write
- * rate, while a lone caller keeps the synchronous path (test/bench/http.mjs, core.mjs).
+ * synchronous=full, the default of `tokenvault serve`), so under concurrent load one commit for
+ * many creations multiplies the write rate. An earlier version wrote the turn's first creation at
+ * once: under load that was two commits (two fsyncs) per turn instead of one
+ * (test/bench/table.mjs, docs/performance.md).
  *
- * Nothing is acknowledged before its transaction commits: a queued write's promise settles only
- * after the batch's COMMIT. If the batch fails as a whole, each write is retried on its own, so one
- * bad write fails alone.
+ * Nothing is acknowledged before its transaction commits: a write's promise settles only after
+ * its batch's COMMIT. If the batch fails as a whole, each write is retried on its own, so one bad
+ * write fails alone.
  */
 export class GroupCommit<I, R> {
   readonly #one: (item: I) => R;
   readonly #many: (items: I[]) => R[];
-  #turnBusy = false;
   #queue: { item: I; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
 
   /**
@@ -27,15 +28,11 @@ export class GroupCommit<I, R> {
     this.#many = many;
   }
 
-  submit(item: I): R | Promise<R> {
-    if (this.#turnBusy) {
-      return new Promise<R>((resolve, reject) => {
-        this.#queue.push({ item, resolve, reject });
-      });
-    }
-    this.#turnBusy = true;
-    atTurnEnd(this.#endTurn);
-    return this.#one(item);
+  submit(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      if (this.#queue.length === 0) atTurnEnd(this.#endTurn);
+      this.#queue.push({ item, resolve, reject });
+    });
   }
 
   /** Writes whatever is queued now (before the store closes). */
@@ -65,7 +62,6 @@ export class GroupCommit<I, R> {
   }
 
   #endTurn = (): void => {
-    this.#turnBusy = false;
     this.flush();
   };
 }

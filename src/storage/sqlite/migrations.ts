@@ -136,6 +136,9 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   ) WITHOUT ROWID;
   CREATE INDEX token_intents_expires_at ON token_intents (expires_at);
   `,
+  /* 13: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
+  ALTER TABLE applications ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
+  `,
 ]);
 
 /**

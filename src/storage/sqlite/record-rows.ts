@@ -51,7 +51,7 @@ export const toDeletedToken = (row: DeletedTokenRow): DeletedTokenRecord => ({
 });
 
 export const APPLICATION_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at, t.credentials_generation';
+  't.seq, t.tenant_id, t.id, t.name, t.type, t.permissions, t.rules, t.created_by, t.created_at, t.modified_by, t.modified_at, t.credentials_generation, t.allowed_origins';
 export interface ApplicationRow {
   seq: number;
   tenant_id: string;
@@ -65,6 +65,7 @@ export interface ApplicationRow {
   modified_by: string | null;
   modified_at: number | null;
   credentials_generation: number;
+  allowed_origins: string;
 }
 export const toApplication = (row: ApplicationRow): ApplicationRecord => ({
   id: row.id,
@@ -78,6 +79,7 @@ export const toApplication = (row: ApplicationRow): ApplicationRecord => ({
   modifiedBy: row.modified_by,
   modifiedAt: row.modified_at,
   credentialsGeneration: row.credentials_generation,
+  allowedOrigins: JSON.parse(row.allowed_origins) as string[],
 });
 
 export const FORMULA_COLUMNS =

@@ -22,8 +22,8 @@ import type { StatementCache } from './statement-cache.js';
 
 const SQL = {
   insertApplication:
-    'INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at, credentials_generation) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+    'INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at, credentials_generation, allowed_origins) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getApplication: `SELECT ${APPLICATION_COLUMNS} FROM applications t WHERE t.tenant_id = ? AND t.id = ?`,
   deleteApplication: 'DELETE FROM applications WHERE tenant_id = ? AND id = ?',
   applicationPermissions: 'SELECT id, permissions FROM applications WHERE tenant_id = ?',
@@ -73,6 +73,7 @@ export class SqliteApplications {
         app.modifiedBy ?? null,
         app.modifiedAt ?? null,
         app.credentialsGeneration ?? 0,
+        JSON.stringify(app.allowedOrigins ?? []),
       );
     if (result.changes === 0) return 'exists';
     this.#credentials.insertKey(key);

@@ -148,7 +148,7 @@ export class SqliteStoreCore {
 
   // --- tokens -----------------------------------------------------------------------------------
 
-  createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokenResult | Promise<CreateTokenResult> {
+  createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
     return this.#tokens.create(token, now, dedupeWithin);
   }
 

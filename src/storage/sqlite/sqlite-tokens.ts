@@ -99,8 +99,8 @@ export class SqliteTokens {
     this.#purgeTx = db.transaction(this.#purge);
   }
 
-  /** Group-committed (group-commit.ts): synchronous when it is the turn's first write, else a promise. */
-  create(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokenResult | Promise<CreateTokenResult> {
+  /** Group-committed (group-commit.ts): settles once the turn's batch has committed. */
+  create(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
     return this.#creates.submit({ token, now, scopes: scopesParam(dedupeWithin) });
   }
 

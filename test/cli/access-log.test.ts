@@ -1,0 +1,66 @@
+import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asyncLogSink } from '../../src/cli/log-sink.js';
+import { ensureBuilt } from '../support/ensure-built.js';
+import { ADMIN_KEY, api, startCli } from './helpers.js';
+
+let dir: string;
+beforeAll(() => {
+  ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'tokenvault-log-'));
+}, 120_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the asynchronous access log', () => {
+  it('flush() resolves once every line written so far is in the file, writes in flight included', async () => {
+    const file = join(dir, 'lines.log');
+    const fd = openSync(file, 'w');
+    try {
+      const sink = asyncLogSink(fd);
+      const lines = Array.from({ length: 5000 }, (_, i) => `${JSON.stringify({ msg: 'request', i })}\n`);
+      for (const line of lines) sink.write(line);
+      await sink.flush();
+      expect(readFileSync(file, 'utf8')).toBe(lines.join(''));
+      // Nothing pending: resolves at once, and lines written later are drained by the next flush.
+      await sink.flush();
+      sink.write('last\n');
+      await sink.flush();
+      expect(readFileSync(file, 'utf8').endsWith('last\n')).toBe(true);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('tokenvault serve logs by default and every request line reaches stderr before it exits on SIGTERM', async () => {
+    const cli = await startCli(['serve', '--port', '0', '--db', ':memory:'], { TOKENVAULT_ADMIN_KEY: ADMIN_KEY });
+    // 'close' comes after the process exits and its stderr pipe has been read to the end.
+    const closed = once(cli.child, 'close');
+    try {
+      const app = await api(cli.url, ADMIN_KEY, 'POST', '/applications', { name: 'log', type: 'private', permissions: ['token:create', 'token:read'] });
+      expect(app.status).toBe(201);
+      const token = await api(cli.url, app.body.key, 'POST', '/tokens', { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 } });
+      // Many requests in flight, so that lines pile up behind writes under way when the signal comes.
+      const reads = await Promise.all(Array.from({ length: 200 }, () => api(cli.url, app.body.key, 'GET', `/tokens/${token.body.id}`)));
+      expect(reads.every((r) => r.status === 200)).toBe(true);
+      cli.child.kill('SIGTERM');
+      const [code] = await closed;
+      expect(code).toBe(0);
+      const entries = cli
+        .stderr()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line));
+      const requests = entries.filter((e) => e.msg === 'request');
+      expect(requests).toHaveLength(202);
+      expect(requests.filter((e) => e.route === '/tokens/{id}' && e.status === 200)).toHaveLength(200);
+      // Ids and templates only: the token id and the card never reach the log.
+      expect(cli.stderr()).not.toContain(token.body.id);
+      expect(cli.stderr()).not.toContain('4242424242424242');
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    }
+  });
+});
