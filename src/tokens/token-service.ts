@@ -283,12 +283,11 @@ export class TokenService {
 
   /**
    * Detokenizes for a reactor (token:use): the data of each token under the caller's token:use
-   * transform. Unknown ids throw NotFoundError naming the id, or with `options.missing` are pushed
-   * there and left out (token intents are looked up next: src/token-intents/token-sources.ts); a
-   * container without a token:use grant throws AuthorizationError. Nothing is returned unless every
-   * token is allowed.
+   * transform. Unknown ids throw NotFoundError naming the id (ids of token intents never come
+   * here: src/token-intents/token-sources.ts); a container without a token:use grant throws
+   * AuthorizationError. Nothing is returned unless every token is allowed.
    */
-  async use(caller: Caller, ids: readonly string[], options: { missing?: string[] } = {}): Promise<Map<string, unknown>> {
+  async use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>> {
     return this.#audit.guard(caller, 'token:use', null, async () => {
       requirePermission(caller, 'token:use');
       refuseNul(ids, 'ids');
@@ -296,8 +295,6 @@ export class TokenService {
       const tokens: { token: StoredToken; transform: Transform }[] = [];
       for (const id of ids) {
         const token = await this.#store.getToken(caller.tenantId, id, now);
-        if (!token && options.missing) options.missing.push(id);
-        if (!token && options.missing) continue;
         if (!token) throw new NotFoundError('Token', id);
         tokens.push({ token, transform: requireTokenTransform(caller, 'token:use', token.containers, id) });
       }

@@ -40,18 +40,18 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   TokenIntent: {
     type: 'object',
     description:
-      'A token intent (docs/token-intents.md): never its data. card (bin, last4, brand, funding, expiry) for card and card_number intents, bank (routing_number, last4) for bank ones; fingerprint only to callers whose token:read transform on the type’s default container is reveal.',
+      'A token intent (docs/token-intents.md): never its data. card (bin, last4, brand, funding, expiry) for card and card_number intents, bank (routing_number, last4) for bank ones, under the caller’s token:read transform on the type’s default container (reveal: all; mask: what the type’s default mask shows, a card’s last4 and expiry; otherwise none; the creator’s own answer shows all); fingerprint only to callers whose token:read transform there is reveal.',
     required: ['id', 'type', 'tenant_id', 'created_by', 'created_at', 'expires_at'],
     properties: {
-      id: uuid(),
+      id: str('intent_ followed by a UUID; no token may take an id of this form.'),
       type: str('Token type of the data.'),
       tenant_id: uuid(),
       fingerprint: str('Keyed fingerprint of the type’s default fingerprint expression: what a token of this data would have.'),
       card: {
         type: 'object',
-        required: ['bin', 'last4', 'brand', 'funding'],
+        required: ['last4'],
         properties: {
-          bin: str('The first six digits.'),
+          bin: str('The first six digits (revealed summary only, as are brand and funding).'),
           last4: str(),
           brand: str('visa, mastercard, american-express, discover, diners-club, jcb, unionpay, maestro or unknown.'),
           funding: str('Always unknown: the vault holds no BIN database.'),
