@@ -271,7 +271,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     clock,
     store,
     logger,
-    authenticate: (key: string | null | undefined, pageOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null),
+    authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     listTenants: async () => store.listTenants(),

@@ -10,7 +10,7 @@ import type { ElementRef } from '../../src/elements/protocol.js';
 const NUMBER = '4242424242424242';
 const number = (): ElementRef => ({ $tvElement: 'n' }) as ElementRef;
 
-function run(path: '/tokens' | '/tokenize', body: unknown) {
+function run(path: '/tokens' | '/tokenize', body: unknown): Promise<{ value?: unknown; code?: string; read: string[] }> {
   const read: string[] = [];
   const resolve = async (ref: ElementRef) => (read.push(String(ref.$tvElement)), NUMBER);
   return assemble(path, body, resolve).then(
