@@ -96,7 +96,6 @@ export interface Vault {
   /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
   readonly worker: VaultWorker;
   readonly clock: Clock;
-  readonly store: Store;
   /** Where the vault logs (its `logger` option; default warnings and errors on stderr): a handler without its own logs here too. */
   readonly logger: Logger;
   /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
@@ -269,7 +268,6 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     keys: createVaultKeys(keyRing, store),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
-    store,
     logger,
     authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),

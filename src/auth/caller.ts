@@ -123,7 +123,7 @@ export function requirePageOrigin(caller: Caller, pageOrigin: string | null, req
 
 /**
  * Without explicit rules, the application's token permissions hold on `/`: with transform `mask`
- * for create/read/update/delete/search and `reveal` for use (DESIGN.md 5).
+ * for create/read/update/delete/search and `reveal` for use (ARCHITECTURE.md, Reference facts).
  */
 function implicitRules(permissions: ReadonlySet<Permission>): AccessRule[] {
   const masked = TOKEN_PERMISSIONS.filter((p) => p !== 'token:use' && permissions.has(p));
@@ -195,7 +195,7 @@ export function requireTransform(caller: Caller, permission: Permission, contain
  * As requireTransform, for an operation on a stored token (in `containers`) that the caller named
  * by `id` (as it sent it, so the message is the one of a missing id, word for word): when the caller holds no grant at all on it (no token permission whose rules grant every one of
  * its containers), the answer is the NotFoundError of a missing id, so that guessable ids
- * (`cust-10042-ssn`) do not tell a caller which tokens exist (DESIGN.md 5, Disclosure: "answer as if
+ * (`cust-10042-ssn`) do not tell a caller which tokens exist (ARCHITECTURE.md, Disclosure: "answer as if
  * a token were missing wherever the caller holds no grant on it"). A caller holding some other
  * grant on it can see that it exists already, and gets the AuthorizationError.
  */

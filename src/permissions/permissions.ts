@@ -1,4 +1,4 @@
-/** Permissions and the application types that may hold them (DESIGN.md 5). */
+/** Permissions and the application types that may hold them (ARCHITECTURE.md, Reference facts). */
 export const PERMISSIONS = [
   'token:create',
   'token:read',

@@ -13,7 +13,7 @@ import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../stor
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { audienceOf, dedupeScopes, requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
 import { type ConvertTokenIntentInput, isConversion } from '../token-intents/token-intent-input.js';
-import { checkSearchInput } from './search-input.js';
+import { checkSearchInput, type SearchTokensQuery } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
 import { MAX_TOKENIZE, collectTokenBodies, replaceTokenBodies } from './tokenize-bodies.js';
@@ -29,10 +29,7 @@ export interface ListTokensQuery extends PageQuery {
   metadata?: Record<string, string>;
 }
 
-export interface SearchTokensQuery extends PageQuery {
-  /** Terms `field:value` joined by AND: data, type, container, fingerprint, id, metadata.<key>. */
-  query: string;
-}
+export type { SearchTokensQuery } from './search-input.js';
 
 export interface TokenServiceDeps {
   store: Store;
@@ -47,8 +44,8 @@ export interface TokenServiceDeps {
 }
 
 /**
- * Token operations (spec 4.1). Every method takes the Caller and checks its permission and access
- * rules; responses are the snake_case objects of the spec, with data transformed (reveal, mask,
+ * Token operations (README, Tokens). Every method takes the Caller and checks its permission and access
+ * rules; responses are the snake_case objects of the HTTP API (README, Tokens), with data transformed (reveal, mask,
  * redact) by the caller's rules.
  *
  * @example

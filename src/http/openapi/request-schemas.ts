@@ -33,7 +33,7 @@ export function requestSchemas(): Record<string, Schema> {
   return {
     ...definitionsFromValibot(shared),
     CreateTokenRequest: fromValibot(CreateTokenSchema, {
-      description: 'Create Token (spec 4.1). Unknown attributes are refused by name.',
+      description: 'Create Token. Unknown attributes are refused by name.',
       additionalProperties: false,
       required: ['data'],
       properties: {
@@ -83,7 +83,7 @@ export function requestSchemas(): Record<string, Schema> {
       description: 'Terms field:value joined by AND: data, type, container, fingerprint, id, metadata.<key>; paging. Unknown attributes are refused by name.',
     }),
     TokenizeRequest: anyJson('Any JSON; every object with a string type and a data key is a Create Token body and becomes a token (at most 100).'),
-    CreateReactorRequest: fromValibot(CreateReactorSchema, { description: 'Either formula (spec 4.2; configuration then required) or code (inline code; configuration optional), not both.' }, shared),
+    CreateReactorRequest: fromValibot(CreateReactorSchema, { description: 'Either formula (configuration then required) or code (inline code; configuration optional), not both.' }, shared),
     UpdateReactorRequest: fromValibot(
       UpdateReactorSchema,
       { description: 'PUT replaces: an absent application removes it; configuration is required for a formula’s reactor, code for an inline-code reactor; the formula cannot change.' },

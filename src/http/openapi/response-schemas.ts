@@ -11,7 +11,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   Token: {
     type: 'object',
     description:
-      'A token (spec 2.1). data follows the caller’s access-control transform and is absent when redacted. mask, search_indexes and fingerprint_expression are echoed by create and update only; a duplicate the caller may not read shows its identity only.',
+      'A token. data follows the caller’s access-control transform and is absent when redacted. mask, search_indexes and fingerprint_expression are echoed by create and update only; a duplicate the caller may not read shows its identity only.',
     required: ['id', 'type', 'tenant_id'],
     properties: {
       id: str('Token id; never contains the data.'),
@@ -94,7 +94,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   },
   Reactor: {
     type: 'object',
-    description: 'A reactor (spec 2.3): it runs its formula’s code (`formula`) or its own inline `code`.',
+    description: 'A reactor: it runs its formula’s code (`formula`) or its own inline `code`.',
     required: ['id', 'tenant_id', 'name', 'configuration', 'created_at'],
     properties: {
       id: uuid(),
@@ -122,7 +122,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   },
   ReactorResponse: {
     type: 'object',
-    description: 'Reactor Response (spec 2.5).',
+    description: 'Reactor Response.',
     properties: { tokens: openObject('Tokens created by the reactor, in the shape it returned.'), raw: anyJson('Raw output of the reactor.') },
   },
   ReactorRunAccepted: {
