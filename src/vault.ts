@@ -275,7 +275,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     logger,
-    authenticate: (key: string | null | undefined, pageOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null),
+    authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     listTenants: async () => store.listTenants(),
