@@ -96,7 +96,7 @@ describeEachStore('error messages in our words', (store) => {
 
     const permission = await send('POST', '/applications', { name: 'a', type: 'private', permissions: ['token:read', 'token:fly'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['nope'] }] }, admin);
     expect(permission.status).toBe(400);
-    expect(permission.body.errors['permissions[1]'][0]).toMatch(/^is not a known permission; valid permissions: token:create, token:read, .*log:read, webhook:create.*webhook:delete, proxy:invoke$/);
+    expect(permission.body.errors['permissions[1]'][0]).toMatch(/^is not a known permission; valid permissions: token:create, token:read, .*log:read, webhook:create.*webhook:delete, proxy:invoke, proxy:create, proxy:read, proxy:update, proxy:delete$/);
     expect(permission.body.errors['rules[0].permissions[0]'][0]).toMatch(/^is not a known permission; valid permissions: /);
 
     const missing = await send('POST', '/applications', { type: 'private' }, admin);

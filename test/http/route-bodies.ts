@@ -39,6 +39,7 @@ export async function bodyRequests(h: Harness): Promise<BodyRequest[]> {
   const reactor = await ok('POST', '/reactors', h.userKey, { name: 'r', formula: { id: formula.id }, configuration: { k: 'v' } });
   const app = await ok('POST', '/applications', h.adminKey, { name: 'a', type: 'private', permissions: ['token:read'], rules: RULES });
   const webhook = await ok('POST', '/webhooks', h.adminKey, { name: 'h', url: 'https://example.com/hook', events: ['token.created'] });
+  const proxy = await ok('POST', '/proxies', h.adminKey, { name: 'p', destination_url: 'https://example.com/api' });
   const publicKey = await h.key(['token:create'], 'public');
   const intentKey = await h.key(['token-intent:create'], 'public');
   const nonce = async () => (await ok('POST', '/sessions', publicKey)).nonce as string;
@@ -66,6 +67,9 @@ export async function bodyRequests(h: Harness): Promise<BodyRequest[]> {
       // A nonce is used once: each body gets a fresh one.
       body: async () => ({ nonce: await nonce(), rules: [{ priority: 0, container: '/general/', transform: 'mask', permissions: ['token:read'] }] }),
     },
+    createProxy: { path: '/proxies', key: h.adminKey, body: () => ({ name: 'p', destination_url: 'https://example.com/api', configuration: { k: 'v' }, require_auth: true }) },
+    updateProxy: { path: `/proxies/${proxy.id}`, key: h.adminKey, body: () => ({ name: 'p2', destination_url: 'https://example.com/api' }) },
+    patchProxy: { path: `/proxies/${proxy.id}`, key: h.adminKey, body: () => ({ name: 'p3', configuration: { k: 'w' } }) },
     createWebhook: { path: '/webhooks', key: h.adminKey, body: () => ({ name: 'h', url: 'https://example.com/hook', events: ['token.created'] }) },
     updateWebhook: { path: `/webhooks/${webhook.id}`, key: h.adminKey, body: () => ({ name: 'h2', url: 'https://example.com/hook', events: ['token.created', 'token.updated'] }) },
     retryWebhookDelivery: { path: '/webhook-deliveries/no-such-delivery/retry', key: h.adminKey, body: () => ({}) },

@@ -162,7 +162,6 @@ describeEachStore('Basis Theory JS SDK against tokenvault serve --header-prefix 
     expect(logs.data).toContainEqual(expect.objectContaining({ operation: 'token:delete', resourceId: token.id }));
     expect((await sdkFailure(admin.tenants.update({ name: 'renamed' }))).status).toBe(405);
     expect((await sdkFailure(admin.applications.retrieveByKey())).status).toBe(404);
-    expect((await sdkFailure(admin.proxies.list())).status).toBe(404);
     const failed = await sdkFailure(admin.reactorFormulas.create({ name: 'f', type: 'private', code: ECHO, icon: 'data:,', configuration: [], requestParameters: [] }));
     expect(failed.status).toBe(400);
     expect(failed.data.errors).toHaveProperty(['icon']);
