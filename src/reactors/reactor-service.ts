@@ -12,7 +12,7 @@ import { mergePatch } from '../tokens/merge-patch.js';
 import { boundGrantsFor } from '../auth/session-grants.js';
 import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from '../auth/binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
-import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
+import { AsyncRuns, type AsyncRunEnded, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
 import { runOwner } from './run-owner.js';
 import {
@@ -49,6 +49,8 @@ export interface ReactorServiceDeps extends Omit<ReactorRunnerDeps, 'consoleOutp
   allowPrivateNetwork: boolean;
   /** Told when an asynchronous run ends (callback and event webhooks). */
   onRunFinished?: (event: ReactorRunFinished) => Promise<void>;
+  /** The `reactors.onAsyncRun` option (metrics). */
+  onAsyncRun?: (event: AsyncRunEnded) => void;
 }
 
 /**
@@ -77,7 +79,7 @@ export class ReactorService {
     this.#limits = deps.limits;
     const runner = (this.#runner = new ReactorRunner({ ...deps, consoleOutput: deps.consoleOutput ?? 'summary' }));
     this.#async = new AsyncRuns(
-      { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}) },
+      { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, logger: deps.logger, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}), ...(deps.onAsyncRun ? { onAsyncRun: deps.onAsyncRun } : {}) },
       {
         check: async (caller, id, input) => void (await runner.prepare(caller, id, input, 0)),
         run: (caller, id, input) => runner.invoke(caller, id, input, 0, input.timeoutMs),
