@@ -38,13 +38,22 @@ export type {
  * - A rejection is a failure: ServiceUnavailableError (the database cannot answer now; retry), or
  *   a fault of the store's own state.
  */
+/** What `Store.migrate()` did: the versions it applied, in order, and the schema's version now. */
+export interface MigrationOutcome {
+  applied: number[];
+  version: number;
+}
+
 export interface Store extends TokenStore, TokenIntentStore, ApplicationStore, ReactorStore, OperationsStore, WebhookStore {
   /**
    * Optional: runs `fn` while holding a lock of that name across every instance sharing the database
    * (PostgreSQL's advisory locks). A store for one process may leave it out; the vault then just runs `fn`.
    */
   withLock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
-  /** Applies pending migrations; idempotent. Called by createVault before first use. */
-  migrate(): Promise<void>;
+  /**
+   * Applies pending migrations; idempotent. Called by createVault before first use. Answers the
+   * versions it applied (none when the schema was up to date) and the schema's version after.
+   */
+  migrate(): Promise<MigrationOutcome>;
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import type { MigrationOutcome } from '../store.js';
 import pg from 'pg';
 import type {
   ContainerScope,
@@ -90,7 +91,7 @@ export class PostgresStore implements Store {
   }
 
   /** Creates the schema when missing and applies pending migrations (migrations.ts); idempotent and safe to race. */
-  migrate(): Promise<void> {
+  migrate(): Promise<MigrationOutcome> {
     return runMigrations(this.#db, this.#schema);
   }
 

@@ -1,3 +1,4 @@
+import type { MigrationOutcome } from '../store.js';
 import { InternalError } from '../../errors/errors.js';
 import type {
   ContainerScope,
@@ -98,8 +99,8 @@ export class SqliteStoreCore {
     return this.#db;
   }
 
-  migrate(): void {
-    runMigrations(this.#db);
+  migrate(): MigrationOutcome {
+    return runMigrations(this.#db);
   }
 
   /** Closes the database if the store opened it; a database passed in stays open. Idempotent. */
