@@ -27,6 +27,7 @@ export default defineConfig({
     index: 'src/index.ts',
     sqlite: 'src/sqlite.ts',
     postgres: 'src/postgres.ts',
+    store: 'src/store.ts',
     testing: 'src/testing/index.ts',
     http: 'src/http/index.ts',
     node: 'src/http/node.ts',

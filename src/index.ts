@@ -72,5 +72,4 @@ export { IDEMPOTENCY_TTL_MS } from './idempotency/idempotency-service.js';
 export type { IdempotencyService, IdempotentRequest, IdempotentResult } from './idempotency/idempotency-service.js';
 export type { Paginated, Pagination, PageQuery } from './common/pagination.js';
 export type { SweepResult } from './jobs/sweeper.js';
-export type * from './storage/store.js';
 export type { WebhookRequest } from './webhooks/webhook-input.js';

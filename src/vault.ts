@@ -18,6 +18,7 @@ import { type Logger, toLogger, unexpectedErrorFields } from './common/logger.js
 import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
+import { ProxiesService } from './proxy/proxies-service.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
@@ -82,6 +83,8 @@ export interface Vault {
    * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
    */
   proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
+  /** Pre-configured proxies (`/proxies`, proxy:create|read|update|delete; docs/proxies.md). */
+  readonly proxies: ProxiesService;
   /** The permission catalog (`GET /permissions`). */
   readonly permissions: PermissionService;
   /** The caller's own tenant (`GET /tenants/self`). */
@@ -96,7 +99,6 @@ export interface Vault {
   /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
   readonly worker: VaultWorker;
   readonly clock: Clock;
-  readonly store: Store;
   /** Where the vault logs (its `logger` option; default warnings and errors on stderr): a handler without its own logs here too. */
   readonly logger: Logger;
   /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
@@ -228,7 +230,9 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });
 
-  const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: resolveProxyOptions(options.proxy), allowPrivateNetwork });
+  const proxyOptions = resolveProxyOptions(options.proxy);
+  const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: proxyOptions, allowPrivateNetwork });
+  const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts } });
 
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
@@ -262,6 +266,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     tokenIntents,
     detokenizeSource,
     proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
+    proxies,
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
@@ -270,9 +275,8 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     keys: createVaultKeys(keyRing, store),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
-    store,
     logger,
-    authenticate: (key: string | null | undefined, pageOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null),
+    authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     listTenants: async () => store.listTenants(),

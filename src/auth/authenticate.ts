@@ -35,10 +35,11 @@ export class Authenticator {
    * `pageOrigin`: the origin of the page a browser element's frame works for, when the request
    * comes from one (docs/elements.md); AuthorizationError when the application (a session: its
    * creating public application) lists allowed origins and this is not one of them.
+   * `requestOrigin`: a browser request's `Origin` when it is not the vault's own, checked alike.
    */
-  async authenticate(key: string | null | undefined, pageOrigin: string | null = null): Promise<Caller> {
+  async authenticate(key: string | null | undefined, pageOrigin: string | null = null, requestOrigin: string | null = null): Promise<Caller> {
     const caller = await this.#resolve(key);
-    requirePageOrigin(caller, pageOrigin);
+    requirePageOrigin(caller, pageOrigin, requestOrigin);
     return caller;
   }
 

@@ -102,12 +102,20 @@ export function makeCaller(app: {
 }
 
 /**
- * AuthorizationError when a request from a browser element's frame names a page origin the caller's
- * public application does not allow (docs/elements.md). `pageOrigin` null: not from a frame.
+ * AuthorizationError when a browser request is from a page the caller's public application does not
+ * allow (docs/elements.md, "Allowed page origins"). `pageOrigin`: the page a browser element's frame
+ * names (its `<prefix>-PAGE-ORIGIN` header), null when not from a frame. `requestOrigin`: the
+ * browser-set `Origin` of a request from a page other than the vault's own (null when absent or the
+ * vault's own origin, i.e. a frame's request); an opaque origin (`null`) is never listed, so refused.
  */
-export function requirePageOrigin(caller: Caller, pageOrigin: string | null): void {
-  if (pageOrigin === null || caller.allowedOrigins === undefined) return;
-  if (caller.allowedOrigins.includes(pageOrigin)) return;
+export function requirePageOrigin(caller: Caller, pageOrigin: string | null, requestOrigin: string | null = null): void {
+  if (caller.allowedOrigins === undefined) return;
+  if (requestOrigin !== null && !caller.allowedOrigins.includes(requestOrigin)) {
+    throw new AuthorizationError(
+      `This application does not allow requests from pages of ${JSON.stringify(requestOrigin.slice(0, 200))} (the request's Origin); an administrator may add the origin to the application's allowed_origins`,
+    );
+  }
+  if (pageOrigin === null || caller.allowedOrigins.includes(pageOrigin)) return;
   throw new AuthorizationError(
     `This application does not allow browser elements on pages of ${JSON.stringify(pageOrigin.slice(0, 200))}; an administrator may add the origin to the application's allowed_origins`,
   );
@@ -115,7 +123,7 @@ export function requirePageOrigin(caller: Caller, pageOrigin: string | null): vo
 
 /**
  * Without explicit rules, the application's token permissions hold on `/`: with transform `mask`
- * for create/read/update/delete/search and `reveal` for use (DESIGN.md 5).
+ * for create/read/update/delete/search and `reveal` for use (ARCHITECTURE.md, Reference facts).
  */
 function implicitRules(permissions: ReadonlySet<Permission>): AccessRule[] {
   const masked = TOKEN_PERMISSIONS.filter((p) => p !== 'token:use' && permissions.has(p));
@@ -187,7 +195,7 @@ export function requireTransform(caller: Caller, permission: Permission, contain
  * As requireTransform, for an operation on a stored token (in `containers`) that the caller named
  * by `id` (as it sent it, so the message is the one of a missing id, word for word): when the caller holds no grant at all on it (no token permission whose rules grant every one of
  * its containers), the answer is the NotFoundError of a missing id, so that guessable ids
- * (`cust-10042-ssn`) do not tell a caller which tokens exist (DESIGN.md 5, Disclosure: "answer as if
+ * (`cust-10042-ssn`) do not tell a caller which tokens exist (ARCHITECTURE.md, Disclosure: "answer as if
  * a token were missing wherever the caller holds no grant on it"). A caller holding some other
  * grant on it can see that it exists already, and gets the AuthorizationError.
  */

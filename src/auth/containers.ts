@@ -1,7 +1,7 @@
 import { ValidationError } from '../errors/errors.js';
 import type { FieldErrors } from '../errors/errors.js';
 
-/** Longest container path accepted, in characters (a guard against absurd input, not a spec limit). */
+/** Longest container path accepted, in characters (a guard against absurd input, not a documented limit). */
 export const MAX_CONTAINER_LENGTH = 512;
 /** Most containers one token may name. */
 export const MAX_CONTAINERS = 100;

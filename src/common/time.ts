@@ -1,7 +1,7 @@
 /** Time as the API shows it. */
 
 /**
- * Formats epoch milliseconds as ISO 8601 with an explicit `+00:00` offset (the spec asks for "an
+ * Formats epoch milliseconds as ISO 8601 with an explicit `+00:00` offset (the README documents "an
  * offset"; one fixed form keeps responses byte-stable).
  * @example formatIso(Date.UTC(2030, 0, 1)) // '2030-01-01T00:00:00.000+00:00'
  */

@@ -1,7 +1,7 @@
 /*
  * Card input rules the browser frames apply as the user types (docs/elements.md): brand detection,
  * Luhn, formatting and expiry validation. Pure functions, shared by the frame bundle and tests; the
- * vault validates again when it stores the token (DESIGN.md 5: card numbers are Luhn-checked there).
+ * vault validates again when it stores the token (ARCHITECTURE.md, Token types: card numbers are Luhn-checked there).
  */
 
 import { isLuhnValid } from '../tokens/luhn.js';

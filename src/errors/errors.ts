@@ -126,7 +126,7 @@ export class UnprocessableError extends VaultError {
 
 /**
  * An error raised by reactor code (or by the sandbox on its behalf), carrying the HTTP status of the
- * reactor error class (DESIGN.md 5). `kind` is the class name seen in the sandbox.
+ * reactor error class (ARCHITECTURE.md, Reference facts). `kind` is the class name seen in the sandbox.
  * For CustomHttpResponseError, `body` and `headers` are the reactor's own response.
  */
 export class ReactorError extends VaultError {

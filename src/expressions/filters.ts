@@ -1,4 +1,4 @@
-/** The vault filters (DESIGN.md 5), registered on the liquid instance beside the standard ones. */
+/** The vault filters (ARCHITECTURE.md, Reference facts), registered on the liquid instance beside the standard ones. */
 import { aliasArgs, bytesOf, hmac } from './alias-hmac-filters.js';
 import { aliasCard, aliasPreserveFormat, aliasPreserveLength } from './aliases.js';
 import { cardBin, cardExp, cardMask, digitsOf } from './card-filters.js';

@@ -14,6 +14,7 @@ import { textResponse } from './json-response.js';
 import { handleElementsRequest, isElementsPath } from './elements-handler.js';
 import { createProxyHandler, isProxyPath } from './proxy-handler.js';
 import { buildOpenApiDocument } from './openapi/document.js';
+import { foreignOrigin } from './request-origin.js';
 import { splitTarget } from './request-target.js';
 import { rejectUnknownQueryParameters } from './query-rule.js';
 import { RouteError, errorResponse } from './problem.js';
@@ -158,7 +159,10 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
 
       let caller: Caller;
       try {
-        caller = await vault.authenticate(request.header(apiKeyHeader), request.header(pageOriginHeader));
+        // A browser's Origin from another page than the vault's own is checked too (docs/elements.md).
+        const origin = request.header('origin');
+        const requestOrigin = origin === null ? null : foreignOrigin(origin, request.header('host'));
+        caller = await vault.authenticate(request.header(apiKeyHeader), request.header(pageOriginHeader), requestOrigin);
       } catch (error) {
         throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
       }
@@ -236,7 +240,10 @@ class WebExchangeRequest implements ExchangeRequest {
   }
 
   header(name: string): string | null {
-    return this.#request.headers.get(name);
+    const value = this.#request.headers.get(name);
+    // A Request built by hand has no Host header: its URL names the host (for the Origin check).
+    if (value === null && name === 'host') return URL.canParse(this.#request.url) ? new URL(this.#request.url).host : null;
+    return value;
   }
 
   get hasBody(): boolean {

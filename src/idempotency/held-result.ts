@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Caller, coversGrants, holdsAnyGrant, makeCaller } from '../auth/caller.js';
 import type { SessionGrants, Store, StoredToken, StoredTokenIntent } from '../storage/store.js';
+import { isTokenIntentId } from '../token-intents/token-intent-id.js';
 import type { RunDependencies } from './run-dependencies.js';
 
 /**
@@ -122,16 +123,18 @@ export class HeldResults {
     const tokenIds: string[] = [];
     const tokens: Record<string, string> = {};
     for (const id of new Set(ids)) {
+      if (isTokenIntentId(id)) {
+        // An id of a token intent a run detokenized (docs/token-intents.md): followed until it is
+        // converted, deleted or expires, after which the vault no longer holds that data.
+        tokenIds.push(id);
+        const intent = await this.#store.getTokenIntent(reader.tenantId, id, now);
+        if (intent !== null) tokens[id] = intentDigest(intent);
+        continue;
+      }
       const token = await this.#store.getToken(reader.tenantId, id, now);
       if (token !== null && !holdsAnyGrant(reader, token.containers)) continue;
       tokenIds.push(id);
       if (token !== null) tokens[id] = stateDigest(token);
-      else {
-        // An id of a token intent a run detokenized (docs/token-intents.md): followed until it is
-        // converted, deleted or expires, after which the vault no longer holds that data.
-        const intent = await this.#store.getTokenIntent(reader.tenantId, id, now);
-        if (intent !== null) tokens[id] = intentDigest(intent);
-      }
     }
     return { tokenIds, tokens };
   }

@@ -34,6 +34,10 @@ const DESCRIPTIONS: Readonly<Record<Permission, string>> = Object.freeze({
   'webhook:update': 'Update webhooks and retry failed deliveries.',
   'webhook:delete': 'Delete webhooks.',
   'proxy:invoke': 'Call the ephemeral proxy (/proxy with a destination URL); detokenizing a token through it also needs token:use on it (docs/proxies.md).',
+  'proxy:create': 'Create pre-configured proxies (their key is shown once); binding one to an application needs every grant of it (docs/authority.md).',
+  'proxy:read': 'Get and list pre-configured proxies (never their key or configuration values).',
+  'proxy:update': 'Update pre-configured proxies; destination, transforms, configuration and key are for their author or an administrator.',
+  'proxy:delete': 'Delete pre-configured proxies.',
 });
 
 /**

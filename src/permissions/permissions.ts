@@ -1,4 +1,4 @@
-/** Permissions and the application types that may hold them (DESIGN.md 5). */
+/** Permissions and the application types that may hold them (ARCHITECTURE.md, Reference facts). */
 export const PERMISSIONS = [
   'token:create',
   'token:read',
@@ -23,6 +23,10 @@ export const PERMISSIONS = [
   'webhook:update',
   'webhook:delete',
   'proxy:invoke',
+  'proxy:create',
+  'proxy:read',
+  'proxy:update',
+  'proxy:delete',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -48,6 +52,10 @@ export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly Perm
     'reactor:update',
     'reactor:delete',
     'proxy:invoke',
+    'proxy:create',
+    'proxy:read',
+    'proxy:update',
+    'proxy:delete',
   ],
   management: [
     'application:create',
@@ -58,6 +66,10 @@ export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly Perm
     'reactor:read',
     'reactor:update',
     'reactor:delete',
+    'proxy:create',
+    'proxy:read',
+    'proxy:update',
+    'proxy:delete',
     'log:read',
     'webhook:create',
     'webhook:read',

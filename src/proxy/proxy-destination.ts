@@ -41,7 +41,9 @@ export function destinationUrl(base: string | null, path: string, search: string
   if (!rules.allowPrivateNetwork && !host.includes('.')) throw ValidationError.field(URL_FIELD, 'must name a fully qualified DNS host');
   if (/(^|\/)(\.|%2e){2}(\/|$)/i.test(path) || /(^|\/)(\.|%2e)(\/|$)/i.test(path)) throw ValidationError.field('path', "must not hold '.' or '..' segments");
   if (path.includes('\\')) throw ValidationError.field('path', 'must not hold backslashes');
-  const basePath = url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+  // The base's trailing slash goes only when a path follows (`/v1/` + `/charges`); alone it stays
+  // (`/v1/` is not `/v1` to every server).
+  const basePath = path !== '' && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
   const query = [url.search.replace(/^\?/, ''), search.replace(/^\?/, '')].filter((q) => q !== '').join('&');
   url.pathname = basePath + path;
   url.search = query === '' ? '' : `?${query}`;

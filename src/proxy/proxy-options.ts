@@ -23,10 +23,15 @@ export interface ProxyOptions {
   /** Destination ports allowed for https (default [443, 8443]). */
   allowPorts?: number[];
   /**
-   * Sends the checked request instead of node:https (a test's own fetch). The address check still
-   * runs; the connection is then not pinned, so DNS rebinding protection is `fetch`'s own.
+   * Sends the request through this function instead of node:https (a test's fake destination).
+   * UNSAFE, hence the name: the URL rules (https, DNS name, no credentials, allowed port) still
+   * hold, but the vault resolves no name and checks no address, so this function alone decides
+   * whether `https://metadata.google.internal/` or an intranet name is reached. Never give it a
+   * real network fetch in production (docs/proxies.md, In-process, and in tests).
    */
-  fetch?: typeof fetch;
+  unsafeFetch?: typeof fetch;
+  /** Refused: the earlier name of `unsafeFetch`, which read as if the address check still ran. */
+  fetch?: never;
   /** Timer of the upstream time limit (default setTimeout). */
   setTimer?: SetTimer;
 }
@@ -38,7 +43,7 @@ export interface ResolvedProxyOptions {
   timeoutMs: number;
   maxResponseBytes: number;
   allowPorts: ReadonlySet<number>;
-  fetch: typeof fetch | undefined;
+  unsafeFetch: typeof fetch | undefined;
   setTimer: SetTimer;
 }
 
@@ -56,7 +61,8 @@ export const ProxyOptionsSchema = v.strictObject({
   timeoutMs: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(120_000, 'must be at most 120000'))),
   maxResponseBytes: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(64 * 1024 * 1024, 'must be at most 64 MiB'))),
   allowPorts: v.optional(v.pipe(v.array(port), v.minLength(1, 'must list at least one port'))),
-  fetch: v.optional(v.custom<typeof fetch>((f) => typeof f === 'function', 'must be a fetch function')),
+  unsafeFetch: v.optional(v.custom<typeof fetch>((f) => typeof f === 'function', 'must be a fetch function')),
+  fetch: v.optional(v.custom<never>(() => false, 'is now named unsafeFetch: a supplied fetch resolves names itself, so no address check runs')),
   setTimer: v.optional(v.custom<SetTimer>((f) => typeof f === 'function', 'must be a function (ms, fire) => cancel')),
 });
 
@@ -77,7 +83,7 @@ export function resolveProxyOptions(options: ProxyOptions | undefined): Resolved
     timeoutMs: o.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS,
     maxResponseBytes: o.maxResponseBytes ?? DEFAULT_PROXY_MAX_RESPONSE_BYTES,
     allowPorts: new Set(o.allowPorts ?? DEFAULT_PROXY_PORTS),
-    fetch: o.fetch,
+    unsafeFetch: o.unsafeFetch,
     setTimer: o.setTimer ?? systemTimer,
   });
 }

@@ -122,9 +122,9 @@ export class ProxyService {
   }
 
   async #resolve(url: URL): Promise<Target> {
-    // A supplied fetch is the embedder's transport (a test's fake destination): the URL rules hold,
-    // resolving the name and choosing the address are its own (docs/proxies.md, Testing).
-    if (this.#options.fetch !== undefined) return unresolvedTarget(url, this.#rules);
+    // `unsafeFetch` is the embedder's transport (a test's fake destination): the URL rules hold,
+    // resolving the name and choosing the address are its own, which its name says (proxy-options.ts).
+    if (this.#options.unsafeFetch !== undefined) return unresolvedTarget(url, this.#rules);
     try {
       return await resolveDestination(url, this.#rules);
     } catch (error) {
@@ -137,7 +137,7 @@ export class ProxyService {
 
   #send(tenantId: string, target: Target, request: { method: string; headers: Record<string, string>; body: Uint8Array | null }): Promise<DestinationResponse> {
     const limits = { timeoutMs: this.#options.timeoutMs, maxResponseBytes: this.#options.maxResponseBytes, setTimer: this.#options.setTimer };
-    const fetchImpl = this.#options.fetch;
+    const fetchImpl = this.#options.unsafeFetch;
     if (fetchImpl !== undefined) return sendWithFetch(fetchImpl, target, request, limits);
     return sendToDestination(target, request, limits, this.#agents.for(tenantId, target.url.protocol === 'https:'));
   }

@@ -110,7 +110,10 @@ export async function sendWithFetch(fetchImpl: typeof fetch, target: Target, req
     }
     if (bytes === 'over') throw new BadGatewayError(`The answer of '${target.host}' exceeds the limit of ${limits.maxResponseBytes} bytes`);
     const headers: [string, string][] = [];
-    response.headers.forEach((value, name) => headers.push([name.toLowerCase(), value]));
+    // fetch has already decoded the body: its content-encoding no longer describes the bytes.
+    response.headers.forEach((value, name) => {
+      if (name.toLowerCase() !== 'content-encoding') headers.push([name.toLowerCase(), value]);
+    });
     return { status: response.status, headers, body: bytes };
   } finally {
     cancel();

@@ -1,6 +1,6 @@
 import { ReactorError } from '../errors/errors.js';
 
-/** What reactor code returned, split into its two parts (spec 2.5). */
+/** What reactor code returned, split into its two parts (README, Reactors). */
 export interface ReactorOutput {
   raw?: unknown;
   tokenize?: unknown;

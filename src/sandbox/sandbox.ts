@@ -108,7 +108,7 @@ export interface Sandbox {
   check(code: string): void;
   /**
    * Runs the code's exported function with `req` and resolves with its JSON result. Every failure is a
-   * ReactorError carrying the status of the reactor error class (DESIGN.md 5).
+   * ReactorError carrying the status of the reactor error class (ARCHITECTURE.md, Reference facts).
    */
   run(input: SandboxRunInput): Promise<SandboxRunOutput>;
   /** Releases what the sandbox holds (worker threads); the vault calls it on close for the sandbox it created. */

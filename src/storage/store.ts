@@ -1,5 +1,6 @@
 import type { ApplicationStore } from './application-store.js';
 import type { OperationsStore } from './operations-store.js';
+import type { ProxyStore } from './proxy-store.js';
 import type { ReactorStore } from './reactor-store.js';
 import type { TokenIntentStore } from './token-intent-store.js';
 import type { TokenStore } from './token-store.js';
@@ -11,6 +12,7 @@ export type * from './token-store.js';
 export type * from './token-intent-store.js';
 export type * from './application-store.js';
 export type * from './reactor-store.js';
+export type * from './proxy-store.js';
 export type * from './operations-store.js';
 export type {
   WebhookAttempt,
@@ -22,6 +24,12 @@ export type {
   WebhookSecretRecord,
   WebhookStore,
 } from './webhook-records.js';
+
+/** What `Store.migrate()` did: the versions it applied, in order, and the schema's version now. */
+export interface MigrationOutcome {
+  applied: number[];
+  version: number;
+}
 
 /**
  * The persistence boundary. Every method is an atomic domain operation whose guarantee is stated in
@@ -38,13 +46,7 @@ export type {
  * - A rejection is a failure: ServiceUnavailableError (the database cannot answer now; retry), or
  *   a fault of the store's own state.
  */
-/** What `Store.migrate()` did: the versions it applied, in order, and the schema's version now. */
-export interface MigrationOutcome {
-  applied: number[];
-  version: number;
-}
-
-export interface Store extends TokenStore, TokenIntentStore, ApplicationStore, ReactorStore, OperationsStore, WebhookStore {
+export interface Store extends TokenStore, TokenIntentStore, ApplicationStore, ReactorStore, ProxyStore, OperationsStore, WebhookStore {
   /**
    * Optional: runs `fn` while holding a lock of that name across every instance sharing the database
    * (PostgreSQL's advisory locks). A store for one process may leave it out; the vault then just runs `fn`.

@@ -3,7 +3,8 @@
  * Kept beside store.ts so that the Store interface stays readable; the Store methods that use them
  * are in `WebhookStore`.
  */
-import type { Inserted, PageRequest, PageResult } from './store.js';
+import type { Inserted } from './store-answers.js';
+import type { PageRequest, PageResult } from './store-paging.js';
 
 /** An event webhook: where to POST which events of the tenant. */
 export interface WebhookRecord {

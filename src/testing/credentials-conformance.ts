@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ApplicationRecord, SessionAuthorization, SessionRecord, Store } from '../storage/store.js';
-import { TENANT_A, TENANT_B, T0, makeApplication, makeApplicationKey } from './store-conformance.js';
+import { TENANT_A, TENANT_B, T0, makeApplication, makeApplicationKey } from './store-fixtures.js';
 
 let counter = 0;
 const hash = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -33,6 +33,11 @@ export interface TestVault extends Vault {
   /** The tenant's management application's key. */
   readonly adminKey: string;
   /**
+   * The store this test vault was built on, for tests that check what was written. Not part of
+   * `Vault`: the vault's services are the only way its holder reaches the data (authorized per call).
+   */
+  readonly store: Store;
+  /**
    * Creates an application with these permissions (and rules) in the test tenant and returns its
    * Caller. The type defaults to the first type that may hold every permission.
    */
@@ -85,6 +90,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
   return Object.freeze({
     ...vault,
     clock,
+    store,
     tenantId: tenant.id,
     adminKey: application.key,
     async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {

@@ -8,6 +8,7 @@ import { tokenReadConformance } from './store-conformance-token-reads.js';
 import { recordConformance } from './store-conformance-records.js';
 import { idempotencyConformance } from './store-conformance-idempotency.js';
 import { authorityConformance } from './store-conformance-authority.js';
+import { proxyConformance } from './store-conformance-proxies.js';
 import { tokenIntentConformance } from './store-conformance-token-intents.js';
 import type { Store } from '../storage/store.js';
 import { T0, TENANT_A, TENANT_B, hex, makeToken, tokenHelpers } from './store-fixtures.js';
@@ -51,6 +52,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
     recordConformance(() => store);
     idempotencyConformance(() => store);
     authorityConformance(() => store);
+    proxyConformance(() => store);
     tokenIntentConformance(() => store);
     const { create, createAll, remove, listIds, auditOf } = tokenHelpers(() => store);
 

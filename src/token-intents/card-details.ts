@@ -3,7 +3,10 @@
  * the first six and last four digits (the truncation PCI DSS allows to be displayed), the brand
  * read from the number's issuer range, and the expiry; for a bank account, the routing number
  * (a bank token's default mask shows it too) and the account number's last four digits. Nothing
- * else: no BIN database is consulted, so `funding` is 'unknown'.
+ * else: no BIN database is consulted, so `funding` is 'unknown'. That is the revealed summary; the
+ * masked one shows only what the type's default mask shows of the data (src/tokens/token-types.ts):
+ * a card's last four digits and expiry, a card number's last four, a bank account's routing number
+ * and last four, so a masked reader learns no more from an intent than from a token of its data.
  */
 
 export interface CardDetails {
@@ -14,6 +17,9 @@ export interface CardDetails {
   expiration_month?: number;
   expiration_year?: number;
 }
+
+/** A card's summary under mask: the card default mask shows the last four digits and the expiry. */
+export type MaskedCardDetails = Pick<CardDetails, 'last4' | 'expiration_month' | 'expiration_year'>;
 
 export interface BankDetails {
   routing_number: string;
@@ -48,14 +54,26 @@ function card(number: string, month?: unknown, year?: unknown): CardDetails {
   return details;
 }
 
-/** The summary an intent of `type` shows of its (validated) data: `{ card }`, `{ bank }`, or nothing. */
-export function intentDetails(type: string, data: unknown): { card?: CardDetails; bank?: BankDetails } {
-  if (type === 'card_number' && typeof data === 'string') return { card: card(data) };
+/**
+ * The summary an intent of `type` shows of its (validated) data under `transform` (reveal or
+ * mask): `{ card }`, `{ bank }`, or nothing.
+ */
+export function intentDetails(type: string, data: unknown, transform: 'reveal' | 'mask'): { card?: CardDetails | MaskedCardDetails; bank?: BankDetails } {
+  const shown = (details: CardDetails): CardDetails | MaskedCardDetails => (transform === 'reveal' ? details : masked(details));
+  if (type === 'card_number' && typeof data === 'string') return { card: shown(card(data)) };
   if (typeof data !== 'object' || data === null) return {};
   const record = data as Record<string, unknown>;
-  if (type === 'card' && typeof record['number'] === 'string') return { card: card(record['number'], record['expiration_month'], record['expiration_year']) };
+  if (type === 'card' && typeof record['number'] === 'string') return { card: shown(card(record['number'], record['expiration_month'], record['expiration_year'])) };
   if (type === 'bank' && typeof record['routing_number'] === 'string' && typeof record['account_number'] === 'string') {
+    // The bank default mask shows the routing number and the account's last four: the same under both.
     return { bank: { routing_number: record['routing_number'], last4: record['account_number'].slice(-4) } };
   }
   return {};
+}
+
+function masked({ last4, expiration_month, expiration_year }: CardDetails): MaskedCardDetails {
+  const details: MaskedCardDetails = { last4 };
+  if (expiration_month !== undefined) details.expiration_month = expiration_month;
+  if (expiration_year !== undefined) details.expiration_year = expiration_year;
+  return details;
 }

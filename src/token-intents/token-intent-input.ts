@@ -33,7 +33,7 @@ export const CreateTokenIntentSchema = v.object(
   'must be a JSON object',
 );
 
-/** An intent id as a conversion names it (ids are UUIDs; the limit is the token id's). */
+/** An intent id as a conversion names it (ids are `intent_` and a UUID: token-intent-id.ts; the limit is the token id's). */
 export const TokenIntentIdSchema = v.pipe(
   v.string('must be a string (the id of a token intent)'),
   v.minLength(1, 'must not be empty'),

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit/audit.js';
 import { type Caller, requirePermission, requireTokenTransform, transformFor } from '../auth/caller.js';
 import type { Clock } from '../common/clock.js';
@@ -15,6 +14,7 @@ import { TokenViewer } from '../tokens/token-viewer.js';
 import { refuseNul } from '../validation/no-nul.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { type ConvertTokenIntentInput, type CreateTokenIntentInput, parseConversion, parseCreateTokenIntentInput } from './token-intent-input.js';
+import { isTokenIntentId, newTokenIntentId } from './token-intent-id.js';
 import { type TokenIntentView, tokenIntentView } from './token-intent-view.js';
 
 /** How long an intent lives unless the vault is configured otherwise: one day (Basis Theory's). */
@@ -82,7 +82,7 @@ export class TokenIntentService {
       const definition = getTokenType(input.type);
       const data = definition.validate(input.data);
       const now = this.#clock.now();
-      const id = randomUUID();
+      const id = newTokenIntentId();
       const keys = await this.#keys.keysFor(caller.tenantId);
       const printed = this.#engine.render(definition.defaultFingerprintExpression, { data, metadata: {} }, 'fingerprint_expression', this.#engine.budget());
       const intent: StoredTokenIntent = {
@@ -97,18 +97,25 @@ export class TokenIntentService {
       };
       if ((await this.#store.createTokenIntent(intent)) === 'exists') throw new ConflictError(`A token intent with id '${id}' already exists`);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token-intent:create', resourceId: id, outcome: 'success' });
-      return tokenIntentView(intent, data, showsFingerprint(caller, [definition.defaultContainer]));
+      // The creator wrote this data: the whole summary tells it nothing new (the fingerprint would: above).
+      return tokenIntentView(intent, data, { summary: 'reveal', fingerprint: showsFingerprint(caller, [definition.defaultContainer]) });
     });
   }
 
-  /** Gets an intent of the tenant (token-intent:read): its summary, never its data. Expired intents are not found. */
+  /**
+   * Gets an intent of the tenant (token-intent:read): never its data. The summary follows the
+   * caller's token:read transform on the type's default container, as a token of this data there
+   * would be shown: reveal, the whole summary; mask, what the type's default mask shows; anything
+   * else, none. Expired intents are not found.
+   */
   async get(caller: Caller, id: string): Promise<TokenIntentView> {
     return this.#audit.guard(caller, 'token-intent:read', id, async () => {
       requirePermission(caller, 'token-intent:read');
       const intent = await this.#live(caller, id);
       const data = await this.#data(intent);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token-intent:read', resourceId: intent.id, outcome: 'success' });
-      return tokenIntentView(intent, data, showsFingerprint(caller, [getTokenType(intent.type).defaultContainer]));
+      const container = [getTokenType(intent.type).defaultContainer];
+      return tokenIntentView(intent, data, { summary: transformFor(caller, 'token:read', container), fingerprint: showsFingerprint(caller, container) });
     });
   }
 
@@ -126,6 +133,10 @@ export class TokenIntentService {
    * Converts an intent into a token (token:create; `vault.tokens.create` and `POST /tokens` with
    * `token_intent_id` come here): the body is a Create Token body without `type` and `data`, which
    * the intent gives, checked like one (containers against the caller's token:create grants).
+   * Converting also needs the reveal transform of token:read on the type's default container (the
+   * container an intent counts as in for everything else): the caller chooses where the data goes
+   * and so what it and others may see of it there, which is only harmless from a caller that may
+   * see it all already (docs/token-intents.md).
    * The intent's removal and the token's creation are one store operation: of two conversions of
    * one intent, one creates a token and the other finds no intent (404). A card's cvc keeps the
    * hour it had from the intent's creation. Deduplication matches only tokens the caller may reveal
@@ -140,6 +151,12 @@ export class TokenIntentService {
       refuseNul(body, '');
       const { intentId, rest } = parseConversion(body);
       const intent = await this.#live(caller, intentId);
+      const home = getTokenType(intent.type).defaultContainer;
+      if (transformFor(caller, 'token:read', [home]) !== 'reveal') {
+        throw new AuthorizationError(
+          `Converting a token intent of type '${intent.type}' needs the reveal transform of 'token:read' on ${home} (the type's default container): the new token's containers decide who sees the data, so only a caller that may already see it there may choose them`,
+        );
+      }
       const data = await this.#data(intent);
       const budget = this.#engine.budget();
       const prepared = await this.#preparer.prepare(caller, { ...rest, type: intent.type, data }, budget);
@@ -195,7 +212,8 @@ export class TokenIntentService {
 
   async #live(caller: Caller, id: unknown): Promise<StoredTokenIntent> {
     refuseNul(id, 'id');
-    const intent = await this.#store.getTokenIntent(caller.tenantId, String(id), this.#clock.now());
+    // An id not of an intent's form names no intent: not looked up.
+    const intent = isTokenIntentId(String(id)) ? await this.#store.getTokenIntent(caller.tenantId, String(id), this.#clock.now()) : null;
     if (!intent) throw new NotFoundError('Token intent', String(id));
     return intent;
   }

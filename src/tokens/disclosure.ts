@@ -9,7 +9,7 @@ import type { UpdateTokenInput } from './token-input.js';
 import { stricter } from './token-view.js';
 
 /*
- * Disclosure rules (DESIGN.md 5): what protects a token's data beyond each permission. No caller
+ * Disclosure rules (ARCHITECTURE.md, Disclosure): what protects a token's data beyond each permission. No caller
  * learns more about a token's data than its token:read transform on the token reveals, whatever
  * the operation that answers.
  */

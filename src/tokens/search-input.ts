@@ -3,7 +3,12 @@ import { ValidationError } from '../errors/errors.js';
 import { PageSchema } from '../common/pagination.js';
 import { addError, printableKey } from '../validation/field-errors.js';
 import { validationFromIssues } from '../validation/issues.js';
-import type { SearchTokensQuery } from './token-service.js';
+import type { PageQuery } from '../common/pagination.js';
+
+export interface SearchTokensQuery extends PageQuery {
+  /** Terms `field:value` joined by AND: data, type, container, fingerprint, id, metadata.<key>. */
+  query: string;
+}
 
 /** Every attribute a search body may hold. */
 export const SEARCH_KEYS = ['query', 'page', 'size', 'start'] as const;

@@ -1,7 +1,7 @@
 /** The token input's limits, attribute lists and valibot schemas (the OpenAPI document is generated from them). */
 import * as v from 'valibot';
 
-/** Limits on a token's input (the spec is silent; these keep rows and indexes bounded). */
+/** Limits on a token's input (none is documented elsewhere; these keep rows and indexes bounded). */
 export const TOKEN_INPUT_LIMITS = Object.freeze({
   idLength: 250,
   typeLength: 64,

@@ -10,13 +10,14 @@ import type { StoredToken } from '../storage/store.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { parseExpiresAt } from './expiry.js';
 import { checkIdExpression, checkIdText } from './token-id.js';
+import { RESERVED_ID_RULE, isReservedForIntents } from '../token-intents/token-intent-id.js';
 import { type UpdateTokenInput, parseCreateTokenInput } from './token-input.js';
 import { parseMetadata } from './token-input-checks.js';
 import { mergePatch } from './merge-patch.js';
 import { requireDisclosureChange, requireExpiryChange } from './disclosure.js';
 import { getTokenType } from './token-types.js';
 
-/** The cvc of a card lives one hour (spec 2.2, 3). */
+/** The cvc of a card lives one hour (README, Tokens). */
 export const CVC_LIFETIME_MS = 60 * 60 * 1000;
 const MAX_ID_LENGTH = 250;
 /** Ids travel in URL paths and logs: no whitespace, no path/query/fragment/percent characters. */
@@ -173,6 +174,8 @@ export class TokenPreparer {
     const id = expression ? this.#engine.render(given, { data }, 'id', budget) : given;
     if (id.length === 0 || id.length > MAX_ID_LENGTH) throw ValidationError.field('id', `must be 1 to ${MAX_ID_LENGTH} characters`);
     if (!ID_PATTERN.test(id)) throw ValidationError.field('id', 'must not contain whitespace or any of / ? # % \\');
+    // The rendered id too: `intent_{{ data.number | alias_card }}` would take the intents' namespace.
+    if (isReservedForIntents(id)) throw ValidationError.field('id', RESERVED_ID_RULE);
     const cvc = cardWithCvc && hasCvc(data) ? String((data as Record<string, unknown>).cvc) : null;
     // A literal id, or an expression's own text: what an expression renders from the data is an
     // alias, random but for its kept ends, and checking it would refuse ids by chance.

@@ -13,7 +13,7 @@ import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../stor
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import { audienceOf, dedupeScopes, requireDedupeOverOwnData, showsFingerprint } from './disclosure.js';
 import { type ConvertTokenIntentInput, isConversion } from '../token-intents/token-intent-input.js';
-import { checkSearchInput } from './search-input.js';
+import { checkSearchInput, type SearchTokensQuery } from './search-input.js';
 import { parseSearchQuery } from './search-query.js';
 import { checkMetadataFilter, searchFilter, toArray } from './token-filters.js';
 import { MAX_TOKENIZE, collectTokenBodies, replaceTokenBodies } from './tokenize-bodies.js';
@@ -29,10 +29,7 @@ export interface ListTokensQuery extends PageQuery {
   metadata?: Record<string, string>;
 }
 
-export interface SearchTokensQuery extends PageQuery {
-  /** Terms `field:value` joined by AND: data, type, container, fingerprint, id, metadata.<key>. */
-  query: string;
-}
+export type { SearchTokensQuery } from './search-input.js';
 
 export interface TokenServiceDeps {
   store: Store;
@@ -47,8 +44,8 @@ export interface TokenServiceDeps {
 }
 
 /**
- * Token operations (spec 4.1). Every method takes the Caller and checks its permission and access
- * rules; responses are the snake_case objects of the spec, with data transformed (reveal, mask,
+ * Token operations (README, Tokens). Every method takes the Caller and checks its permission and access
+ * rules; responses are the snake_case objects of the HTTP API (README, Tokens), with data transformed (reveal, mask,
  * redact) by the caller's rules.
  *
  * @example
@@ -286,12 +283,11 @@ export class TokenService {
 
   /**
    * Detokenizes for a reactor (token:use): the data of each token under the caller's token:use
-   * transform. Unknown ids throw NotFoundError naming the id, or with `options.missing` are pushed
-   * there and left out (token intents are looked up next: src/token-intents/token-sources.ts); a
-   * container without a token:use grant throws AuthorizationError. Nothing is returned unless every
-   * token is allowed.
+   * transform. Unknown ids throw NotFoundError naming the id (ids of token intents never come
+   * here: src/token-intents/token-sources.ts); a container without a token:use grant throws
+   * AuthorizationError. Nothing is returned unless every token is allowed.
    */
-  async use(caller: Caller, ids: readonly string[], options: { missing?: string[] } = {}): Promise<Map<string, unknown>> {
+  async use(caller: Caller, ids: readonly string[]): Promise<Map<string, unknown>> {
     return this.#audit.guard(caller, 'token:use', null, async () => {
       requirePermission(caller, 'token:use');
       refuseNul(ids, 'ids');
@@ -299,8 +295,6 @@ export class TokenService {
       const tokens: { token: StoredToken; transform: Transform }[] = [];
       for (const id of ids) {
         const token = await this.#store.getToken(caller.tenantId, id, now);
-        if (!token && options.missing) options.missing.push(id);
-        if (!token && options.missing) continue;
         if (!token) throw new NotFoundError('Token', id);
         tokens.push({ token, transform: requireTokenTransform(caller, 'token:use', token.containers, id) });
       }

@@ -8,7 +8,7 @@ import { isLuhnValid } from './luhn.js';
 
 export { isLuhnValid };
 
-/** A token type: how its data is validated and the defaults a token of it gets (DESIGN.md 5). */
+/** A token type: how its data is validated and the defaults a token of it gets (ARCHITECTURE.md, Reference facts). */
 export interface TokenTypeDefinition {
   name: string;
   /**
@@ -189,7 +189,7 @@ const DEFINITIONS: TokenTypeDefinition[] = [
   }),
 ];
 
-/** Every token type by name (DESIGN.md 5). */
+/** Every token type by name (ARCHITECTURE.md, Reference facts). */
 export const TOKEN_TYPES: ReadonlyMap<string, TokenTypeDefinition> = new Map(DEFINITIONS.map((d) => [d.name, d]));
 
 /**

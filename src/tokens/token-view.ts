@@ -4,7 +4,7 @@ import type { Transform } from '../permissions/permissions.js';
 import type { StoredToken } from '../storage/store.js';
 import { formatIso } from '../common/time.js';
 
-/** A token as the API returns it (snake_case, spec 2.1). Which optional fields appear depends on the operation. */
+/** A token as the API returns it (snake_case, README, Tokens). Which optional fields appear depends on the operation. */
 export interface TokenView {
   id: string;
   type: string;
@@ -40,7 +40,7 @@ export function transformData(
     case 'reveal':
       return data;
     case 'mask':
-      // A token without a mask shows nothing when masked (DESIGN.md 5, type `token`).
+      // A token without a mask shows nothing when masked (ARCHITECTURE.md, Token types).
       if (token.mask === null || token.mask === undefined) return undefined;
       return withoutAbsentFields(token.mask, engine.renderTree(token.mask, { data }, 'mask', budget), data);
     case 'redact':
@@ -76,10 +76,10 @@ export function stricter(a: Transform, b: Transform): Transform {
 const STRICTNESS: Readonly<Record<Transform, number>> = { reveal: 0, mask: 1, redact: 2 };
 
 /**
- * The view of a stored token. `echo` adds what create/update responses echo (spec 2.1 rule 3):
+ * The view of a stored token. `echo` adds what create/update responses echo (README, Tokens):
  * mask, search_indexes and fingerprint_expression. `fingerprint` is set only for callers whose
  * token:read transform on the token is reveal: over low-entropy data (a cvc, a PIN, a birth date)
- * a fingerprint is an equality oracle, so it discloses as much as the data (DESIGN.md 5).
+ * a fingerprint is an equality oracle, so it discloses as much as the data (ARCHITECTURE.md, Disclosure).
  */
 export function tokenView(token: StoredToken, data: unknown, echo: boolean, fingerprint: boolean): TokenView {
   const view = { id: token.id, type: token.type, tenant_id: token.tenantId } as TokenView;

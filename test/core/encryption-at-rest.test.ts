@@ -26,7 +26,7 @@ describe('encryption at rest', () => {
       sent.push(new TextDecoder().decode(init?.body as Uint8Array));
       return new Response('{"ok":true}', { status: 200 });
     }) as typeof fetch;
-    const vault = await createVault({ store: createSqliteStore({ filename }), masterKey: generateMasterKey(), sweepIntervalMs: 0, proxy: { fetch: destination } });
+    const vault = await createVault({ store: createSqliteStore({ filename }), masterKey: generateMasterKey(), sweepIntervalMs: 0, proxy: { unsafeFetch: destination } });
     const { application } = await vault.createTenant({ name: 'scan' });
     const admin = await vault.authenticate(application.key);
     const app = await vault.applications.create(admin, { name: 'w', type: 'private', permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
@@ -57,6 +57,11 @@ describe('encryption at rest', () => {
     });
     expect(proxied.status).toBe(200);
     expect(sent[0]).toContain(secrets.card);
+    // A pre-configured proxy's configuration holds secrets (sealed) and its key (hashed).
+    const proxySecret = 'sk_live_configured_proxy_secret';
+    const configured = await vault.proxies.create(admin, { name: 'charges', destination_url: 'https://api.example.com/v1/', configuration: { API_KEY: proxySecret } });
+    await vault.proxies.patch(admin, configured.id, { configuration: { OTHER: `${proxySecret}-2` } });
+    Object.assign(secrets, { proxySecret, proxyKey: configured.key! });
     const { card, apiKey } = await makeIdempotentRevealingRequests(vault, app.key!, application.key);
     Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
     // Token intents (docs/token-intents.md): their data is sealed like token data.

@@ -20,7 +20,8 @@ describe.each(SHARED_KINDS)('vault.createFirstTenant [%s]', (kind) => {
       expect((await vault.authenticate(first!.application.key)).applicationType).toBe('management');
       expect(await vault.createFirstTenant({ name: 'again' })).toBeNull();
       expect((await vault.listTenants()).map((t) => t.name)).toEqual(['default']);
-      expect(await vault.worker.depth()).toBeGreaterThanOrEqual(0);
+      // The recurring sweep is queued one interval ahead: nothing is due yet.
+      expect(await vault.worker.depth()).toBe(0);
     } finally {
       await vault.close();
       if (kind !== 'sqlite') await dropSchema(schema);

@@ -140,9 +140,13 @@ describeEachStore('Elements in chromium', (store) => {
         return [
           await outcome({ type: 'token', data: 'x', metadata: { leak: w.number } }),
           await outcome({ type: 'token', data: { n: w.number }, mask: '{{ data.n | slice: 0, 8 }}' }),
+          // A key named data elsewhere is not the token's data (metadata is shown to a mask-only reader).
+          await outcome({ type: 'token', data: 'x', metadata: { data: w.number } }),
+          await outcome({ type: 'token', data: { n: w.number }, search_indexes: ['{{ data.n }}'] }),
+          await w.elements.tokenize({ a: { type: 'token', data: 'x', metadata: { data: w.number } } }).then(() => 'created', (e: { code: string }) => e.code),
         ];
       });
-      expect(misplaced).toEqual(['element_outside_data', 'unsupported_field']);
+      expect(misplaced).toEqual(['element_outside_data', 'unsupported_field', 'element_outside_data', 'unsupported_field', 'element_outside_data']);
     } finally {
       await page.close();
       await s.origins.close();

@@ -25,6 +25,12 @@ const HARNESSES: { marker: string; epilogue: string; check(printed: any): void }
     epilogue: 'console.log(JSON.stringify({ status: answer.status, body: new TextDecoder().decode(answer.body), sent })); await vault.close();',
     check: (printed) => expect(printed).toEqual({ status: 200, body: '{"status":"verified"}', sent: [{ url: 'https://kyc.example.com/verify', body: '{"ssn":"123-45-6789"}' }] }),
   },
+  {
+    marker: "name: 'Charges',",
+    epilogue: 'console.log(JSON.stringify({ shown: created.key?.startsWith(\'tvp_\'), key: read.key ?? null, configuration: read.configuration, transforms: read.request_transforms })); await vault.close();',
+    check: (printed) =>
+      expect(printed).toEqual({ shown: true, key: null, configuration: { API_KEY: '********' }, transforms: [{ type: 'code', code: 'module.exports = async (req) => ({ headers: req.args.headers, body: req.args.body })' }] }),
+  },
 ];
 
 let dir: string;

@@ -10,9 +10,10 @@ const EVIL = 'https://evil.example';
 /** A JSON caller that may send the page origin an Elements frame sends. */
 function caller(vault: TestVault) {
   const handler = createFetchHandler(vault);
-  return async (method: string, path: string, key: string, body?: unknown, pageOrigin?: string) => {
+  return async (method: string, path: string, key: string, body?: unknown, pageOrigin?: string, origin?: string) => {
     const headers = new Headers({ 'SVC-API-KEY': key });
     if (pageOrigin !== undefined) headers.set('SVC-PAGE-ORIGIN', pageOrigin);
+    if (origin !== undefined) headers.set('Origin', origin);
     if (body !== undefined) headers.set('content-type', 'application/json');
     return read(await handler(new Request(BASE + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })));
   };
@@ -63,6 +64,30 @@ describeEachStore('Elements: a public application\'s allowed page origins (docs/
     const open = (await s.call('POST', '/applications', s.vault.adminKey, { name: 'open', type: 'public', permissions: ['token:create'] })).body;
     expect(open.allowed_origins).toEqual([]);
     expect((await s.call('GET', '/tenants/self', open.key, undefined, EVIL)).status).toBe(200);
+  });
+
+  it('a browser request\'s Origin is checked too: another page\'s (or null) is a 403 creating nothing; an allowed page, the vault\'s own origin (its frames) and no Origin (non-browser clients) work', async () => {
+    const s = await setup();
+    const card = { type: 'card', data: VISA };
+    // The red-team case: the public key used directly from a page, with no page-origin header.
+    const direct = expectProblem(await s.call('POST', '/tokens', s.app.key, card, undefined, EVIL), 403);
+    expect(direct.detail).toMatch(/does not allow requests from pages of "https:\/\/evil.example"/);
+    expectProblem(await s.call('POST', '/tokens', s.app.key, card, undefined, 'null'), 403);
+    expectProblem(await s.call('POST', '/tokenize', s.app.key, { a: card }, undefined, 'http://127.0.0.1:4001'), 403);
+    // An allowed page naming itself does not let another page's Origin through.
+    expectProblem(await s.call('POST', '/tokens', s.app.key, card, SHOP, EVIL), 403);
+    expect(await tokenCount(s)).toBe(0);
+    expect((await s.call('POST', '/tokens', s.app.key, card, undefined, SHOP)).status).toBe(201);
+    // A frame's request: Origin is the vault's own (BASE), the page it works for is checked.
+    expect((await s.call('POST', '/tokens', s.app.key, card, SHOP, new URL(BASE).origin)).status).toBe(201);
+    expectProblem(await s.call('POST', '/tokens', s.app.key, card, EVIL, new URL(BASE).origin), 403);
+    expect((await s.call('POST', '/tokens', s.app.key, card)).status).toBe(201);
+    expect(await tokenCount(s)).toBe(3);
+    // Keys of applications without a list, and of private applications, are not bound.
+    const open = (await s.call('POST', '/applications', s.vault.adminKey, { name: 'open', type: 'public', permissions: ['token:create'] })).body;
+    expect((await s.call('POST', '/tokens', open.key, card, undefined, EVIL)).status).toBe(201);
+    const backend = await s.vault.caller({ permissions: ['token:create'] });
+    expect((await s.call('POST', '/tokens', backend.key, card, undefined, 'null')).status).toBe(201);
   });
 
   it('a session keeps to the origins of the public application that created it, and a change of the list applies at once', async () => {

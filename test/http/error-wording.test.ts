@@ -92,7 +92,7 @@ describeEachStore('error messages in our words', (store) => {
     const { send, admin } = await setup(vault);
     const unknown = await send('POST', '/applications', { name: 'a', type: 'private', colour: 'red' }, admin);
     expect(unknown.status).toBe(400);
-    expect(unknown.body.errors.colour).toEqual(['is not an accepted field (accepted: name, type, permissions, rules)']);
+    expect(unknown.body.errors.colour).toEqual(['is not an accepted field (accepted: name, type, permissions, rules, allowed_origins)']);
 
     const permission = await send('POST', '/applications', { name: 'a', type: 'private', permissions: ['token:read', 'token:fly'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['nope'] }] }, admin);
     expect(permission.status).toBe(400);

@@ -66,7 +66,7 @@ describe('proxy destination rules', () => {
     expect(receiver.received[0]).toMatchObject({ url: '/pinned', headers: { host: `rebound.invalid:${receiver.port}` } });
   });
 
-  it('forwards no hop-by-hop header and returns none, nor set-cookie, nor the vault prefix', () => {
+  it('forwards no hop-by-hop header and returns none, nor set-cookie, nor the vault prefix; answers are sandboxed', () => {
     const out = forwardedRequestHeaders([
       ['Connection', 'close, X-Secret-Hop'],
       ['X-Secret-Hop', '1'],
@@ -81,6 +81,8 @@ describe('proxy destination rules', () => {
     expect(returnedResponseHeaders([['connection', 'keep-alive'], ['set-cookie', 'a=1'], ['bt-x', '1'], ['x-ok', '1'], ['content-type', 'text/plain']], 'bt-')).toEqual([
       ['x-ok', '1'],
       ['content-type', 'text/plain'],
+      ['content-security-policy', 'sandbox'],
+      ['x-content-type-options', 'nosniff'],
     ]);
   });
 });

@@ -58,8 +58,8 @@ describeEachStore('binding a reactor to an application needs every grant of it',
     const reactor = await w.vault.reactors.create(peer, { name: 'r', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } });
     expect(reactor.application).toEqual({ id: w.payments.applicationId, name: 'payments', type: 'private' });
     // Binding to itself is always allowed.
-    await expect(w.vault.reactors.create(w.attacker, { name: 'own', formula: { id: formula.id }, configuration: {}, application: { id: w.attacker.applicationId } })).resolves.toBeDefined();
-    await expect(w.vault.reactors.create(w.admin, { name: 'admin', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } })).resolves.toBeDefined();
+    await expect(w.vault.reactors.create(w.attacker, { name: 'own', formula: { id: formula.id }, configuration: {}, application: { id: w.attacker.applicationId } })).resolves.toMatchObject({ application: { id: w.attacker.applicationId } });
+    await expect(w.vault.reactors.create(w.admin, { name: 'admin', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } })).resolves.toMatchObject({ application: { id: w.payments.applicationId } });
   });
 
   it("the formula of a reactor bound to an application the caller does not cover keeps its code (403); name and description may change", async () => {

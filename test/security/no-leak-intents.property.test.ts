@@ -8,14 +8,20 @@
  * among them) and random access rules, and a sequence of: intent creations (a fresh card with its
  * cvc, or a fresh string), gets, deletes, conversions (`POST /tokens` with token_intent_id, into a
  * random container, with or without deduplicate_token, a token of the same data existing in
- * /pci/high/ or /general/high/), and detokenizations naming the intent. After every step:
+ * /pci/high/ or /general/high/), detokenizations naming the intent, and tokens of the caller's own
+ * data created under an intent's id or another id of the intents' form. After every step:
  * - no answer or error carries a secret (card number, cvc, string) its caller may not know: it made
  *   the intent; or converted it where its token:read transform is reveal; or detokenized it under
  *   a token:use transform of reveal on the container a token of the intent's type gets by default;
- * - an intent's fingerprint is shown only to a caller that may reveal that default container;
+ * - an intent's fingerprint is shown only to a caller that may reveal that default container, and
+ *   its card summary follows the caller's token:read transform there (reveal: all; mask: last4 and
+ *   expiry; otherwise none), the creator's own answer showing all;
  * - get, delete, conversion and detokenization succeed exactly when the model says (permission,
- *   a live intent, container grants, reveal for a deduplicating conversion), and once converted or
- *   deleted an intent is gone for every operation.
+ *   a live intent, container grants, reveal of token:read on the type's default container for any
+ *   conversion and on the new token's containers for a deduplicating one), and once converted or
+ *   deleted an intent is gone for every operation;
+ * - no token can be created under an id of the intents' form, and a revealed detokenization of an
+ *   intent carries the intent's own data (never a substitute).
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
@@ -63,6 +69,7 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('delete' as const), actor: n, target: n }),
   { arbitrary: fc.record({ kind: fc.constant('convert' as const), actor: n, target: n, container: n, dedupe: fc.boolean() }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('use' as const), actor: n, target: n }), weight: 2 },
+  fc.record({ kind: fc.constant('squat' as const), actor: n, target: n, container: n, form: fc.constantFrom('same', 'prefix', 'upper') }),
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
@@ -115,7 +122,7 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
             const target = o.kind === 'create' ? undefined : intents[(o as Exclude<Op, { kind: 'create' }>).target % Math.max(1, intents.length)];
             let outcome: Awaited<ReturnType<typeof attempt>>;
             if (o.kind === 'create') {
-              const card = o.card ? { number: luhn(`4${fresh()}`), cvc: String(100 + (counter % 900)) } : null;
+              const card = o.card ? { number: luhn(`4${fresh()}`), expiration_month: 12, expiration_year: 2031, cvc: String(100 + (counter % 900)) } : null;
               const data = card ?? `S3CR3T-${fresh()}`;
               const secrets = card ? [card.number] : [data as string];
               secrets.forEach((s) => allSecrets.add(s));
@@ -125,6 +132,8 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
               outcome = await attempt(() => vault.tokenIntents.create(actor.caller, { type, data }));
               expect(outcome.ok, 'create').toBe(has('token-intent:create'));
               if (outcome.ok) {
+                // The creator sent the data: its answer shows the whole summary (and only for cards).
+                expect((outcome.value as { card?: { bin?: string } }).card?.bin, 'creator summary').toBe(card ? card.number.slice(0, 6) : undefined);
                 intents.push({ id: (outcome.value as { id: string }).id, type, secrets, live: true });
                 secrets.forEach((s) => mayKnow.add(s));
               }
@@ -134,8 +143,12 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
               outcome = await attempt(() => vault.tokenIntents.get(actor.caller, target.id));
               expect(outcome.ok, 'get').toBe(has('token-intent:read') && target.live);
               if (outcome.ok) {
-                const reveals = modelTransform(actor.model, 'token:read', [DEFAULT_CONTAINER[target.type]!]) === 'reveal';
-                expect('fingerprint' in (outcome.value as object), 'fingerprint shown').toBe(reveals);
+                const read = modelTransform(actor.model, 'token:read', [DEFAULT_CONTAINER[target.type]!]);
+                expect('fingerprint' in (outcome.value as object), 'fingerprint shown').toBe(read === 'reveal');
+                // The summary as a token of this data in the default container shows it to this reader.
+                const summary = (outcome.value as { card?: Record<string, unknown> }).card;
+                const expected = target.type !== 'card' || (read !== 'reveal' && read !== 'mask') ? undefined : read === 'reveal' ? ['bin', 'brand', 'expiration_month', 'expiration_year', 'funding', 'last4'] : ['expiration_month', 'expiration_year', 'last4'];
+                expect(summary && Object.keys(summary).sort(), `summary under ${read}`).toEqual(expected);
               }
             } else if (o.kind === 'delete') {
               outcome = await attempt(() => vault.tokenIntents.delete(actor.caller, target.id));
@@ -145,17 +158,31 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
               const container = TOKEN_CONTAINERS[o.container % TOKEN_CONTAINERS.length]!;
               const read = modelTransform(actor.model, 'token:read', [container]);
               outcome = await attempt(() => vault.tokens.create(actor.caller, { token_intent_id: target.id, containers: [container], deduplicate_token: o.dedupe }));
-              const entitled = has('token:create') && target.live && modelTransform(actor.model, 'token:create', [container]) !== null && (!o.dedupe || read === 'reveal');
+              const home = modelTransform(actor.model, 'token:read', [DEFAULT_CONTAINER[target.type]!]);
+              const entitled =
+                has('token:create') && target.live && modelTransform(actor.model, 'token:create', [container]) !== null && home === 'reveal' && (!o.dedupe || read === 'reveal');
               expect(outcome.ok, `convert into ${container}`).toBe(entitled);
               if (outcome.ok) {
                 target.live = false;
                 if (read === 'reveal') target.secrets.forEach((s) => mayKnow.add(s));
               }
-            } else {
+            } else if (o.kind === 'use') {
               const use = modelTransform(actor.model, 'token:use', [DEFAULT_CONTAINER[target.type]!]);
               outcome = await attempt(() => vault.detokenize.detokenize(actor.caller, { value: `{{ ${target.id} }}` }));
               expect(outcome.ok, 'detokenize').toBe(has('token:use') && target.live && use !== null);
-              if (outcome.ok && use === 'reveal') target.secrets.forEach((s) => mayKnow.add(s));
+              if (outcome.ok && use === 'reveal') {
+                target.secrets.forEach((s) => mayKnow.add(s));
+                // The intent's own data, not a token's that took its id.
+                expect(JSON.stringify(outcome.value), 'detokenized intent').toContain(target.secrets[0]!);
+              }
+            } else {
+              // A token of the caller's own data under the intent's id (or another id of that form).
+              const id = o.form === 'same' ? target.id : o.form === 'prefix' ? `intent_${fresh()}` : `INTENT_${fresh()}`;
+              const container = TOKEN_CONTAINERS[o.container % TOKEN_CONTAINERS.length]!;
+              const data = `SQUAT-${fresh()}`;
+              mayKnow.add(data);
+              outcome = await attempt(() => vault.tokens.create(actor.caller, { type: 'token', data, id, containers: [container] }));
+              expect(outcome.ok, `token under intent id ${id}`).toBe(false);
             }
             const shown = outcome.ok ? JSON.stringify(outcome.value) ?? '' : `${outcome.error.message} ${JSON.stringify((outcome.error as { errors?: unknown }).errors ?? {})}`;
             for (const secret of allSecrets) {

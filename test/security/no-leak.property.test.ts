@@ -1030,7 +1030,7 @@ describeEachStore('no caller learns more than its read transform reveals (proper
     await fc.assert(
       fc.asyncProperty(fc.array(appSpec, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 25 }), fc.integer(), async (specs, ops, seed) => {
         const made = store.create();
-        const vault = await createTestVault({ start: SUITE_START, store: made, proxy: { fetch: echoDestination } });
+        const vault = await createTestVault({ start: SUITE_START, store: made, proxy: { unsafeFetch: echoDestination } });
         try {
           const world = await setUp(vault, specs, seed);
           for (const o of ops) await step(world, o);

@@ -24,11 +24,11 @@ describe('SQLite group commit of token creations', () => {
   it('writes the creations of a turn together at its end, none acknowledged or visible before', async () => {
     const store = openStore();
     const tokens = [makeToken(), makeToken(), makeToken()];
-    const pending = tokens.map((token) => store.createToken(token, T0));
+    const pending = tokens.map((token) => store.tokens.createToken(token, T0));
     expect(tokenCount(store)).toBe(0);
     expect(await Promise.all(pending)).toEqual([{ status: 'created' }, { status: 'created' }, { status: 'created' }]);
     expect(tokenCount(store)).toBe(3);
-    for (const token of tokens) expect(store.getToken(TENANT_A, token.id, T0)?.id).toBe(token.id);
+    for (const token of tokens) expect(store.tokens.getToken(TENANT_A, token.id, T0)?.id).toBe(token.id);
     store.close();
   });
 
@@ -38,7 +38,7 @@ describe('SQLite group commit of token creations', () => {
     const b = makeToken({ id: 'same-id' });
     const c = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
     const d = makeToken({ fingerprint: 'fp-shared', deduplicate: true });
-    const results = await Promise.all([a, b, c, d].map((token) => store.createToken(token, T0)));
+    const results = await Promise.all([a, b, c, d].map((token) => store.tokens.createToken(token, T0)));
     expect(results.map((r) => r.status)).toEqual(['created', 'id_conflict', 'created', 'duplicate']);
     expect((results[3] as { existing: StoredToken }).existing.id).toBe(c.id);
     store.close();
@@ -49,9 +49,9 @@ describe('SQLite group commit of token creations', () => {
     const good = makeToken();
     const bad = makeToken({ ciphertext: { not: 'bytes' } as unknown as Uint8Array });
     const other = makeToken();
-    const settled = await Promise.allSettled([good, bad, other].map((token) => store.createToken(token, T0)));
+    const settled = await Promise.allSettled([good, bad, other].map((token) => store.tokens.createToken(token, T0)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(store.getToken(TENANT_A, bad.id, T0)).toBeNull();
+    expect(store.tokens.getToken(TENANT_A, bad.id, T0)).toBeNull();
     expect(tokenCount(store)).toBe(2);
     store.close();
   });
@@ -62,8 +62,8 @@ describe('SQLite group commit of token creations', () => {
       const filename = join(dir, 'vault.db');
       const store = openSqliteStoreCore({ filename });
       store.migrate();
-      store.createToken(makeToken(), T0);
-      const queued = store.createToken(makeToken(), T0);
+      store.tokens.createToken(makeToken(), T0);
+      const queued = store.tokens.createToken(makeToken(), T0);
       store.close();
       expect(await queued).toEqual({ status: 'created' });
       const reopened = openSqliteStoreCore({ filename });
@@ -76,10 +76,10 @@ describe('SQLite group commit of token creations', () => {
 
   it('commits each turn on its own: a lone creation is written at the end of its turn', async () => {
     const store = openStore();
-    expect(await store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(await store.tokens.createToken(makeToken(), T0)).toEqual({ status: 'created' });
     expect(tokenCount(store)).toBe(1);
     await nextTurn();
-    expect(await store.createToken(makeToken(), T0)).toEqual({ status: 'created' });
+    expect(await store.tokens.createToken(makeToken(), T0)).toEqual({ status: 'created' });
     expect(tokenCount(store)).toBe(2);
     store.close();
   });

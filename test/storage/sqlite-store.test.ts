@@ -68,11 +68,11 @@ describe('createSqliteStore options', () => {
   it('exclusive: no other connection can read the file until the store closes', async () => {
     const filename = tempFile();
     const store = openMigrated({ filename, exclusive: true });
-    await store.createToken(makeToken({ id: 'held' }), T0);
+    await store.tokens.createToken(makeToken({ id: 'held' }), T0);
     const other = new Database(filename, { timeout: 0 });
     try {
       expect(() => other.prepare('SELECT count(*) FROM tokens').get()).toThrow(/locked/);
-      expect(store.getToken(TENANT_A, 'held', T0)?.id).toBe('held');
+      expect(store.tokens.getToken(TENANT_A, 'held', T0)?.id).toBe('held');
       store.close();
       expect(other.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 1 });
     } finally {
@@ -83,7 +83,7 @@ describe('createSqliteStore options', () => {
   it('shared (the default): other connections read the file while the store is open', async () => {
     const filename = tempFile();
     const store = openMigrated({ filename });
-    await store.createToken(makeToken({ id: 'visible' }), T0);
+    await store.tokens.createToken(makeToken({ id: 'visible' }), T0);
     const other = new Database(filename, { timeout: 0 });
     try {
       expect(other.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 1 });
@@ -96,9 +96,9 @@ describe('createSqliteStore options', () => {
   it('defaults to a private in-memory database', async () => {
     const one = openMigrated();
     const two = openMigrated();
-    await one.createToken(makeToken({ id: 'only-in-one' }), T0);
+    await one.tokens.createToken(makeToken({ id: 'only-in-one' }), T0);
     expect(one.database.memory).toBe(true);
-    expect(two.getToken(TENANT_A, 'only-in-one', T0)).toBeNull();
+    expect(two.tokens.getToken(TENANT_A, 'only-in-one', T0)).toBeNull();
     one.close();
     two.close();
   });
@@ -153,7 +153,7 @@ describe('SQLite file modes', () => {
     const previous = process.umask(0o022); // the usual umask, under which SQLite creates 0644
     try {
       const store = openMigrated({ filename, exclusive });
-      await store.createTenant({ id: TENANT_A, name: 'a', createdAt: T0 });
+      await store.tenants.createTenant({ id: TENANT_A, name: 'a', createdAt: T0 });
       const open = modes(name);
       expect(open).toMatchObject({ '': '600', '-wal': '600' });
       if (!exclusive) expect(open['-shm']).toBe('600'); // exclusive mode keeps the WAL index in memory
@@ -193,21 +193,21 @@ describe('SQLite lifecycle', () => {
     const filename = tempFile();
     const first = openMigrated({ filename });
     const token = makeToken({ metadata: { Color: 'Red' } });
-    first.createToken(token, T0);
+    first.tokens.createToken(token, T0);
     first.close();
     const second = openMigrated({ filename });
-    expect(Buffer.from(second.getToken(TENANT_A, token.id, T0)!.ciphertext).equals(Buffer.from(token.ciphertext))).toBe(true);
-    expect(second.listTokens(TENANT_A, { metadata: { color: 'red' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
+    expect(Buffer.from(second.tokens.getToken(TENANT_A, token.id, T0)!.ciphertext).equals(Buffer.from(token.ciphertext))).toBe(true);
+    expect(second.tokens.listTokens(TENANT_A, { metadata: { color: 'red' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
     second.close();
   });
 
   it('answers synchronously (plain values, not promises), but for a creation, which settles with its turn\'s group commit', async () => {
     const store = openMigrated();
     const token = makeToken();
-    const created = store.createToken(token, T0);
+    const created = store.tokens.createToken(token, T0);
     expect(created).toBeInstanceOf(Promise);
     expect(await created).toEqual({ status: 'created' });
-    expect(store.getToken(TENANT_A, token.id, T0)).not.toBeInstanceOf(Promise);
+    expect(store.tokens.getToken(TENANT_A, token.id, T0)).not.toBeInstanceOf(Promise);
     store.close();
   });
 });
@@ -224,8 +224,8 @@ describe('SQLite migrations', () => {
     const two = openMigrated({ filename });
     expect(versions(two)).toEqual(expected);
     const token = makeToken();
-    await one.createToken(token, T0);
-    expect(two.getToken(TENANT_A, token.id, T0)).not.toBeNull();
+    await one.tokens.createToken(token, T0);
+    expect(two.tokens.getToken(TENANT_A, token.id, T0)).not.toBeNull();
     one.close();
     two.close();
   });
@@ -239,11 +239,11 @@ describe('SQLite storage details', () => {
     const deleted = makeToken({ metadata: { a: '1', b: '2' }, searchHashes: ['x', 'y'] });
     const expiring = makeToken({ metadata: { a: '1' }, searchHashes: ['x'], expiresAt: T0 + 1 });
     const kept = makeToken({ metadata: { a: '1' }, searchHashes: ['x'] });
-    for (const token of [deleted, expiring, kept]) await store.createToken(token, T0);
+    for (const token of [deleted, expiring, kept]) await store.tokens.createToken(token, T0);
     expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(4);
     expect(count(store, 'SELECT count(*) AS n FROM token_search')).toBe(4);
-    expect(store.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
-    expect(store.purgeExpiredTokens(T0 + 1, 10).length).toBe(1);
+    expect(store.tokens.deleteToken(TENANT_A, deleted.id, APP_A, audit(deleted), T0)).toBe(true);
+    expect(store.tokens.purgeExpiredTokens(T0 + 1, 10).length).toBe(1);
     expect(count(store, 'SELECT count(*) AS n FROM tokens')).toBe(1);
     expect(count(store, 'SELECT count(*) AS n FROM tokens WHERE ciphertext IN (?, ?)', deleted.ciphertext, expiring.ciphertext)).toBe(0);
     expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(1);
@@ -257,23 +257,23 @@ describe('SQLite storage details', () => {
     const mask = { number: '{{ data.number | reveal_last: 4 }}', nested: { month: '{{ data.month }}' } };
     const a = makeToken({ mask });
     const b = makeToken({ mask: JSON.parse(JSON.stringify(mask)) });
-    for (const token of [a, b]) await store.createToken(token, T0);
-    const readA = store.getToken(TENANT_A, a.id, T0)!.mask as { nested: { month: string } };
+    for (const token of [a, b]) await store.tokens.createToken(token, T0);
+    const readA = store.tokens.getToken(TENANT_A, a.id, T0)!.mask as { nested: { month: string } };
     expect(readA).toEqual(mask);
     expect(() => {
       readA.nested.month = 'changed';
     }).toThrow(TypeError);
-    expect(store.getToken(TENANT_A, b.id, T0)!.mask).toEqual(mask);
+    expect(store.tokens.getToken(TENANT_A, b.id, T0)!.mask).toEqual(mask);
     // And written back unchanged (an update re-writes the mask it read).
-    const readB = store.getToken(TENANT_A, b.id, T0)!;
-    expect(store.updateToken({ ...readB, modifiedBy: APP_A, modifiedAt: T0 }, audit(readB), T0)).toEqual({ status: 'updated' });
-    expect(store.getToken(TENANT_A, b.id, T0)!.mask).toEqual(mask);
+    const readB = store.tokens.getToken(TENANT_A, b.id, T0)!;
+    expect(store.tokens.updateToken({ ...readB, modifiedBy: APP_A, modifiedAt: T0 }, audit(readB), T0)).toEqual({ status: 'updated' });
+    expect(store.tokens.getToken(TENANT_A, b.id, T0)!.mask).toEqual(mask);
     store.close();
   });
 
   it('keeps the audit log append-only', () => {
     const store = openMigrated();
-    store.appendAudit([makeAudit({ resourceId: 'r' })]);
+    store.audit.appendAudit([makeAudit({ resourceId: 'r' })]);
     expect(() => store.database.exec("UPDATE audit_log SET actor = 'x'")).toThrow(/append-only/);
     expect(() => store.database.exec('DELETE FROM audit_log')).toThrow(/append-only/);
     expect(count(store, 'SELECT count(*) AS n FROM audit_log')).toBe(1);
@@ -283,8 +283,8 @@ describe('SQLite storage details', () => {
   it('compares metadata and reactor names case-insensitively beyond ASCII', async () => {
     const store = openMigrated();
     const token = makeToken({ metadata: { Straße: 'ÄRGER' } });
-    await store.createToken(token, T0);
-    expect(store.listTokens(TENANT_A, { metadata: { straße: 'ärger' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
+    await store.tokens.createToken(token, T0);
+    expect(store.tokens.listTokens(TENANT_A, { metadata: { straße: 'ärger' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
     store.reactors.createFormula(makeFormula({ id: 'f' }));
     store.reactors.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));
     expect(store.reactors.listReactors(TENANT_A, { name: 'école' }, { mode: 'cursor', size: 5 }).items.map((r) => r.name)).toEqual(['ÉCOLE Reactor']);
@@ -302,11 +302,11 @@ describe('SQLite storage details', () => {
       }
       return [];
     };
-    expect(fieldOf(() => store.listTokens(TENANT_A, {}, { mode: 'cursor', size: 0 }, T0))).toEqual(['size']);
-    expect(fieldOf(() => store.listTokens(TENANT_A, {}, { mode: 'offset', size: 5, page: 0 }, T0))).toEqual(['page']);
-    expect(fieldOf(() => store.purgeExpiredTokens(T0, -1))).toEqual(['limit']);
-    expect(fieldOf(() => store.listCvcDue(T0, 0))).toEqual(['limit']);
-    expect(fieldOf(() => store.listTokensBelowKeyVersion(TENANT_A, 2, 1.5))).toEqual(['limit']);
+    expect(fieldOf(() => store.tokens.listTokens(TENANT_A, {}, { mode: 'cursor', size: 0 }, T0))).toEqual(['size']);
+    expect(fieldOf(() => store.tokens.listTokens(TENANT_A, {}, { mode: 'offset', size: 5, page: 0 }, T0))).toEqual(['page']);
+    expect(fieldOf(() => store.tokens.purgeExpiredTokens(T0, -1))).toEqual(['limit']);
+    expect(fieldOf(() => store.tokens.listCvcDue(T0, 0))).toEqual(['limit']);
+    expect(fieldOf(() => store.tokens.listTokensBelowKeyVersion(TENANT_A, 2, 1.5))).toEqual(['limit']);
     store.close();
   });
 });

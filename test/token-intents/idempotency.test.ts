@@ -13,7 +13,9 @@ describeEachStore('token intents under idempotency keys', (store) => {
   it('a replay of a reactor run that detokenized an intent is withheld once the intent was converted', async () => {
     const h = await harness({}, store);
     const browser = (await h.vault.caller({ type: 'public', permissions: ['token-intent:create'] })).key;
-    const backend = (await h.vault.caller({ name: 'backend', permissions: ['token:create', 'token:read', 'token:use'] })).key;
+    // Converting needs reveal of token:read on the type's default container (docs/token-intents.md).
+    const rules = [{ priority: 0, container: '/', transform: 'reveal' as const, permissions: ['token:create' as const, 'token:read' as const, 'token:use' as const] }];
+    const backend = (await h.vault.caller({ name: 'backend', permissions: ['token:create', 'token:read', 'token:use'], rules })).key;
     const reactor = await h.call('POST', '/reactors', { key: h.adminKey, body: { name: 'echo', code: ECHO } });
     const intent = await h.call('POST', '/token-intents', { key: browser, body: { type: 'card_number', data: '4000056655665556' } });
     expect(intent.status, intent.text).toBe(201);

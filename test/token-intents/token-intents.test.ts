@@ -27,7 +27,7 @@ describeEachStore('token intents', (store) => {
     const { vault, browser, backend, masker } = await setup();
     const intent = await vault.tokenIntents.create(browser, { type: 'card', data: CARD });
     expect(intent).toEqual({
-      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      id: expect.stringMatching(/^intent_[0-9a-f-]{36}$/),
       type: 'card',
       tenant_id: browser.tenantId,
       card: { bin: '424242', last4: '4242', brand: 'visa', funding: 'unknown', expiration_month: 12, expiration_year: 2031 },
@@ -40,7 +40,18 @@ describeEachStore('token intents', (store) => {
     // The fingerprint: only to a caller that may reveal tokens of /pci/high/.
     const read = await vault.tokenIntents.get(backend, intent.id);
     expect(read.fingerprint).toMatch(/^[\w-]{43}$/);
-    expect((await vault.tokenIntents.get(masker, intent.id)).fingerprint).toBeUndefined();
+    expect(read.card).toEqual(intent.card);
+    // The summary follows the reader's token:read transform on /pci/high/, as a token's data would:
+    // masked, what the card mask shows (last4, expiry); redacted or no grant, none at all.
+    const masked = await vault.tokenIntents.get(masker, intent.id);
+    expect(masked.fingerprint).toBeUndefined();
+    expect(masked.card).toEqual({ last4: '4242', expiration_month: 12, expiration_year: 2031 });
+    const redactor = await vault.caller({ permissions: ['token:read', 'token-intent:read'], rules: [{ priority: 1, container: '/pci/', transform: 'redact', permissions: ['token:read'] }] });
+    const intentOnly = await vault.caller({ permissions: ['token-intent:read'], rules: [] });
+    for (const reader of [redactor, intentOnly]) {
+      const shown = await vault.tokenIntents.get(reader, intent.id);
+      expect(Object.keys(shown).sort()).toEqual(['created_at', 'created_by', 'expires_at', 'id', 'tenant_id', 'type']);
+    }
 
     const token = await vault.tokens.create(backend, { token_intent_id: intent.id, metadata: { order: '7' } });
     expect(token).toMatchObject({ type: 'card', data: CARD, metadata: { order: '7' }, containers: ['/pci/high/'], created_by: backend.applicationId });
@@ -156,6 +167,53 @@ describeEachStore('token intents', (store) => {
     await expect(vault.detokenize.detokenize(intruder, `{{ ${intent.id} }}`)).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it('intent ids are their own namespace: no token takes one, and `{{ id }}` finds the intent (red team: a token squatting an intent id)', async () => {
+    const { vault, browser, backend } = await setup();
+    const intent = await vault.tokenIntents.create(browser, { type: 'card', data: CARD });
+    // Anyone with token:create who learnt the id: a token of its own data under that id.
+    const squatter = await vault.caller({ permissions: ['token:create'], rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create'] }] });
+    const ids = [intent.id, 'intent_mine', 'INTENT_mine', 'Intent_x'];
+    for (const id of ids) {
+      const error = await vault.tokens.create(squatter, { type: 'token', data: '4000000000000002', id, containers: ['/general/low/'] }).catch((e: unknown) => e);
+      expect(error, id).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).errors['id'], id).toEqual(["must not start with 'intent_': ids of that form name token intents"]);
+    }
+    // Also a conversion's chosen id, and an id expression that renders to the form.
+    await expect(vault.tokens.create(backend, { token_intent_id: intent.id, id: 'intent_copy' })).rejects.toBeInstanceOf(ValidationError);
+    const rendered = await vault.tokens.create(backend, { type: 'card', data: { number: '4000000000000002' }, id: 'intent_{{ data.number | alias_card }}' }).catch((e: unknown) => e);
+    expect((rendered as ValidationError).errors['id']).toEqual(["must not start with 'intent_': ids of that form name token intents"]);
+    // Ids that merely contain the word are tokens' as before.
+    expect((await vault.tokens.create(backend, { type: 'token', data: 'ok', id: 'my_intent_1' })).id).toBe('my_intent_1');
+    expect((await vault.tokens.list(backend, {})).data.map((t) => t.id)).toEqual(['my_intent_1']);
+    expect(await vault.detokenize.detokenize(backend, { n: `{{ ${intent.id} | json: '$.number' }}`, t: '{{ my_intent_1 }}' })).toEqual({ n: CARD.number, t: 'ok' });
+    // An id not of the intent form names no intent, an id of it no token.
+    await expect(vault.tokenIntents.get(backend, intent.id.slice('intent_'.length))).rejects.toBeInstanceOf(NotFoundError);
+    await expect(vault.detokenize.detokenize(backend, '{{ intent_nothing }}')).rejects.toThrow("names the token 'intent_nothing', which does not exist");
+  });
+
+  it('converting needs reveal of token:read on the type’s default container (red team: conversion around the default-container rule)', async () => {
+    const { vault, browser, backend, masker } = await setup();
+    const intent = await vault.tokenIntents.create(browser, { type: 'card', data: CARD });
+    // token:create and reveal on /general/ only: converting a card into /general/low/ and reading it is refused.
+    const general: AccessRule[] = [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:use'] }];
+    const generalApp = await vault.caller({ permissions: ['token:create', 'token:read', 'token:use'], rules: general });
+    const before = await intentsState(vault, [intent.id]);
+    for (const caller of [generalApp, masker]) {
+      const error = await vault.tokens.create(caller, { token_intent_id: intent.id, containers: ['/general/low/'] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AuthorizationError);
+      expect((error as Error).message).toContain("needs the reveal transform of 'token:read' on /pci/high/");
+      expect((error as Error).message).not.toContain(CARD.number);
+    }
+    await expect(vault.tokens.create(masker, { token_intent_id: intent.id })).rejects.toBeInstanceOf(AuthorizationError);
+    expect(await intentsState(vault, [intent.id])).toEqual(before);
+    expect((await vault.tokens.list(backend, {})).data).toEqual([]);
+    // A plain token intent counts as in /general/high/: the /general/ app converts it.
+    const plain = await vault.tokenIntents.create(browser, { type: 'token', data: 'note' });
+    expect((await vault.tokens.create(generalApp, { token_intent_id: plain.id, containers: ['/general/low/'] })).data).toBe('note');
+    // The backend, which may reveal /pci/high/, may put the card anywhere it may create.
+    expect((await vault.tokens.create(backend, { token_intent_id: intent.id, containers: ['/general/low/'] })).data).toEqual(CARD);
+  });
+
   it('two concurrent conversions of one intent make one token; an id conflict keeps the intent', async () => {
     const { vault, browser, backend } = await setup();
     for (let round = 0; round < 5; round++) {
@@ -177,18 +235,18 @@ describeEachStore('token intents', (store) => {
 
   it('deduplication on conversion matches only tokens the converter may reveal, and needs reveal on the new token', async () => {
     const { vault, browser, backend, masker } = await setup();
-    const existing = await vault.tokens.create(backend, { type: 'card', data: { number: CARD.number } });
+    const existing = await vault.tokens.create(backend, { type: 'card', data: { number: CARD.number }, containers: ['/pci/low/'] });
     const first = await vault.tokenIntents.create(browser, { type: 'card', data: { number: CARD.number } });
     // A masked converter may not ask for deduplication over data it did not write.
     await expect(vault.tokens.create(masker, { token_intent_id: first.id, deduplicate_token: true })).rejects.toBeInstanceOf(AuthorizationError);
     const duplicate = await vault.tokens.create(backend, { token_intent_id: first.id, deduplicate_token: true });
     expect(duplicate).toMatchObject({ id: existing.id, _extras: { deduplicated: true } });
     await expect(vault.tokenIntents.get(backend, first.id)).rejects.toBeInstanceOf(NotFoundError);
-    // Revealing only /pci/low/: the token in /pci/high/ is not matched, a new token is made.
-    const low: AccessRule[] = [{ priority: 1, container: '/pci/low/', transform: 'reveal', permissions: ['token:create', 'token:read'] }];
-    const lowCaller = await vault.caller({ permissions: ['token:create', 'token:read'], rules: low });
+    // Revealing only /pci/high/: the token in /pci/low/ is not matched, a new token is made.
+    const high: AccessRule[] = [{ priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:create', 'token:read'] }];
+    const highOnly = await vault.caller({ permissions: ['token:create', 'token:read'], rules: high });
     const second = await vault.tokenIntents.create(browser, { type: 'card', data: { number: CARD.number } });
-    const made = await vault.tokens.create(lowCaller, { token_intent_id: second.id, deduplicate_token: true, containers: ['/pci/low/'] });
+    const made = await vault.tokens.create(highOnly, { token_intent_id: second.id, deduplicate_token: true, containers: ['/pci/high/'] });
     expect(made.id).not.toBe(existing.id);
     expect(made._extras).toBeUndefined();
   });
@@ -225,7 +283,7 @@ describeEachStore('token intents', (store) => {
       sent.push(new TextDecoder().decode(init?.body as Uint8Array));
       return new Response('{"ok":true}', { status: 200 });
     }) as typeof fetch;
-    const vault = await store.vault({ proxy: { fetch: destination } });
+    const vault = await store.vault({ proxy: { unsafeFetch: destination } });
     const browser = await vault.caller({ type: 'public', permissions: ['token-intent:create'] });
     const proxier = await vault.caller({ permissions: ['token:use', 'proxy:invoke'] });
     const intent = await vault.tokenIntents.create(browser, { type: 'card', data: { number: CARD.number } });

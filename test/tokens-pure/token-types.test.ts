@@ -110,8 +110,8 @@ describe('card', () => {
   it('accepts a full card and returns the same object', () => {
     expect(card.validate(valid)).toBe(valid);
     expect(card.validate({ number: '4242424242424242' })).toEqual({ number: '4242424242424242' });
-    expect(card.validate({ ...valid, cvc: '1234' })).toBeTruthy();
-    expect(card.validate({ ...valid, expiration_month: 1 })).toBeTruthy();
+    expect(card.validate({ ...valid, cvc: '1234' })).toEqual({ ...valid, cvc: '1234' });
+    expect(card.validate({ ...valid, expiration_month: 1 })).toEqual({ ...valid, expiration_month: 1 });
   });
   it('accepts 13 to 19 digit Luhn-valid numbers', () => {
     for (const number of ['4000000000006', '378282246310005', '4000000000000000006']) {
@@ -177,7 +177,7 @@ describe('bank', () => {
   const valid = { routing_number: '021000021', account_number: '12345678901234567' };
   it('accepts valid routing numbers and 1-17 digit accounts', () => {
     expect(bank.validate(valid)).toBe(valid);
-    expect(bank.validate({ routing_number: '011000015', account_number: '1' })).toBeTruthy();
+    expect(bank.validate({ routing_number: '011000015', account_number: '1' })).toEqual({ routing_number: '011000015', account_number: '1' });
   });
   it('rejects an 18-digit account number, non-digits, empty, a number', () => {
     for (const account_number of ['123456789012345678', '1234-5678', '', 12345678]) {

@@ -5,6 +5,7 @@
  * frame of this origin, page, instance and key that assembles such a request.
  */
 import { ELEMENT_TYPES, type CollectMessage, type ElementRef, type ElementType, type ElementsErrorShape, type FrameMessage, type PageMessage } from '../protocol.js';
+import { assemble } from './assemble.js';
 import { applyStyle } from './frame-style.js';
 import { type Field, buildFields, wholeValue } from './frame-fields.js';
 
@@ -19,9 +20,6 @@ interface FrameConfig {
 }
 
 const COLLECT_TIMEOUT_MS = 5000;
-
-/** Request fields that would let the page choose how the data is shown back or derived (see assemble). */
-const PAGE_MAY_NOT_SET = ['mask', 'fingerprint_expression'] as const;
 
 function readConfig(): FrameConfig | null {
   const query = new URLSearchParams(window.location.search);
@@ -125,39 +123,22 @@ function start(config: FrameConfig): void {
     });
   }
 
-  /**
-   * The body with each reference replaced by its value. References count only inside a `data`
-   * field (elsewhere, such as metadata, a value would be stored in the clear or echoed back), and
-   * the page may not choose how the answer shows the data (`mask`) or what is derived from it
-   * (`fingerprint_expression`): the answer shows the type's default mask (docs/elements.md).
-   */
-  async function assemble(value: unknown, secrets: string[], inData: boolean): Promise<unknown> {
-    if (Array.isArray(value)) return Promise.all(value.map((v) => assemble(v, secrets, inData)));
-    if (typeof value !== 'object' || value === null) return value;
-    if ('$tvElement' in value) {
-      const ref = value as ElementRef;
-      if (!inData) throw { code: 'element_outside_data', message: 'Elements may only be placed in a token\'s data' } satisfies ElementsErrorShape;
-      let resolved: unknown;
-      if (ref.$tvElement === id) {
-        const own = valueFor(ref);
-        if (own.error) throw own.error;
-        resolved = own.value;
-      } else resolved = await collectFrom(String(ref.$tvElement), ref);
-      if (ref.part !== 'month' && ref.part !== 'year') collectSecrets(resolved, secrets);
-      return resolved;
-    }
-    if (!inData) {
-      for (const field of PAGE_MAY_NOT_SET) {
-        if (field in value) throw { code: 'unsupported_field', message: `A request with elements may not set ${field}; the token type's default applies` } satisfies ElementsErrorShape;
-      }
-    }
-    const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await assemble(v, secrets, inData || k === 'data')] as const));
-    return Object.fromEntries(entries);
+  /** A reference's value (this frame's or a sibling's); a value's strings are kept to scrub the answer. */
+  async function resolveRef(ref: ElementRef, secrets: string[]): Promise<unknown> {
+    let resolved: unknown;
+    if (ref.$tvElement === id) {
+      const own = valueFor(ref);
+      if (own.error) throw own.error;
+      resolved = own.value;
+    } else resolved = await collectFrom(String(ref.$tvElement), ref);
+    if (ref.part !== 'month' && ref.part !== 'year') collectSecrets(resolved, secrets);
+    return resolved;
   }
 
   async function submit(path: '/tokens' | '/tokenize', body: unknown): Promise<unknown> {
     const secrets: string[] = [];
-    const assembled = await assemble(body, secrets, false);
+    // References are filled only in a token's data, at exact paths (assemble.ts).
+    const assembled = await assemble(path, body, (ref) => resolveRef(ref, secrets));
     try {
       return scrub(await vault('POST', path, assembled), secrets);
     } catch (error) {

@@ -1,5 +1,6 @@
 import { CreateSchema as CreateApplicationSchema, RuleSchema, UpdateSchema as UpdateApplicationSchema } from '../../applications/application-input.js';
 import { ConfigurationEntry, FormulaSchema, RequestParameter } from '../../reactors/formula-input.js';
+import { CreateProxySchema, PatchProxySchema, UpdateProxySchema } from '../../proxy/proxies-input.js';
 import { CreateSchema as CreateReactorSchema, InvokeSchema, PatchSchema as PatchReactorSchema, TIMEOUT_MS, UpdateSchema as UpdateReactorSchema } from '../../reactors/reactor-input.js';
 import { AuthorizeSchema } from '../../sessions/session-input.js';
 import { WebhookSchema } from '../../webhooks/webhook-input.js';
@@ -33,7 +34,7 @@ export function requestSchemas(): Record<string, Schema> {
   return {
     ...definitionsFromValibot(shared),
     CreateTokenRequest: fromValibot(CreateTokenSchema, {
-      description: 'Create Token (spec 4.1). Unknown attributes are refused by name.',
+      description: 'Create Token. Unknown attributes are refused by name.',
       additionalProperties: false,
       required: ['data'],
       properties: {
@@ -83,7 +84,10 @@ export function requestSchemas(): Record<string, Schema> {
       description: 'Terms field:value joined by AND: data, type, container, fingerprint, id, metadata.<key>; paging. Unknown attributes are refused by name.',
     }),
     TokenizeRequest: anyJson('Any JSON; every object with a string type and a data key is a Create Token body and becomes a token (at most 100).'),
-    CreateReactorRequest: fromValibot(CreateReactorSchema, { description: 'Either formula (spec 4.2; configuration then required) or code (inline code; configuration optional), not both.' }, shared),
+    CreateProxyRequest: fromValibot(CreateProxySchema, { description: 'A pre-configured proxy (docs/proxies.md): transforms are ordered lists (request_transform / response_transform: one, as the Basis Theory SDK sends it); configuration values are sealed and never shown again; require_auth defaults to true.' }),
+    UpdateProxyRequest: fromValibot(UpdateProxySchema, { description: 'Replaces the proxy: absent transforms, configuration and application are removed.' }),
+    PatchProxyRequest: fromValibot(PatchProxySchema, { description: 'JSON merge patch (RFC 7386): configuration is merged (a null value removes a name; null removes it all); transform lists are replaced whole; application null removes it.' }),
+    CreateReactorRequest: fromValibot(CreateReactorSchema, { description: 'Either formula (configuration then required) or code (inline code; configuration optional), not both.' }, shared),
     UpdateReactorRequest: fromValibot(
       UpdateReactorSchema,
       { description: 'PUT replaces: an absent application removes it; configuration is required for a formula’s reactor, code for an inline-code reactor; the formula cannot change.' },

@@ -11,7 +11,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   Token: {
     type: 'object',
     description:
-      'A token (spec 2.1). data follows the caller’s access-control transform and is absent when redacted. mask, search_indexes and fingerprint_expression are echoed by create and update only; a duplicate the caller may not read shows its identity only.',
+      'A token. data follows the caller’s access-control transform and is absent when redacted. mask, search_indexes and fingerprint_expression are echoed by create and update only; a duplicate the caller may not read shows its identity only.',
     required: ['id', 'type', 'tenant_id'],
     properties: {
       id: str('Token id; never contains the data.'),
@@ -40,18 +40,18 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   TokenIntent: {
     type: 'object',
     description:
-      'A token intent (docs/token-intents.md): never its data. card (bin, last4, brand, funding, expiry) for card and card_number intents, bank (routing_number, last4) for bank ones; fingerprint only to callers whose token:read transform on the type’s default container is reveal.',
+      'A token intent (docs/token-intents.md): never its data. card (bin, last4, brand, funding, expiry) for card and card_number intents, bank (routing_number, last4) for bank ones, under the caller’s token:read transform on the type’s default container (reveal: all; mask: what the type’s default mask shows, a card’s last4 and expiry; otherwise none; the creator’s own answer shows all); fingerprint only to callers whose token:read transform there is reveal.',
     required: ['id', 'type', 'tenant_id', 'created_by', 'created_at', 'expires_at'],
     properties: {
-      id: uuid(),
+      id: str('intent_ followed by a UUID; no token may take an id of this form.'),
       type: str('Token type of the data.'),
       tenant_id: uuid(),
       fingerprint: str('Keyed fingerprint of the type’s default fingerprint expression: what a token of this data would have.'),
       card: {
         type: 'object',
-        required: ['bin', 'last4', 'brand', 'funding'],
+        required: ['last4'],
         properties: {
-          bin: str('The first six digits.'),
+          bin: str('The first six digits (revealed summary only, as are brand and funding).'),
           last4: str(),
           brand: str('visa, mastercard, american-express, discover, diners-club, jcb, unionpay, maestro or unknown.'),
           funding: str('Always unknown: the vault holds no BIN database.'),
@@ -94,7 +94,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   },
   Reactor: {
     type: 'object',
-    description: 'A reactor (spec 2.3): it runs its formula’s code (`formula`) or its own inline `code`.',
+    description: 'A reactor: it runs its formula’s code (`formula`) or its own inline `code`.',
     required: ['id', 'tenant_id', 'name', 'configuration', 'created_at'],
     properties: {
       id: uuid(),
@@ -122,7 +122,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
   },
   ReactorResponse: {
     type: 'object',
-    description: 'Reactor Response (spec 2.5).',
+    description: 'Reactor Response.',
     properties: { tokens: openObject('Tokens created by the reactor, in the shape it returned.'), raw: anyJson('Raw output of the reactor.') },
   },
   ReactorRunAccepted: {
@@ -144,6 +144,35 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
     },
   },
   ReactorList: list('Reactor'),
+  Proxy: {
+    type: 'object',
+    description: 'A pre-configured proxy (docs/proxies.md). `key` is in the answer of a create or key rotation only; configuration values are never shown.',
+    required: ['id', 'tenant_id', 'name', 'destination_url', 'request_transforms', 'response_transforms', 'require_auth', 'created_at'],
+    properties: {
+      id: uuid(),
+      tenant_id: uuid(),
+      name: str(undefined, { maxLength: 200 }),
+      destination_url: str('The destination base URL.'),
+      request_transforms: { type: 'array', items: openObject('A request transform (code or tokenize).') },
+      response_transforms: { type: 'array', items: openObject('A response transform (code, tokenize, mask, append_json, append_header).') },
+      request_transform: openObject('The first request transform, or null.'),
+      response_transform: openObject('The first response transform, or null.'),
+      configuration: openObject('Configuration names, each value masked.'),
+      application: {
+        oneOf: [
+          { type: 'object', required: ['id'], properties: { id: uuid() } },
+          { type: 'object', description: 'Shown instead to a caller that lacks some grant of the application.', required: ['redacted'], properties: { redacted: { enum: [true] } } },
+        ],
+      },
+      require_auth: { type: 'boolean' },
+      key: str('The proxy key (create and key rotation only): send it as <prefix>-PROXY-KEY.'),
+      created_by: uuid(),
+      created_at: dateTime(),
+      modified_by: uuid(),
+      modified_at: dateTime(),
+    },
+  },
+  ProxyList: list('Proxy'),
   Formula: {
     type: 'object',
     required: ['id', 'tenant_id', 'name', 'type', 'description', 'code', 'configuration', 'request_parameters', 'created_at'],

@@ -3,6 +3,7 @@ import { applicationRoutes } from './applications.js';
 import { logRoutes } from './logs.js';
 import { formulaRoutes } from './formulas.js';
 import { reactorRoutes } from './reactors.js';
+import { proxyRoutes } from './proxies.js';
 import { sessionRoutes } from './sessions.js';
 import type { RouteDefinition } from './route.js';
 import { systemRoutes } from './system.js';
@@ -19,6 +20,7 @@ export const ROUTES: readonly RouteDefinition[] = Object.freeze([
   ...tokenIntentRoutes,
   ...reactorRoutes,
   ...formulaRoutes,
+  ...proxyRoutes,
   ...applicationRoutes,
   ...applicationKeyRoutes,
   ...sessionRoutes,

@@ -6,7 +6,7 @@
  */
 import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
 import { PART_GLOBALS, PRELUDE_PARTS } from './prelude-parts.js';
-import type { HostPort } from './prepared-context.js';
+import type { HostPort } from './host-port.js';
 
 const PART_OF_GLOBAL = new Map(Object.entries(PART_GLOBALS).flatMap(([part, names]) => names.map((name) => [name, part] as const)));
 

@@ -47,7 +47,7 @@ const describeValue = `function describeValue(v) {
     }
   }`;
 
-/** Error classes (DESIGN.md 5), host error objects for bt calls, and the description of a failure. */
+/** Error classes (ARCHITECTURE.md, Reference facts), host error objects for bt calls, and the description of a failure. */
 const ERRORS = String.raw`${HEADER}
   ${hidden}
   ${describeValue}

@@ -5,18 +5,9 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
 import { isModuleFailure } from './module-failure.js';
+import type { HostPort } from './host-port.js';
 import { PartLoader } from './part-loader.js';
 import { PRELUDE_SOURCE } from './prelude.js';
-
-/** What the sandbox's bridge functions call on the host; implemented by the run that owns the context. */
-export interface HostPort {
-  /** `req.bt.<path>(...args)`; returns the handle of a QuickJS promise. */
-  call(path: string, argsJson: string): QuickJSHandle;
-  fetch(requestJson: string): QuickJSHandle;
-  /** Returns false once the log buffer is full. */
-  log(level: string, text: string): boolean;
-  sleep(ms: number): QuickJSHandle;
-}
 
 /** Runtimes created and disposed, per sandbox: a run that forgets to dispose shows up here. */
 export interface RuntimeCounters {

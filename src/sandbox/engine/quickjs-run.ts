@@ -4,7 +4,7 @@
  *
  * This uses the synchronous QuickJS build: host promises are bridged with `context.newPromise()` and
  * `runtime.executePendingJobs()` rather than asyncify, which costs about 11 ms per call here
- * (DESIGN.md 5). The interrupt handler stops CPU-bound code at the deadline; while the reactor awaits
+ * (ARCHITECTURE.md, Reference facts). The interrupt handler stops CPU-bound code at the deadline; while the reactor awaits
  * the host nothing runs inside QuickJS, so the deadline is also raced on the host side.
  *
  * Deadlines use `performance.now()`, not the injected Clock: a wall-time budget must advance while

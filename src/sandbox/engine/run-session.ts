@@ -4,7 +4,8 @@ import { ReactorError } from '../../errors/errors.js';
 import { describeHostError, flattenApiTree, LogBuffer, type ApiEntry } from '../bridge.js';
 import { isModuleFailure } from './module-failure.js';
 import { wrapReactorSource } from './prelude.js';
-import type { HostPort, PreparedContext } from './prepared-context.js';
+import type { HostPort } from './host-port.js';
+import type { PreparedContext } from './prepared-context.js';
 import {
   memoryError,
   runtimeError,

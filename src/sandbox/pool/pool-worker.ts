@@ -1,11 +1,19 @@
 /** One worker thread of the pool (worker-pool.ts): what the pool tracks of it, and how it is started. */
 import { Worker } from 'node:worker_threads';
 import type { RunTask } from './run-task.js';
-import type { WorkerPoolOptions } from './worker-pool.js';
 import type { FromWorker } from '../worker-protocol.js';
 
 /** A worker not ready this long after it was started is given up (its waiting run fails with 503). */
 const WORKER_START_TIMEOUT_MS = 30_000;
+
+/** How a worker thread is started (part of the pool's options). */
+export interface WorkerSpawnOptions {
+  /** Old-generation heap limit of each worker's JavaScript side (host results and logs pass there), MiB. */
+  heapMb: number;
+  workerUrl: URL;
+  /** Prepared contexts each worker's engine keeps ready. */
+  contextPoolSize: number;
+}
 
 export class PoolWorker {
   task: RunTask | null = null;
@@ -28,7 +36,7 @@ export interface PoolWorkerEvents {
 
 /** Starts a worker thread of `lane`, unref'd until it is given a run. */
 export function spawnPoolWorker(
-  options: Pick<WorkerPoolOptions, 'workerUrl' | 'heapMb' | 'contextPoolSize'>,
+  options: WorkerSpawnOptions,
   lane: number,
   events: PoolWorkerEvents,
 ): PoolWorker {

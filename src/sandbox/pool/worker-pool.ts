@@ -1,5 +1,5 @@
 /**
- * The worker threads reactor code runs in (DESIGN.md 2: reactor code never runs on the thread that
+ * The worker threads reactor code runs in (ARCHITECTURE.md, Rules of the house: reactor code never runs on the thread that
  * serves requests). One run per worker at a time, so ending a run by terminating its worker ends
  * nothing else, and one run's WebAssembly memory is never another run's.
  *
@@ -32,7 +32,7 @@
  */
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
 import { fileURLToPath } from 'node:url';
-import { type PoolWorker, spawnPoolWorker } from './pool-worker.js';
+import { type PoolWorker, type WorkerSpawnOptions, spawnPoolWorker } from './pool-worker.js';
 import { memoryError, runtimeError, timeoutError, unavailableError } from '../reactor-outcome.js';
 import { RunQueue } from './run-queue.js';
 import type { RunTask } from './run-task.js';
@@ -46,13 +46,7 @@ export const KILL_GRACE_MS = 100;
 /** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
 const EXTRA_WORKERS_PER_DEPTH = 1;
 
-export interface WorkerPoolOptions extends SandboxWorkerOptions {
-  /** Old-generation heap limit of each worker's JavaScript side (host results and logs pass there), MiB. */
-  heapMb: number;
-  workerUrl: URL;
-  /** Prepared contexts each worker's engine keeps ready. */
-  contextPoolSize: number;
-}
+export interface WorkerPoolOptions extends SandboxWorkerOptions, WorkerSpawnOptions {}
 
 export interface WorkerPoolStats {
   /** Workers alive (shared and extra). */

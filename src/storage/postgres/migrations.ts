@@ -162,6 +162,31 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   /* 14: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
   ALTER TABLE applications ADD COLUMN allowed_origins json NOT NULL DEFAULT '[]';
   `,
+  /* 15: pre-configured proxies (docs/proxies.md): configuration sealed, key hashed */ `
+  CREATE TABLE proxies (
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    tenant_id text NOT NULL,
+    id text NOT NULL,
+    name text NOT NULL,
+    name_lower text NOT NULL,       -- lower-cased in JS (Unicode-aware, whatever the database locale)
+    destination_url text NOT NULL,
+    request_transforms json NOT NULL,
+    response_transforms json NOT NULL,
+    configuration bytea,            -- sealed with the tenant's data key
+    application_id text,
+    bound_grants json,
+    require_auth boolean NOT NULL,
+    key_hash text NOT NULL,
+    key_lookup text NOT NULL,
+    created_by text,
+    created_at bigint NOT NULL,
+    modified_by text,
+    modified_at bigint,
+    PRIMARY KEY (tenant_id, seq),
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX proxies_key_lookup ON proxies (key_lookup);
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -16,23 +16,23 @@ import type {
 import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
 import { missedUpdate, tenantList, updateSql } from './pg-record-update.js';
-import { PostgresCredentials } from './postgres-credentials.js';
+import type { PostgresCredentials } from './postgres-credentials.js';
 import { APPLICATION_COLUMNS, toApplication } from './record-rows.js';
 import type { RecordStatements } from './record-sql.js';
 
 const json = (value: unknown) => JSON.stringify(value);
-/** Applications, their keys and sessions: the part of the PostgreSQL store that PostgresStore delegates to. */
+/** Applications: a part of the PostgreSQL store (store-parts.ts); their keys and sessions are the `credentials` part. */
 export class PostgresApplications {
   readonly #db: PgExecutor;
   readonly #s: string;
   readonly #sql: RecordStatements;
   readonly #credentials: PostgresCredentials;
 
-  constructor(db: PgExecutor, s: string, sql: RecordStatements) {
+  constructor(db: PgExecutor, s: string, sql: RecordStatements, credentials: PostgresCredentials) {
     this.#db = db;
     this.#s = s;
     this.#sql = sql;
-    this.#credentials = new PostgresCredentials(db, s);
+    this.#credentials = credentials;
   }
 
   /** The application and its first key in one transaction. */
@@ -69,30 +69,6 @@ export class PostgresApplications {
   async getApplication(tenantId: string, id: string): Promise<ApplicationRecord | null> {
     const { rows } = await this.#db.query(this.#sql.getApplication, [tenantId, id]);
     return rows.length === 0 ? null : toApplication(rows[0]!);
-  }
-
-  findApplicationKeys(keyLookup: string): Promise<ApplicationKeyMatch[]> {
-    return this.#credentials.findKeys(keyLookup);
-  }
-
-  createApplicationKey(key: ApplicationKeyRecord, max: number): Promise<'created' | 'not_found' | 'limit'> {
-    return this.#credentials.createKey(key, max);
-  }
-
-  listApplicationKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyRecord[]> {
-    return this.#credentials.listKeys(tenantId, applicationId);
-  }
-
-  getApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKeyRecord | null> {
-    return this.#credentials.getKey(tenantId, applicationId, keyId);
-  }
-
-  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<'deleted' | 'not_found' | 'last_key'> {
-    return this.#credentials.deleteKey(tenantId, applicationId, keyId);
-  }
-
-  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): Promise<boolean> {
-    return this.#credentials.replaceKeys(key, modifiedBy);
   }
 
   /** In creation order. */
@@ -157,24 +133,5 @@ export class PostgresApplications {
     const after = rows.filter((row) => (row['id'] === id ? next !== null && holds(next) : holds(row['permissions'] as string[])));
     if (before.length > 0 && after.length === 0 && rows.some((row) => row['id'] === id)) return 'last_holder';
     return write();
-  }
-
-  // --- sessions ---------------------------------------------------------------------------------
-
-  /** 'exists' (nothing written) when the id or the tenant's nonce hash is taken. */
-  createSession(session: SessionRecord): Promise<Inserted> {
-    return this.#credentials.createSession(session);
-  }
-
-  findSessions(keyLookup: string): Promise<SessionRecord[]> {
-    return this.#credentials.findSessions(keyLookup);
-  }
-
-  authorizeSession(tenantId: string, nonceHash: string, authorization: SessionAuthorization, now: number): Promise<AuthorizeSessionResult> {
-    return this.#credentials.authorizeSession(tenantId, nonceHash, authorization, now);
-  }
-
-  purgeExpiredSessions(now: number, limit: number): Promise<number> {
-    return this.#credentials.purgeExpiredSessions(now, limit);
   }
 }

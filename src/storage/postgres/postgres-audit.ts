@@ -5,7 +5,7 @@ import { tenantList } from './pg-record-update.js';
 import { AUDIT_COLUMNS, toAudit } from './record-rows.js';
 import type { RecordStatements } from './record-sql.js';
 
-/** The audit log: the part of the PostgreSQL store that PostgresStore delegates to. */
+/** The audit log: a part of the PostgreSQL store (store-parts.ts). */
 export class PostgresAudit {
   readonly #db: PgExecutor;
   readonly #s: string;

@@ -94,7 +94,7 @@ export class PostgresCredentials {
     await db.query(this.#sql.insertKey, [key.tenantId, key.applicationId, key.id, key.keyHash, key.keyLookup, key.createdBy ?? null, key.createdAt, key.grants == null ? null : JSON.stringify(key.grants)]);
   }
 
-  async findKeys(keyLookup: string): Promise<ApplicationKeyMatch[]> {
+  async findApplicationKeys(keyLookup: string): Promise<ApplicationKeyMatch[]> {
     const { rows } = await this.#db.query(this.#sql.findKeys, [keyLookup]);
     return rows.map((row) => ({
       key: {
@@ -111,7 +111,7 @@ export class PostgresCredentials {
     }));
   }
 
-  createKey(key: ApplicationKeyRecord, max: number): Promise<'created' | 'not_found' | 'limit'> {
+  createApplicationKey(key: ApplicationKeyRecord, max: number): Promise<'created' | 'not_found' | 'limit'> {
     return this.#db.transaction(async (tx) => {
       if ((await tx.query(this.#sql.lockApplication, [key.tenantId, key.applicationId])).rows.length === 0) return 'not_found';
       if ((await this.#count(tx, key.tenantId, key.applicationId)) >= max) return 'limit';
@@ -120,16 +120,16 @@ export class PostgresCredentials {
     });
   }
 
-  async listKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyRecord[]> {
+  async listApplicationKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyRecord[]> {
     return (await this.#db.query(this.#sql.listKeys, [tenantId, applicationId])).rows.map(toKey);
   }
 
-  async getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKeyRecord | null> {
+  async getApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKeyRecord | null> {
     const { rows } = await this.#db.query(this.#sql.getKey, [tenantId, applicationId, keyId]);
     return rows.length === 0 ? null : toKey(rows[0]!);
   }
 
-  deleteKey(tenantId: string, applicationId: string, keyId: string): Promise<'deleted' | 'not_found' | 'last_key'> {
+  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): Promise<'deleted' | 'not_found' | 'last_key'> {
     return this.#db.transaction(async (tx) => {
       if ((await tx.query(this.#sql.lockApplication, [tenantId, applicationId])).rows.length === 0) return 'not_found';
       if ((await tx.query(this.#sql.getKey, [tenantId, applicationId, keyId])).rows.length === 0) return 'not_found';
@@ -140,7 +140,7 @@ export class PostgresCredentials {
     });
   }
 
-  replaceKeys(key: ApplicationKeyRecord, modifiedBy: string): Promise<boolean> {
+  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): Promise<boolean> {
     return this.#db.transaction(async (tx) => {
       const stamped = await tx.query(this.#sql.stampApplication, [modifiedBy, key.createdAt, key.tenantId, key.applicationId]);
       if (stamped.rowCount !== 1) return false;

@@ -8,7 +8,7 @@ const json = (value: unknown) => JSON.stringify(value);
 
 type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
-/** Idempotency keys: the part of the PostgreSQL store that PostgresStore delegates to. */
+/** Idempotency keys: a part of the PostgreSQL store (store-parts.ts). */
 export class PostgresIdempotency {
   readonly #db: PgExecutor;
   readonly #s: string;

@@ -53,7 +53,7 @@ export class PostgresJobs {
     };
   }
 
-  enqueue(job: JobRecord): Promise<boolean> {
+  enqueueJob(job: JobRecord): Promise<boolean> {
     return this.enqueueWith(this.#db, job);
   }
 
@@ -64,26 +64,26 @@ export class PostgresJobs {
     return result.rowCount === 1;
   }
 
-  async claim(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): Promise<JobRecord[]> {
+  async claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): Promise<JobRecord[]> {
     checkLimit(limit);
     if (kinds.length === 0) return [];
     const result = await this.#db.query(this.#sql.claim, [now, owner, now + leaseMs, limit, kinds]);
     return result.rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
-  async renew(id: string, owner: string, until: number): Promise<boolean> {
+  async renewJobLease(id: string, owner: string, until: number): Promise<boolean> {
     return (await this.#db.query(this.#sql.renew, [id, owner, until])).rowCount === 1;
   }
 
-  async finish(id: string, owner: string): Promise<boolean> {
+  async finishJob(id: string, owner: string): Promise<boolean> {
     return (await this.#db.query(this.#sql.finish, [id, owner])).rowCount === 1;
   }
 
-  async reschedule(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): Promise<boolean> {
+  async rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): Promise<boolean> {
     return (await this.#db.query(attempts === 'reset' ? this.#sql.rescheduleReset : this.#sql.reschedule, [id, owner, runAt, lastError])).rowCount === 1;
   }
 
-  async countDue(now: number): Promise<number> {
+  async countDueJobs(now: number): Promise<number> {
     return (await this.#db.query(this.#sql.countDue, [now])).rows[0]?.['n'] as number;
   }
 }

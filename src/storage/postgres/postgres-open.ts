@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { resolvePostgresStoreOptions, type PgPool, type PostgresStoreOptions } from './postgres-options.js';
-import { PostgresStore } from './postgres-store.js';
+import { composePostgresStore, type PostgresStore } from './postgres-store.js';
 
 /**
  * Creates the PostgreSQL store. Options are validated once (ValidationError naming the option);
@@ -12,11 +12,11 @@ import { PostgresStore } from './postgres-store.js';
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const resolved = resolvePostgresStoreOptions(options);
-  if (resolved.pool !== undefined) return new PostgresStore(resolved.pool, resolved.schema, false);
+  if (resolved.pool !== undefined) return composePostgresStore(resolved.pool, resolved.schema, false);
   const pool = new pg.Pool({ connectionString: resolved.connectionString, max: resolved.max, application_name: 'tokenvault' });
   // An idle connection that breaks (a server restart, a network cut) is reported on the pool; with
   // no listener, Node would end the process. The pool drops the connection and opens another on
   // the next query, which reports any lasting failure.
   pool.on('error', () => undefined);
-  return new PostgresStore(pool satisfies PgPool, resolved.schema, true);
+  return composePostgresStore(pool satisfies PgPool, resolved.schema, true);
 }

@@ -19,7 +19,7 @@ export interface PgQueryResult {
   rowCount: number | null;
 }
 
-/** The slice of a pg `PoolClient` the store calls (DESIGN.md 4.3: depend by shape). */
+/** The slice of a pg `PoolClient` the store calls (ARCHITECTURE.md, Rules of the house: depend on interfaces, by shape). */
 export interface PgPoolClient {
   query(config: PgQueryConfig): Promise<PgQueryResult>;
   /** Returns the client to its pool; `true` or an error destroys the connection instead. */

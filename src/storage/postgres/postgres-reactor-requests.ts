@@ -47,7 +47,7 @@ export class PostgresReactorRequests {
     };
   }
 
-  create(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
+  createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
     const r = request;
     return this.#db.transaction(async (tx) => {
       await tx.query(this.#sql.insert, [r.tenantId, r.id, r.reactorId, r.applicationId, r.status, r.callbackUrl, r.timeoutMs, r.args, r.result, r.error, r.createdAt, r.startedAt, r.completedAt, r.expiresAt]);
@@ -55,20 +55,20 @@ export class PostgresReactorRequests {
     });
   }
 
-  async get(tenantId: string, id: string): Promise<ReactorRequestRecord | null> {
+  async getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null> {
     const row = (await this.#db.query(this.#sql.get, [tenantId, id])).rows[0];
     return row === undefined ? null : toRequest(row);
   }
 
-  async start(tenantId: string, id: string, now: number): Promise<boolean> {
+  async startReactorRequest(tenantId: string, id: string, now: number): Promise<boolean> {
     return (await this.#db.query(this.#sql.start, [tenantId, id, now])).rowCount === 1;
   }
 
-  async finish(tenantId: string, id: string, o: ReactorRequestOutcome): Promise<boolean> {
+  async finishReactorRequest(tenantId: string, id: string, o: ReactorRequestOutcome): Promise<boolean> {
     return (await this.#db.query(this.#sql.finish, [tenantId, id, o.status, o.result, o.error, o.completedAt, o.expiresAt])).rowCount === 1;
   }
 
-  async purge(now: number, limit: number): Promise<number> {
+  async purgeExpiredReactorRequests(now: number, limit: number): Promise<number> {
     return (await this.#db.query(this.#sql.purge, [now, checkLimit(limit)])).rowCount ?? 0;
   }
 }

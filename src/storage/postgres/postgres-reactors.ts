@@ -21,7 +21,7 @@ import { distinct } from './token-rows.js';
 
 const json = (value: unknown) => JSON.stringify(value);
 
-/** Reactor formulas and reactors: the part of the PostgreSQL store that PostgresStore delegates to. */
+/** Reactor formulas and reactors: a part of the PostgreSQL store (store-parts.ts). */
 export class PostgresReactors {
   readonly #db: PgExecutor;
   readonly #s: string;

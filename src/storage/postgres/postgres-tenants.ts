@@ -10,7 +10,7 @@ function duplicateInitial(what: string, id: string): InternalError {
   return new InternalError(`createTenant was given a ${what} twice (${id}); nothing was written`);
 }
 
-/** Tenants and their wrapped keys: the part of the PostgreSQL store that PostgresStore delegates to. */
+/** Tenants and their wrapped keys: a part of the PostgreSQL store (store-parts.ts). */
 export class PostgresTenants {
   readonly #db: PgExecutor;
   readonly #sql: RecordStatements;

@@ -88,7 +88,7 @@ export class PostgresTokens {
     this.#sql = tokenStatements(quotedSchema);
   }
 
-  async create(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
+  async createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
     if (!probesDuplicate(token)) return (await this.#insert(this.#db, token)) ? CREATED : ID_CONFLICT;
     return this.#db.transaction(async (tx) => {
       await this.#lockFingerprint(tx, token);
@@ -99,7 +99,7 @@ export class PostgresTokens {
   }
 
   /**
-   * Creates a token as `create` does, inside the transaction `tx` (token-intent conversion: the
+   * Creates a token as `createToken` does, inside the transaction `tx` (token-intent conversion: the
    * intent's removal and the token's creation are one transaction). Its lock order (the caller's
    * row locks, then the fingerprint lock) never waits on a lock held by a plain create's first step.
    */
@@ -126,15 +126,15 @@ export class PostgresTokens {
     },
   );
 
-  get(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
+  getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
     return this.#reads.load({ tenantId, id, now });
   }
 
-  list(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>> {
+  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>> {
     return runPage(this.#db, tokenListQuery(this.#quoted, tenantId, filter ?? {}, now), page, toStoredToken);
   }
 
-  update(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<UpdateTokenResult> {
+  updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<UpdateTokenResult> {
     return this.#db.transaction(async (tx) => {
       // The same lock order as create (fingerprint, then row), so two writers cannot deadlock.
       if (probesDuplicate(next)) await this.#lockFingerprint(tx, next);
@@ -157,12 +157,12 @@ export class PostgresTokens {
     });
   }
 
-  async delete(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): Promise<boolean> {
+  async deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): Promise<boolean> {
     const { rows } = await this.#db.query(this.#sql.delete, [tenantId, id, now, deletedBy, ...auditValues(audit)]);
     return rows[0]?.['removed'] === 1;
   }
 
-  async getDeleted(tenantId: string, id: string): Promise<DeletedTokenRecord | null> {
+  async getDeletedToken(tenantId: string, id: string): Promise<DeletedTokenRecord | null> {
     const { rows } = await this.#db.query(this.#sql.getDeleted, [tenantId, id]);
     const row = rows[0];
     if (row === undefined) return null;
@@ -175,7 +175,7 @@ export class PostgresTokens {
     };
   }
 
-  async purgeExpired(now: number, limit: number): Promise<ExpiredTokenRecord[]> {
+  async purgeExpiredTokens(now: number, limit: number): Promise<ExpiredTokenRecord[]> {
     const { rows } = await this.#db.query(this.#sql.purgeExpired, [now, checkLimit(limit), EXPIRY_ACTOR, EXPIRY_OPERATION]);
     return rows.map((row) => ({ tenantId: row['tenant_id'] as string, id: row['id'] as string, type: row['type'] as string, expiresAt: row['expires_at'] as number }));
   }
@@ -202,7 +202,7 @@ export class PostgresTokens {
    * that has not yet seen a rotation can put a token below the resume point: so a resumed walk
    * that finds nothing walks once more from the start before answering that nothing is left.
    */
-  async listBelowKeyVersion(tenantId: string, version: number, limit: number): Promise<StoredToken[]> {
+  async listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): Promise<StoredToken[]> {
     checkLimit(limit);
     const hintKey = JSON.stringify([tenantId, version]);
     const from = this.#keyScanHints.get(hintKey) ?? 0;
@@ -213,7 +213,7 @@ export class PostgresTokens {
     return rows.map(toStoredToken);
   }
 
-  async countBelowKeyVersion(tenantId: string, version: number): Promise<number> {
+  async countTokensBelowKeyVersion(tenantId: string, version: number): Promise<number> {
     const { rows } = await this.#db.query(this.#sql.countBelowKeyVersion, [tenantId, version]);
     return rows[0]?.['n'] as number;
   }
@@ -224,7 +224,7 @@ export class PostgresTokens {
    * taken first, in a fixed order, so two such calls cannot deadlock on each other's locks; an id
    * conflict rolls the transaction back.
    */
-  async createMany(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokensResult> {
+  async createTokens(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokensResult> {
     try {
       const results = await this.#db.transaction(async (tx) => {
         const locks = [...new Map(tokens.filter(probesDuplicate).map((t) => [JSON.stringify([t.tenantId, t.type, t.fingerprint]), t])).entries()];

@@ -18,7 +18,7 @@ export function recordStatements(s: string) {
       'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (tenant_id, id) DO NOTHING',
     getApplication: `SELECT ${APPLICATION_COLUMNS} FROM ${s}.applications t WHERE t.tenant_id = $1 AND t.id = $2`,
     deleteApplication: `DELETE FROM ${s}.applications WHERE tenant_id = $1 AND id = $2`,
-    /** tenant: every application's id and permissions, rows locked in seq order (see PostgresStore.#guarded). */
+    /** tenant: every application's id and permissions, rows locked in seq order (see PostgresApplications.#guarded). */
     lockApplicationPermissions: `SELECT id, permissions FROM ${s}.applications WHERE tenant_id = $1 ORDER BY seq FOR UPDATE`,
 
     insertFormula:

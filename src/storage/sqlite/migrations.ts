@@ -140,6 +140,31 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   /* 13: the page origins a public application's browser elements may be embedded in (docs/elements.md); [] is any */ `
   ALTER TABLE applications ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
   `,
+  /* 14: pre-configured proxies (docs/proxies.md): configuration sealed, key hashed */ `
+  CREATE TABLE proxies (
+    seq INTEGER PRIMARY KEY,        -- creation order
+    tenant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    name_lower TEXT NOT NULL,
+    destination_url TEXT NOT NULL,
+    request_transforms TEXT NOT NULL,
+    response_transforms TEXT NOT NULL,
+    configuration BLOB,             -- sealed with the tenant's data key
+    application_id TEXT,
+    bound_grants TEXT,
+    require_auth INTEGER NOT NULL,
+    key_hash TEXT NOT NULL,
+    key_lookup TEXT NOT NULL,
+    created_by TEXT,
+    created_at INTEGER NOT NULL,
+    modified_by TEXT,
+    modified_at INTEGER,
+    UNIQUE (tenant_id, id)
+  );
+  CREATE INDEX proxies_tenant_seq ON proxies (tenant_id, seq);
+  CREATE INDEX proxies_key_lookup ON proxies (key_lookup);
+  `,
 ]);
 
 /**

@@ -16,7 +16,7 @@ import type {
 import { runPage, type ListQuery } from './paging.js';
 import { APPLICATION_COLUMNS, toApplication, type ApplicationRow } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
-import { SqliteCredentials } from './sqlite-credentials.js';
+import type { SqliteCredentials } from './sqlite-credentials.js';
 import { type WriteTransaction, updateRecord } from './sqlite-record-update.js';
 import type { StatementCache } from './statement-cache.js';
 
@@ -30,8 +30,8 @@ const SQL = {
 } as const;
 
 /**
- * Applications, their keys and sessions: a part of the SQLite store's synchronous core, whose
- * methods sqlite-boundary.ts exposes as Store methods (so helpers are arrow fields, not methods).
+ * Applications: a part of the SQLite store's synchronous core (store-parts.ts, area `applications`);
+ * their keys and sessions are the `credentials` part (sqlite-credentials.ts).
  */
 export class SqliteApplications {
   #statements: StatementCache;
@@ -43,11 +43,11 @@ export class SqliteApplications {
   >;
   #createApplicationTx: SqliteTransaction<(app: ApplicationRecord, key: ApplicationKeyRecord) => Inserted>;
 
-  constructor(db: BetterSqlite3Database, statements: StatementCache, read: <R>(fn: () => R) => R, write: WriteTransaction) {
+  constructor(db: BetterSqlite3Database, statements: StatementCache, read: <R>(fn: () => R) => R, write: WriteTransaction, credentials: SqliteCredentials) {
     this.#statements = statements;
     this.#read = read;
     this.#write = write;
-    this.#credentials = new SqliteCredentials(db, statements);
+    this.#credentials = credentials;
     this.#guardedTx = db.transaction(this.#guarded);
     this.#createApplicationTx = db.transaction(this.insert);
   }
@@ -83,30 +83,6 @@ export class SqliteApplications {
   getApplication(tenantId: string, id: string): ApplicationRecord | null {
     const row = this.#statements.get(SQL.getApplication).get(tenantId, id) as ApplicationRow | undefined;
     return row === undefined ? null : toApplication(row);
-  }
-
-  findApplicationKeys(keyLookup: string): ApplicationKeyMatch[] {
-    return this.#credentials.findKeys(keyLookup);
-  }
-
-  createApplicationKey(key: ApplicationKeyRecord, max: number): 'created' | 'not_found' | 'limit' {
-    return this.#credentials.createKey(key, max);
-  }
-
-  listApplicationKeys(tenantId: string, applicationId: string): ApplicationKeyRecord[] {
-    return this.#credentials.listKeys(tenantId, applicationId);
-  }
-
-  getApplicationKey(tenantId: string, applicationId: string, keyId: string): ApplicationKeyRecord | null {
-    return this.#credentials.getKey(tenantId, applicationId, keyId);
-  }
-
-  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): 'deleted' | 'not_found' | 'last_key' {
-    return this.#credentials.deleteKey(tenantId, applicationId, keyId);
-  }
-
-  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): boolean {
-    return this.#credentials.replaceKeys(key, modifiedBy);
   }
 
   /** In creation order. */
@@ -164,29 +140,4 @@ export class SqliteApplications {
     if (before.length > 0 && after.length === 0 && rows.some((row) => row.id === id)) return 'last_holder';
     return write();
   };
-
-  // --- sessions ---------------------------------------------------------------------------------
-
-  /** 'exists' (nothing written) when the id or the tenant's nonce hash is taken. */
-  createSession(session: SessionRecord): Inserted {
-    try {
-      this.#credentials.createSession(session);
-      return 'created';
-    } catch (error) {
-      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) return 'exists';
-      throw error;
-    }
-  }
-
-  findSessions(keyLookup: string): SessionRecord[] {
-    return this.#credentials.findSessions(keyLookup);
-  }
-
-  authorizeSession(tenantId: string, nonceHash: string, authorization: SessionAuthorization, now: number): AuthorizeSessionResult {
-    return this.#credentials.authorizeSession(tenantId, nonceHash, authorization, now);
-  }
-
-  purgeExpiredSessions(now: number, limit: number): number {
-    return this.#credentials.purgeExpiredSessions(now, limit);
-  }
 }

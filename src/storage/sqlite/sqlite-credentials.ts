@@ -5,6 +5,7 @@ import type {
   SessionAuthorization,
   SessionGrants,
   SessionRecord,
+  Inserted,
 } from '../store.js';
 import { APPLICATION_COLUMNS, type ApplicationRow, toApplication } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
@@ -124,7 +125,7 @@ export class SqliteCredentials {
       return 'created';
     });
     this.#deleteKeyTx = db.transaction((tenantId: string, applicationId: string, keyId: string) => {
-      if (this.getKey(tenantId, applicationId, keyId) === null) return 'not_found';
+      if (this.getApplicationKey(tenantId, applicationId, keyId) === null) return 'not_found';
       if (this.#count(tenantId, applicationId) <= 1) return 'last_key';
       this.#statements.get(SQL.deleteKey).run(tenantId, applicationId, keyId);
       this.#statements.get(SQL.nextGeneration).run(tenantId, applicationId);
@@ -146,7 +147,7 @@ export class SqliteCredentials {
       .run(key.tenantId, key.applicationId, key.id, key.keyHash, key.keyLookup, key.createdBy ?? null, key.createdAt, key.grants == null ? null : JSON.stringify(key.grants));
   }
 
-  findKeys(keyLookup: string): ApplicationKeyMatch[] {
+  findApplicationKeys(keyLookup: string): ApplicationKeyMatch[] {
     const rows = this.#statements.get(SQL.findKeys).all(keyLookup) as (ApplicationRow & KeyMatchRow)[];
     return rows.map((row) => ({
       key: {
@@ -163,28 +164,39 @@ export class SqliteCredentials {
     }));
   }
 
-  createKey(key: ApplicationKeyRecord, max: number): 'created' | 'not_found' | 'limit' {
+  createApplicationKey(key: ApplicationKeyRecord, max: number): 'created' | 'not_found' | 'limit' {
     return this.#createKeyTx.immediate(key, max);
   }
 
-  listKeys(tenantId: string, applicationId: string): ApplicationKeyRecord[] {
+  listApplicationKeys(tenantId: string, applicationId: string): ApplicationKeyRecord[] {
     return (this.#statements.get(SQL.listKeys).all(tenantId, applicationId) as KeyRow[]).map(toKey);
   }
 
-  getKey(tenantId: string, applicationId: string, keyId: string): ApplicationKeyRecord | null {
+  getApplicationKey(tenantId: string, applicationId: string, keyId: string): ApplicationKeyRecord | null {
     const row = this.#statements.get(SQL.getKey).get(tenantId, applicationId, keyId) as KeyRow | undefined;
     return row === undefined ? null : toKey(row);
   }
 
-  deleteKey(tenantId: string, applicationId: string, keyId: string): 'deleted' | 'not_found' | 'last_key' {
+  deleteApplicationKey(tenantId: string, applicationId: string, keyId: string): 'deleted' | 'not_found' | 'last_key' {
     return this.#deleteKeyTx.immediate(tenantId, applicationId, keyId);
   }
 
-  replaceKeys(key: ApplicationKeyRecord, modifiedBy: string): boolean {
+  replaceApplicationKeys(key: ApplicationKeyRecord, modifiedBy: string): boolean {
     return this.#replaceKeysTx.immediate(key, modifiedBy);
   }
 
-  createSession(session: SessionRecord): void {
+  /** 'exists' (nothing written) when the id or the tenant's nonce hash is taken. */
+  createSession(session: SessionRecord): Inserted {
+    try {
+      this.#insertSession(session);
+      return 'created';
+    } catch (error) {
+      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) return 'exists';
+      throw error;
+    }
+  }
+
+  #insertSession(session: SessionRecord): void {
     this.#statements
       .get(SQL.insertSession)
       .run(

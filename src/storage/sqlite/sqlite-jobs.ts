@@ -56,31 +56,31 @@ export class SqliteJobs {
     this.#statements = statements;
   }
 
-  enqueue(job: JobRecord): boolean {
+  enqueueJob(job: JobRecord): boolean {
     const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts } = job;
     return this.#statements.get(SQL.insert).run(id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts).changes === 1;
   }
 
-  claim(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): JobRecord[] {
+  claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): JobRecord[] {
     checkLimit(limit);
     if (kinds.length === 0) return [];
     const rows = this.#statements.get(SQL.claim).all(owner, now + leaseMs, now, now, JSON.stringify(kinds), limit) as JobRow[];
     return rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
-  renew(id: string, owner: string, until: number): boolean {
+  renewJobLease(id: string, owner: string, until: number): boolean {
     return this.#statements.get(SQL.renew).run(until, id, owner).changes === 1;
   }
 
-  finish(id: string, owner: string): boolean {
+  finishJob(id: string, owner: string): boolean {
     return this.#statements.get(SQL.finish).run(id, owner).changes === 1;
   }
 
-  reschedule(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): boolean {
+  rescheduleJob(id: string, owner: string, runAt: number, lastError: string | null, attempts: 'keep' | 'reset'): boolean {
     return this.#statements.get(attempts === 'reset' ? SQL.rescheduleReset : SQL.reschedule).run(runAt, lastError, id, owner).changes === 1;
   }
 
-  countDue(now: number): number {
+  countDueJobs(now: number): number {
     return (this.#statements.get(SQL.countDue).get(now, now) as { n: number }).n;
   }
 }

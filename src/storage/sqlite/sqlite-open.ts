@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { type SqliteStore, sqliteBoundary } from './sqlite-boundary.js';
+import type { SqliteStore } from './sqlite-boundary.js';
 import { createDatabaseFile, resolveSqliteStoreOptions, type BetterSqlite3Database, type SqliteStoreOptions } from './sqlite-options.js';
-import { SqliteStoreCore } from './sqlite-store.js';
+import { composeSqliteStore, SqliteStoreCore } from './sqlite-store.js';
 
 /**
  * At synchronous=NORMAL, pages of WAL after which a commit checkpoints (SQLite's default is 1000).
@@ -25,7 +25,7 @@ const NORMAL_WAL_AUTOCHECKPOINT_PAGES = 10_000;
  * const mine = createSqliteStore({ database: new Database('app.db') }); // not closed by store.close()
  */
 export function createSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
-  return sqliteBoundary(openSqliteStoreCore(options));
+  return composeSqliteStore(openSqliteStoreCore(options));
 }
 
 /** The synchronous core on its database, without the boundary: for the store's own tests. */

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ValidationError } from '../../errors/errors.js';
 import { validationFromIssues } from '../../validation/issues.js';
 
-/** The slice of a better-sqlite3 statement the store calls (DESIGN.md 4.3: depend by shape). */
+/** The slice of a better-sqlite3 statement the store calls (ARCHITECTURE.md, Rules of the house: depend on interfaces, by shape). */
 export interface SqliteStatement {
   run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
   get(...params: unknown[]): unknown;
@@ -55,7 +55,7 @@ export interface SqliteStoreOptions {
    * Durability of a committed write (the SQLite `synchronous` pragma), default `'full'`.
    * - `'full'`: every commit is fsynced, so an acknowledged write survives a power loss or OS crash.
    * - `'normal'`: in WAL mode the WAL is fsynced only at checkpoints, so commits are several times
-   *   faster (about 21,000 vs 7,000 inserts/s on a 2-core machine, DESIGN.md 5); a killed process
+   *   faster (about 21,000 vs 7,000 inserts/s on a 2-core machine); a killed process
    *   loses nothing, but a power loss or OS crash may lose the transactions acknowledged since the
    *   last checkpoint (the store checkpoints every ~40 MB of WAL); the database stays consistent.
    */

@@ -62,28 +62,28 @@ export class SqliteReactorRequests {
       statements
         .get(SQL.insert)
         .run(r.tenantId, r.id, r.reactorId, r.applicationId, r.status, r.callbackUrl, r.timeoutMs, r.args, r.result, r.error, r.createdAt, r.startedAt, r.completedAt, r.expiresAt);
-      jobs.enqueue(job);
+      jobs.enqueueJob(job);
     });
   }
 
-  create(request: ReactorRequestRecord, job: JobRecord): void {
+  createReactorRequest(request: ReactorRequestRecord, job: JobRecord): void {
     this.#createTx.immediate(request, job);
   }
 
-  get(tenantId: string, id: string): ReactorRequestRecord | null {
+  getReactorRequest(tenantId: string, id: string): ReactorRequestRecord | null {
     const row = this.#statements.get(SQL.get).get(tenantId, id) as Row | undefined;
     return row === undefined ? null : toRequest(row);
   }
 
-  start(tenantId: string, id: string, now: number): boolean {
+  startReactorRequest(tenantId: string, id: string, now: number): boolean {
     return this.#statements.get(SQL.start).run(now, tenantId, id).changes === 1;
   }
 
-  finish(tenantId: string, id: string, o: ReactorRequestOutcome): boolean {
+  finishReactorRequest(tenantId: string, id: string, o: ReactorRequestOutcome): boolean {
     return this.#statements.get(SQL.finish).run(o.status, o.result, o.error, o.completedAt, o.expiresAt, tenantId, id).changes === 1;
   }
 
-  purge(now: number, limit: number): number {
+  purgeExpiredReactorRequests(now: number, limit: number): number {
     return this.#statements.get(SQL.purge).run(now, checkLimit(limit)).changes;
   }
 }

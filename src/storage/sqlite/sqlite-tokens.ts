@@ -100,12 +100,12 @@ export class SqliteTokens {
   }
 
   /** Group-committed (group-commit.ts): settles once the turn's batch has committed. */
-  create(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
+  createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
     return this.#creates.submit({ token, now, scopes: scopesParam(dedupeWithin) });
   }
 
   /** See Store.createTokens: one BEGIN IMMEDIATE transaction, rolled back at the first id conflict. */
-  createMany(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokensResult {
+  createTokens(tokens: readonly StoredToken[], now: number, dedupeWithin?: readonly ContainerScope[]): CreateTokensResult {
     try {
       return { status: 'created', results: this.#createAllTx.immediate(tokens, now, scopesParam(dedupeWithin)) };
     } catch (error) {
@@ -127,29 +127,29 @@ export class SqliteTokens {
     this.#creates.flush();
   }
 
-  get(tenantId: string, id: string, now: number): StoredToken | null {
+  getToken(tenantId: string, id: string, now: number): StoredToken | null {
     const values = this.#statements.values(GET_LIVE_TOKEN).get(tenantId, id, now) as unknown[] | undefined;
     return values === undefined ? null : tokenFromValues(tenantId, id, values);
   }
 
-  list(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {
+  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {
     return runPage(this.#statements, this.#read, tokenListQuery(tenantId, filter ?? {}, now), page, toStoredToken);
   }
 
-  update(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
+  updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
     return this.#updateTx.immediate(next, audit, now, scopesParam(dedupeWithin));
   }
 
-  delete(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): boolean {
+  deleteToken(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): boolean {
     return this.#deleteTx.immediate(tenantId, id, deletedBy, audit, now);
   }
 
-  getDeleted(tenantId: string, id: string): DeletedTokenRecord | null {
+  getDeletedToken(tenantId: string, id: string): DeletedTokenRecord | null {
     const row = this.#statements.get(GET_DELETED).get(tenantId, id) as DeletedTokenRow | undefined;
     return row === undefined ? null : toDeletedToken(row);
   }
 
-  purgeExpired(now: number, limit: number): ExpiredTokenRecord[] {
+  purgeExpiredTokens(now: number, limit: number): ExpiredTokenRecord[] {
     return this.#purgeTx.immediate(now, checkLimit(limit));
   }
 
@@ -176,7 +176,7 @@ export class SqliteTokens {
    * version found its first token. Sound because a token's key version never goes down: every write
    * encrypts under the tenant's newest key, so a token once seen at or above `version` stays there.
    */
-  listBelowKeyVersion(tenantId: string, version: number, limit: number): StoredToken[] {
+  listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): StoredToken[] {
     const hintKey = JSON.stringify([tenantId, version]);
     const from = this.#keyScanHints.get(hintKey) ?? 0;
     const rows = this.#statements.get(LIST_BELOW_KEY_VERSION).all(tenantId, version, from, checkLimit(limit)) as TokenRow[];
@@ -184,7 +184,7 @@ export class SqliteTokens {
     return rows.map(toStoredToken);
   }
 
-  countBelowKeyVersion(tenantId: string, version: number): number {
+  countTokensBelowKeyVersion(tenantId: string, version: number): number {
     return (this.#statements.get(COUNT_BELOW_KEY_VERSION).get(tenantId, version) as { n: number }).n;
   }
 

@@ -1,0 +1,53 @@
+/**
+ * How a pre-configured proxy is shown (docs/proxies.md): never its key (only on create and
+ * rotation), never its configuration values (the names only, each value replaced by a mask), and
+ * its application only to a caller that may bind to it (as a reactor's: docs/authority.md).
+ */
+import { formatIso } from '../common/time.js';
+import type { ProxyRecord } from '../storage/store.js';
+
+/** What a configuration value reads as: the secret is never shown, in full or in part. */
+export const MASKED_VALUE = '********';
+
+export interface ProxyView {
+  id: string;
+  tenant_id: string;
+  name: string;
+  destination_url: string;
+  request_transforms: unknown[];
+  response_transforms: unknown[];
+  /** The first transform of each list (the Basis Theory SDK's singular fields). */
+  request_transform: unknown;
+  response_transform: unknown;
+  configuration: Record<string, string> | null;
+  /** `{ redacted: true }` to a caller that may not bind to it (one is bound, which is withheld). */
+  application: { id: string } | { redacted: true } | null;
+  require_auth: boolean;
+  /** Only in the answer of a create or a key rotation. */
+  key?: string;
+  created_by: string | null;
+  created_at: string;
+  modified_by: string | null;
+  modified_at: string | null;
+}
+
+export function proxyView(proxy: ProxyRecord, configurationNames: string[] | null, showApplication: boolean, key?: string): ProxyView {
+  return {
+    id: proxy.id,
+    tenant_id: proxy.tenantId,
+    name: proxy.name,
+    destination_url: proxy.destinationUrl,
+    request_transforms: proxy.requestTransforms,
+    response_transforms: proxy.responseTransforms,
+    request_transform: proxy.requestTransforms[0] ?? null,
+    response_transform: proxy.responseTransforms[0] ?? null,
+    configuration: configurationNames === null ? null : Object.fromEntries(configurationNames.map((name) => [name, MASKED_VALUE])),
+    application: proxy.applicationId === null ? null : showApplication ? { id: proxy.applicationId } : { redacted: true },
+    require_auth: proxy.requireAuth,
+    ...(key === undefined ? {} : { key }),
+    created_by: proxy.createdBy,
+    created_at: formatIso(proxy.createdAt),
+    modified_by: proxy.modifiedBy,
+    modified_at: proxy.modifiedAt === null ? null : formatIso(proxy.modifiedAt),
+  };
+}
