@@ -14,7 +14,7 @@ import type { ReactorRequestRecord, SessionGrants, Store } from '../storage/stor
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
 import type { InvokeInput } from './reactor-input.js';
 
-/** How long a finished asynchronous run's result is kept (README, Reactors). */
+/** How long a finished asynchronous run's result is kept (docs/reactors.md). */
 export const RESULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Lease beyond a run's timeout: time to store the result and notify before another worker may take the job. */
 const LEASE_MARGIN_MS = 60_000;
@@ -88,7 +88,7 @@ export interface AsyncRunsDeps {
 }
 
 /**
- * Asynchronous reactor invocation (README, Reactors): accepted after every check a synchronous call
+ * Asynchronous reactor invocation (docs/reactors.md): accepted after every check a synchronous call
  * makes, stored with its args sealed, run by a `reactor.run` job as the requesting application
  * (with its grants at run time), its result sealed and readable by that application for 24 hours.
  */

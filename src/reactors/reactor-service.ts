@@ -54,7 +54,7 @@ export interface ReactorServiceDeps extends Omit<ReactorRunnerDeps, 'consoleOutp
 }
 
 /**
- * Reactors (README, Reactors): a formula configured for use, optionally bound to an application that its
+ * Reactors (docs/reactors.md): a formula configured for use, optionally bound to an application that its
  * code acts as through `req.bt`. Invocation detokenizes the args, validates them against the
  * formula's request parameters, runs the code in the sandbox and tokenizes its `tokenize` block.
  *
@@ -89,7 +89,7 @@ export class ReactorService {
 
   /**
    * Creates a reactor (reactor:create): from a formula of the tenant, with a configuration that
-   * matches its declarations (README, Reactors), or with its own inline `code` (checked as a formula's is:
+   * matches its declarations (docs/reactors.md), or with its own inline `code` (checked as a formula's is:
    * it must compile and export a function) and any configuration of scalar values.
    */
   async create(caller: Caller, body: CreateReactorRequest): Promise<ReactorView> {
@@ -268,7 +268,7 @@ export class ReactorService {
   }
 
   /**
-   * Invokes a reactor synchronously (token:use; README, Reactors "Invoke a Reactor"). Body: `{ args?,
+   * Invokes a reactor synchronously (token:use; docs/reactors.md "Invoke a Reactor"). Body: `{ args?,
    * timeout_ms? }`. Every token named in args needs token:use on all its containers; a denied or
    * unknown token fails the whole call before any code runs. For an asynchronous run use reactAsync
    * (or `invoke` with a `callback_url`).

@@ -53,11 +53,11 @@ export interface VaultOptions {
   keyRefreshMs?: number;
   /** Reactor runtime options. */
   reactors?: ReactorOptions;
-  /** Expression limits (README, Expressions). */
+  /** Expression limits (docs/tokens.md, Expressions). */
   expressions?: ExpressionOptions;
-  /** Webhook options (README, Webhooks). */
+  /** Webhook options (docs/webhooks.md). */
   webhooks?: WebhookOptions;
-  /** The background job worker (README, Background work). */
+  /** The background job worker (docs/operations.md, Background work). */
   jobs?: JobOptions;
   /** The ephemeral proxy (docs/proxies.md). Its destinations follow `reactors.egress.allowPrivateNetwork`. */
   proxy?: ProxyOptions;
@@ -121,7 +121,7 @@ export interface ReactorOptions {
    * (default 32 MiB). Shares, so that one application's flood leaves room to the others:
    * `maxRunningPerApplication` (default ceil(size / 2)) and `maxRunningPerTenant` (default
    * ceil(3 × size / 4)) workers at once, `maxQueuedPerApplication` (default maxQueued / 4) and
-   * `maxQueuedPerTenant` (default maxQueued / 2) runs waiting (README, Reactors).
+   * `maxQueuedPerTenant` (default maxQueued / 2) runs waiting (docs/reactors.md).
    */
   workers?: Partial<SandboxWorkerOptions>;
   /**
@@ -146,7 +146,7 @@ export interface ReactorOptions {
   /**
    * Told once when an asynchronous run ends, with its status (200, or its problem's status): pass
    * `createMetrics().observeAsyncRun` so those runs count in `tokenvault_reactor_runs_total`
-   * (README, Metrics). Called on the job worker; what it throws is logged, never fails the run.
+   * (docs/operations.md, CLI). Called on the job worker; what it throws is logged, never fails the run.
    */
   onAsyncRun?: (event: AsyncRunEnded) => void;
 }
