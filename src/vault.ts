@@ -225,6 +225,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     allowPrivateNetwork,
     // Callback deliveries and reactor.completed / reactor.failed events.
     onRunFinished,
+    ...(reactorOptions.onAsyncRun ? { onAsyncRun: reactorOptions.onAsyncRun } : {}),
     // The default sandbox has the limits built in; a given one gets them on every run.
     ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}),
   });

@@ -1,6 +1,7 @@
 /** `tokenvault migrate`: applies pending migrations (no master key needed: schema, not data). */
 import { parseArgs } from 'node:util';
 import { type CliIo, parse } from './io.js';
+import type { MigrationOutcome } from '../storage/store.js';
 import { STORE_OPTIONS, describeTarget, openStore, storeError, storeTarget } from './store-target.js';
 
 export const MIGRATE_HELP = `Usage: tokenvault migrate [options]
@@ -31,13 +32,24 @@ export async function migrate(args: readonly string[], io: CliIo): Promise<numbe
   const target = storeTarget(values);
   // Migrations need no master key: they touch the schema, not the data.
   const store = openStore(target);
+  let outcome: MigrationOutcome;
   try {
-    await store.migrate();
+    outcome = await store.migrate();
   } catch (error) {
     throw storeError(error, target);
   } finally {
     await Promise.resolve(store.close()).catch(() => undefined);
   }
-  io.stdout(`${describeTarget(target)}: migrations applied; the schema is up to date\n`);
+  io.stdout(`${describeTarget(target)}: ${describeOutcome(outcome)}\n`);
   return 0;
+}
+
+/** "applied versions 12-14 (schema now at version 14)", or "schema already at version 14, nothing to apply". */
+export function describeOutcome({ applied, version }: MigrationOutcome): string {
+  if (applied.length === 0) return `schema already at version ${version}, nothing to apply`;
+  const first = applied[0]!;
+  const last = applied[applied.length - 1]!;
+  // Applied versions are consecutive (each run applies what follows the recorded version).
+  const which = first === last ? `version ${first}` : `versions ${first}-${last}`;
+  return `applied ${which} (schema now at version ${version})`;
 }

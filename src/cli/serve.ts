@@ -86,11 +86,12 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   if (values['allow-private-network']) egress.allowPrivateNetwork = true;
   if (values['allow-host'] && values['allow-host'].length > 0) egress.allowHosts = values['allow-host'];
 
-  const vault = await openVault(target, io, logger, { reactors: { egress } }, true);
+  // Before the vault, which reports its asynchronous runs to them.
+  const metrics = metricsPort === undefined ? undefined : createMetrics();
+  const vault = await openVault(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) } }, true);
   let server: Server | undefined;
   let metricsServer: Server | undefined;
   try {
-    const metrics = metricsPort === undefined ? undefined : createMetrics();
     if (metrics) reportJobQueue(metrics, vault);
     const onExchange = observeAll(values['access-log'] === 'on' ? accessLog(log) : undefined, metrics?.observe);
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, ...(onExchange ? { onExchange } : {}) });

@@ -7,7 +7,7 @@ import type { BodyReader, ExchangeRequest } from './exchange.js';
  * - `json`: required, `application/json` or any `application/*+json`;
  * - `optional-json`: the same, but a request with an empty body is fine, whatever its Content-Type
  *   (e.g. `/react`, `/applications/{id}/regenerate`);
- * - `merge-patch`: required, `application/merge-patch+json` only (README, Tokens).
+ * - `merge-patch`: required, `application/merge-patch+json` only (docs/tokens.md).
  */
 export type BodyKind = 'json' | 'optional-json' | 'merge-patch';
 

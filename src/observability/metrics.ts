@@ -8,6 +8,11 @@ export interface VaultMetrics {
   /** Pass as the handler's `onExchange` option (or combine with `observeAll`). */
   readonly observe: ExchangeObserver;
   /**
+   * Pass as the vault's `reactors.onAsyncRun` option: each asynchronous run that ends counts in
+   * `tokenvault_reactor_runs_total` with its status (200, or its problem's status).
+   */
+  readonly observeAsyncRun: (event: { status: number }) => void;
+  /**
    * Reports the job queue's depth (jobs due now) as `tokenvault_job_queue_depth`, read on each
    * scrape. Until one is set the gauge reads 0.
    */
@@ -38,7 +43,8 @@ const REACTOR_RUN = /\/react$/;
 /**
  * Creates the metrics: `tokenvault_http_requests_total{method,route,status}`,
  * `tokenvault_http_request_duration_seconds{method,route}` (histogram),
- * `tokenvault_reactor_runs_total{status}` (HTTP reactor invocations by status) and
+ * `tokenvault_reactor_runs_total{status}` (reactor runs: synchronous HTTP invocations by response
+ * status, asynchronous runs by outcome when they end, through `observeAsyncRun`) and
  * `tokenvault_job_queue_depth`. Labels are route templates, never raw paths, so the series stay few
  * and no id reaches the scrape.
  */
@@ -59,7 +65,7 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
   });
   const reactorRuns = new Counter({
     name: 'tokenvault_reactor_runs_total',
-    help: 'Reactor invocations over HTTP, by response status',
+    help: 'Reactor runs, by status: synchronous invocations by HTTP response status, asynchronous runs by outcome when they end',
     labelNames: ['status'] as const,
     registers: [registry],
   });
@@ -94,7 +100,11 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
       const status = String(event.status);
       requests.inc({ method: event.method, route, status });
       latency.observe({ method: event.method, route }, event.durationMs / 1000);
-      if (event.route !== null && REACTOR_RUN.test(event.route)) reactorRuns.inc({ status });
+      // A 202 accepted an asynchronous run (callback_url): it counts when it ends (observeAsyncRun).
+      if (event.route !== null && REACTOR_RUN.test(event.route) && event.status !== 202) reactorRuns.inc({ status });
+    },
+    observeAsyncRun(event) {
+      reactorRuns.inc({ status: String(event.status) });
     },
     setJobQueueDepth(read) {
       readDepth = read;

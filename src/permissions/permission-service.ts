@@ -42,7 +42,7 @@ const DESCRIPTIONS: Readonly<Record<Permission, string>> = Object.freeze({
 
 /**
  * The permission catalog (`GET /permissions`): each permission with the application types that may
- * hold it. Public knowledge (the README's table), so any authenticated application may read it.
+ * hold it. Public knowledge (the table of docs/security.md), so any authenticated application may read it.
  *
  * @example await vault.permissions.list(caller, { application_type: 'public' }) // token:create, token:update, token-intent:create
  */

@@ -1,5 +1,5 @@
 /**
- * Validation of detokenized args against a formula's request_parameters (README, Reactors).
+ * Validation of detokenized args against a formula's request_parameters (docs/reactors.md).
  *
  * - No declared parameters: any args are accepted as they are (rule 2).
  * - A declared name is a dot path (`parent.child`) into nested objects, matched case-sensitively (rule 3).

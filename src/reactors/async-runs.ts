@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Caller, type SessionIdentity, makeCaller } from '../auth/caller.js';
 import { resumedSessionCaller } from '../auth/session-grants.js';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
 import { ConflictError, NotFoundError } from '../errors/errors.js';
 import type { JobContext, JobQueue } from '../jobs/job-queue.js';
 import { type HeldState, HeldResults } from '../idempotency/held-result.js';
@@ -13,7 +14,7 @@ import type { ReactorRequestRecord, SessionGrants, Store } from '../storage/stor
 import { checkWebhookUrl } from '../webhooks/webhook-url.js';
 import type { InvokeInput } from './reactor-input.js';
 
-/** How long a finished asynchronous run's result is kept (README, Reactors). */
+/** How long a finished asynchronous run's result is kept (docs/reactors.md). */
 export const RESULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Lease beyond a run's timeout: time to store the result and notify before another worker may take the job. */
 const LEASE_MARGIN_MS = 60_000;
@@ -51,6 +52,14 @@ export interface ReactorRunFinished {
   completedAt: number;
 }
 
+/** What `reactors.onAsyncRun` is told when an asynchronous run ends: no ids of data, no result. */
+export interface AsyncRunEnded {
+  tenantId: string;
+  reactorId: string;
+  /** 200 when the run completed, else the status of its problem (what a synchronous call would answer). */
+  status: number;
+}
+
 /** Encrypts records with the tenant's data key (the vault's KeyRing.sealRecord/openRecord). */
 export interface RecordSealer {
   sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer>;
@@ -73,10 +82,13 @@ export interface AsyncRunsDeps {
   /** Whether callback URLs may name loopback and private addresses (the egress option). */
   allowPrivateNetwork: boolean;
   onRunFinished?: (event: ReactorRunFinished) => Promise<void>;
+  /** The `reactors.onAsyncRun` option: told once per run that ends (metrics); what it throws is logged. */
+  onAsyncRun?: (event: AsyncRunEnded) => void;
+  logger?: Logger;
 }
 
 /**
- * Asynchronous reactor invocation (README, Reactors): accepted after every check a synchronous call
+ * Asynchronous reactor invocation (docs/reactors.md): accepted after every check a synchronous call
  * makes, stored with its args sealed, run by a `reactor.run` job as the requesting application
  * (with its grants at run time), its result sealed and readable by that application for 24 hours.
  */
@@ -164,20 +176,32 @@ export class AsyncRuns {
       await store.startReactorRequest(tenantId, requestId, clock.now());
       let result: Buffer | null = null;
       let error: string | null = null;
+      let problemStatus = 200;
       try {
         const response = await abortable(this.#execute(request), ctx.signal);
         result = await records.sealRecord(tenantId, context(requestId, 'result'), Buffer.from(JSON.stringify(response), 'utf8'));
       } catch (thrown) {
         if (ctx.signal.aborted) throw thrown; // released at shutdown: the run starts again on the next claim
-        error = JSON.stringify(problemOfError(thrown));
+        const problem = problemOfError(thrown);
+        problemStatus = problem.status;
+        error = JSON.stringify(problem);
       }
       const completedAt = clock.now();
       const status = error === null ? 'completed' : 'failed';
       await store.finishReactorRequest(tenantId, requestId, { status, result, error, completedAt, expiresAt: completedAt + RESULT_RETENTION_MS });
+      this.#ended({ tenantId, reactorId: request.reactorId, status: problemStatus });
       request = await store.getReactorRequest(tenantId, requestId);
       if (!request) return;
     }
     await this.#announce(request);
+  }
+
+  #ended(event: AsyncRunEnded): void {
+    try {
+      this.#deps.onAsyncRun?.(event);
+    } catch (error) {
+      this.#deps.logger?.error('reactors.onAsyncRun threw; the run itself is finished', { error });
+    }
   }
 
   /** Runs the request; its result with what it depends on (held-result.ts), to be sealed. */

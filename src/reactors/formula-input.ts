@@ -4,7 +4,7 @@ import { validationFromIssues } from '../validation/issues.js';
 import { MAX_CODE_BYTES } from '../sandbox/sandbox.js';
 import type { FormulaRecord } from '../storage/store.js';
 
-/** Limits on a formula's declarations (README, Reactors; these keep them bounded). */
+/** Limits on a formula's declarations (docs/reactors.md; these keep them bounded). */
 export const FORMULA_LIMITS = Object.freeze({
   nameLength: 200,
   descriptionLength: 1000,

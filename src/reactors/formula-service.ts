@@ -25,7 +25,7 @@ export interface FormulaServiceDeps {
 
 /**
  * Reactor formulas: JavaScript code plus the declarations of its configuration and request
- * parameters (README, Reactors). Code is checked when it is saved
+ * parameters (docs/reactors.md). Code is checked when it is saved
  * (code-check.ts): a syntax error, or code that does not set `module.exports` to a function, is a
  * ValidationError on `code`, never a failure of every invocation.
  *

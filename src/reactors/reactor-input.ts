@@ -4,9 +4,9 @@ import { validationFromIssues } from '../validation/issues.js';
 import type { FormulaRecord, ReactorFilter } from '../storage/store.js';
 import { CodeSchema } from './formula-input.js';
 
-/** Reactor name length (README, Reactors). */
+/** Reactor name length (docs/reactors.md). */
 export const MAX_REACTOR_NAME = 200;
-/** timeout_ms bounds and default (README, Reactors). */
+/** timeout_ms bounds and default (docs/reactors.md). */
 export const TIMEOUT_MS = Object.freeze({ min: 10_000, max: 210_000, default: 10_000 });
 
 const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(MAX_REACTOR_NAME, `must be at most ${MAX_REACTOR_NAME} characters`));
@@ -59,7 +59,7 @@ export interface ReactorInput {
 export type ReactorSource = { formulaId: string } | { code: string };
 
 /**
- * Validates a Create Reactor body: README, Reactors (`formula.id`, `configuration` required), or a reactor
+ * Validates a Create Reactor body: docs/reactors.md (`formula.id`, `configuration` required), or a reactor
  * with inline `code` instead of a formula (as current hosted vaults and their SDKs create them;
  * `configuration` optional). The configuration is checked by the service.
  */
@@ -74,7 +74,7 @@ export function parseCreateReactor(body: unknown): ReactorInput & { source: Reac
 }
 
 /**
- * Validates an Update Reactor body (PUT, README, Reactors): name required; the formula cannot change; an
+ * Validates an Update Reactor body (PUT, docs/reactors.md): name required; the formula cannot change; an
  * absent application removes it. A formula's reactor needs `configuration` and takes no `code`; a
  * reactor with inline code needs `code` (PUT replaces it) and its absent configuration is empty.
  */
@@ -191,7 +191,7 @@ export const InvokeSchema = v.strictObject({
 });
 
 /**
- * Validates an Invoke Reactor body (README, Reactors): `args`, `timeout_ms` (the wall-time limit of an
+ * Validates an Invoke Reactor body (docs/reactors.md): `args`, `timeout_ms` (the wall-time limit of an
  * asynchronous run, range-checked for both kinds) and `callback_url` (asks for an asynchronous run;
  * its address is checked by the asynchronous path).
  */
@@ -208,7 +208,7 @@ export function parseInvoke(body: unknown): InvokeRequest {
 
 /**
  * The Basis Theory SDK sends a react body's fields as it was given them, unconverted: `callbackUrl`
- * and `timeoutMs` are taken as `callback_url` and `timeout_ms` (README, Basis Theory SDK
+ * and `timeoutMs` are taken as `callback_url` and `timeout_ms` (docs/basis-theory.md
  * compatibility). Both spellings of one field are refused rather than one chosen silently.
  */
 function sdkSpelling(record: Record<string, unknown>): Record<string, unknown> {

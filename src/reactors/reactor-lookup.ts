@@ -17,7 +17,7 @@ export async function formulaOf(store: Store, reactor: ReactorRecord): Promise<F
   return formula;
 }
 
-/** An application a reactor may act as: of this tenant, of type public or private (README, Reactors). */
+/** An application a reactor may act as: of this tenant, of type public or private (docs/reactors.md). */
 export async function bindableApplication(store: Store, tenantId: string, id: string | null): Promise<ApplicationRecord | null> {
   if (id === null) return null;
   const app = await store.getApplication(tenantId, id);

@@ -1,6 +1,6 @@
 import { ReactorError } from '../errors/errors.js';
 
-/** What reactor code returned, split into its two parts (README, Reactors). */
+/** What reactor code returned, split into its two parts (docs/reactors.md). */
 export interface ReactorOutput {
   raw?: unknown;
   tokenize?: unknown;

@@ -21,7 +21,7 @@ import { runOwner } from './run-owner.js';
 /** How deep `bt.reactors.react` may nest reactor runs (the top-level invocation is depth 0). */
 export const MAX_REACTOR_NESTING = 3;
 
-/** The Reactor Response object (README, Reactors). */
+/** The Reactor Response object (docs/reactors.md). */
 export interface ReactorResponse {
   raw?: unknown;
   tokens?: unknown;
@@ -113,7 +113,7 @@ export class ReactorRunner {
     }
     // Every value this run is handed from a token: what a redacted console log must not show.
     const sensitive = new SensitiveValues();
-    // Inline code declares no request parameters: any args pass (README, Reactors).
+    // Inline code declares no request parameters: any args pass (docs/reactors.md).
     const detokenized = await this.#detokenize(caller, input.args, sensitive);
     const args = validateArgs(detokenized.value, formula?.requestParameters ?? []);
     const application = await this.#application(reactor);

@@ -12,7 +12,7 @@ import { mergePatch } from '../tokens/merge-patch.js';
 import { boundGrantsFor } from '../auth/session-grants.js';
 import { changesReactorRun, requireMayBind, requireMayChangeBound, requireMayRecode } from '../auth/binding-authz.js';
 import type { ConsoleOutputMode } from './console-output.js';
-import { AsyncRuns, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
+import { AsyncRuns, type AsyncRunEnded, type ReactorRunAccepted, type ReactorRunFinished, type ReactorRunView, type RecordSealer } from './async-runs.js';
 import { checkReactorCode } from './code-check.js';
 import { runOwner } from './run-owner.js';
 import {
@@ -49,10 +49,12 @@ export interface ReactorServiceDeps extends Omit<ReactorRunnerDeps, 'consoleOutp
   allowPrivateNetwork: boolean;
   /** Told when an asynchronous run ends (callback and event webhooks). */
   onRunFinished?: (event: ReactorRunFinished) => Promise<void>;
+  /** The `reactors.onAsyncRun` option (metrics). */
+  onAsyncRun?: (event: AsyncRunEnded) => void;
 }
 
 /**
- * Reactors (README, Reactors): a formula configured for use, optionally bound to an application that its
+ * Reactors (docs/reactors.md): a formula configured for use, optionally bound to an application that its
  * code acts as through `req.bt`. Invocation detokenizes the args, validates them against the
  * formula's request parameters, runs the code in the sandbox and tokenizes its `tokenize` block.
  *
@@ -77,7 +79,7 @@ export class ReactorService {
     this.#limits = deps.limits;
     const runner = (this.#runner = new ReactorRunner({ ...deps, consoleOutput: deps.consoleOutput ?? 'summary' }));
     this.#async = new AsyncRuns(
-      { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}) },
+      { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, logger: deps.logger, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}), ...(deps.onAsyncRun ? { onAsyncRun: deps.onAsyncRun } : {}) },
       {
         check: async (caller, id, input) => void (await runner.prepare(caller, id, input, 0)),
         run: (caller, id, input) => runner.invoke(caller, id, input, 0, input.timeoutMs),
@@ -87,7 +89,7 @@ export class ReactorService {
 
   /**
    * Creates a reactor (reactor:create): from a formula of the tenant, with a configuration that
-   * matches its declarations (README, Reactors), or with its own inline `code` (checked as a formula's is:
+   * matches its declarations (docs/reactors.md), or with its own inline `code` (checked as a formula's is:
    * it must compile and export a function) and any configuration of scalar values.
    */
   async create(caller: Caller, body: CreateReactorRequest): Promise<ReactorView> {
@@ -266,7 +268,7 @@ export class ReactorService {
   }
 
   /**
-   * Invokes a reactor synchronously (token:use; README, Reactors "Invoke a Reactor"). Body: `{ args?,
+   * Invokes a reactor synchronously (token:use; docs/reactors.md "Invoke a Reactor"). Body: `{ args?,
    * timeout_ms? }`. Every token named in args needs token:use on all its containers; a denied or
    * unknown token fails the whole call before any code runs. For an asynchronous run use reactAsync
    * (or `invoke` with a `callback_url`).

@@ -20,7 +20,7 @@ export interface FormulaView {
 }
 
 /**
- * A reactor as the API returns it (README, Reactors): its formula in full (or, for a reactor with inline
+ * A reactor as the API returns it (docs/reactors.md): its formula in full (or, for a reactor with inline
  * code, that `code` and no formula), its application in brief. A
  * caller that could not bind the reactor to its application (it lacks some grant of it) sees only
  * that one is bound: `application: { redacted: true }`, without its id, name or type.

@@ -14,6 +14,8 @@ export interface SandboxErrorDescription {
   reason?: unknown;
   body?: unknown;
   headers?: unknown;
+  /** Line of the reactor's code an unexpected (500) error was thrown from, when its stack shows one. */
+  line?: unknown;
 }
 
 const MAX_MESSAGE_CHARS = 4096;
@@ -62,7 +64,9 @@ export function toReactorError(d: SandboxErrorDescription, limits: SandboxLimits
   const kind = typeof d.kind === 'string' && d.kind !== '' ? d.kind : 'ReactorRuntimeError';
   if (kind === 'CustomHttpResponseError') return customResponse(d, message);
   const status = typeof d.status === 'number' && Number.isInteger(d.status) && d.status >= 400 && d.status <= 599 ? d.status : 500;
-  return new ReactorError(kind, status, message);
+  // Only unexpected errors get a line: a 4xx the reactor chose is its answer to the caller, word for word.
+  const line = status === 500 && typeof d.line === 'number' && Number.isSafeInteger(d.line) && d.line > 0 ? d.line : undefined;
+  return new ReactorError(kind, status, line === undefined ? message : `${message} (line ${line})`);
 }
 
 function customResponse(d: SandboxErrorDescription, message: string): ReactorError {

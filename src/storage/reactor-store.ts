@@ -72,7 +72,7 @@ export interface ReactorChanges {
 }
 
 /**
- * An asynchronous reactor invocation (README, Reactors). The args as the
+ * An asynchronous reactor invocation (docs/reactors.md). The args as the
  * caller gave them (token references unresolved, but possibly raw data) and the run's result are
  * sealed with the tenant's data key (KeyRing.sealRecord); the error is a problem object, which
  * carries no data.

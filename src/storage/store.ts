@@ -25,6 +25,12 @@ export type {
   WebhookStore,
 } from './webhook-records.js';
 
+/** What `Store.migrate()` did: the versions it applied, in order, and the schema's version now. */
+export interface MigrationOutcome {
+  applied: number[];
+  version: number;
+}
+
 /**
  * The persistence boundary. Every method is an atomic domain operation whose guarantee is stated in
  * its doc comment; implementations (SQLite, PostgreSQL) run the same conformance suite
@@ -46,7 +52,10 @@ export interface Store extends TokenStore, TokenIntentStore, ApplicationStore, R
    * (PostgreSQL's advisory locks). A store for one process may leave it out; the vault then just runs `fn`.
    */
   withLock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
-  /** Applies pending migrations; idempotent. Called by createVault before first use. */
-  migrate(): Promise<void>;
+  /**
+   * Applies pending migrations; idempotent. Called by createVault before first use. Answers the
+   * versions it applied (none when the schema was up to date) and the schema's version after.
+   */
+  migrate(): Promise<MigrationOutcome>;
   close(): Promise<void>;
 }

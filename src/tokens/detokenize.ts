@@ -1,5 +1,5 @@
 /**
- * Detokenization of reactor args (README, Reactors): any string value, at any depth, may
+ * Detokenization of reactor args (docs/reactors.md): any string value, at any depth, may
  * hold `{{ <token_id> }}` or `{{ <token_id> | <filters> }}` expressions.
  *
  * - A string that is exactly one expression without filters becomes the token's data with its JSON
@@ -16,7 +16,7 @@ import { ValidationError } from '../errors/errors.js';
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 
-/** At most this many distinct tokens per invocation (README, Reactors). */
+/** At most this many distinct tokens per invocation (docs/reactors.md). */
 export const MAX_DETOKENIZED_TOKENS = 100;
 /** Deepest nesting of arrays and objects accepted in args. */
 export const MAX_ARGS_DEPTH = 64;

@@ -8,7 +8,7 @@ const FORMATS =
   "an ISO 8601 date ('2030-01-31'), 'M/D/YYYY h:mm:ss AM|PM ±hh:mm', 'M/D/YYYY h:mm:ss AM|PM' (UTC) or 'M/D/YYYY' (00:00 UTC)";
 
 // ISO 8601 extended format: a date, optionally a time (minutes or seconds, optional fraction) and a
-// zone. 'T' may be a space (RFC 3339 allows it); a missing zone means UTC (README, Tokens).
+// zone. 'T' may be a space (RFC 3339 allows it); a missing zone means UTC (docs/tokens.md).
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?)?)?$/i;
 // The US shapes the README documents (Tokens): `M/D/YYYY`, optionally `h:mm:ss AM|PM`, optionally `±hh:mm`.

@@ -7,7 +7,7 @@ import { normalizeContainers } from '../auth/containers.js';
 import { isPlainObject, jsonProblems, parseMetadata, parseMetadataPatch } from './token-input-checks.js';
 import { CREATE_KEYS, UPDATE_KEYS, createSchema, updateSchema } from './token-input-schemas.js';
 
-/** The Create Token body (README, Tokens) after validation. `null` for an optional attribute means absent. */
+/** The Create Token body (docs/tokens.md) after validation. `null` for an optional attribute means absent. */
 export interface CreateTokenInput {
   /** A literal id or an id expression; rendered and checked by the service. */
   id?: string;
@@ -27,7 +27,7 @@ export interface CreateTokenInput {
 }
 
 /**
- * The Update Token body (README, Tokens) after validation. Absent: unchanged.
+ * The Update Token body (docs/tokens.md) after validation. Absent: unchanged.
  * `data`, `mask` and `metadata` are merge patches (a null inside deletes that key); `mask: null`
  * removes the mask and `metadata: null` removes all metadata. For the replaced attributes, null
  * resets to the create-time default: containers and fingerprint_expression to the type's, no

@@ -17,7 +17,7 @@ import { mergePatch } from './merge-patch.js';
 import { requireDisclosureChange, requireExpiryChange } from './disclosure.js';
 import { getTokenType } from './token-types.js';
 
-/** The cvc of a card lives one hour (README, Tokens). */
+/** The cvc of a card lives one hour (docs/tokens.md). */
 export const CVC_LIFETIME_MS = 60 * 60 * 1000;
 const MAX_ID_LENGTH = 250;
 /** Ids travel in URL paths and logs: no whitespace, no path/query/fragment/percent characters. */

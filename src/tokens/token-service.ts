@@ -44,8 +44,8 @@ export interface TokenServiceDeps {
 }
 
 /**
- * Token operations (README, Tokens). Every method takes the Caller and checks its permission and access
- * rules; responses are the snake_case objects of the HTTP API (README, Tokens), with data transformed (reveal, mask,
+ * Token operations (docs/tokens.md). Every method takes the Caller and checks its permission and access
+ * rules; responses are the snake_case objects of the HTTP API (docs/tokens.md), with data transformed (reveal, mask,
  * redact) by the caller's rules.
  *
  * @example

@@ -4,7 +4,7 @@ import type { Transform } from '../permissions/permissions.js';
 import type { StoredToken } from '../storage/store.js';
 import { formatIso } from '../common/time.js';
 
-/** A token as the API returns it (snake_case, README, Tokens). Which optional fields appear depends on the operation. */
+/** A token as the API returns it (snake_case, docs/tokens.md). Which optional fields appear depends on the operation. */
 export interface TokenView {
   id: string;
   type: string;
@@ -76,7 +76,7 @@ export function stricter(a: Transform, b: Transform): Transform {
 const STRICTNESS: Readonly<Record<Transform, number>> = { reveal: 0, mask: 1, redact: 2 };
 
 /**
- * The view of a stored token. `echo` adds what create/update responses echo (README, Tokens):
+ * The view of a stored token. `echo` adds what create/update responses echo (docs/tokens.md):
  * mask, search_indexes and fingerprint_expression. `fingerprint` is set only for callers whose
  * token:read transform on the token is reveal: over low-entropy data (a cvc, a PIN, a birth date)
  * a fingerprint is an equality oracle, so it discloses as much as the data (ARCHITECTURE.md, Disclosure).

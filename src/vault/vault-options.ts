@@ -6,6 +6,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { isLoggerLike, type Logger } from '../common/logger.js';
 import { type ProxyOptions, ProxyOptionsSchema } from '../proxy/proxy-options.js';
 import { CONSOLE_OUTPUT_MODES, type ConsoleOutputMode } from '../reactors/console-output.js';
+import type { AsyncRunEnded } from '../reactors/async-runs.js';
 import { resolveLimits } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
 import { resolveWorkerFile } from '../sandbox/worker-file.js';
@@ -52,11 +53,11 @@ export interface VaultOptions {
   keyRefreshMs?: number;
   /** Reactor runtime options. */
   reactors?: ReactorOptions;
-  /** Expression limits (README, Expressions). */
+  /** Expression limits (docs/tokens.md, Expressions). */
   expressions?: ExpressionOptions;
-  /** Webhook options (README, Webhooks). */
+  /** Webhook options (docs/webhooks.md). */
   webhooks?: WebhookOptions;
-  /** The background job worker (README, Background work). */
+  /** The background job worker (docs/operations.md, Background work). */
   jobs?: JobOptions;
   /** The ephemeral proxy (docs/proxies.md). Its destinations follow `reactors.egress.allowPrivateNetwork`. */
   proxy?: ProxyOptions;
@@ -120,7 +121,7 @@ export interface ReactorOptions {
    * (default 32 MiB). Shares, so that one application's flood leaves room to the others:
    * `maxRunningPerApplication` (default ceil(size / 2)) and `maxRunningPerTenant` (default
    * ceil(3 × size / 4)) workers at once, `maxQueuedPerApplication` (default maxQueued / 4) and
-   * `maxQueuedPerTenant` (default maxQueued / 2) runs waiting (README, Reactors).
+   * `maxQueuedPerTenant` (default maxQueued / 2) runs waiting (docs/reactors.md).
    */
   workers?: Partial<SandboxWorkerOptions>;
   /**
@@ -142,6 +143,12 @@ export interface ReactorOptions {
    * `[REDACTED]`; best effort, since a value the code transformed is not recognized.
    */
   consoleOutput?: ConsoleOutputMode;
+  /**
+   * Told once when an asynchronous run ends, with its status (200, or its problem's status): pass
+   * `createMetrics().observeAsyncRun` so those runs count in `tokenvault_reactor_runs_total`
+   * (docs/operations.md, CLI). Called on the job worker; what it throws is logged, never fails the run.
+   */
+  onAsyncRun?: (event: AsyncRunEnded) => void;
 }
 
 const OptionsSchema = v.object({
@@ -175,6 +182,7 @@ const OptionsSchema = v.object({
       workers: v.optional(v.record(v.string(), v.number())),
       sandbox: v.optional(v.custom<Sandbox>((s) => typeof s === 'object' && s !== null && typeof (s as Sandbox).run === 'function' && typeof (s as Sandbox).check === 'function', 'must implement check and run')),
       workerFile: v.optional(v.union([v.pipe(v.string(), v.minLength(1, 'must not be empty')), v.instance(URL)], 'must be a path or a file: URL')),
+      onAsyncRun: v.optional(v.custom<(event: AsyncRunEnded) => void>((f) => typeof f === 'function', 'must be a function')),
       consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),
     }),
   ),

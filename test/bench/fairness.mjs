@@ -1,4 +1,4 @@
-// One application's flood against another application's reactor calls (README, Reactors: shares of
+// One application's flood against another application's reactor calls (docs/reactors.md: shares of
 // the worker pool), in process, on a built copy of the package (dist/, or BENCH_DIST=<dist>):
 //   application B invokes a trivial reactor one call at a time (an idle event-loop turn between
 //   calls), first alone, then while application A (same tenant) keeps BENCH_FAIR_FLOOD (default 300)

@@ -14,14 +14,17 @@ import { ROOT, ensureBuilt } from '../support/ensure-built.js';
 import { PG_URL, dropSchema, endAdmin } from '../support/postgres.js';
 
 /**
- * Every ```ts and ```js block of README.md runs as written. Each is matched to a harness by a line
+ * Every ```ts and ```js block of README.md and of the docs pages listed in PAGES runs as written. Each is matched to a harness by a line
  * it contains; a block without one fails the test, so a new snippet cannot go untested. TypeScript
  * blocks run as a user's file would: written under the repository (so `import 'tokenvault'`
  * resolves through the package's exports map to dist/) and run with tsx in a fresh directory, with
  * an epilogue that prints what the test checks. The formula code runs as a reactor.
  */
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const SNIPPETS = [...README.matchAll(/^```(ts|js)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
+/** The README and the docs its topics moved to (docs/*.md with snippets of their own have their own tests). */
+const PAGES = ['README.md', 'docs/testing.md', 'docs/http-api.md', 'docs/operations.md', 'docs/basis-theory.md', 'docs/security.md', 'docs/tokens.md', 'docs/reactors.md', 'docs/webhooks.md', 'docs/storage.md', 'docs/development.md'];
+const SNIPPETS = PAGES.flatMap((page) =>
+  [...readFileSync(join(ROOT, page), 'utf8').matchAll(/^```(ts|js)\n([\s\S]*?)^```$/gm)].map((m) => ({ page, lang: m[1]!, code: m[2]! })),
+);
 const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const MASTER_KEY = Buffer.alloc(32, 3).toString('base64');
 const run = promisify(execFile);
@@ -121,15 +124,15 @@ afterAll(async () => {
   }
 });
 
-describe('README snippets run as written', () => {
+describe('README and docs snippets run as written', () => {
   it('every ts/js block has a harness', () => {
     expect(SNIPPETS.length).toBeGreaterThanOrEqual(5);
-    for (const { code } of SNIPPETS) expect(HARNESSES.filter((h) => code.includes(h.marker)), code.slice(0, 200)).toHaveLength(1);
+    for (const { page, code } of SNIPPETS) expect(HARNESSES.filter((h) => code.includes(h.marker)), `${page}: ${code.slice(0, 200)}`).toHaveLength(1);
   });
 
-  SNIPPETS.forEach(({ lang, code }, index) => {
+  SNIPPETS.forEach(({ page, lang, code }, index) => {
     const harness = HARNESSES.find((h) => code.includes(h.marker));
-    const title = `block ${index + 1} (${lang}): ${code.split('\n').find((l) => l.trim() !== '' && !l.startsWith('import') && !l.startsWith('//'))?.slice(0, 70)}`;
+    const title = `${page} block ${index + 1} (${lang}): ${code.split('\n').find((l) => l.trim() !== '' && !l.startsWith('import') && !l.startsWith('//'))?.slice(0, 70)}`;
     it.skipIf(harness === undefined || Boolean(harness.skip))(title, async () => {
       if (lang === 'js') return harness!.check(null, code);
       const file = join(dir, `snippet-${index + 1}.ts`);

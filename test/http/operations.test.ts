@@ -96,6 +96,31 @@ describeEachStore('operations: readiness, access log, metrics, PUT /applications
     expect(text).not.toContain(reactorId);
   });
 
+  it('metrics: an asynchronous run counts in reactor runs once, when it ends, with its outcome', async () => {
+    const metrics = createMetrics();
+    const vault = await store.vault({ reactors: { onAsyncRun: metrics.observeAsyncRun } });
+    const handler = createFetchHandler(vault, { onExchange: metrics.observe });
+    const app = await vault.caller({ permissions: ['token:use'] });
+    const admin = vault.adminKey;
+    const reactorOf = async (code: string) => {
+      const created = await handler(request('/reactors', { method: 'POST', key: admin, body: { name: 'r', code } }));
+      expect(created.status).toBe(201);
+      return ((await created.json()) as { id: string }).id;
+    };
+    const ok = await reactorOf('module.exports = async () => ({ raw: 1 })');
+    const fails = await reactorOf("module.exports = async () => { throw new BadRequestError('no') }");
+    expect((await handler(request(`/reactors/${ok}/react-async`, { method: 'POST', key: app.key, body: { args: {} } }))).status).toBe(202);
+    // The asynchronous form of /react (callback_url) is accepted with a 202, not counted as a run yet.
+    const body = { args: {}, callback_url: 'https://hooks.example.com/done' };
+    expect((await handler(request(`/reactors/${fails}/react`, { method: 'POST', key: app.key, body }))).status).toBe(202);
+    expect(await metrics.render()).not.toContain('tokenvault_reactor_runs_total{');
+    await vault.worker.runDue();
+    const text = await metrics.render();
+    expect(text).toContain('tokenvault_reactor_runs_total{status="200"} 1');
+    expect(text).toContain('tokenvault_reactor_runs_total{status="400"} 1');
+    expect(text).not.toContain('tokenvault_reactor_runs_total{status="202"}');
+  });
+
   it('PUT /applications/{id} keeps permissions and rules it leaves out, replaces those it gives, [] clears', async () => {
     const vault = await store.vault();
     const handler = createFetchHandler(vault);

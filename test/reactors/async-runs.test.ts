@@ -115,7 +115,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     await vault.worker.runDue();
     const view = await vault.reactors.result(user, reactorId, id);
     expect(view.status).toBe('failed');
-    expect(view.error).toMatchObject({ status: expect.any(Number), type: expect.stringMatching(/^urn:tokenvault:problem:/), detail: expect.stringMatching(/declined/) });
+    expect(view.error).toMatchObject({ status: expect.any(Number), type: expect.stringMatching(/^urn:tokenvault:problem:/), detail: 'declined (line 1)' });
     expect(view.result).toBeUndefined();
   });
 

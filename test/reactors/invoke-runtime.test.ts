@@ -189,6 +189,12 @@ describeEachStore('reactor runtime', (store) => {
     expect(error).toMatchObject({ kind: 'CustomHttpResponseError', status: 418, body: { brewed: false }, headers: { 'x-teapot': 'yes' } });
   });
 
+  it('an unexpected error names the line of the reactor code it came from', async () => {
+    const id = await f.reactor("module.exports = async (req) => {\n  const card = req.args.card;\n  return card.number;\n}");
+    const error = await rejection(() => f.vault.reactors.react(f.user, id, {}));
+    expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: "cannot read property 'number' of undefined (line 3)" });
+  });
+
   it('a thrown non-Error value → 500 ReactorRuntimeError', async () => {
     const id = await f.reactor("module.exports = () => { throw 'just a string'; }");
     expect(await rejection(() => f.vault.reactors.react(f.user, id, {}))).toMatchObject({ kind: 'ReactorRuntimeError', status: 500 });

@@ -144,7 +144,7 @@ describe('hostile reactors: memory and stack', () => {
   it('reports the engine limit on string length as a runtime error', async () => {
     // Concatenation builds ropes, so doubling reaches QuickJS's 2^30 length cap before the memory limit.
     const error = await failure('module.exports = () => { let s = "xxxxxxxx"; for (;;) s = s + s }');
-    expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: 'string too long' });
+    expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message: 'string too long (line 1)' });
     await expectHealthy();
   });
 

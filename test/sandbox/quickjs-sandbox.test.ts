@@ -101,7 +101,8 @@ describe('QuickJsSandbox.run: reactor errors', () => {
   ];
   it.each(classes)('%s thrown becomes a ReactorError with status %i', async (name, status) => {
     const error = await reactorFailure(run(`module.exports = async () => { throw new ${name}('it went wrong') }`));
-    expect(error).toMatchObject({ kind: name, status, message: 'it went wrong' });
+    // A 500 is unexpected for the caller: it names the line of the reactor's code it came from.
+    expect(error).toMatchObject({ kind: name, status, message: status === 500 ? 'it went wrong (line 1)' : 'it went wrong' });
   });
 
   it('gives the classes their names, instanceof Error, and a status the code cannot forge', async () => {
@@ -138,26 +139,39 @@ describe('QuickJsSandbox.run: reactor errors', () => {
 
   it('turns any other thrown value into a 500 ReactorRuntimeError with its message', async () => {
     const cases: [string, string][] = [
-      ['throw new TypeError("bad type")', 'bad type'],
-      ['throw new Error("plain")', 'plain'],
+      ['throw new TypeError("bad type")', 'bad type (line 1)'],
+      ['throw new Error("plain")', 'plain (line 1)'],
       ['throw "a string"', 'a string'],
       ['throw 42', '42'],
       ['throw null', 'null'],
       ['throw undefined', 'undefined'],
       ['throw {}', '[object Object]'],
       ['throw { message: "shaped" }', 'shaped'],
-      ['null.x', "cannot read property 'x' of null"],
+      ['null.x', "cannot read property 'x' of null (line 1)"],
     ];
+    // Values without a stack have no line to give.
     for (const [statement, message] of cases) {
       const error = await reactorFailure(run(`module.exports = async () => { ${statement} }`));
       expect(error).toMatchObject({ kind: 'ReactorRuntimeError', status: 500, message });
     }
   });
 
-  it('never puts a stack trace in the message', async () => {
-    const error = await reactorFailure(run('function deep() { throw new Error("boom") }\nmodule.exports = () => deep()'));
-    expect(error.message).toBe('boom');
+  it('names the line of the reactor code an error came from, never its stack trace', async () => {
+    const error = await reactorFailure(run('function deep() {\n  const x = 1;\n  throw new Error("boom")\n}\nmodule.exports = () => deep()'));
+    expect(error.message).toBe('boom (line 3)');
     expect(error.message).not.toMatch(/\bat\b|reactor\.js/);
+  });
+
+  it('names the line of an error the engine raises, while loading or in a callback', async () => {
+    const loading = await reactorFailure(run('\n\nnull.x;\nmodule.exports = () => 1'));
+    expect(loading.message).toBe("cannot read property 'x' of null (line 3)");
+    const callback = await reactorFailure(run('module.exports = async (req) => {\n  return [1, 2].map((n) =>\n    n.y.z);\n}'));
+    expect(callback.message).toBe("cannot read property 'z' of undefined (line 3)");
+    // A stack the reactor forged misleads nobody but itself, and cannot break the description.
+    const forged = await reactorFailure(run('module.exports = () => { const e = new Error("f"); e.stack = "(reactor.js:99999999999"; throw e }'));
+    expect(forged.message).toBe('f');
+    const getter = await reactorFailure(run('module.exports = () => { const e = new Error("g"); Object.defineProperty(e, "stack", { get() { throw 1 } }); throw e }'));
+    expect(getter.message).toBe('g');
   });
 
   it('treats an error thrown while the module loads like any other', async () => {

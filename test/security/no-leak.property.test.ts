@@ -42,7 +42,7 @@
  *   once deleted; a reactor's stored output is not replayed once the token it read is gone.
  *
  * CI runs a fixed seed and a bounded number of runs; `npm run fuzz` runs many more with new seeds.
- * At CI's count on SQLite, each of these reintroduced findings fails it (README, Security model):
+ * At CI's count on SQLite, each of these reintroduced findings fails it (docs/security.md):
  * any management application taken for a tenant administrator; a create's deduplication matching
  * any token (no dedupeScopes; with or without the viewer's guard behind it); a tokenize block's
  * deduplication matching what only its application may reveal (no shownTo); code or configuration

@@ -104,6 +104,28 @@ const ERRORS = String.raw`${HEADER}
     return S(e);
   }
 
+  // The line of reactor code (evaluated as reactor.js, wrapper on its first line: prelude.ts) where an
+  // unexpected error was thrown: the innermost reactor.js frame of the QuickJS stack ("(reactor.js:3:9)").
+  // Scanned by hand, so built-ins reactor code replaced play no part; a stack it forged only misleads itself.
+  function lineOf(e) {
+    try {
+      const s = e.stack;
+      if (typeof s !== 'string') return undefined;
+      const mark = '(reactor.js:';
+      const end = s.length < 4096 ? s.length : 4096;
+      for (let i = 0; i + mark.length < end; i++) {
+        let j = 0;
+        while (j < mark.length && s[i + j] === mark[j]) j++;
+        if (j < mark.length) continue;
+        let line = 0;
+        let k = i + j;
+        while (k < end && k < i + j + 7 && s[k] >= '0' && s[k] <= '9') line = line * 10 + (s.charCodeAt(k++) - 48);
+        return k > i + j && line > 0 && (s[k] === ':' || s[k] === ')') ? line : undefined;
+      }
+    } catch (_) {}
+    return undefined;
+  }
+
   function describe(e) {
     try {
       if (e === null || (typeof e !== 'object' && typeof e !== 'function')) {
@@ -115,7 +137,7 @@ const ERRORS = String.raw`${HEADER}
       const origin = hostOrigin.get(e);
       if (origin !== undefined) return { kind: origin.kind, status: origin.status, message: messageOf(e) };
       for (const [C, name, status] of errorClasses) {
-        if (e instanceof C) return { kind: name, status, message: messageOf(e) };
+        if (e instanceof C) return { kind: name, status, message: messageOf(e), line: status === 500 ? lineOf(e) : undefined };
       }
       if (InternalError !== undefined && e instanceof InternalError) {
         if (e.message === 'out of memory') return { kind: 'ReactorRuntimeError', status: 500, message: '', reason: 'memory' };
@@ -123,7 +145,7 @@ const ERRORS = String.raw`${HEADER}
       }
       // The parser's own stack check (eval of deeply nested code) throws a SyntaxError.
       if (e instanceof SyntaxError && e.message === 'stack overflow') return { kind: 'ReactorRuntimeError', status: 500, message: '', reason: 'stack' };
-      return { kind: 'ReactorRuntimeError', status: 500, message: messageOf(e) };
+      return { kind: 'ReactorRuntimeError', status: 500, message: messageOf(e), line: lineOf(e) };
     } catch (_) {
       return { kind: 'ReactorRuntimeError', status: 500, message: 'Reactor threw a value that cannot be described' };
     }

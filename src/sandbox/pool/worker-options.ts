@@ -8,7 +8,7 @@ const MIB = 1024 * 1024;
 /**
  * Options of the worker pool; each has a default (defaultWorkerOptions). The four share caps bound
  * what one run owner (SandboxRunInput.owner: a tenant, an application of it) may hold, so that one
- * owner's flood leaves workers and queue room to the others (README, Reactors). Runs without an
+ * owner's flood leaves workers and queue room to the others (docs/reactors.md). Runs without an
  * owner have no caps.
  */
 export interface SandboxWorkerOptions {

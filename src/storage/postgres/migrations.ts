@@ -1,3 +1,4 @@
+import type { MigrationOutcome } from '../store.js';
 import type { PgExecutor } from './pg-executor.js';
 import { quoteSchema } from './postgres-options.js';
 import { MIGRATIONS_1_TO_5 } from './migrations-1-5.js';
@@ -213,9 +214,10 @@ export async function appliedVersion(db: PgExecutor, schema: string): Promise<nu
  * others wait, then find the work done. Everything runs in one transaction (PostgreSQL DDL is
  * transactional), so a failing migration leaves the schema as it was.
  */
-export async function runMigrations(db: PgExecutor, schema: string, migrations: readonly string[] = MIGRATIONS): Promise<void> {
-  if ((await appliedVersion(db, schema)) >= migrations.length) return;
-  await db.transaction(async (tx) => {
+export async function runMigrations(db: PgExecutor, schema: string, migrations: readonly string[] = MIGRATIONS): Promise<MigrationOutcome> {
+  const before = await appliedVersion(db, schema);
+  if (before >= migrations.length) return { applied: [], version: before };
+  return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [MIGRATION_LOCK_CLASS, schema]);
     // Checked before creating: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on the
     // database even when the schema exists.
@@ -224,9 +226,12 @@ export async function runMigrations(db: PgExecutor, schema: string, migrations: 
     await tx.query(`SET LOCAL search_path TO ${quoteSchema(schema)}`);
     await tx.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
     const current = (await tx.query(`SELECT coalesce(max(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.['version'] as number;
+    const applied: number[] = [];
     for (let version = current + 1; version <= migrations.length; version++) {
       await tx.query(migrations[version - 1]!);
       await tx.query(`INSERT INTO ${MIGRATIONS_TABLE} (version) VALUES ($1)`, [version]);
+      applied.push(version);
     }
+    return { applied, version: Math.max(current, migrations.length) };
   });
 }

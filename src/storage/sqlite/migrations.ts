@@ -1,3 +1,4 @@
+import type { MigrationOutcome } from '../store.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
 import { MIGRATIONS_1_TO_5 } from './migrations-1-5.js';
 
@@ -170,24 +171,23 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
  * Applies the migrations not yet recorded, each in its own BEGIN IMMEDIATE transaction that
  * re-reads the applied version first, so two processes opening the same file do not both apply one.
  */
-export function runMigrations(db: BetterSqlite3Database, migrations: readonly string[] = MIGRATIONS): void {
+export function runMigrations(db: BetterSqlite3Database, migrations: readonly string[] = MIGRATIONS): MigrationOutcome {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   const current = db.prepare('SELECT coalesce(max(version), 0) AS version FROM schema_migrations');
   // The migration time is SQLite's clock: it is bookkeeping, not domain time.
   const record = db.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, CAST(unixepoch('subsec') * 1000 AS INTEGER))");
-  const apply = db.transaction((version: number, sql: string) => {
-    if ((current.get() as { version: number }).version >= version) return;
+  const apply = db.transaction((version: number, sql: string): boolean => {
+    if ((current.get() as { version: number }).version >= version) return false; // another process did
     db.exec(sql);
     record.run(version);
+    return true;
   });
-  let applied = false;
+  const applied: number[] = [];
   migrations.forEach((sql, index) => {
-    if ((current.get() as { version: number }).version < index + 1) {
-      apply.immediate(index + 1, sql);
-      applied = true;
-    }
+    if ((current.get() as { version: number }).version < index + 1 && apply.immediate(index + 1, sql)) applied.push(index + 1);
   });
   // What a migration removed (migration 3: responses stored in the clear) must leave the main file
   // now, not at some later checkpoint: copy the WAL (holding the zeroed pages) back and empty it.
-  if (applied && (db.pragma('journal_mode', { simple: true }) as string) === 'wal') db.pragma('wal_checkpoint(TRUNCATE)');
+  if (applied.length > 0 && (db.pragma('journal_mode', { simple: true }) as string) === 'wal') db.pragma('wal_checkpoint(TRUNCATE)');
+  return { applied, version: (current.get() as { version: number }).version };
 }

@@ -1,3 +1,4 @@
+import type { MigrationOutcome } from '../store.js';
 import { boundaryMethod, boundaryPart, type SqliteStore } from './sqlite-boundary.js';
 import { runMigrations } from './migrations.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
@@ -65,8 +66,8 @@ export class SqliteStoreCore {
     return this.#db;
   }
 
-  migrate(): void {
-    runMigrations(this.#db);
+  migrate(): MigrationOutcome {
+    return runMigrations(this.#db);
   }
 
   /** Writes the pending group commit, then closes the database if the store opened it; a database passed in stays open. Idempotent. */
@@ -94,7 +95,7 @@ export function composeSqliteStore(core: SqliteStoreCore): SqliteStore {
     ...boundaryPart('audit', core.audit),
     // The connection is better-sqlite3's Database: BetterSqlite3Database is the part of it the store uses.
     database: database as SqliteStore['database'],
-    migrate: boundaryMethod(core, () => core.migrate()) as () => Promise<void>,
+    migrate: boundaryMethod(core, () => core.migrate()) as () => Promise<MigrationOutcome>,
     close: boundaryMethod(core, () => core.close()) as () => Promise<void>,
   } satisfies SqliteStore;
 }
