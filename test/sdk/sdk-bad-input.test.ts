@@ -30,7 +30,7 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
     });
     expect((await create({ name: 'r', code: '// nothing' })).errors.code[0]).toMatch(/must set module\.exports to a function.*\(it is object\)$/);
     expect((await create({ name: 'r', code: 'exports = () => 1' })).errors.code[0]).toMatch(/must set module\.exports to a function/);
-    expect((await create({ name: 'r', code: 'throw new Error("boom")' })).errors).toEqual({ code: ['fails when it is loaded: boom'] });
+    expect((await create({ name: 'r', code: 'throw new Error("boom")' })).errors).toEqual({ code: ['fails when it is loaded: boom (line 1)'] });
     expect((await create({ name: 'r', code: 'for (;;) {}' })).errors.code[0]).toMatch(/^fails when it is loaded: Reactor exceeded its time limit of 1000 ms/);
     expect((await create({ name: 'r', code: 'module.exports = () => 1;\nlet x = ;' })).errors.code[0]).toMatch(/^SyntaxError: .* \(line 2\)$/);
     expect((await create({ name: 'r', code: CODE, configuration: { KEY: { nested: true } } })).errors).toEqual({
@@ -90,7 +90,7 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
     expect((await problem(server, 400, 'POST', '/reactor-formulas/', { key, body: { name: 'f', code: 'module.exports = "x"' } })).errors.code[0]).toMatch(/\(it is string\)$/);
     const formula = (await server.raw('POST', '/reactor-formulas', { key, body: { name: 'f', code: CODE } })).body;
     expect((await problem(server, 400, 'PUT', `/reactor-formulas/${formula.id}`, { key, body: { name: 'f', code: 'throw new TypeError("x")' } })).errors).toEqual({
-      code: ['fails when it is loaded: x'],
+      code: ['fails when it is loaded: x (line 1)'],
     });
     expect((await server.raw('GET', `/reactor-formulas/${formula.id}`, { key })).body.code).toBe(CODE);
   });
