@@ -47,6 +47,7 @@ describe.each(PG_ROUTES)('vault.createFirstTenant on one PostgreSQL database sha
   });
 });
 
-describe.skipIf(PG_URL === undefined || PGBOUNCER_URL !== undefined)(`vault.createFirstTenant through PgBouncer (${PGBOUNCER_SKIP_REASON})`, () => {
+// Shown as skipped, with the reason, only where the real test cannot run.
+if (PG_URL !== undefined && PGBOUNCER_URL === undefined) describe(`vault.createFirstTenant through PgBouncer (${PGBOUNCER_SKIP_REASON})`, () => {
   it.skip('instances starting together create one tenant between them', () => undefined);
 });

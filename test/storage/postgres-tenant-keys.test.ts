@@ -74,6 +74,7 @@ describe.skipIf(PG_URL === undefined)('PostgreSQL keys lead with tenant_id', () 
   });
 });
 
-describe.skipIf(PG_URL !== undefined)(`PostgreSQL keys lead with tenant_id (${PG_SKIP_REASON})`, () => {
+// Shown as skipped, with the reason, only where the real test cannot run.
+if (PG_URL === undefined) describe(`PostgreSQL keys lead with tenant_id (${PG_SKIP_REASON})`, () => {
   it.skip('checks the live schema', () => undefined);
 });
