@@ -102,17 +102,24 @@ async function serveDirect() {
 }
 
 /** The real server: `tokenvault serve` from dist/, bootstrapped over HTTP with an application and a card token. */
-async function startCliServer() {
-  const dir = mkdtempSync(join(tmpdir(), 'tokenvault-http-bench-'));
+/**
+ * `tokenvault serve` of the build at `cli` (dist/cli.js), with these flags, bootstrapped with a
+ * default private application (token reads masked by its implicit rules) and a card token. Shared
+ * by this benchmark and table.mjs.
+ */
+export async function startServe(cli, flags) {
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
-  const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--synchronous', SYNCHRONOUS, '--access-log', 'off'], {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64') },
   });
   let out = '';
   let errors = '';
-  child.stderr.on('data', (chunk) => (errors += chunk));
+  // stderr is a pipe read to the end, as a supervisor (systemd, docker) reads it; kept only until listening.
+  const keep = (chunk) => {
+    if (errors.length < 65536) errors += chunk;
+  };
+  child.stderr.on('data', keep);
   let url;
   for await (const chunk of child.stdout) {
     out += chunk;
@@ -121,16 +128,24 @@ async function startCliServer() {
   }
   if (!url) throw new Error(`tokenvault serve did not start:\n${out}\n${errors}`);
   child.stdout.resume();
+  child.stderr.off('data', keep);
+  child.stderr.resume();
   const call = async (key, path, body) => {
     const response = await fetch(url + path, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     return response.json();
   };
-  // A default private application: token reads are masked by its implicit rules.
   const app = await call(adminKey, '/applications', { name: 'bench', type: 'private', permissions: ['token:create', 'token:read'] });
   const token = await call(app.key, '/tokens', { type: 'card', data: CARD });
-  child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  return { child, port: Number(new URL(url).port), path: `/tokens/${token.id}`, key: app.key };
+  return { child, url, port: Number(new URL(url).port), path: `/tokens/${token.id}`, key: app.key };
+}
+
+async function startCliServer() {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenvault-http-bench-'));
+  const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+  const server = await startServe(cli, ['--db', join(dir, 'bench.db'), '--synchronous', SYNCHRONOUS, '--access-log', 'off']);
+  server.child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return server;
 }
 
 async function listenAndAnnounce(server, vault, dir, app, token) {

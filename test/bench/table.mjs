@@ -23,6 +23,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startServe as startServeBuild } from './http.mjs';
 
 const DIST = process.env.BENCH_DIST ? resolve(process.env.BENCH_DIST) : fileURLToPath(new URL('../../dist', import.meta.url));
 const PG_URL = process.env.TOKENVAULT_BENCH_PG_URL ?? process.env.TOKENVAULT_TEST_PG_URL;
@@ -76,38 +77,10 @@ async function backendPids(pool, pid) {
   return rows.map((r) => r.pid);
 }
 
-/** `tokenvault serve` of the build under test, with these flags; bootstrapped with an application and a card token. */
+/** `tokenvault serve` of the build under test, with these flags (http.mjs startServe), and the pids whose CPU it costs. */
 async function startServe(flags) {
-  const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
-  const child = spawn(process.execPath, [join(DIST, 'cli.js'), 'serve', '--port', '0', ...flags], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64') },
-  });
-  let out = '';
-  let errors = '';
-  // stderr is a pipe read to the end, as a supervisor (systemd, docker) reads it; kept only until listening.
-  const keep = (chunk) => {
-    if (errors.length < 65536) errors += chunk;
-  };
-  child.stderr.on('data', keep);
-  let url;
-  for await (const chunk of child.stdout) {
-    out += chunk;
-    url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-    if (url) break;
-  }
-  if (!url) throw new Error(`tokenvault serve did not start:\n${out}\n${errors}`);
-  child.stdout.resume();
-  child.stderr.off('data', keep);
-  child.stderr.resume();
-  const call = async (key, path, body) => {
-    const response = await fetch(url + path, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
-  const app = await call(adminKey, '/applications', { name: 'bench', type: 'private', permissions: ['token:create', 'token:read'] });
-  const token = await call(app.key, '/tokens', { type: 'card', data: CARD });
-  return { child, url, path: `/tokens/${token.id}`, key: app.key, pids: async () => [child.pid] };
+  const server = await startServeBuild(join(DIST, 'cli.js'), flags);
+  return { ...server, pids: async () => [server.child.pid] };
 }
 
 async function startBare() {
