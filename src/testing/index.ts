@@ -3,7 +3,8 @@ import { ManualClock } from '../common/clock.js';
 import { generateMasterKey } from '../crypto/key-provider.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
 import { createSqliteStore } from '../sqlite.js';
-import { createVault, type Vault, type VaultOptions } from '../vault.js';
+import type { OperatorTools } from '../operator/operator-tools.js';
+import { assembleVault, type Vault, type VaultOptions } from '../vault.js';
 
 import type { Store } from '../storage/store.js';
 
@@ -37,6 +38,12 @@ export interface TestVault extends Vault {
    * `Vault`: the vault's services are the only way its holder reaches the data (authorized per call).
    */
   readonly store: Store;
+  /**
+   * The operator tools over this vault's key ring and store (what `openOperator` from
+   * `tokenvault/operator` hands out beside a vault): key rotation, listing tenants, administrator
+   * recovery. Not part of `Vault` either.
+   */
+  readonly operator: OperatorTools;
   /**
    * Creates an application with these permissions (and rules) in the test tenant and returns its
    * Caller. The type defaults to the first type that may hold every permission.
@@ -76,7 +83,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
   const clock = new ManualClock(options.start ?? Date.now());
   const { start: _start, store: given, ...rest } = options;
   const store = given === undefined ? createSqliteStore({ filename: ':memory:' }) : typeof given === 'function' ? await given() : given;
-  const vault = await createVault({
+  const { vault, operator } = await assembleVault({
     masterKey: generateMasterKey(),
     sweepIntervalMs: 0,
     ...rest,
@@ -91,6 +98,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
     ...vault,
     clock,
     store,
+    operator,
     tenantId: tenant.id,
     adminKey: application.key,
     async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {
