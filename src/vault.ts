@@ -34,7 +34,7 @@ import { TenantService } from './tenants/tenant-service.js';
 import { createOperatorTools, type OperatorTools } from './operator/operator-tools.js';
 import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
-import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
+import { type ReactorRunFinished, reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
@@ -138,12 +138,20 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   return (await assembleVault(options)).vault;
 }
 
+/** What assembleVault answers: the vault, and what is kept off it. */
+export interface AssembledVault {
+  vault: Vault;
+  operator: OperatorTools;
+  /** What the job worker does when an async run ends (callback and events); for the test vault. */
+  runFinished: (event: ReactorRunFinished) => Promise<void>;
+}
+
 /**
  * The vault and the operator tools over the same key ring and store. Not exported from the package
  * root: `openOperator` (tokenvault/operator) and the test vault are its only callers, so holding a
  * `Vault` never reaches the tools.
  */
-export async function assembleVault(options: VaultOptions): Promise<{ vault: Vault; operator: OperatorTools }> {
+export async function assembleVault(options: VaultOptions): Promise<AssembledVault> {
   checkVaultOptions(options);
   const workerFile = vaultWorkerFile(options);
   const { store } = options;
@@ -171,7 +179,7 @@ export async function assembleVault(options: VaultOptions): Promise<{ vault: Vau
   jobs.register(DELIVER_JOB, (payload) => deliveries.handle(payload), { leaseMs: 60_000 });
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
-  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
+  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork });
   const tokenIntents = new TokenIntentService({
     store,
     keys: keyRing,
@@ -295,5 +303,5 @@ export async function assembleVault(options: VaultOptions): Promise<{ vault: Vau
       await store.close();
     },
   });
-  return { vault, operator: createOperatorTools(keyRing, store, setup) };
+  return { vault, operator: createOperatorTools(keyRing, store, setup), runFinished: onRunFinished };
 }

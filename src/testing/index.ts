@@ -4,6 +4,7 @@ import { generateMasterKey } from '../crypto/key-provider.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
 import { createSqliteStore } from '../sqlite.js';
 import type { OperatorTools } from '../operator/operator-tools.js';
+import type { ReactorRunFinished } from '../reactors/async-runs.js';
 import { assembleVault, type Vault, type VaultOptions } from '../vault.js';
 
 import type { Store } from '../storage/store.js';
@@ -45,6 +46,12 @@ export interface TestVault extends Vault {
    */
   readonly operator: OperatorTools;
   /**
+   * Reports an asynchronous reactor run as ended, as the job worker does (the callback to its
+   * `callbackUrl` and the reactor.completed / reactor.failed event), for tests of callbacks without
+   * running a reactor. Not part of `Vault`: it signs what it is given with the tenant's secret.
+   */
+  runFinished(event: ReactorRunFinished): Promise<void>;
+  /**
    * Creates an application with these permissions (and rules) in the test tenant and returns its
    * Caller. The type defaults to the first type that may hold every permission.
    */
@@ -83,7 +90,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
   const clock = new ManualClock(options.start ?? Date.now());
   const { start: _start, store: given, ...rest } = options;
   const store = given === undefined ? createSqliteStore({ filename: ':memory:' }) : typeof given === 'function' ? await given() : given;
-  const { vault, operator } = await assembleVault({
+  const { vault, operator, runFinished } = await assembleVault({
     masterKey: generateMasterKey(),
     sweepIntervalMs: 0,
     ...rest,
@@ -99,6 +106,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
     clock,
     store,
     operator,
+    runFinished,
     tenantId: tenant.id,
     adminKey: application.key,
     async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {
