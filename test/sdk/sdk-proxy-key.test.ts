@@ -149,4 +149,27 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
     vault.clock.advance(60_000);
     expect((await post({ card: CARD })).status).toBe(201);
   });
+
+  it('transforms act within the grants the proxy was bound with, never as the caller (in-process: vault.proxy(null, { key }))', async () => {
+    const vault = await store.vault(DEV);
+    const receiver = await startReceiver();
+    const admin = await vault.authenticate(vault.adminKey);
+    const owner = await vault.caller({ type: 'private', permissions: ['token:create', 'token:read', 'token:use'], rules: RULES });
+    const stored = await vault.tokens.create(owner, { type: 'token', data: 'kept_secret_value' });
+    const bound = await vault.caller({ type: 'private', permissions: ['token:create'], rules: RULES });
+    const binder = await vault.caller({ type: 'private', permissions: ['proxy:create', 'token:create'], rules: RULES });
+    const code = `module.exports = async (req) => ({ body: { read: (await req.bt.tokens.retrieve(${JSON.stringify(stored.id)})).data } })`;
+    const byBinder = await vault.proxies.create(binder, { name: 'reader', destination_url: receiver.url, require_auth: false, application: { id: bound.applicationId }, request_transform: { type: 'code', code } });
+    const byAdmin = await vault.proxies.create(admin, { name: 'reader', destination_url: receiver.url, require_auth: false, application: { id: bound.applicationId }, request_transform: { type: 'code', code } });
+    // The application gains token:read after the binding: only the administrator's binding follows it.
+    await vault.applications.update(admin, bound.applicationId, { name: 'bound', permissions: ['token:create', 'token:read'], rules: RULES });
+    const call = (key: string) => vault.proxy(null, { key, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', clientAddress: '203.0.113.9' });
+
+    await expect(call(byBinder.key!)).rejects.toThrow();
+    expect(receiver.received).toHaveLength(0);
+    const answer = await call(byAdmin.key!);
+    expect(answer.status).toBe(201);
+    expect(JSON.parse(receiver.received[0]!.body)).toEqual({ read: 'kept_secret_value' });
+    await expect(vault.proxy(null as never, { method: 'GET', url: receiver.url })).rejects.toMatchObject({ code: 'authentication_error' });
+  });
 });
