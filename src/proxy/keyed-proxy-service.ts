@@ -27,7 +27,7 @@ import type { RequestTransform, ResponseTransform } from './proxies-input.js';
 import { destinationUrl } from './proxy-destination.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
 import type { ProxyMessage } from './proxy-message.js';
-import { FixedWindowLimiter } from './proxy-rate-limit.js';
+import { FixedWindowLimiter, addressBucket } from './proxy-rate-limit.js';
 import { PROXY_METHODS, type ProxyRequest, type ProxyResponse, type ProxyService, headerEntries } from './proxy-service.js';
 import { type TransformContext, type TransformDeps, runRequestTransforms, runResponseTransforms } from './proxy-transforms.js';
 
@@ -63,7 +63,7 @@ export class KeyedProxyService {
    */
   async invoke(caller: Caller | null, request: ProxyRequest & { key: string }): Promise<ProxyResponse> {
     const started = performance.now();
-    if (caller === null) this.#perAddress.take(request.clientAddress ?? 'unknown', 'from this address');
+    if (caller === null) this.#perAddress.take(addressBucket(request.clientAddress ?? null), 'from this address');
     const proxy = await this.#find(request.key);
     if (caller !== null && caller.tenantId !== proxy.tenantId) throw invalidKey();
     if (caller === null && proxy.requireAuth) throw new AuthenticationError('This proxy requires an API key as well as its proxy key');

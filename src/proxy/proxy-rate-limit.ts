@@ -48,3 +48,19 @@ export class FixedWindowLimiter {
     for (const [name, entry] of this.#counts) if (entry.window !== window) this.#counts.delete(name);
   }
 }
+
+/**
+ * The name an address is counted under: an IPv6 address by its /64 (one subscriber's usual
+ * allocation, so a client cannot step around its limit by changing the low bits), an IPv4 or
+ * IPv4-mapped address as it is.
+ */
+export function addressBucket(address: string | null): string {
+  if (address === null || address === '') return 'unknown';
+  const plain = address.replace(/^\[|\]$/g, '').split('%')[0]!.toLowerCase();
+  if (!plain.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/.test(plain)) return plain.replace(/^::ffff:/, '');
+  const [head, tail] = plain.includes('::') ? plain.split('::') : [plain, null];
+  const left = head === '' ? [] : head!.split(':');
+  const right = tail === null || tail === '' ? [] : tail.split(':');
+  const groups = tail === null ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
