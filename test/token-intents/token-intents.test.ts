@@ -3,15 +3,14 @@ import { AuthorizationError, ConflictError, NotFoundError, ValidationError } fro
 import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL } from '../core/helpers.js';
+import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL } from '../support/tokens.js';
 
 const INTENT_PERMISSIONS: Permission[] = ['token-intent:create', 'token-intent:read', 'token-intent:delete'];
 const DAY = 24 * 60 * 60 * 1000;
 
 /** Every intent id given, as the store holds it now (null: gone), to compare before and after a refused call. */
 async function intentsState(vault: TestVault, ids: string[]): Promise<unknown[]> {
-  const tenantId = (await vault.listTenants())[0]!.id;
-  return Promise.all(ids.map((id) => vault.store.getTokenIntent(tenantId, id, vault.clock.now())));
+  return Promise.all(ids.map((id) => vault.store.getTokenIntent(vault.tenantId, id, vault.clock.now())));
 }
 
 describeEachStore('token intents', (store) => {

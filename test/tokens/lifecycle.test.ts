@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
-import { CARD, setup } from './helpers.js';
+import { CARD, setup } from '../support/tokens.js';
 import { describeEachStore } from '../support/stores.js';
 
 type Caller = Awaited<ReturnType<TestVault['caller']>>;
@@ -125,11 +125,11 @@ describeEachStore('token lifecycle', (store) => {
   it('re-encrypts old rows to the newest key with progress, and data stays the same', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await vault.tokens.create(revealer, { type: 'token', data: `value-${i}` })).id);
-    expect(await vault.keys.rotate(vault.tenantId)).toBe(2);
+    expect(await vault.operator.keys.rotate(vault.tenantId)).toBe(2);
     const fresh = await vault.tokens.create(revealer, { type: 'token', data: 'fresh' });
     expect((await vault.store.getToken(vault.tenantId, fresh.id, vault.clock.now()))!.keyVersion).toBe(2);
     const progress: number[] = [];
-    const moved = await vault.keys.reencrypt(vault.tenantId, { batchSize: 3, onProgress: (p) => progress.push(p.done) });
+    const moved = await vault.operator.keys.reencrypt(vault.tenantId, { batchSize: 3, onProgress: (p) => progress.push(p.done) });
     expect(moved).toBe(7);
     expect(progress).toEqual([3, 6, 7]);
     expect(await vault.store.countTokensBelowKeyVersion(vault.tenantId, 2)).toBe(0);
