@@ -1,5 +1,6 @@
 import { AuditLog } from './audit/audit.js';
-import { ServiceUnavailableError } from './errors/errors.js';
+import { AuthenticationError, ServiceUnavailableError } from './errors/errors.js';
+import type { ReactRequest } from './reactors/reactor-input.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
@@ -19,6 +20,7 @@ import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
 import { ProxiesService } from './proxy/proxies-service.js';
+import { KeyedProxyService } from './proxy/keyed-proxy-service.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
@@ -87,6 +89,11 @@ export interface Vault {
    * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
    */
   proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
+  /**
+   * With `request.key`: calls that pre-configured proxy (docs/proxies.md), its transforms run;
+   * `caller` null is an unauthenticated call, allowed only by a proxy with `require_auth: false`.
+   */
+  proxy(caller: Caller | null, request: ProxyRequest & { key: string }): Promise<ProxyResponse>;
   /** Pre-configured proxies (`/proxies`, proxy:create|read|update|delete; docs/proxies.md). */
   readonly proxies: ProxiesService;
   /** The permission catalog (`GET /permissions`). */
@@ -220,6 +227,7 @@ export async function assembleVault(options: VaultOptions): Promise<AssembledVau
       });
     return sandboxPromise;
   };
+  const reactorFetch = createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork });
   const formulas = new FormulaService({ store, clock, audit, sandbox, ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}) });
   const reactors = new ReactorService({
     store,
@@ -230,7 +238,7 @@ export async function assembleVault(options: VaultOptions): Promise<AssembledVau
     detokenizeSource,
     expressions,
     sandbox,
-    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork }),
+    fetch: reactorFetch,
     consoleOutput: reactorOptions.consoleOutput ?? 'summary',
     jobs,
     records: keyRing,
@@ -245,6 +253,17 @@ export async function assembleVault(options: VaultOptions): Promise<AssembledVau
   const proxyOptions = resolveProxyOptions(options.proxy);
   const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: proxyOptions, allowPrivateNetwork });
   const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts } });
+  const keyedProxy = new KeyedProxyService({
+    store,
+    clock,
+    records: keyRing,
+    proxy,
+    detokenizeSource,
+    expressions,
+    audit,
+    // Transforms run as reactor code does: the same sandbox, egress rules and bt bridge.
+    transforms: { sandbox, tokens, react: (caller, id, body) => reactors.react(caller, id, body as ReactRequest), fetch: reactorFetch, logger },
+  });
 
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
@@ -277,7 +296,11 @@ export async function assembleVault(options: VaultOptions): Promise<AssembledVau
     detokenize: new DetokenizeService({ tokens: detokenizeSource, expressions, audit }),
     tokenIntents,
     detokenizeSource,
-    proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
+    proxy: ((caller: Caller | null, request: ProxyRequest) => {
+      if (typeof request?.key === 'string') return keyedProxy.invoke(caller, request as ProxyRequest & { key: string });
+      if (caller === null) return Promise.reject(new AuthenticationError('An API key is required: only a pre-configured proxy called with its key may be called without one'));
+      return proxy.invoke(caller, request);
+    }) as Vault['proxy'],
     proxies,
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),
