@@ -9,7 +9,7 @@
 // COMPARE_ROUNDS (default 7), COMPARE_SAMPLES (default 200) and COMPARE_SECONDS (default 1).
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { getQuickJS } from 'quickjs-emscripten';
+import { CARD, CODE, rawBaseline } from './reactors.mjs';
 
 const dists = process.argv.slice(2);
 if (dists.length === 0) {
@@ -19,32 +19,8 @@ if (dists.length === 0) {
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 7);
 const SAMPLES = Number(process.env.COMPARE_SAMPLES ?? 200);
 const SECONDS = Number(process.env.COMPARE_SECONDS ?? 1);
-const CODE = `module.exports = async function (req) {
-  const cards = req.args.cards || [req.args.card];
-  return { raw: { count: cards.length, last4: cards[0].number.slice(-4) } };
-};`;
-const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-const QuickJS = await getQuickJS();
-const rawSource = `const module = { exports: {} };\n${CODE}\nmodule.exports({ args: { card: ${JSON.stringify(CARD)} }, configuration: {} });`;
-/** The raw baseline of reactors.mjs: new context, eval, read the result, dispose. */
-function raw() {
-  const vm = QuickJS.newContext();
-  try {
-    const handle = vm.unwrapResult(vm.evalCode(rawSource));
-    const promise = vm.resolvePromise(handle);
-    handle.dispose();
-    vm.runtime.executePendingJobs();
-    return promise.then((result) => {
-      const value = vm.unwrapResult(result);
-      JSON.stringify(vm.dump(value));
-      value.dispose();
-    });
-  } finally {
-    queueMicrotask(() => vm.dispose());
-  }
-}
+const raw = await rawBaseline();
 
 /** A vault of `dist` with the trivial reactor and a card token; returns one invocation as a function. */
 async function open(dist) {
