@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../core/helpers.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../support/tokens.js';
 import { PRIVATE_PERMISSIONS, VISA, expectProblem, read, type Sent } from './helpers.js';
 
 const HOUR = 3_600_000;

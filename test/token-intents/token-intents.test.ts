@@ -3,7 +3,7 @@ import { AuthorizationError, ConflictError, NotFoundError, ValidationError } fro
 import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL } from '../core/helpers.js';
+import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL } from '../support/tokens.js';
 
 const INTENT_PERMISSIONS: Permission[] = ['token-intent:create', 'token-intent:read', 'token-intent:delete'];
 const DAY = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
-import { ALL_TOKEN_PERMISSIONS, BANK, CARD, REVEAL_ALL, setup, snapshot } from './helpers.js';
+import { ALL_TOKEN_PERMISSIONS, BANK, CARD, REVEAL_ALL, setup, snapshot } from '../support/tokens.js';
 import type { TokenService } from '../../src/tokens/token-service.js';
 import type { CreateTokenInput, UpdateTokenInput } from '../../src/tokens/token-input.js';
 import { describeEachStore } from '../support/stores.js';

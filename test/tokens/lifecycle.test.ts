@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
-import { CARD, setup } from './helpers.js';
+import { CARD, setup } from '../support/tokens.js';
 import { describeEachStore } from '../support/stores.js';
 
 type Caller = Awaited<ReturnType<TestVault['caller']>>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseExpiresAt } from '../../src/tokens/expiry.js';
 import { formatIso } from '../../src/common/time.js';
-import { errorsOf } from './helpers.js';
+import { errorsOf } from '../support/field-errors.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const parse = (value: unknown) => parseExpiresAt(value, NOW);

@@ -5,7 +5,7 @@ import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { createVault } from '../../src/vault.js';
 import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
-import { SHARED_KINDS, sharedUrl } from './shared-store.js';
+import { SHARED_KINDS, sharedUrl } from '../support/shared-stores.js';
 
 afterAll(endAdmin);
 

@@ -1,7 +1,7 @@
 import { beforeEach, expect, it } from 'vitest';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
 import type { TestVault } from '../../src/testing/index.js';
-import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL, snapshot } from './helpers.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL, snapshot } from '../support/tokens.js';
 import { describeEachStore } from '../support/stores.js';
 
 /*

@@ -3,7 +3,7 @@ import { AuthorizationError, ValidationError } from '../../src/errors/errors.js'
 import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL, snapshot } from './helpers.js';
+import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL, snapshot } from '../support/tokens.js';
 
 /*
  * Disclosure (DESIGN.md 5, README "Security model"): no caller learns more about a token's data than

@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { ConflictError, UnprocessableError, ValidationError } from '../../src/errors/errors.js';
 import type { TokenView } from '../../src/tokens/token-view.js';
 import { describeEachStore } from '../support/stores.js';
-import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../support/tokens.js';
 
 /** Idempotency is a core service: in-process callers get what the HTTP header gives. */
 describeEachStore('vault.idempotency', (store) => {

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/postgres.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
-import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../support/tokens.js';
 import { makeIdempotentRevealingRequests } from '../support/idempotent-requests.js';
 import { SUITE_START } from '../support/suite-start.js';
 

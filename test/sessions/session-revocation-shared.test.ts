@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { endAdmin } from '../support/postgres.js';
-import { SHARED_KINDS, sharedStores, type SharedStores } from './shared-store.js';
+import { SHARED_KINDS, sharedStores, type SharedStores } from '../support/shared-stores.js';
 
 /** Issue 19, finding 11: a revocation made on one instance ends sessions served by another. */
 describe.each(SHARED_KINDS)('sessions end with their applications’ keys, across instances [%s]', (kind) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isAncestorOrSelf, normalizeContainer, normalizeContainers } from '../../src/auth/containers.js';
-import { errorsOf } from './helpers.js';
+import { errorsOf } from '../support/field-errors.js';
 
 describe('normalizeContainer', () => {
   it('accepts paths of [a-z0-9_-] segments and lower-cases them', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
 import { TOKEN_TYPES, getTokenType, isAbaRoutingValid, isLuhnValid } from '../../src/tokens/token-types.js';
-import { errorsOf } from './helpers.js';
+import { errorsOf } from '../support/field-errors.js';
 
 const card = getTokenType('card');
 const bank = getTokenType('bank');

@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
 import type { AccessRule } from '../../src/permissions/permissions.js';
 import { describeEachStore } from '../support/stores.js';
-import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL, snapshot } from './helpers.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL, snapshot } from '../support/tokens.js';
 
 const BUDGET_MS = 50;
 const EXHAUSTED = /^was not rendered: the expressions of this request used up their 50 ms of rendering time$/;

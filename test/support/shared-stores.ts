@@ -6,8 +6,8 @@ import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PGBOUNCER_URL, PG_URL, dropSchema, freshSchema } from '../support/postgres.js';
-import { SUITE_START } from '../support/suite-start.js';
+import { PGBOUNCER_URL, PG_URL, dropSchema, freshSchema } from './postgres.js';
+import { SUITE_START } from './suite-start.js';
 
 /** Two vaults (two "instances") on one database: a SQLite file, or one PostgreSQL schema. */
 export interface SharedStores {

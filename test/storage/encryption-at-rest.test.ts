@@ -7,7 +7,7 @@ import { createVault } from '../../src/index.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { MIGRATIONS, runMigrations } from '../../src/storage/sqlite/migrations.js';
-import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from './helpers.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../support/tokens.js';
 import { makeIdempotentRevealingRequests } from '../support/idempotent-requests.js';
 
 const dirs: string[] = [];

@@ -1,7 +1,7 @@
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
-import type { TestStore } from '../support/stores.js';
-import { SUITE_START } from '../support/suite-start.js';
+import type { TestStore } from './stores.js';
+import { SUITE_START } from './suite-start.js';
 
 export const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };
 export const BANK = { routing_number: '021000021', account_number: '000123456789' };

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { endAdmin } from '../support/postgres.js';
-import { SHARED_KINDS, sharedStores, type SharedStores } from './shared-store.js';
+import { SHARED_KINDS, sharedStores, type SharedStores } from '../support/shared-stores.js';
 
 /** Bug 1 of issue 13: another instance rotated the tenant's data key. */
 describe.each(SHARED_KINDS)('key rotation by another instance [%s]', (kind) => {

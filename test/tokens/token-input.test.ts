@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseMetadata } from '../../src/tokens/token-input-checks.js';
 import { parseCreateTokenInput, parseUpdateTokenInput } from '../../src/tokens/token-input.js';
 import { issuesToFieldErrors } from '../../src/validation/issues.js';
-import { errorsOf } from './helpers.js';
+import { errorsOf } from '../support/field-errors.js';
 
 const base = { type: 'card', data: { number: '4242424242424242' } };
 

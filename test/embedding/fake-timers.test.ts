@@ -4,10 +4,10 @@ import { once } from 'node:events';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createFetchHandler } from '../src/http/index.js';
-import { toNodeListener } from '../src/http/node.js';
-import { createTestVault, type TestVault } from '../src/testing/index.js';
-import { SUITE_START } from './support/suite-start.js';
+import { createFetchHandler } from '../../src/http/index.js';
+import { toNodeListener } from '../../src/http/node.js';
+import { createTestVault, type TestVault } from '../../src/testing/index.js';
+import { SUITE_START } from '../support/suite-start.js';
 
 let vault: TestVault | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSearchQuery } from '../../src/tokens/search-query.js';
-import { errorsOf } from './helpers.js';
+import { errorsOf } from '../support/field-errors.js';
 
 const messageOf = (query: unknown): string => {
   const errors = errorsOf(() => parseSearchQuery(query));
