@@ -11,7 +11,7 @@ import { createPostgresStore } from '../../src/postgres.js';
 import type { PgPool, PgPoolClient, PgQueryConfig } from '../../src/storage/postgres/postgres-options.js';
 import { ValidationError } from '../../src/errors/errors.js';
 import { createTestVault, storeFixtures, type TestVault } from '../../src/testing/index.js';
-import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 
@@ -40,7 +40,17 @@ function countingPool(pool: pg.Pool, sent: string[]): PgPool {
   };
 }
 
-describe.skipIf(PG_URL === undefined)(`PostgreSQL round trips per request ${PG_URL === undefined ? PG_SKIP_REASON : ''}`, () => {
+// Shown as skipped, with the reason, only where the real test cannot run.
+if (PG_URL === undefined) describe(`PostgreSQL round trips per request (${PG_SKIP_REASON})`, () => {
+  it.skip('counts the statements of each hot path', () => undefined);
+});
+if (PG_URL !== undefined && PGBOUNCER_URL === undefined) describe(`PostgreSQL round trips per request through PgBouncer (${PGBOUNCER_SKIP_REASON})`, () => {
+  it.skip('counts the statements of each hot path through the pooler', () => undefined);
+});
+
+// Directly and through PgBouncer in transaction mode (docs/scaling.md), when one is set: the same
+// statements go through the pooler.
+describe.each(PG_ROUTES)('PostgreSQL round trips per request [$name]', ({ url }) => {
   const sent: string[] = [];
   const schema = freshSchema('trips');
   let pool: pg.Pool;
@@ -49,7 +59,7 @@ describe.skipIf(PG_URL === undefined)(`PostgreSQL round trips per request ${PG_U
   let send: (method: string, path: string, key: string, body?: unknown) => Promise<{ status: number; body: any; statements: string[] }>;
 
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: PG_URL!, max: 4 });
+    pool = new pg.Pool({ connectionString: url, max: 4 });
     store = createPostgresStore({ pool: countingPool(pool, sent), schema });
     vault = await createTestVault({ store, auditFlushMs: 60_000 });
     const handler = createFetchHandler(vault);
