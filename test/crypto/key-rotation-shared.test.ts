@@ -1,18 +1,16 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { endAdmin } from '../support/postgres.js';
-import { SHARED_KINDS, sharedStores, type SharedStores } from '../support/shared-stores.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachSharedStore, type SharedStores } from '../support/stores.js';
 
 /** Bug 1 of issue 13: another instance rotated the tenant's data key. */
-describe.each(SHARED_KINDS)('key rotation by another instance [%s]', (kind) => {
+describeEachSharedStore('key rotation by another instance', (database) => {
   let shared: SharedStores | undefined;
   afterEach(async () => {
     await shared?.close();
     shared = undefined;
   });
-  afterAll(endAdmin);
 
   const setUp = async () => {
-    shared = await sharedStores(kind, { keyRefreshMs: 60_000 });
+    shared = await database.open({ keyRefreshMs: 60_000 });
     const { a, b } = shared;
     const app = await a.caller({ permissions: ['token:create', 'token:read', 'token:search'], rules: [{ description: 'all', priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:search'] }] });
     // The second instance serves the same application (same key, same tenant).
@@ -23,7 +21,7 @@ describe.each(SHARED_KINDS)('key rotation by another instance [%s]', (kind) => {
 
   it('list, search and a deduplicated create on this instance read tokens under a key version it has not seen', async () => {
     const { a, b, app, onB } = await setUp();
-    expect(await a.keys.rotate(a.tenantId)).toBe(2);
+    expect(await a.operator.keys.rotate(a.tenantId)).toBe(2);
     const rotated = await a.tokens.create(app, { type: 'token', data: 'after rotation', search_indexes: ['{{ data }}'], metadata: { k: 'v' } });
     const listed = await b.tokens.list(onB, { metadata: { k: 'v' } });
     expect(listed.data.map((t) => t.data)).toEqual(['after rotation']);
@@ -36,7 +34,7 @@ describe.each(SHARED_KINDS)('key rotation by another instance [%s]', (kind) => {
 
   it('writes on this instance use the newest key once keyRefreshMs has passed', async () => {
     const { a, b, app, onB } = await setUp();
-    await a.keys.rotate(a.tenantId);
+    await a.operator.keys.rotate(a.tenantId);
     b.clock.advance(60_000);
     const after = await b.tokens.create(onB, { type: 'token', data: 'later' });
     expect((await b.store.getToken(onB.tenantId, after.id, b.clock.now()))!.keyVersion).toBe(2);

@@ -58,7 +58,7 @@ describeEachStore('stored idempotent responses at rest', (store) => {
     const vault = await store.vault();
     const { call, user } = await setup(vault);
     const first = await call('POST', '/tokens', { type: 'token', data: 'rotated-secret' }, 'rot-1');
-    await vault.keys.rotate(user.tenantId);
+    await vault.operator.keys.rotate(user.tenantId);
     const again = await call('POST', '/tokens', { type: 'token', data: 'rotated-secret' }, 'rot-1');
     expect(again.status).toBe(201);
     expect(again.text).toBe(first.text);

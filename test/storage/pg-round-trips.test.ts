@@ -2,7 +2,7 @@
 // fails here. Counted at the pool (every statement sent, BEGIN and COMMIT included), on the second
 // identical request, so the API key cache (which has an invalidation rule) is warm as in a running
 // server. The audit entries of reads, creates and runs are not the request's: they go out
-// in batches (one INSERT per auditFlushMs, README "Audit"), held back here so that the count is the
+// in batches (one INSERT per auditFlushMs, docs/storage.md "Audit entries survive an outage"), held back here so that the count is the
 // request's own. docs/performance.md gives the figures before and after issue 21.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,8 @@ import { createPostgresStore } from '../../src/postgres.js';
 import type { PgPool, PgPoolClient, PgQueryConfig } from '../../src/storage/postgres/postgres-options.js';
 import { ValidationError } from '../../src/errors/errors.js';
 import { createTestVault, storeFixtures, type TestVault } from '../../src/testing/index.js';
-import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { describeEachPgRoute } from '../support/stores.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 
@@ -40,17 +41,9 @@ function countingPool(pool: pg.Pool, sent: string[]): PgPool {
   };
 }
 
-// Shown as skipped, with the reason, only where the real test cannot run.
-if (PG_URL === undefined) describe(`PostgreSQL round trips per request (${PG_SKIP_REASON})`, () => {
-  it.skip('counts the statements of each hot path', () => undefined);
-});
-if (PG_URL !== undefined && PGBOUNCER_URL === undefined) describe(`PostgreSQL round trips per request through PgBouncer (${PGBOUNCER_SKIP_REASON})`, () => {
-  it.skip('counts the statements of each hot path through the pooler', () => undefined);
-});
-
 // Directly and through PgBouncer in transaction mode (docs/scaling.md), when one is set: the same
 // statements go through the pooler.
-describe.each(PG_ROUTES)('PostgreSQL round trips per request [$name]', ({ url }) => {
+describeEachPgRoute('PostgreSQL round trips per request', (url) => {
   const sent: string[] = [];
   const schema = freshSchema('trips');
   let pool: pg.Pool;

@@ -94,8 +94,8 @@ describeEachStore('token lifecycle', (store) => {
     const token = await vault.tokens.create(revealer, { type: 'card', data: CARD });
     await vault.tokens.get(revealer, token.id);
     await vault.tokens.update(revealer, token.id, { metadata: { a: 'b' } });
-    await expect(vault.tokens.get(revealer, 'missing')).rejects.toThrow();
-    await expect(vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number, cvc: '1' } })).rejects.toThrow();
+    await expect(vault.tokens.get(revealer, 'missing')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number, cvc: '1' } })).rejects.toBeInstanceOf(ValidationError);
     const again = await vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number }, deduplicate_token: true });
     await vault.tokens.delete(revealer, token.id);
     const admin = await vault.authenticate(vault.adminKey);
@@ -125,11 +125,11 @@ describeEachStore('token lifecycle', (store) => {
   it('re-encrypts old rows to the newest key with progress, and data stays the same', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await vault.tokens.create(revealer, { type: 'token', data: `value-${i}` })).id);
-    expect(await vault.keys.rotate(vault.tenantId)).toBe(2);
+    expect(await vault.operator.keys.rotate(vault.tenantId)).toBe(2);
     const fresh = await vault.tokens.create(revealer, { type: 'token', data: 'fresh' });
     expect((await vault.store.getToken(vault.tenantId, fresh.id, vault.clock.now()))!.keyVersion).toBe(2);
     const progress: number[] = [];
-    const moved = await vault.keys.reencrypt(vault.tenantId, { batchSize: 3, onProgress: (p) => progress.push(p.done) });
+    const moved = await vault.operator.keys.reencrypt(vault.tenantId, { batchSize: 3, onProgress: (p) => progress.push(p.done) });
     expect(moved).toBe(7);
     expect(progress).toEqual([3, 6, 7]);
     expect(await vault.store.countTokensBelowKeyVersion(vault.tenantId, 2)).toBe(0);

@@ -1,5 +1,7 @@
+import type { ApplicationView } from '../applications/application-service.js';
 import type { KeyRing } from '../crypto/key-ring.js';
-import type { Store } from '../storage/store.js';
+import type { Store, TenantRecord } from '../storage/store.js';
+import type { TenantSetup } from '../tenants/tenant-setup.js';
 
 export interface ReencryptProgress {
   tenantId: string;
@@ -8,15 +10,9 @@ export interface ReencryptProgress {
 }
 
 /** Key management: rotation and re-encryption to the newest key. */
-export interface VaultKeys {
+export interface OperatorKeys {
   /** Makes a new data key for the tenant; new writes use it and older data stays readable. Returns its version. */
   rotate(tenantId: string): Promise<number>;
-  /**
-   * Encrypts a record that is not a token (e.g. stored idempotent results) with the
-   * tenant's newest data key, bound to `context`; openRecord decrypts it with the same context.
-   */
-  sealRecord(tenantId: string, context: readonly string[], plaintext: Buffer): Promise<Buffer>;
-  openRecord(tenantId: string, context: readonly string[], ciphertext: Uint8Array): Promise<Buffer>;
   /**
    * Whether the master key (or key provider) unwraps every stored key of the tenant. Reads only:
    * checks never create keys.
@@ -26,12 +22,35 @@ export interface VaultKeys {
   reencrypt(tenantId: string, options?: { batchSize?: number; onProgress?: (progress: ReencryptProgress) => void }): Promise<number>;
 }
 
-/** The vault's key management over its key ring. */
-export function createVaultKeys(keyRing: KeyRing, store: Store): VaultKeys {
+/**
+ * What the operator (who holds the store and the master key) does outside any tenant's grants.
+ * None of it takes a Caller, so none of it is on the `Vault`: it comes from `openOperator`
+ * (`tokenvault/operator`, docs/operations.md), never from a vault object.
+ */
+export interface OperatorTools {
+  readonly keys: OperatorKeys;
+  /** Every tenant of the database (ids and names). */
+  listTenants(): Promise<TenantRecord[]>;
+  /**
+   * For an operator who lost every administrator key: creates a new management application in the
+   * tenant and returns it with its key (shown once). Audited as `application:recover` by
+   * `operator`. There is no HTTP route to it (`tokenvault recover-admin` runs it).
+   */
+  recoverAdministrator(tenantId: string, input?: { name?: string }): Promise<ApplicationView & { key: string }>;
+}
+
+/** The operator tools over a vault's own key ring, store and tenant setup (createVault's wiring). */
+export function createOperatorTools(keyRing: KeyRing, store: Store, setup: TenantSetup): OperatorTools {
+  return Object.freeze({
+    keys: Object.freeze(operatorKeys(keyRing, store)),
+    listTenants: () => store.listTenants(),
+    recoverAdministrator: (tenantId: string, input?: { name?: string }) => setup.recoverAdministrator(tenantId, input),
+  });
+}
+
+function operatorKeys(keyRing: KeyRing, store: Store): OperatorKeys {
   return {
     rotate: (tenantId) => keyRing.rotate(tenantId),
-    sealRecord: (tenantId, context, plaintext) => keyRing.sealRecord(tenantId, context, plaintext),
-    openRecord: (tenantId, context, ciphertext) => keyRing.openRecord(tenantId, context, ciphertext),
     verify: (tenantId) => keyRing.verify(tenantId),
     async reencrypt(tenantId, { batchSize = 500, onProgress } = {}) {
       const tenantKeys = await keyRing.keysFor(tenantId);

@@ -3,22 +3,24 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { dirname, resolve } from 'node:path';
 import { decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
 import type { Logger } from '../common/logger.js';
-import { type Vault, type VaultOptions, createVault } from '../vault.js';
+import { type Operator, openOperator } from '../operator/operator.js';
+import type { VaultOptions } from '../vault.js';
 import { CliError, type CliIo } from './io.js';
 import { type StoreTarget, describeTarget, openStore, storeError } from './store-target.js';
 
 /**
- * Opens the vault on this target: the master key from TOKENVAULT_MASTER_KEY or (SQLite) the key file
- * beside the database, created when `mayCreateKey` and the database is new; a key that does not
- * match the database fails here rather than on the first request.
+ * Opens the vault on this target, as its operator (the CLI holds the store and the master key): the
+ * master key from TOKENVAULT_MASTER_KEY or (SQLite) the key file beside the database, created when
+ * `mayCreateKey` and the database is new; a key that does not match the database fails here rather
+ * than on the first request. `serve` hands only `operator.vault` to the HTTP layer.
  */
-export async function openVault(
+export async function openOperatorAt(
   target: StoreTarget,
   io: CliIo,
   logger: Logger,
   extra: Pick<VaultOptions, 'reactors'>,
   mayCreateKey: boolean,
-): Promise<Vault> {
+): Promise<Operator> {
   let masterKey: string;
   if (target.kind === 'sqlite') {
     const { db } = target;
@@ -28,14 +30,14 @@ export async function openVault(
     masterKey = requiredMasterKey(io);
   }
   const store = openStore(target);
-  let vault: Vault | undefined;
+  let operator: Operator | undefined;
   try {
     // The worker starts only once the command knows it serves (serve starts it); others never run jobs.
-    vault = await createVault({ store, masterKey, logger, ...extra, jobs: { start: false } });
-    await checkMasterKey(vault, target);
-    return vault;
+    operator = await openOperator({ store, masterKey, logger, ...extra, jobs: { start: false } });
+    await checkMasterKey(operator, target);
+    return operator;
   } catch (error) {
-    if (vault) await vault.close().catch(() => undefined);
+    if (operator) await operator.close().catch(() => undefined);
     else await Promise.resolve(store.close()).catch(() => undefined);
     throw storeError(error, target);
   }
@@ -45,10 +47,10 @@ export async function openVault(
  * Fails at start, not on the first request, when the master key is not the one the database's
  * tenant keys were wrapped with (a wrong TOKENVAULT_MASTER_KEY, or another database's key file).
  */
-async function checkMasterKey(vault: Vault, target: StoreTarget): Promise<void> {
+async function checkMasterKey(operator: Operator, target: StoreTarget): Promise<void> {
   // verify reads only: a check must not create keys (a tenant without keys gets them on first use).
-  for (const tenant of await vault.listTenants()) {
-    if (!(await vault.keys.verify(tenant.id))) {
+  for (const tenant of await operator.listTenants()) {
+    if (!(await operator.keys.verify(tenant.id))) {
       const where = describeTarget(target);
       const check = target.kind === 'sqlite' ? `TOKENVAULT_MASTER_KEY or ${target.db}.key` : 'TOKENVAULT_MASTER_KEY';
       throw new CliError(`the master key does not match the one ${where} was created with (check ${check})`);
