@@ -9,6 +9,18 @@ export async function findReactor(store: Store, caller: Caller, id: string): Pro
   return reactor;
 }
 
+/**
+ * A reactor of the caller's tenant (as findReactor) and the formula it runs (null for inline code),
+ * read together (Store.getReactorAndFormula: one round trip on PostgreSQL).
+ */
+export async function findReactorAndFormula(store: Store, caller: Caller, id: string): Promise<{ reactor: ReactorRecord; formula: FormulaRecord | null }> {
+  const found = typeof id === 'string' ? await store.getReactorAndFormula(caller.tenantId, id) : null;
+  if (!found) throw new NotFoundError('Reactor', String(id));
+  // The store refuses to delete a formula in use, so this is a broken store, not a user error.
+  if (found.reactor.formulaId !== null && found.formula === null) throw new Error(`Reactor ${found.reactor.id} references a missing formula`);
+  return found;
+}
+
 /** The formula of a reactor that runs one (`formulaId` set). */
 export async function formulaOf(store: Store, reactor: ReactorRecord): Promise<FormulaRecord> {
   const formula = reactor.formulaId === null ? null : await store.getFormula(reactor.tenantId, reactor.formulaId);

@@ -14,7 +14,7 @@ import { reactorCaller } from '../auth/binding-authz.js';
 import { btTokenIds, createBtTree, tokenViewIds } from './bt-bridge.js';
 import { type ConsoleOutputMode, SensitiveValues, logConsoleOutput } from './console-output.js';
 import { type InvokeInput, checkConfiguration, parseInvoke } from './reactor-input.js';
-import { findReactor, formulaOf } from './reactor-lookup.js';
+import { findReactorAndFormula } from './reactor-lookup.js';
 import { readReactorOutput } from './reactor-result.js';
 import { runOwner } from './run-owner.js';
 
@@ -102,8 +102,7 @@ export class ReactorRunner {
     if (depth > MAX_REACTOR_NESTING) {
       throw ValidationError.field('reactor', `bt.reactors.react nests more than ${MAX_REACTOR_NESTING} reactor runs deep`);
     }
-    const reactor = await findReactor(store, caller, id);
-    const formula = reactor.formulaId === null ? null : await formulaOf(store, reactor);
+    const { reactor, formula } = await findReactorAndFormula(store, caller, id);
     let configuration: Record<string, unknown> = reactor.configuration;
     try {
       if (formula) configuration = checkConfiguration(reactor.configuration, formula.configuration);

@@ -112,6 +112,13 @@ export interface FormulaExpectation extends Pick<FormulaRecord, 'code' | 'config
   boundApplications?: readonly string[];
 }
 
+/** A reactor and its formula (Store.getReactorAndFormula). */
+export interface ReactorAndFormula {
+  reactor: ReactorRecord;
+  /** Null when the reactor runs inline code, and when its formula is missing (a broken store). */
+  formula: FormulaRecord | null;
+}
+
 /** Reactor formulas, reactors and asynchronous reactor requests (see Store for the contract every method keeps). */
 export interface ReactorStore {
   // --- reactor formulas and reactors ---------------------------------------------------------
@@ -132,6 +139,12 @@ export interface ReactorStore {
   /** Inserts; 'exists' (nothing written) when the id is taken. */
   createReactor(reactor: ReactorRecord): Promise<Inserted>;
   getReactor(tenantId: string, id: string): Promise<ReactorRecord | null>;
+  /**
+   * A reactor and the formula it runs (null for inline code), read together in one statement: a
+   * run needs both, and on PostgreSQL one statement is one round trip instead of two. Null when the
+   * tenant has no such reactor.
+   */
+  getReactorAndFormula(tenantId: string, id: string): Promise<ReactorAndFormula | null>;
   listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): Promise<PageResult<ReactorRecord>>;
   /**
    * Atomically writes `changes` (only the fields given; the formula never changes). With

@@ -36,7 +36,7 @@ export const STORE_AREAS = {
     'authorizeSession',
     'purgeExpiredSessions',
   ],
-  reactors: ['createFormula', 'getFormula', 'listFormulas', 'updateFormula', 'deleteFormula', 'createReactor', 'getReactor', 'listReactors', 'updateReactor', 'deleteReactor'],
+  reactors: ['createFormula', 'getFormula', 'listFormulas', 'updateFormula', 'deleteFormula', 'createReactor', 'getReactor', 'getReactorAndFormula', 'listReactors', 'updateReactor', 'deleteReactor'],
   proxies: ['createProxy', 'getProxy', 'listProxies', 'findProxiesByKeyLookup', 'updateProxy', 'deleteProxy'],
   reactorRequests: ['createReactorRequest', 'getReactorRequest', 'startReactorRequest', 'finishReactorRequest', 'purgeExpiredReactorRequests'],
   idempotency: ['claimIdempotencyKey', 'completeIdempotencyKey', 'releaseIdempotencyKey', 'purgeExpiredIdempotencyKeys'],

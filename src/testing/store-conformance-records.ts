@@ -220,6 +220,18 @@ export function recordConformance(current: () => Store): void {
       expect(await store.deleteReactor(TENANT_A, reactor.id)).toBe(false);
     });
 
+    it('getReactorAndFormula answers a reactor with its formula, inline code with none, and null for another tenant or a missing id', async () => {
+      const formula = (await store.getFormula(TENANT_A, formulaId))!;
+      const reactor = makeReactor({ formulaId, applicationId: APP_A });
+      const inline = makeReactor({ formulaId: null, code: 'module.exports = async () => ({ raw: 1 })' });
+      await store.createReactor(reactor);
+      await store.createReactor(inline);
+      expect(await store.getReactorAndFormula(TENANT_A, reactor.id)).toEqual({ reactor, formula });
+      expect(await store.getReactorAndFormula(TENANT_A, inline.id)).toEqual({ reactor: inline, formula: null });
+      expect(await store.getReactorAndFormula(TENANT_B, reactor.id)).toBeNull();
+      expect(await store.getReactorAndFormula(TENANT_A, 'missing')).toBeNull();
+    });
+
     it('a reactor with inline code references no formula; its code round-trips and updates', async () => {
       const reactor = makeReactor({ formulaId: null, code: 'module.exports = async () => ({ raw: 1 })' });
       await store.createReactor(reactor);

@@ -1,3 +1,4 @@
+import { joinedRow } from '../joined-row.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
 import { formulaColumns, formulaExpectation, reactorColumns } from '../record-changes.js';
 import type {
@@ -7,6 +8,7 @@ import type {
   Inserted,
   PageRequest,
   PageResult,
+  ReactorAndFormula,
   ReactorChanges,
   ReactorFilter,
   ReactorRecord,
@@ -135,6 +137,14 @@ export class PostgresReactors {
   }
 
   /** In creation order; `name` is a case-insensitive substring in which `*` matches any run. */
+  async getReactorAndFormula(tenantId: string, id: string): Promise<ReactorAndFormula | null> {
+    const { rows } = await this.#db.query(this.#sql.getReactorAndFormula, [tenantId, id]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    const formula = joinedRow<Record<string, unknown>>(row, 'f');
+    return { reactor: toReactor(row), formula: formula === null ? null : toFormula(formula) };
+  }
+
   listReactors(tenantId: string, filter: ReactorFilter, page: PageRequest): Promise<PageResult<ReactorRecord>> {
     const query = tenantList(this.#s, REACTOR_COLUMNS, 'reactors', tenantId);
     if (filter?.ids !== undefined) query.where.push(`t.id = ANY(${query.params.add(distinct(filter.ids), 'text[]')})`);

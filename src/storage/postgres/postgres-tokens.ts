@@ -13,9 +13,10 @@ import type {
 } from '../store.js';
 import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
-import { distinct, metadataDigests, mutableTokenValues, toStoredToken } from './token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS, distinct, metadataDigests, mutableTokenValues, toStoredToken } from './token-rows.js';
 import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
 import { TurnBatch } from './turn-batch.js';
+import { ServiceUnavailableError } from '../../errors/errors.js';
 import { checkLimit } from '../limit.js';
 import { scopesParam } from '../token-values.js';
 
@@ -88,8 +89,21 @@ export class PostgresTokens {
     this.#sql = tokenStatements(quotedSchema);
   }
 
+  /**
+   * Creations without deduplication of one event-loop turn go out as one statement, one commit
+   * (turn-batch.ts), as the SQLite store's group commit writes them in one transaction. A batch
+   * that fails for any reason but the connection is sent again one token at a time, so a bad
+   * token fails alone; a lost connection fails them all with a 503, as it would each (the batch
+   * may have committed: see pg-executor.ts).
+   */
+  readonly #creates = new TurnBatch<StoredToken, boolean>(
+    (token) => this.#insert(this.#db, token),
+    (tokens) => this.#insertMany(tokens),
+    (error) => !(error instanceof ServiceUnavailableError),
+  );
+
   async createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
-    if (!probesDuplicate(token)) return (await this.#insert(this.#db, token)) ? CREATED : ID_CONFLICT;
+    if (!probesDuplicate(token)) return (await this.#creates.load(token)) ? CREATED : ID_CONFLICT;
     return this.#db.transaction(async (tx) => {
       await this.#lockFingerprint(tx, token);
       const duplicate = await this.#findDuplicate(tx, token, now, null, dedupeWithin);
@@ -258,6 +272,41 @@ export class PostgresTokens {
     ];
     const { rows } = await db.query(this.#sql.create, values);
     return rows.length === 1;
+  }
+
+  /**
+   * Inserts tokens as #insert does, in one statement; whether each was created. Of several with the
+   * same tenant and id only the first is sent: the others are conflicts whatever its outcome.
+   */
+  async #insertMany(tokens: readonly StoredToken[]): Promise<boolean[]> {
+    const columns: unknown[][] = Array.from({ length: MUTABLE_TOKEN_COLUMNS.length + 4 }, () => []);
+    const metadata: [number[], Buffer[]] = [[], []];
+    const search: [number[], string[]] = [[], []];
+    const sent = new Map<string, number>();
+    const position: number[] = [];
+    for (const token of tokens) {
+      const key = `${token.tenantId}\u0000${token.id}`;
+      if (sent.has(key)) {
+        position.push(0);
+        continue;
+      }
+      const n = sent.size + 1;
+      sent.set(key, n);
+      position.push(n);
+      const values = [token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt];
+      for (let i = 0; i < values.length; i++) columns[i]!.push(values[i]);
+      for (const digest of metadataDigests(token.metadata)) {
+        metadata[0].push(n);
+        metadata[1].push(digest);
+      }
+      for (const hash of distinct(token.searchHashes)) {
+        search[0].push(n);
+        search[1].push(hash);
+      }
+    }
+    const { rows } = await this.#db.query(this.#sql.createMany, [...columns, ...metadata, ...search]);
+    const created = new Set(rows.map((row) => Number(row['n'])));
+    return position.map((n) => created.has(n));
   }
 
   async #lockFingerprint(tx: Queryable, token: StoredToken): Promise<void> {

@@ -1,3 +1,4 @@
+import { aliasedColumns } from '../joined-row.js';
 import { APPLICATION_COLUMNS, FORMULA_COLUMNS, IDEMPOTENCY_COLUMNS, REACTOR_COLUMNS } from './record-rows.js';
 
 /**
@@ -37,6 +38,10 @@ export function recordStatements(s: string) {
       `INSERT INTO ${s}.reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, bound_grants, created_by, created_at, modified_by, modified_at) ` +
       'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (tenant_id, id) DO NOTHING',
     getReactor: `SELECT ${REACTOR_COLUMNS} FROM ${s}.reactors t WHERE t.tenant_id = $1 AND t.id = $2`,
+    /** tenant, reactor id: the reactor's columns, then its formula's as f_<column> (null for none). */
+    getReactorAndFormula:
+      `SELECT ${REACTOR_COLUMNS}, ${aliasedColumns(FORMULA_COLUMNS, 'f')} FROM ${s}.reactors t ` +
+      `LEFT JOIN ${s}.formulas f ON f.tenant_id = t.tenant_id AND f.id = t.formula_id WHERE t.tenant_id = $1 AND t.id = $2`,
     deleteReactor: `DELETE FROM ${s}.reactors WHERE tenant_id = $1 AND id = $2`,
 
     /**

@@ -33,6 +33,22 @@ export function tokenStatements(s: string) {
     `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT ${insertValues.join(', ')} FROM claimed RETURNING seq), ` +
     indexRows('inserted.seq', '$1', '$20', '$21', 'inserted') +
     ' SELECT seq FROM inserted';
+  // createMany: the same columns, one array each ($1-$19), unnested into rows numbered n from 1.
+  const arrayColumns = ['tenant_id text', 'id text', ...MUTABLE_TOKEN_COLUMNS.map(([column, type]) => `${column} ${type}`), 'created_by text', 'created_at int8'];
+  const unnestArrays = arrayColumns.map((column, i) => `$${i + 1}::${column.split(' ')[1]}[]`).join(', ');
+  const inputNames = arrayColumns.map((column) => column.split(' ')[0]).join(', ');
+  const manyIndexRows = (table: string, column: string, positions: string, values: string, type: string) =>
+    `INSERT INTO ${s}.${table} (token_seq, tenant_id, ${column}) SELECT ins.seq, ins.tenant_id, v.value ` +
+    `FROM unnest(${positions}::int4[], ${values}::${type}[]) AS v(n, value) JOIN input i ON i.n = v.n ` +
+    'JOIN inserted ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id ON CONFLICT DO NOTHING';
+  const createMany =
+    `WITH input AS (SELECT * FROM unnest(${unnestArrays}) WITH ORDINALITY AS q(${inputNames}, n)), ` +
+    `claimed AS (INSERT INTO ${s}.token_ids (tenant_id, id) SELECT tenant_id, id FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING tenant_id, id), ` +
+    `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT ${insertColumns.map((column) => `i.${column}`).join(', ')} ` +
+    'FROM input i JOIN claimed c ON c.tenant_id = i.tenant_id AND c.id = i.id ORDER BY i.n RETURNING seq, tenant_id, id), ' +
+    `metadata_rows AS (${manyIndexRows('token_metadata', 'pair', '$20', '$21', 'bytea')}), ` +
+    `search_rows AS (${manyIndexRows('token_search', 'hash', '$22', '$23', 'text')}) ` +
+    'SELECT i.n FROM input i JOIN inserted ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id';
   return Object.freeze({
     /** tenant, id, now. */
     getLive: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')}`,
@@ -54,6 +70,13 @@ export function tokenStatements(s: string) {
       `AND ($5::text IS NULL OR t.id <> $5) AND ($6::jsonb IS NULL OR ${within('$6::jsonb')}) ORDER BY t.seq LIMIT 1`,
     /** $1-$19 the token (see above), $20 metadata digests, $21 search hashes; one row (seq) when created. */
     create,
+    /**
+     * `create` for several tokens of distinct (tenant, id) in one statement (turn-batch.ts): $1-$19
+     * one array per column of `create`, an element per token; the index rows as pairs of arrays, the
+     * token's position (from 1) and the value: $20/$21 metadata digests, $22/$23 search hashes. One
+     * row (n, the position) per token created; a token whose id was taken has none.
+     */
+    createMany,
     /**
      * Replaces a locked token's mutable columns and its index rows, and appends the audit entry.
      * $1 seq, $2-$16 the mutable values, $17 metadata digests, $18 search hashes, $19-$25 audit, $26 tenant.

@@ -10,24 +10,29 @@ interface Waiting<K, V> {
 }
 
 /**
- * Lookups asked for during one turn of the event loop, sent together at its end: under load a
- * turn starts many requests, and one statement for all of them costs one round trip, one write
- * to the server's socket and one parse there instead of one each (docs/performance.md). An idle
- * lookup waits only for the end of the current turn. Nothing is kept between turns: this is not a
- * cache, and each lookup sees the database as of its statement, as a lone query would.
+ * Lookups (or writes) asked for during one turn of the event loop, sent together at its end: under
+ * load a turn starts many requests, and one statement for all of them costs one round trip, one
+ * write to the server's socket, one parse there and, for writes, one commit instead of one each
+ * (docs/performance.md). An idle key waits only for the end of the current turn. Nothing is kept
+ * between turns: this is not a cache, and each key sees the database as of its statement, as a lone
+ * query would.
  */
 export class TurnBatch<K, V> {
   #waiting: Array<Waiting<K, V>> = [];
   readonly #one: (key: K) => Promise<V>;
   readonly #many: (keys: readonly K[]) => Promise<readonly V[]>;
+  readonly #alone: (error: unknown) => boolean;
 
   /**
    * `one` answers a lone key (the plain statement); `many` answers several, in their order, in one
-   * statement. A failure of `many` fails every lookup it carried, as it would have failed each.
+   * statement. A failure of `many` fails every key it carried, as it would have failed each; unless
+   * `alone(error)` says that the failure may be one key's (a write whose statement was rolled back
+   * as a whole): then each key is sent again on its own, so one bad write fails alone.
    */
-  constructor(one: (key: K) => Promise<V>, many: (keys: readonly K[]) => Promise<readonly V[]>) {
+  constructor(one: (key: K) => Promise<V>, many: (keys: readonly K[]) => Promise<readonly V[]>, alone: (error: unknown) => boolean = () => false) {
     this.#one = one;
     this.#many = many;
+    this.#alone = alone;
   }
 
   load(key: K): Promise<V> {
@@ -49,7 +54,10 @@ export class TurnBatch<K, V> {
       }
       this.#many(batch.map((w) => w.key)).then(
         (values) => batch.forEach((w, i) => w.resolve(values[i] as V)),
-        (error: unknown) => batch.forEach((w) => w.reject(error)),
+        (error: unknown) => {
+          if (!this.#alone(error)) batch.forEach((w) => w.reject(error));
+          else for (const w of batch) this.#one(w.key).then(w.resolve, w.reject);
+        },
       );
     }
   };

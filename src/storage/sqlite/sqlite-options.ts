@@ -31,6 +31,8 @@ export interface SqliteTransaction<F extends AnyFunction> {
 export interface BetterSqlite3Database {
   readonly open: boolean;
   readonly memory: boolean;
+  /** The file name the database was opened with. */
+  readonly name: string;
   prepare(source: string): SqliteStatement;
   transaction<F extends AnyFunction>(fn: F): SqliteTransaction<F>;
   exec(source: string): unknown;

@@ -1,6 +1,7 @@
 import { formulaColumns, formulaExpectation, reactorColumns } from '../record-changes.js';
+import { aliasedColumns, joinedRow } from '../joined-row.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
-import type { FormulaChanges, FormulaExpectation, FormulaRecord, Inserted, PageRequest, PageResult, ReactorChanges, ReactorFilter, ReactorRecord, RecordUpdateResult } from '../store.js';
+import type { FormulaChanges, FormulaExpectation, FormulaRecord, Inserted, PageRequest, PageResult, ReactorAndFormula, ReactorChanges, ReactorFilter, ReactorRecord, RecordUpdateResult } from '../store.js';
 import { runPage, type ListQuery } from './paging.js';
 import { FORMULA_COLUMNS, REACTOR_COLUMNS, toFormula, toReactor, type FormulaRow, type ReactorRow } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
@@ -20,6 +21,9 @@ const SQL = {
     'INSERT INTO reactors (tenant_id, id, name, name_lower, formula_id, code, configuration, application_id, bound_grants, created_by, created_at, modified_by, modified_at) ' +
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getReactor: `SELECT ${REACTOR_COLUMNS} FROM reactors t WHERE t.tenant_id = ? AND t.id = ?`,
+  getReactorAndFormula:
+    `SELECT ${REACTOR_COLUMNS}, ${aliasedColumns(FORMULA_COLUMNS, 'f')} FROM reactors t ` +
+    'LEFT JOIN formulas f ON f.tenant_id = t.tenant_id AND f.id = t.formula_id WHERE t.tenant_id = ? AND t.id = ?',
   deleteReactor: 'DELETE FROM reactors WHERE tenant_id = ? AND id = ?',
 } as const;
 
@@ -111,6 +115,13 @@ export class SqliteReactors {
   getReactor(tenantId: string, id: string): ReactorRecord | null {
     const row = this.#statements.get(SQL.getReactor).get(tenantId, id) as ReactorRow | undefined;
     return row === undefined ? null : toReactor(row);
+  }
+
+  getReactorAndFormula(tenantId: string, id: string): ReactorAndFormula | null {
+    const row = this.#statements.get(SQL.getReactorAndFormula).get(tenantId, id) as (ReactorRow & Record<string, unknown>) | undefined;
+    if (row === undefined) return null;
+    const formula = joinedRow<FormulaRow>(row, 'f');
+    return { reactor: toReactor(row), formula: formula === null ? null : toFormula(formula) };
   }
 
   /** In creation order; `name` is a case-insensitive substring in which `*` matches any run. */
