@@ -41,7 +41,7 @@ const proxyActorSpec = fc.oneof(
   }),
 );
 
-const n = fc.nat(30);
+const n = fc.nat(60);
 const PATCHES = ['name', 'destination', 'configuration', 'unconfigure', 'require_auth', 'bind', 'unbind'] as const;
 const proxyOp = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('create' as const), actor: n, app: fc.option(n, { freq: 3 }), configured: fc.boolean() }), weight: 3 },
@@ -54,6 +54,15 @@ const proxyOp = fc.oneof(
   fc.record({ kind: fc.constant('foreign' as const), target: n, how: fc.constantFrom('get', 'patch', 'delete', 'rotate', 'list', 'reach', 'bind') }),
 );
 type ProxyOp = typeof proxyOp extends fc.Arbitrary<infer T> ? T : never;
+const NEEDS: Record<Exclude<ProxyOp['kind'], 'foreign'>, Permission> = {
+  create: 'proxy:create',
+  get: 'proxy:read',
+  list: 'proxy:read',
+  patch: 'proxy:update',
+  put: 'proxy:update',
+  delete: 'proxy:delete',
+  rotate: 'proxy:update',
+};
 
 /** The proxy part of a run: the applications that hold proxy permissions, then the operations. */
 export const proxyPlan = fc.record({ specs: fc.array(proxyActorSpec, { minLength: 1, maxLength: 3 }), ops: fc.array(proxyOp, { maxLength: 10 }) });
@@ -137,8 +146,16 @@ export class ProxySteps {
       const caller = await this.#world.vault.caller({ name: `proxy app ${i}`, ...spec });
       principals.push({ caller, model: { id: caller.applicationId, type: spec.type, permissions: [...caller.permissions], rules: spec.rules.map((r) => ({ ...r })) } });
     }
-    const { admin } = this.#world;
+    const { admin, vault } = this.#world;
     principals.push({ caller: admin, model: { id: admin.applicationId, type: 'management', permissions: [...admin.permissions], rules: [] } });
+    // The administrator's proxies, one unbound and one bound to the property's owner: every other
+    // caller is not their author, so changing what they do is refused unless it is an administrator.
+    for (const bound of [null, this.#world.applications()[0]!.model]) {
+      const configuration = { API_KEY: this.#secret() };
+      const made = await vault.proxies.create(admin, { name: 'admin', destination_url: 'https://api.example.com/v1/', configuration, ...(bound ? { application: { id: bound.id } } : {}) });
+      this.#keys.add(made.key!);
+      this.#proxies.push({ id: made.id, createdBy: admin.applicationId, destination: made.destination_url, configuration, requireAuth: true, app: bound, live: true });
+    }
     return (this.#principals = principals);
   }
 
@@ -164,8 +181,12 @@ export class ProxySteps {
     const principals = await this.#setUp();
     if (o.kind === 'foreign') return this.#foreignStep(o);
     // Mostly the applications holding proxy permissions; the property's actors (who hold none) now and then.
-    const all = [...principals, ...principals, ...this.#world.actors()];
-    const actor = all[o.actor % all.length]!;
+    // Mostly an application holding the operation's permission (refusals then come from the rules
+    // that matter); a quarter of the time anyone, the property's actors (which hold none) included.
+    const all = [...principals, ...this.#world.actors()];
+    const holders = principals.filter((p) => p.model.permissions.includes(NEEDS[o.kind]));
+    const among = o.actor % 4 === 0 || holders.length === 0 ? all : holders;
+    const actor = among[(o.actor >> 2) % among.length]!;
     const has = (p: Permission) => actor.model.permissions.includes(p);
     const label = `proxy ${o.kind}${'what' in o ? ` (${o.what})` : ''} by ${actor.model.type} ${JSON.stringify(actor.model.permissions)} ${JSON.stringify(actor.model.rules)}`;
     const targets = [...this.#world.applications(), ...principals];
