@@ -1,9 +1,10 @@
 import { AuditLog } from './audit/audit.js';
-import { ServiceUnavailableError } from './errors/errors.js';
+import { AuthenticationError, ServiceUnavailableError } from './errors/errors.js';
+import type { ReactRequest } from './reactors/reactor-input.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
-import { ApplicationService, type ApplicationView } from './applications/application-service.js';
+import { ApplicationService } from './applications/application-service.js';
 import { AuthCache } from './auth/auth-cache.js';
 import { Authenticator } from './auth/authenticate.js';
 import { SessionService } from './sessions/session-service.js';
@@ -19,11 +20,12 @@ import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
 import { ProxiesService } from './proxy/proxies-service.js';
+import { KeyedProxyService } from './proxy/keyed-proxy-service.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
 import type { Sandbox } from './sandbox/sandbox.js';
-import type { Store, TenantRecord } from './storage/store.js';
+import type { Store } from './storage/store.js';
 import { TenantSetup, type NewTenant, type NewTenantInput } from './tenants/tenant-setup.js';
 import { TokenService } from './tokens/token-service.js';
 import { type DetokenizeSource, DetokenizeService } from './tokens/detokenize-service.js';
@@ -31,17 +33,16 @@ import { TokenIntentService } from './token-intents/token-intent-service.js';
 import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
-import { createVaultKeys, type VaultKeys } from './vault/vault-keys.js';
+import { createOperatorTools, type OperatorTools } from './operator/operator-tools.js';
 import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
-import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
+import { type ReactorRunFinished, reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
 export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, TokenIntentOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
 export type { ProxyRequest, ProxyResponse } from './proxy/proxy-service.js';
-export type { ReencryptProgress, VaultKeys } from './vault/vault-keys.js';
 export type { NewTenant, NewTenantInput } from './tenants/tenant-setup.js';
 
 /** The background job worker of a vault. */
@@ -58,6 +59,11 @@ export interface VaultWorker {
 
 const DEFAULT_SWEEP_MS = 5 * 60 * 1000;
 
+/**
+ * An open vault: its services, each taking the Caller first and deciding authorization from it.
+ * Operator tools (key rotation, listing tenants, administrator recovery) take no Caller and are not
+ * here: they come with the vault from `openOperator` (`tokenvault/operator`).
+ */
 export interface Vault {
   readonly tokens: TokenService;
   /** Token intents: short-lived data until a token is made of it (docs/token-intents.md). */
@@ -83,6 +89,11 @@ export interface Vault {
    * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
    */
   proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
+  /**
+   * With `request.key`: calls that pre-configured proxy (docs/proxies.md), its transforms run;
+   * `caller` null is an unauthenticated call, allowed only by a proxy with `require_auth: false`.
+   */
+  proxy(caller: Caller | null, request: ProxyRequest & { key: string }): Promise<ProxyResponse>;
   /** Pre-configured proxies (`/proxies`, proxy:create|read|update|delete; docs/proxies.md). */
   readonly proxies: ProxiesService;
   /** The permission catalog (`GET /permissions`). */
@@ -95,7 +106,6 @@ export interface Vault {
   readonly webhooks: WebhookService;
   /** Idempotency keys: a mutating call run at most once per application and key (the HTTP layer's `<PREFIX>-IDEMPOTENCY-KEY`). */
   readonly idempotency: IdempotencyService;
-  readonly keys: VaultKeys;
   /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
   readonly worker: VaultWorker;
   readonly clock: Clock;
@@ -111,14 +121,6 @@ export interface Vault {
    * together create one tenant between them (under the store's `withLock`, when it has one).
    */
   createFirstTenant(input: NewTenantInput): Promise<NewTenant | null>;
-  listTenants(): Promise<TenantRecord[]>;
-  /**
-   * For an operator who lost every administrator key: creates a new management application in the
-   * tenant and returns it with its key (shown once). Audited as `application:recover` by
-   * `operator`. There is no HTTP route to it: whoever holds the store and master key runs it
-   * (`tokenvault recover-admin`).
-   */
-  recoverAdministrator(tenantId: string, input?: { name?: string }): Promise<ApplicationView & { key: string }>;
   /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
   ready(): Promise<void>;
   /** Removes expired tokens, token intents and lapsed cvcs now (the background sweep calls this). */
@@ -140,6 +142,23 @@ export interface Vault {
  * const vault = await createVault({ store: createSqliteStore({ filename: 'vault.db' }), masterKey: process.env.MASTER_KEY });
  */
 export async function createVault(options: VaultOptions): Promise<Vault> {
+  return (await assembleVault(options)).vault;
+}
+
+/** What assembleVault answers: the vault, and what is kept off it. */
+export interface AssembledVault {
+  vault: Vault;
+  operator: OperatorTools;
+  /** What the job worker does when an async run ends (callback and events); for the test vault. */
+  runFinished: (event: ReactorRunFinished) => Promise<void>;
+}
+
+/**
+ * The vault and the operator tools over the same key ring and store. Not exported from the package
+ * root: `openOperator` (tokenvault/operator) and the test vault are its only callers, so holding a
+ * `Vault` never reaches the tools.
+ */
+export async function assembleVault(options: VaultOptions): Promise<AssembledVault> {
   checkVaultOptions(options);
   const workerFile = vaultWorkerFile(options);
   const { store } = options;
@@ -167,7 +186,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   jobs.register(DELIVER_JOB, (payload) => deliveries.handle(payload), { leaseMs: 60_000 });
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
-  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
+  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork });
   const tokenIntents = new TokenIntentService({
     store,
     keys: keyRing,
@@ -208,6 +227,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       });
     return sandboxPromise;
   };
+  const reactorFetch = createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork });
   const formulas = new FormulaService({ store, clock, audit, sandbox, ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}) });
   const reactors = new ReactorService({
     store,
@@ -218,7 +238,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     detokenizeSource,
     expressions,
     sandbox,
-    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork }),
+    fetch: reactorFetch,
     consoleOutput: reactorOptions.consoleOutput ?? 'summary',
     jobs,
     records: keyRing,
@@ -233,6 +253,17 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   const proxyOptions = resolveProxyOptions(options.proxy);
   const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: proxyOptions, allowPrivateNetwork });
   const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts } });
+  const keyedProxy = new KeyedProxyService({
+    store,
+    clock,
+    records: keyRing,
+    proxy,
+    detokenizeSource,
+    expressions,
+    audit,
+    // Transforms run as reactor code does: the same sandbox, egress rules and bt bridge.
+    transforms: { sandbox, tokens, react: (caller, id, body) => reactors.react(caller, id, body as ReactRequest), fetch: reactorFetch, logger },
+  });
 
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
@@ -265,22 +296,23 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     detokenize: new DetokenizeService({ tokens: detokenizeSource, expressions, audit }),
     tokenIntents,
     detokenizeSource,
-    proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
+    proxy: ((caller: Caller | null, request: ProxyRequest) => {
+      if (typeof request?.key === 'string') return keyedProxy.invoke(caller, request as ProxyRequest & { key: string });
+      if (caller === null) return Promise.reject(new AuthenticationError('An API key is required: only a pre-configured proxy called with its key may be called without one'));
+      return proxy.invoke(caller, request);
+    }) as Vault['proxy'],
     proxies,
     permissions: new PermissionService(),
     tenants: new TenantService({ store }),
     logs: new AuditService({ store, audit }),
     webhooks,
     idempotency: new IdempotencyService({ store, clock, logger, records: keyRing }),
-    keys: createVaultKeys(keyRing, store),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     logger,
     authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
-    listTenants: async () => store.listTenants(),
-    recoverAdministrator: (tenantId: string, input?: { name?: string }) => setup.recoverAdministrator(tenantId, input),
     async ready() {
       await store.getTenant('readiness-probe');
     },
@@ -294,5 +326,5 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       await store.close();
     },
   });
-  return vault;
+  return { vault, operator: createOperatorTools(keyRing, store, setup), runFinished: onRunFinished };
 }
