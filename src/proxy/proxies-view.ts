@@ -1,7 +1,9 @@
 /**
  * How a pre-configured proxy is shown (docs/proxies.md): never its key (only on create and
  * rotation), never its configuration values (the names only, each value replaced by a mask), and
- * its application only to a caller that may bind to it (as a reactor's: docs/authority.md).
+ * its application only to a caller that may bind to it (as a reactor's: docs/authority.md). The
+ * application's id is given twice: `application: { id }` (our reactors' shape) and `application_id`
+ * (the Basis Theory SDK 4.x's Proxy reads `applicationId`), both withheld alike.
  */
 import { formatIso } from '../common/time.js';
 import type { ProxyRecord } from '../storage/store.js';
@@ -22,6 +24,8 @@ export interface ProxyView {
   configuration: Record<string, string> | null;
   /** `{ redacted: true }` to a caller that may not bind to it (one is bound, which is withheld). */
   application: { id: string } | { redacted: true } | null;
+  /** The bound application's id, where `application` shows it (the Basis Theory SDK's `applicationId`). */
+  application_id?: string;
   require_auth: boolean;
   /** Only in the answer of a create or a key rotation. */
   key?: string;
@@ -32,6 +36,7 @@ export interface ProxyView {
 }
 
 export function proxyView(proxy: ProxyRecord, configurationNames: string[] | null, showApplication: boolean, key?: string): ProxyView {
+  const shown = proxy.applicationId !== null && showApplication;
   return {
     id: proxy.id,
     tenant_id: proxy.tenantId,
@@ -42,7 +47,8 @@ export function proxyView(proxy: ProxyRecord, configurationNames: string[] | nul
     request_transform: proxy.requestTransforms[0] ?? null,
     response_transform: proxy.responseTransforms[0] ?? null,
     configuration: configurationNames === null ? null : Object.fromEntries(configurationNames.map((name) => [name, MASKED_VALUE])),
-    application: proxy.applicationId === null ? null : showApplication ? { id: proxy.applicationId } : { redacted: true },
+    application: proxy.applicationId === null ? null : shown ? { id: proxy.applicationId } : { redacted: true },
+    ...(shown ? { application_id: proxy.applicationId! } : {}),
     require_auth: proxy.requireAuth,
     ...(key === undefined ? {} : { key }),
     created_by: proxy.createdBy,

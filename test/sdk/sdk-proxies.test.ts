@@ -25,6 +25,8 @@ describeEachStore('Basis Theory SDK: bt.proxies', (store) => {
       requireAuth: false,
     });
     expect(created.key).toMatch(/^tvp_/);
+    // The SDK's Proxy reads the bound application as applicationId (application_id on the wire).
+    expect(created.applicationId).toBe(app.applicationId);
     expect(created).toMatchObject({ name: 'Charges', destinationUrl: 'https://api.example.com/v1/', requireAuth: false, configuration: { API_KEY: '********' } });
     expect((created as unknown as { requestTransforms: unknown[] }).requestTransforms).toEqual([{ type: 'code', code: CODE }]);
 
@@ -32,8 +34,14 @@ describeEachStore('Basis Theory SDK: bt.proxies', (store) => {
     expect(got.key).toBeUndefined();
     expect(JSON.stringify(got)).not.toContain(SECRET);
     expect((got as unknown as { application: unknown }).application).toEqual({ id: app.applicationId });
+    expect(got.applicationId).toBe(app.applicationId);
     const list = await bt.proxies.list();
-    expect(list.data.map((p) => p.id)).toEqual([created.id]);
+    expect(list.data.map((p) => [p.id, p.applicationId])).toEqual([[created.id, app.applicationId]]);
+    // A reader that may not bind to the application is not told which one it is, in either shape.
+    const reader = await server.sdk(await server.key({ type: 'management', permissions: ['proxy:read'] }));
+    const withheld = await reader.proxies.retrieve(created.id);
+    expect([(withheld as unknown as { application: unknown }).application, withheld.applicationId]).toEqual([{ redacted: true }, undefined]);
+    expect((await reader.proxies.list()).data.map((p) => p.applicationId)).toEqual([undefined]);
     expect(JSON.stringify(list)).not.toContain(SECRET);
 
     const patched = await bt.proxies.patch(created.id, { name: 'Charges v2', configuration: { OTHER: 'x' } });
@@ -43,6 +51,7 @@ describeEachStore('Basis Theory SDK: bt.proxies', (store) => {
     const updated = await bt.proxies.update(created.id, { name: 'Replaced', destinationUrl: 'https://api.example.com/v2' });
     expect(updated).toMatchObject({ name: 'Replaced', destinationUrl: 'https://api.example.com/v2', requireAuth: true, configuration: null });
     expect((updated as unknown as { application: unknown }).application).toBeNull();
+    expect(updated.applicationId).toBeUndefined();
 
     const rotated = await server.raw('POST', `/proxies/${created.id}/key`, { key: server.adminKey });
     expect(rotated.status).toBe(200);

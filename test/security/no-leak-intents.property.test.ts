@@ -8,8 +8,9 @@
  * among them) and random access rules, and a sequence of: intent creations (a fresh card with its
  * cvc, or a fresh string), gets, deletes, conversions (`POST /tokens` with token_intent_id, into a
  * random container, with or without deduplicate_token, a token of the same data existing in
- * /pci/high/ or /general/high/), detokenizations naming the intent, and tokens of the caller's own
- * data created under an intent's id or another id of the intents' form. After every step:
+ * /pci/high/ or /general/high/), detokenizations naming the intent, tokens of the caller's own
+ * data created under an intent's id or another id of the intents' form, and the same operations by
+ * another tenant's application. After every step:
  * - no answer or error carries a secret (card number, cvc, string) its caller may not know: it made
  *   the intent; or converted it where its token:read transform is reveal; or detokenized it under
  *   a token:use transform of reveal on the container a token of the intent's type gets by default;
@@ -21,7 +22,9 @@
  *   conversion and on the new token's containers for a deduplicating one), and once converted or
  *   deleted an intent is gone for every operation;
  * - no token can be created under an id of the intents' form, and a revealed detokenization of an
- *   intent carries the intent's own data (never a substitute).
+ *   intent carries the intent's own data (never a substitute);
+ * - an application of another tenant (every token and intent permission, reveal everywhere) can
+ *   neither get, delete, convert nor detokenize an intent, and its refusals show nothing of it.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
@@ -70,6 +73,8 @@ const op = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('convert' as const), actor: n, target: n, container: n, dedupe: fc.boolean() }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('use' as const), actor: n, target: n }), weight: 2 },
   fc.record({ kind: fc.constant('squat' as const), actor: n, target: n, container: n, form: fc.constantFrom('same', 'prefix', 'upper') }),
+  // An application of another tenant, holding every token and intent permission with reveal everywhere.
+  fc.record({ kind: fc.constant('foreign' as const), actor: n, target: n, how: fc.constantFrom('get', 'delete', 'convert', 'use') }),
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
@@ -112,19 +117,22 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
             const caller = await vault.caller({ name: `app ${i}`, type: spec.type, permissions: spec.permissions, rules: spec.rules });
             actors.push({ caller, model: { id: caller.applicationId, type: spec.type, permissions: [...caller.permissions], rules: spec.rules.map((r: AccessRule) => ({ ...r })) } });
           }
+          let foreign: Caller | undefined;
           const intents: ModelIntent[] = [];
           const known = new Map<string, Set<string>>(actors.map((a) => [a.model.id, new Set<string>()]));
           const allSecrets = new Set<string>();
           for (const o of ops) {
             const actor = actors[o.actor % actors.length]!;
-            const mayKnow = known.get(actor.model.id)!;
+            // Another tenant's application may know nothing of this tenant's intents.
+            const mayKnow = o.kind === 'foreign' ? new Set<string>() : known.get(actor.model.id)!;
             const has = (p: Permission) => actor.model.permissions.includes(p);
             const target = o.kind === 'create' ? undefined : intents[(o as Exclude<Op, { kind: 'create' }>).target % Math.max(1, intents.length)];
             let outcome: Awaited<ReturnType<typeof attempt>>;
             if (o.kind === 'create') {
               const card = o.card ? { number: luhn(`4${fresh()}`), expiration_month: 12, expiration_year: 2031, cvc: String(100 + (counter % 900)) } : null;
               const data = card ?? `S3CR3T-${fresh()}`;
-              const secrets = card ? [card.number] : [data as string];
+              // The cvc as it would be shown (three digits alone turn up by chance).
+              const secrets = card ? [card.number, `"cvc":"${card.cvc}"`] : [data as string];
               secrets.forEach((s) => allSecrets.add(s));
               const type = card ? ('card' as const) : ('token' as const);
               // A token of the same data, so that a deduplicating conversion has something to find.
@@ -175,6 +183,23 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
                 // The intent's own data, not a token's that took its id.
                 expect(JSON.stringify(outcome.value), 'detokenized intent').toContain(target.secrets[0]!);
               }
+            } else if (o.kind === 'foreign') {
+              if (!foreign) {
+                const { application } = await vault.createTenant({ name: 'other' });
+                const admin = await vault.authenticate(application.key);
+                const rules: AccessRule[] = [{ priority: 0, container: '/', transform: 'reveal', permissions: [...TOKEN_PERMISSIONS] }];
+                foreign = await vault.authenticate((await vault.applications.create(admin, { name: 'other', type: 'private', permissions: PRIVATE, rules })).key!);
+              }
+              const other = foreign;
+              const calls = {
+                get: () => vault.tokenIntents.get(other, target.id),
+                delete: () => vault.tokenIntents.delete(other, target.id),
+                convert: () => vault.tokens.create(other, { token_intent_id: target.id }),
+                use: () => vault.detokenize.detokenize(other, { value: `{{ ${target.id} }}` }),
+              };
+              outcome = await attempt(calls[o.how]);
+              // Not there for another tenant: the intent stays as it was (later steps see it live).
+              expect(outcome.ok, `another tenant's ${o.how}`).toBe(false);
             } else {
               // A token of the caller's own data under the intent's id (or another id of that form).
               const id = o.form === 'same' ? target.id : o.form === 'prefix' ? `intent_${fresh()}` : `INTENT_${fresh()}`;

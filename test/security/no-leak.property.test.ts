@@ -53,6 +53,10 @@
  * transform, lists without the read grants, `data:` under mask, an expiry without token:delete, a
  * reactor bound without covering its application).
  *
+ * Between these steps, pre-configured proxies (create, get, list, PUT, merge patch, delete, key
+ * rotation; by holders of proxy permissions, by the actors above, and by another tenant) are held
+ * to the same model: proxy-steps.ts says what is checked.
+ *
  * Token intents (docs/token-intents.md) have their own property beside this one, on the same
  * reference model: no-leak-intents.property.test.ts.
  */
@@ -83,6 +87,7 @@ import {
   secretsOf,
 } from './reference-model.js';
 import { SUITE_START } from '../support/suite-start.js';
+import { ProxySteps, proxyPlan } from './proxy-steps.js';
 
 const FUZZ_RUNS = Number(process.env.TOKENVAULT_FUZZ_RUNS ?? 0);
 const PUBLIC: Permission[] = ['token:create', 'token:update'];
@@ -1028,12 +1033,27 @@ describeEachStore('no caller learns more than its read transform reveals (proper
   const runs = FUZZ_RUNS > 0 ? FUZZ_RUNS : store.name === 'sqlite' ? 150 : 40;
   it(`holds over ${runs} random sequences of operations`, { timeout: 600_000 }, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(appSpec, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 25 }), fc.integer(), async (specs, ops, seed) => {
+      // The proxy plan is drawn last, so the sequences drawn before it are those of the seed without it.
+      fc.asyncProperty(fc.array(appSpec, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 25 }), fc.integer(), proxyPlan, async (specs, ops, seed, plan) => {
         const made = store.create();
         const vault = await createTestVault({ start: SUITE_START, store: made, proxy: { unsafeFetch: echoDestination } });
         try {
           const world = await setUp(vault, specs, seed);
-          for (const o of ops) await step(world, o);
+          const proxies = new ProxySteps(
+            {
+              vault,
+              admin: world.admin,
+              actors: () => world.actors,
+              applications: () => world.applications(),
+              checkTokens: (label, value) => world.check(label, value, [], null),
+            },
+            plan,
+          );
+          for (const [i, o] of ops.entries()) {
+            await step(world, o);
+            await proxies.step(i);
+          }
+          await proxies.rest(ops.length);
         } finally {
           await vault.close();
           await store.cleanup(made);

@@ -16,7 +16,7 @@ afterEach(() => {
 });
 
 describe('encryption at rest', () => {
-  it('no plaintext card number, account number or string value is in the database file or its WAL', async () => {
+  it('no plaintext card number, account number, string value, proxy configuration or proxy key is in the database file or its WAL', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tokenvault-scan-'));
     dirs.push(dir);
     const filename = join(dir, 'vault.db');
@@ -60,8 +60,9 @@ describe('encryption at rest', () => {
     // A pre-configured proxy's configuration holds secrets (sealed) and its key (hashed).
     const proxySecret = 'sk_live_configured_proxy_secret';
     const configured = await vault.proxies.create(admin, { name: 'charges', destination_url: 'https://api.example.com/v1/', configuration: { API_KEY: proxySecret } });
-    await vault.proxies.patch(admin, configured.id, { configuration: { OTHER: `${proxySecret}-2` } });
-    Object.assign(secrets, { proxySecret, proxyKey: configured.key! });
+    await vault.proxies.patch(admin, configured.id, { configuration: { OTHER: 'second-proxy-configuration-secret' } });
+    const rotated = await vault.proxies.rotateKey(admin, configured.id);
+    Object.assign(secrets, { proxySecret, otherProxySecret: 'second-proxy-configuration-secret', proxyKey: configured.key!, rotatedProxyKey: rotated.key! });
     const { card, apiKey } = await makeIdempotentRevealingRequests(vault, app.key!, application.key);
     Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
     // Token intents (docs/token-intents.md): their data is sealed like token data.

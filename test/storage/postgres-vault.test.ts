@@ -36,7 +36,7 @@ describePostgres('vault on PostgreSQL', (url) => {
     return text;
   };
 
-  it('stores no plaintext: no table row holds the card number, account number, strings or the cvc', async () => {
+  it('stores no plaintext: no table row holds the card number, account number, strings, cvc, proxy configuration or proxy key', async () => {
     const revealer = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
     const secrets = { card: '4111111111111111', account: '98765432101234', string: 'correct-horse-battery-staple', searchable: 'jane.secret@example.com' };
     const cvc = '7319';
@@ -52,12 +52,24 @@ describePostgres('vault on PostgreSQL', (url) => {
     const intent = await vault.tokenIntents.create(browser, { type: 'card', data: { number: intentSecrets.intentCard, cvc: '9153' } });
     await vault.tokenIntents.create(browser, { type: 'token', data: intentSecrets.intentString });
     Object.assign(secrets, intentSecrets);
+    // A pre-configured proxy: its configuration secrets sealed (merged by a patch too), its keys hashed (the rotated one too).
+    const admin = await vault.authenticate(vault.adminKey);
+    const proxySecret = 'sk_live_configured_proxy_secret';
+    const configured = await vault.proxies.create(admin, { name: 'charges', destination_url: 'https://api.example.com/v1/', configuration: { API_KEY: proxySecret } });
+    await vault.proxies.patch(admin, configured.id, { configuration: { OTHER: 'second-proxy-configuration-secret' } });
+    const rotated = await vault.proxies.rotateKey(admin, configured.id);
+    Object.assign(secrets, { proxySecret, otherProxySecret: 'second-proxy-configuration-secret', proxyKey: configured.key!, rotatedProxyKey: rotated.key! });
     const text = await dumpSchema();
+    expect(text).toContain(configured.id); // the proxies table is dumped too
     expect(text).toContain(intent.id); // the intents table is dumped too
     expect(text.includes('"cvc":"9153"'), 'intent cvc found in plaintext').toBe(false);
     expect(text).toContain('scan-create'); // idempotency rows are dumped too
     expect(text).toContain('kind'); // the dump does read the rows (metadata is stored in the clear)
-    for (const [name, secret] of Object.entries(secrets)) expect(text.includes(secret), `${name} found in plaintext`).toBe(false);
+    for (const [name, secret] of Object.entries(secrets)) {
+      expect(text.includes(secret), `${name} found in plaintext`).toBe(false);
+      // bytea columns read back as hex: a secret written there unsealed shows only as its hex.
+      expect(text.includes(Buffer.from(secret, 'utf8').toString('hex')), `${name} found in plaintext (bytea)`).toBe(false);
+    }
     // Four digits turn up by chance in ids and hex, so the cvc is looked for as stored JSON.
     for (const value of [cvc, card.cvc]) expect(text.includes(`"cvc":"${value}"`), 'cvc found in plaintext').toBe(false);
     expect(text.includes(vault.adminKey), 'API key found').toBe(false);

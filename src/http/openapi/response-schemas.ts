@@ -164,6 +164,7 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
           { type: 'object', description: 'Shown instead to a caller that lacks some grant of the application.', required: ['redacted'], properties: { redacted: { enum: [true] } } },
         ],
       },
+      application_id: uuid('The bound application, where `application` shows it (the Basis Theory SDK reads it as applicationId).'),
       require_auth: { type: 'boolean' },
       key: str('The proxy key (create and key rotation only): send it as <prefix>-PROXY-KEY.'),
       created_by: uuid(),

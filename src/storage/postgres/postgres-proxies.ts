@@ -1,36 +1,12 @@
 import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
 import { proxyColumns } from '../proxy-columns.js';
+import { PROXY_COLUMNS, proxyFromRow } from '../proxy-rows.js';
 import type { ProxyChanges, ProxyFilter, ProxyRecord } from '../proxy-store.js';
-import type { Inserted, PageRequest, PageResult, RecordUpdateResult, SessionGrants } from '../store.js';
+import type { Inserted, PageRequest, PageResult, RecordUpdateResult } from '../store.js';
 import { runPage, SqlParams } from './paging.js';
 import type { PgExecutor } from './pg-executor.js';
 
-const COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.destination_url, t.request_transforms, t.response_transforms, t.configuration, t.application_id, t.bound_grants, ' +
-  't.require_auth, t.key_hash, t.key_lookup, t.created_by, t.created_at, t.modified_by, t.modified_at';
-
 type Row = Record<string, unknown>;
-
-function toProxy(row: Row): ProxyRecord {
-  return {
-    id: row['id'] as string,
-    tenantId: row['tenant_id'] as string,
-    name: row['name'] as string,
-    destinationUrl: row['destination_url'] as string,
-    requestTransforms: row['request_transforms'] as unknown[],
-    responseTransforms: row['response_transforms'] as unknown[],
-    configuration: row['configuration'] == null ? null : new Uint8Array(row['configuration'] as Buffer),
-    applicationId: (row['application_id'] ?? null) as string | null,
-    boundGrants: (row['bound_grants'] ?? null) as SessionGrants | null,
-    requireAuth: row['require_auth'] === true,
-    keyHash: row['key_hash'] as string,
-    keyLookup: row['key_lookup'] as string,
-    createdBy: (row['created_by'] ?? null) as string | null,
-    createdAt: row['created_at'] as number,
-    modifiedBy: (row['modified_by'] ?? null) as string | null,
-    modifiedAt: (row['modified_at'] ?? null) as number | null,
-  };
-}
 
 const json = (value: unknown) => JSON.stringify(value);
 
@@ -48,8 +24,8 @@ export class PostgresProxies {
         `INSERT INTO ${s}.proxies (tenant_id, id, name, name_lower, destination_url, request_transforms, response_transforms, configuration, application_id, bound_grants, ` +
         'require_auth, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) ' +
         'VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10::json, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (tenant_id, id) DO NOTHING',
-      get: `SELECT ${COLUMNS} FROM ${s}.proxies t WHERE t.tenant_id = $1 AND t.id = $2`,
-      byLookup: `SELECT ${COLUMNS} FROM ${s}.proxies t WHERE key_lookup = $1`,
+      get: `SELECT ${PROXY_COLUMNS} FROM ${s}.proxies t WHERE t.tenant_id = $1 AND t.id = $2`,
+      byLookup: `SELECT ${PROXY_COLUMNS} FROM ${s}.proxies t WHERE key_lookup = $1`,
       delete: `DELETE FROM ${s}.proxies WHERE tenant_id = $1 AND id = $2`,
       exists: `SELECT 1 FROM ${s}.proxies WHERE tenant_id = $1 AND id = $2`,
     });
@@ -80,7 +56,7 @@ export class PostgresProxies {
 
   async getProxy(tenantId: string, id: string): Promise<ProxyRecord | null> {
     const { rows } = await this.#db.query(this.#sql.get, [tenantId, id]);
-    return rows.length === 0 ? null : toProxy(rows[0]!);
+    return rows.length === 0 ? null : proxyFromRow(rows[0]!);
   }
 
   /** In creation order; `name` is a case-insensitive substring in which `*` matches any run. */
@@ -91,11 +67,11 @@ export class PostgresProxies {
       const pattern = params.add(likeSubstringPattern(filter.name), 'text');
       where.push(`t.name_lower LIKE ${pattern} ESCAPE ${params.add(LIKE_ESCAPE, 'text')}`);
     }
-    return runPage(this.#db, { columns: COLUMNS, from: `FROM ${this.#s}.proxies t`, where, params }, page, toProxy);
+    return runPage(this.#db, { columns: PROXY_COLUMNS, from: `FROM ${this.#s}.proxies t`, where, params }, page, proxyFromRow);
   }
 
   async findProxiesByKeyLookup(keyLookup: string): Promise<ProxyRecord[]> {
-    return (await this.#db.query(this.#sql.byLookup, [keyLookup])).rows.map(toProxy);
+    return (await this.#db.query(this.#sql.byLookup, [keyLookup])).rows.map(proxyFromRow);
   }
 
   /** Writes only the columns of the fields given, under the precondition when there is one: one statement. */
@@ -107,8 +83,8 @@ export class PostgresProxies {
       .join(', ');
     const where = [`t.tenant_id = ${bind(tenantId)}`, `t.id = ${bind(id)}`];
     if (expected !== undefined) where.push(`t.application_id IS NOT DISTINCT FROM ${bind(expected.applicationId)}::text`);
-    const { rows } = await this.#db.query(`UPDATE ${this.#s}.proxies AS t SET ${set} WHERE ${where.join(' AND ')} RETURNING ${COLUMNS}`, values);
-    if (rows.length === 1) return { status: 'updated', record: toProxy(rows[0]!) };
+    const { rows } = await this.#db.query(`UPDATE ${this.#s}.proxies AS t SET ${set} WHERE ${where.join(' AND ')} RETURNING ${PROXY_COLUMNS}`, values);
+    if (rows.length === 1) return { status: 'updated', record: proxyFromRow(rows[0]!) };
     if (expected === undefined) return { status: 'not_found' };
     const found = await this.#db.query(this.#sql.exists, [tenantId, id]);
     return found.rows.length === 0 ? { status: 'not_found' } : { status: 'changed' };

@@ -1,47 +1,23 @@
 import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
 import { proxyColumns } from '../proxy-columns.js';
+import { PROXY_COLUMNS, proxyFromRow } from '../proxy-rows.js';
 import type { ProxyChanges, ProxyFilter, ProxyRecord } from '../proxy-store.js';
-import type { Inserted, PageRequest, PageResult, RecordUpdateResult, SessionGrants } from '../store.js';
+import type { Inserted, PageRequest, PageResult, RecordUpdateResult } from '../store.js';
 import { runPage } from './paging.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
 import type { WriteTransaction } from './sqlite-record-update.js';
 import type { StatementCache } from './statement-cache.js';
 
-const COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.destination_url, t.request_transforms, t.response_transforms, t.configuration, t.application_id, t.bound_grants, ' +
-  't.require_auth, t.key_hash, t.key_lookup, t.created_by, t.created_at, t.modified_by, t.modified_at';
-
 const SQL = {
   insert:
     'INSERT INTO proxies (tenant_id, id, name, name_lower, destination_url, request_transforms, response_transforms, configuration, application_id, bound_grants, ' +
     'require_auth, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
-  get: `SELECT ${COLUMNS} FROM proxies t WHERE t.tenant_id = ? AND t.id = ?`,
-  byLookup: `SELECT ${COLUMNS} FROM proxies t WHERE t.key_lookup = ?`,
+  get: `SELECT ${PROXY_COLUMNS} FROM proxies t WHERE t.tenant_id = ? AND t.id = ?`,
+  byLookup: `SELECT ${PROXY_COLUMNS} FROM proxies t WHERE t.key_lookup = ?`,
   delete: 'DELETE FROM proxies WHERE tenant_id = ? AND id = ?',
 } as const;
 
 type Row = Record<string, unknown>;
-
-function toProxy(row: Row): ProxyRecord {
-  return {
-    id: row['id'] as string,
-    tenantId: row['tenant_id'] as string,
-    name: row['name'] as string,
-    destinationUrl: row['destination_url'] as string,
-    requestTransforms: JSON.parse(row['request_transforms'] as string) as unknown[],
-    responseTransforms: JSON.parse(row['response_transforms'] as string) as unknown[],
-    configuration: row['configuration'] == null ? null : new Uint8Array(row['configuration'] as Buffer),
-    applicationId: (row['application_id'] ?? null) as string | null,
-    boundGrants: row['bound_grants'] == null ? null : (JSON.parse(row['bound_grants'] as string) as SessionGrants),
-    requireAuth: row['require_auth'] === 1,
-    keyHash: row['key_hash'] as string,
-    keyLookup: row['key_lookup'] as string,
-    createdBy: (row['created_by'] ?? null) as string | null,
-    createdAt: row['created_at'] as number,
-    modifiedBy: (row['modified_by'] ?? null) as string | null,
-    modifiedAt: (row['modified_at'] ?? null) as number | null,
-  };
-}
 
 /** Pre-configured proxies: a part of the SQLite store's synchronous core (see sqlite-boundary.ts). */
 export class SqliteProxies {
@@ -82,7 +58,7 @@ export class SqliteProxies {
 
   getProxy(tenantId: string, id: string): ProxyRecord | null {
     const row = this.#statements.get(SQL.get).get(tenantId, id) as Row | undefined;
-    return row === undefined ? null : toProxy(row);
+    return row === undefined ? null : proxyFromRow(row);
   }
 
   /** In creation order; `name` is a case-insensitive substring in which `*` matches any run. */
@@ -93,11 +69,11 @@ export class SqliteProxies {
       where.push(`t.name_lower LIKE ? ESCAPE '${LIKE_ESCAPE}'`);
       params.push(likeSubstringPattern(filter.name));
     }
-    return runPage(this.#statements, this.#read, { columns: COLUMNS, from: `FROM proxies t WHERE ${where.join(' AND ')}`, params }, page, toProxy);
+    return runPage(this.#statements, this.#read, { columns: PROXY_COLUMNS, from: `FROM proxies t WHERE ${where.join(' AND ')}`, params }, page, proxyFromRow);
   }
 
   findProxiesByKeyLookup(keyLookup: string): ProxyRecord[] {
-    return (this.#statements.get(SQL.byLookup).all(keyLookup) as Row[]).map(toProxy);
+    return (this.#statements.get(SQL.byLookup).all(keyLookup) as Row[]).map(proxyFromRow);
   }
 
   /** Writes only the columns of the fields given, under the precondition when there is one. One transaction. */
