@@ -13,7 +13,10 @@ export interface RateLimit {
   windowMs: number;
 }
 
-/** Counters kept before old windows are swept out: a flood of addresses cannot grow the map without bound. */
+/**
+ * Counters kept before old windows are swept out: the map then holds about this many, or the
+ * names of one window, whichever is more.
+ */
 const SWEEP_AT = 10_000;
 
 /** Counts calls per name in fixed windows of the clock. */
@@ -21,6 +24,8 @@ export class FixedWindowLimiter {
   readonly #limit: RateLimit;
   readonly #clock: Clock;
   readonly #counts = new Map<string, { window: number; count: number }>();
+  /** The window last swept: a sweep removes only older windows, so one per window is enough. */
+  #swept = Number.NaN;
 
   constructor(limit: RateLimit, clock: Clock) {
     this.#limit = limit;
@@ -33,7 +38,9 @@ export class FixedWindowLimiter {
     const window = Math.floor(now / this.#limit.windowMs);
     const entry = this.#counts.get(name);
     if (entry === undefined || entry.window !== window) {
-      if (this.#counts.size >= SWEEP_AT) this.#sweep(window);
+      // Once per window: sweeping on every new name would scan the whole map each time a flood of
+      // new addresses (IPv6 /64s are plentiful) came in, quadratic work on the request thread.
+      if (this.#counts.size >= SWEEP_AT && this.#swept !== window) this.#sweep(window);
       this.#counts.set(name, { window, count: 1 });
       return;
     }
@@ -45,6 +52,7 @@ export class FixedWindowLimiter {
   }
 
   #sweep(window: number): void {
+    this.#swept = window;
     for (const [name, entry] of this.#counts) if (entry.window !== window) this.#counts.delete(name);
   }
 }

@@ -1,6 +1,6 @@
 // The inbound proxies' rate limit (src/proxy/proxy-rate-limit.ts) and where the client address
 // comes from (src/http/client-address.ts): pure, on a manual clock.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/common/clock.js';
 import { TooManyRequestsError } from '../../src/errors/errors.js';
 import { clientAddressOf, withClientAddress } from '../../src/http/client-address.js';
@@ -33,6 +33,17 @@ describe('inbound proxy rate limit', () => {
     expect(addressBucket('2001:db8:1:3::1')).not.toBe(addressBucket('2001:db8:1:2::1'));
     expect(addressBucket('::ffff:203.0.113.9')).toBe('203.0.113.9');
     expect(addressBucket(null)).toBe('unknown');
+  });
+
+  it('sweeps old windows at most once a window: a flood of new addresses is not quadratic work', () => {
+    const limiter = new FixedWindowLimiter({ requests: 20, windowMs: 60_000 }, new ManualClock(0));
+    const scans = vi.spyOn(Map.prototype, Symbol.iterator as never);
+    try {
+      for (let i = 0; i < 10_100; i++) limiter.take(`2001:db8:${i.toString(16)}::/64`, 'from this address');
+      expect(scans.mock.calls.length).toBeLessThanOrEqual(1);
+    } finally {
+      scans.mockRestore();
+    }
   });
 
   it('takes the adapter address, and X-Forwarded-For only when trusted', () => {
