@@ -3,6 +3,7 @@
  * docs/proxies.md, Inbound): fixed windows on the vault's clock, one count per proxy and one per
  * client address. Counts live in this process: several instances each allow the limit.
  */
+import { isIP } from 'node:net';
 import { TooManyRequestsError } from '../errors/errors.js';
 import type { Clock } from '../common/clock.js';
 
@@ -60,15 +61,28 @@ export class FixedWindowLimiter {
 /**
  * The name an address is counted under: an IPv6 address by its /64 (one subscriber's usual
  * allocation, so a client cannot step around its limit by changing the low bits), an IPv4 or
- * IPv4-mapped address as it is.
+ * IPv4-mapped address as it is. A port (`203.0.113.9:51234`, `[2001:db8::1]:443`, as some reverse
+ * proxies write X-Forwarded-For) is not part of the address: else every new source port would be a
+ * new count.
  */
 export function addressBucket(address: string | null): string {
   if (address === null || address === '') return 'unknown';
-  const plain = address.replace(/^\[|\]$/g, '').split('%')[0]!.toLowerCase();
-  if (!plain.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/.test(plain)) return plain.replace(/^::ffff:/, '');
+  let plain = address.trim().toLowerCase();
+  plain = (/^\[([^\]]*)\](?::\d+)?$/.exec(plain)?.[1] ?? /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(plain)?.[1] ?? plain).split('%')[0]!;
+  if (isIP(plain) === 4) return plain;
+  if (isIP(plain) !== 6) return plain;
   const [head, tail] = plain.includes('::') ? plain.split('::') : [plain, null];
   const left = head === '' ? [] : head!.split(':');
   const right = tail === null || tail === '' ? [] : tail.split(':');
-  const groups = tail === null ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  // A dotted IPv4 tail (::ffff:203.0.113.9) stands for two groups.
+  const width = [...left, ...right].some((g) => g.includes('.')) ? 7 : 8;
+  const groups = tail === null ? left : [...left, ...Array<string>(Math.max(0, width - left.length - right.length)).fill('0'), ...right];
+  const numbers = groups.map((g) => (g.includes('.') ? -1 : parseInt(g, 16)));
+  // IPv4-mapped (::ffff:a.b.c.d, also written in hex as ::ffff:cb00:7109): the IPv4 address.
+  if (numbers.slice(0, 5).every((n) => n === 0) && numbers[5] === 0xffff) {
+    const last = groups.slice(6).join(':');
+    if (isIP(last) === 4) return last;
+    return [numbers[6]! >> 8, numbers[6]! & 255, numbers[7]! >> 8, numbers[7]! & 255].join('.');
+  }
+  return `${numbers.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
 }

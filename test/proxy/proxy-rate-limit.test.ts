@@ -33,6 +33,11 @@ describe('inbound proxy rate limit', () => {
     expect(addressBucket('2001:db8:1:3::1')).not.toBe(addressBucket('2001:db8:1:2::1'));
     expect(addressBucket('::ffff:203.0.113.9')).toBe('203.0.113.9');
     expect(addressBucket(null)).toBe('unknown');
+    // A port is not part of the address (some reverse proxies write one in X-Forwarded-For), and
+    // the hex form of an IPv4-mapped address is that IPv4 address.
+    expect(addressBucket('203.0.113.9:51234')).toBe('203.0.113.9');
+    expect(addressBucket('[2001:db8:1:2::1]:443')).toBe(addressBucket('2001:db8:1:2::9'));
+    expect(addressBucket('::ffff:cb00:7109')).toBe('203.0.113.9');
   });
 
   it('sweeps old windows at most once a window: a flood of new addresses is not quadratic work', () => {
