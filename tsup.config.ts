@@ -28,6 +28,7 @@ export default defineConfig({
     sqlite: 'src/sqlite.ts',
     postgres: 'src/postgres.ts',
     store: 'src/store.ts',
+    operator: 'src/operator/index.ts',
     testing: 'src/testing/index.ts',
     http: 'src/http/index.ts',
     node: 'src/http/node.ts',

@@ -2,10 +2,11 @@
  * tokenvault: an embeddable tokenization vault and reactor platform.
  * The explicit public surface: everything a user may import from 'tokenvault'. Services are
  * exported as types (a vault makes them); minting a Caller for any tenant is in `tokenvault/testing`,
- * HTTP statuses of errors in `tokenvault/http`.
+ * HTTP statuses of errors in `tokenvault/http`, the operator tools (key rotation, administrator
+ * recovery) in `tokenvault/operator`.
  */
 export { createVault } from './vault.js';
-export type { Vault, VaultOptions, VaultKeys, ReencryptProgress, ReactorOptions, ExpressionOptions, TokenIntentOptions } from './vault.js';
+export type { Vault, VaultOptions, ReactorOptions, ExpressionOptions, TokenIntentOptions } from './vault.js';
 export type { Caller, SessionIdentity } from './auth/caller.js';
 export { systemClock, ManualClock } from './common/clock.js';
 export type { Clock } from './common/clock.js';

@@ -4,7 +4,7 @@ import type { ReactRequest } from './reactors/reactor-input.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
-import { ApplicationService, type ApplicationView } from './applications/application-service.js';
+import { ApplicationService } from './applications/application-service.js';
 import { AuthCache } from './auth/auth-cache.js';
 import { Authenticator } from './auth/authenticate.js';
 import { SessionService } from './sessions/session-service.js';
@@ -25,7 +25,7 @@ import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
 import type { Sandbox } from './sandbox/sandbox.js';
-import type { Store, TenantRecord } from './storage/store.js';
+import type { Store } from './storage/store.js';
 import { TenantSetup, type NewTenant, type NewTenantInput } from './tenants/tenant-setup.js';
 import { TokenService } from './tokens/token-service.js';
 import { type DetokenizeSource, DetokenizeService } from './tokens/detokenize-service.js';
@@ -33,17 +33,16 @@ import { TokenIntentService } from './token-intents/token-intent-service.js';
 import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
-import { createVaultKeys, type VaultKeys } from './vault/vault-keys.js';
+import { createOperatorTools, type OperatorTools } from './operator/operator-tools.js';
 import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
-import { reactorCallbacks } from './webhooks/reactor-callbacks.js';
+import { type ReactorRunFinished, reactorCallbacks } from './webhooks/reactor-callbacks.js';
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
 export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, TokenIntentOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
 export type { ProxyRequest, ProxyResponse } from './proxy/proxy-service.js';
-export type { ReencryptProgress, VaultKeys } from './vault/vault-keys.js';
 export type { NewTenant, NewTenantInput } from './tenants/tenant-setup.js';
 
 /** The background job worker of a vault. */
@@ -60,6 +59,11 @@ export interface VaultWorker {
 
 const DEFAULT_SWEEP_MS = 5 * 60 * 1000;
 
+/**
+ * An open vault: its services, each taking the Caller first and deciding authorization from it.
+ * Operator tools (key rotation, listing tenants, administrator recovery) take no Caller and are not
+ * here: they come with the vault from `openOperator` (`tokenvault/operator`).
+ */
 export interface Vault {
   readonly tokens: TokenService;
   /** Token intents: short-lived data until a token is made of it (docs/token-intents.md). */
@@ -102,7 +106,6 @@ export interface Vault {
   readonly webhooks: WebhookService;
   /** Idempotency keys: a mutating call run at most once per application and key (the HTTP layer's `<PREFIX>-IDEMPOTENCY-KEY`). */
   readonly idempotency: IdempotencyService;
-  readonly keys: VaultKeys;
   /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
   readonly worker: VaultWorker;
   readonly clock: Clock;
@@ -118,14 +121,6 @@ export interface Vault {
    * together create one tenant between them (under the store's `withLock`, when it has one).
    */
   createFirstTenant(input: NewTenantInput): Promise<NewTenant | null>;
-  listTenants(): Promise<TenantRecord[]>;
-  /**
-   * For an operator who lost every administrator key: creates a new management application in the
-   * tenant and returns it with its key (shown once). Audited as `application:recover` by
-   * `operator`. There is no HTTP route to it: whoever holds the store and master key runs it
-   * (`tokenvault recover-admin`).
-   */
-  recoverAdministrator(tenantId: string, input?: { name?: string }): Promise<ApplicationView & { key: string }>;
   /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
   ready(): Promise<void>;
   /** Removes expired tokens, token intents and lapsed cvcs now (the background sweep calls this). */
@@ -147,6 +142,23 @@ export interface Vault {
  * const vault = await createVault({ store: createSqliteStore({ filename: 'vault.db' }), masterKey: process.env.MASTER_KEY });
  */
 export async function createVault(options: VaultOptions): Promise<Vault> {
+  return (await assembleVault(options)).vault;
+}
+
+/** What assembleVault answers: the vault, and what is kept off it. */
+export interface AssembledVault {
+  vault: Vault;
+  operator: OperatorTools;
+  /** What the job worker does when an async run ends (callback and events); for the test vault. */
+  runFinished: (event: ReactorRunFinished) => Promise<void>;
+}
+
+/**
+ * The vault and the operator tools over the same key ring and store. Not exported from the package
+ * root: `openOperator` (tokenvault/operator) and the test vault are its only callers, so holding a
+ * `Vault` never reaches the tools.
+ */
+export async function assembleVault(options: VaultOptions): Promise<AssembledVault> {
   checkVaultOptions(options);
   const workerFile = vaultWorkerFile(options);
   const { store } = options;
@@ -174,7 +186,7 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
   jobs.register(DELIVER_JOB, (payload) => deliveries.handle(payload), { leaseMs: 60_000 });
   const events = new WebhookEvents({ store, clock, logger, deliveries, cacheMs: options.webhooks?.subscriptionCacheMs ?? 1000 });
   const onRunFinished = reactorCallbacks({ deliveries, events, logger });
-  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork, onRunFinished });
+  const webhooks = new WebhookService({ store, clock, audit, secrets, deliveries, events, allowPrivateNetwork });
   const tokenIntents = new TokenIntentService({
     store,
     keys: keyRing,
@@ -295,15 +307,12 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
     logs: new AuditService({ store, audit }),
     webhooks,
     idempotency: new IdempotencyService({ store, clock, logger, records: keyRing }),
-    keys: createVaultKeys(keyRing, store),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     logger,
     authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
-    listTenants: async () => store.listTenants(),
-    recoverAdministrator: (tenantId: string, input?: { name?: string }) => setup.recoverAdministrator(tenantId, input),
     async ready() {
       await store.getTenant('readiness-probe');
     },
@@ -317,5 +326,5 @@ export async function createVault(options: VaultOptions): Promise<Vault> {
       await store.close();
     },
   });
-  return vault;
+  return { vault, operator: createOperatorTools(keyRing, store, setup), runFinished: onRunFinished };
 }

@@ -39,13 +39,13 @@ it('is usable by name from the build, with type declarations for every entry', (
     masked: 'XXXXXXXXXXXX4242',
     health: 200,
   });
-  for (const entry of ['index', 'sqlite', 'postgres', 'store', 'testing', 'http', 'node', 'metrics', 'sandbox']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
+  for (const entry of ['index', 'sqlite', 'postgres', 'store', 'operator', 'testing', 'http', 'node', 'metrics', 'sandbox']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
 });
 
 it('keeps the name of every exported class and function in the build (stack traces, `constructor.name`)', () => {
   const script = `
 const mismatches = [];
-for (const entry of ['tokenvault', 'tokenvault/sqlite', 'tokenvault/postgres', 'tokenvault/testing', 'tokenvault/http', 'tokenvault/node', 'tokenvault/metrics', 'tokenvault/sandbox']) {
+for (const entry of ['tokenvault', 'tokenvault/sqlite', 'tokenvault/postgres', 'tokenvault/operator', 'tokenvault/testing', 'tokenvault/http', 'tokenvault/node', 'tokenvault/metrics', 'tokenvault/sandbox']) {
   for (const [name, value] of Object.entries(await import(entry))) {
     if (typeof value === 'function' && value.name !== name) mismatches.push(entry + ': ' + name + ' is named ' + value.name);
   }

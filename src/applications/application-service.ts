@@ -186,11 +186,6 @@ export class ApplicationService {
     });
   }
 
-  /** The application record of this tenant (for reactors, which run as their application). */
-  async record(tenantId: string, id: string): Promise<ApplicationRecord | null> {
-    return this.#store.getApplication(tenantId, id);
-  }
-
   async #find(caller: Caller, id: string): Promise<ApplicationRecord> {
     const app = typeof id === 'string' ? await this.#store.getApplication(caller.tenantId, id) : null;
     if (!app) throw new NotFoundError('Application', String(id));

@@ -9,7 +9,7 @@ const depth = (container: string) => container.split('/').length - 2;
  * The grants two callers share, as permissions and rules: a permission held by both, and on every
  * container the stricter of their two transforms, nothing where either grants nothing. Exact:
  * `transformFor(result, p, cs)` equals the stricter of `transformFor(a, p, cs)` and
- * `transformFor(b, p, cs)` for every permission and container list (test/core/session-grants.test.ts,
+ * `transformFor(b, p, cs)` for every permission and container list (test/auth/session-grants.test.ts,
  * a property test).
  *
  * Why rules can express it: a container is decided, for each caller, as the deepest of that caller's

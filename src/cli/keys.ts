@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { pinoVaultLogger } from '../observability/access-log.js';
 import { cliLogger } from './logging.js';
 import { CliError, type CliIo, UsageError, parse } from './io.js';
-import { openVault } from './open-vault.js';
+import { openOperatorAt } from './open-operator.js';
 import { STORE_OPTIONS, storeTarget } from './store-target.js';
 
 export const KEYS_HELP = `Usage: tokenvault keys rotate [options]
@@ -45,16 +45,16 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
   }
   const target = storeTarget(values);
   if (target.kind === 'sqlite' && target.db !== ':memory:' && !existsSync(target.db)) throw new CliError(`no database at ${target.db}`);
-  const vault = await openVault(target, io, pinoVaultLogger(cliLogger(io)), {}, false);
+  const operator = await openOperatorAt(target, io, pinoVaultLogger(cliLogger(io)), {}, false);
   try {
-    const tenants = await vault.listTenants();
+    const tenants = await operator.listTenants();
     const chosen = values.tenant === undefined ? tenants : tenants.filter((t) => t.id === values.tenant);
     if (values.tenant !== undefined && chosen.length === 0) throw new CliError('no tenant with that id in this database');
     for (const tenant of chosen) {
-      const version = await vault.keys.rotate(tenant.id);
+      const version = await operator.keys.rotate(tenant.id);
       let done = 0;
       if (!values['skip-reencrypt']) {
-        done = await vault.keys.reencrypt(tenant.id, {
+        done = await operator.keys.reencrypt(tenant.id, {
           onProgress: (p) => io.stderr(`tenant ${p.tenantId}: re-encrypted ${p.done}/${p.total}\n`),
         });
       }
@@ -63,6 +63,6 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
     if (chosen.length === 0) io.stdout('no tenants: nothing to rotate\n');
     return 0;
   } finally {
-    await vault.close();
+    await operator.close();
   }
 }

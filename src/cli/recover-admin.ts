@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { pinoVaultLogger } from '../observability/access-log.js';
 import { CliError, type CliIo, parse } from './io.js';
 import { cliLogger } from './logging.js';
-import { openVault } from './open-vault.js';
+import { openOperatorAt } from './open-operator.js';
 import { STORE_OPTIONS, storeTarget } from './store-target.js';
 
 export const RECOVER_ADMIN_HELP = `Usage: tokenvault recover-admin [options]
@@ -44,9 +44,9 @@ export async function recoverAdmin(args: readonly string[], io: CliIo): Promise<
   }
   const target = storeTarget(values);
   if (target.kind === 'sqlite' && (target.db === ':memory:' || !existsSync(target.db))) throw new CliError(`no database at ${target.db}`);
-  const vault = await openVault(target, io, pinoVaultLogger(cliLogger(io)), {}, false);
+  const operator = await openOperatorAt(target, io, pinoVaultLogger(cliLogger(io)), {}, false);
   try {
-    const tenants = await vault.listTenants();
+    const tenants = await operator.listTenants();
     let tenantId = values.tenant;
     if (tenantId === undefined) {
       if (tenants.length === 0) throw new CliError('the database has no tenant (tokenvault serve creates the first one)');
@@ -55,10 +55,10 @@ export async function recoverAdmin(args: readonly string[], io: CliIo): Promise<
     } else if (!tenants.some((t) => t.id === tenantId)) {
       throw new CliError('no tenant with that id in this database');
     }
-    const application = await vault.recoverAdministrator(tenantId, values.name === undefined ? {} : { name: values.name });
+    const application = await operator.recoverAdministrator(tenantId, values.name === undefined ? {} : { name: values.name });
     io.stdout(`created management application ${application.id} in tenant ${tenantId}\n\nadmin API key (shown once, store it now): ${application.key}\n`);
     return 0;
   } finally {
-    await vault.close();
+    await operator.close();
   }
 }

@@ -11,7 +11,7 @@ import type { Vault } from '../vault.js';
 import { CliError, type CliIo, UsageError, integerFlag, parse } from './io.js';
 import { aborted, listen, shutdown, urlOf } from './http-server.js';
 import { cliLogger } from './logging.js';
-import { openVault } from './open-vault.js';
+import { openOperatorAt } from './open-operator.js';
 import { STORE_OPTIONS, storeTarget } from './store-target.js';
 
 export const SERVE_HELP = `Usage: tokenvault serve [options]
@@ -88,7 +88,8 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
 
   // Before the vault, which reports its asynchronous runs to them.
   const metrics = metricsPort === undefined ? undefined : createMetrics();
-  const vault = await openVault(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) } }, true);
+  // Only the vault goes on: the operator tools stay with the opening (serve uses none of them).
+  const { vault } = await openOperatorAt(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) } }, true);
   let server: Server | undefined;
   let metricsServer: Server | undefined;
   try {

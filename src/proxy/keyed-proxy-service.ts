@@ -73,6 +73,7 @@ export class KeyedProxyService {
     try {
       if (caller !== null) requirePermission(caller, 'proxy:invoke');
       else this.#perKey.take(proxy.id, 'of this proxy');
+      if (request.url !== undefined && request.url !== null) throw ValidationError.field('url', "must not be given with a proxy key: a pre-configured proxy's destination is its own");
       if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
       const url = destinationUrl(proxy.destinationUrl, request.path ?? '', request.query ?? '', this.#proxy.rules);
       record.host = url.hostname;
@@ -94,7 +95,10 @@ export class KeyedProxyService {
       let answer: { status: number; message: ProxyMessage };
       if ('status' in transformed) answer = transformed;
       else {
-        const sent = await this.#proxy.send(proxy.tenantId, target, { method, headers: forwardedRequestHeaders(Object.entries(transformed.headers)), body: transformed.body });
+        const headers = forwardedRequestHeaders(Object.entries(transformed.headers));
+        // Response transforms read the body: ask for it uncompressed.
+        if (proxy.responseTransforms.length > 0) delete headers['accept-encoding'];
+        const sent = await this.#proxy.send(proxy.tenantId, target, { method, headers, body: transformed.body });
         answer = { status: sent.status, message: { headers: joined(sent.headers), body: sent.body } };
         // Only a success is transformed: an error answer comes back as the destination sent it.
         if (sent.status >= 200 && sent.status < 300 && proxy.responseTransforms.length > 0) {

@@ -13,7 +13,8 @@ export interface TenantView {
 /**
  * The caller's own tenant (`GET /tenants/self`). Any application of the tenant may read its id,
  * name and creation time: they are what the application already belongs to, never token data.
- * Tenants are created and listed by the operator (`vault.createTenant`, `vault.listTenants`).
+ * Tenants are created and listed by the operator (`vault.createTenant`, `operator.listTenants` of
+ * tokenvault/operator).
  */
 export class TenantService {
   readonly #store: Store;

@@ -3,7 +3,9 @@ import { ManualClock } from '../common/clock.js';
 import { generateMasterKey } from '../crypto/key-provider.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
 import { createSqliteStore } from '../sqlite.js';
-import { createVault, type Vault, type VaultOptions } from '../vault.js';
+import type { OperatorTools } from '../operator/operator-tools.js';
+import type { ReactorRunFinished } from '../reactors/async-runs.js';
+import { assembleVault, type Vault, type VaultOptions } from '../vault.js';
 
 import type { Store } from '../storage/store.js';
 
@@ -37,6 +39,18 @@ export interface TestVault extends Vault {
    * `Vault`: the vault's services are the only way its holder reaches the data (authorized per call).
    */
   readonly store: Store;
+  /**
+   * The operator tools over this vault's key ring and store (what `openOperator` from
+   * `tokenvault/operator` hands out beside a vault): key rotation, listing tenants, administrator
+   * recovery. Not part of `Vault` either.
+   */
+  readonly operator: OperatorTools;
+  /**
+   * Reports an asynchronous reactor run as ended, as the job worker does (the callback to its
+   * `callbackUrl` and the reactor.completed / reactor.failed event), for tests of callbacks without
+   * running a reactor. Not part of `Vault`: it signs what it is given with the tenant's secret.
+   */
+  runFinished(event: ReactorRunFinished): Promise<void>;
   /**
    * Creates an application with these permissions (and rules) in the test tenant and returns its
    * Caller. The type defaults to the first type that may hold every permission.
@@ -76,7 +90,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
   const clock = new ManualClock(options.start ?? Date.now());
   const { start: _start, store: given, ...rest } = options;
   const store = given === undefined ? createSqliteStore({ filename: ':memory:' }) : typeof given === 'function' ? await given() : given;
-  const vault = await createVault({
+  const { vault, operator, runFinished } = await assembleVault({
     masterKey: generateMasterKey(),
     sweepIntervalMs: 0,
     ...rest,
@@ -91,6 +105,8 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
     ...vault,
     clock,
     store,
+    operator,
+    runFinished,
     tenantId: tenant.id,
     adminKey: application.key,
     async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {

@@ -8,7 +8,6 @@ import { type PageQuery, type Paginated, parsePage, toPaginated } from '../commo
 import type { Store, WebhookRecord } from '../storage/store.js';
 import { formatIso } from '../common/time.js';
 import type { Deliveries } from './deliveries.js';
-import type { ReactorRunFinished } from './reactor-callbacks.js';
 import type { SigningSecrets } from './signing-secrets.js';
 import { MAX_WEBHOOKS_PER_TENANT, type WebhookEvents } from './webhook-events-emitter.js';
 import { type WebhookRequest, parseWebhookInput } from './webhook-input.js';
@@ -29,8 +28,6 @@ export interface WebhookServiceDeps {
   deliveries: Deliveries;
   events: WebhookEvents;
   allowPrivateNetwork: boolean;
-  /** The async-run hook (reactor-callbacks.ts). */
-  onRunFinished: (event: ReactorRunFinished) => Promise<void>;
 }
 
 /**
@@ -175,14 +172,6 @@ export class WebhookService {
       this.#record(caller, 'webhook:retry', id);
       return deliveryView((await this.#d.store.getWebhookDelivery(caller.tenantId, id))!);
     });
-  }
-
-  /**
-   * @internal The reactor service calls this when an async run finishes: the callback to its
-   * `callback_url` and the reactor.completed / reactor.failed event. Not an application operation.
-   */
-  runFinished(event: ReactorRunFinished): Promise<void> {
-    return this.#d.onRunFinished(event);
   }
 
   async #find(caller: Caller, id: string): Promise<WebhookRecord> {

@@ -2,7 +2,7 @@
 // source that moves only when read: no render is timed.
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
-import { errorsOf } from '../tokens-pure/helpers.js';
+import { errorsOf } from '../support/field-errors.js';
 import { deepFreeze } from '../../src/common/frozen.js';
 import { ExpressionBudget } from '../../src/expressions/budget.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';

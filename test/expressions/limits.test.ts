@@ -3,7 +3,7 @@
 // id, fingerprint or search index is saved, and the vault filters charge the memory limit.
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
-import { errorsOf } from '../tokens-pure/helpers.js';
+import { errorsOf } from '../support/field-errors.js';
 import { ExpressionEngine, MAX_MASK_TEMPLATES } from '../../src/expressions/engine.js';
 import { MAX_ALIAS_LENGTH } from '../../src/expressions/alias-hmac-filters.js';
 import { MAX_TEMPLATE_FILTERS, MAX_TEMPLATE_NODES } from '../../src/expressions/template-limits.js';

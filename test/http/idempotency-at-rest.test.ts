@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../core/helpers.js';
+import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../support/tokens.js';
 import { PRIVATE_PERMISSIONS, VISA, expectProblem, read, type Sent } from './helpers.js';
 
 const HOUR = 3_600_000;
@@ -58,7 +58,7 @@ describeEachStore('stored idempotent responses at rest', (store) => {
     const vault = await store.vault();
     const { call, user } = await setup(vault);
     const first = await call('POST', '/tokens', { type: 'token', data: 'rotated-secret' }, 'rot-1');
-    await vault.keys.rotate(user.tenantId);
+    await vault.operator.keys.rotate(user.tenantId);
     const again = await call('POST', '/tokens', { type: 'token', data: 'rotated-secret' }, 'rot-1');
     expect(again.status).toBe(201);
     expect(again.text).toBe(first.text);

@@ -78,7 +78,7 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
  * the first tenant under it). The lock is a transaction-scoped advisory lock in a transaction
  * kept open on one pool connection until `fn` settles (never a session lock, which a pooler in
  * transaction mode would leave on a server connection other clients then use: docs/scaling.md).
- * @example await store.withLock('bootstrap', async () => { if ((await vault.listTenants()).length === 0) await vault.createTenant(...) });
+ * @example await store.withLock('bootstrap', async () => { if ((await store.listTenants()).length === 0) await vault.createTenant(...) });
  */
 function withLock<T>(db: PgExecutor, schema: string, name: string, fn: () => Promise<T>): Promise<T> {
   const key = JSON.stringify([schema, name]);

@@ -1,0 +1,118 @@
+/** Opening a vault from the CLI: the master key from the environment or the key file, checked at start. */
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
+import type { Logger } from '../common/logger.js';
+import { type Operator, openOperator } from '../operator/operator.js';
+import type { VaultOptions } from '../vault.js';
+import { CliError, type CliIo } from './io.js';
+import { type StoreTarget, describeTarget, openStore, storeError } from './store-target.js';
+
+/**
+ * Opens the vault on this target, as its operator (the CLI holds the store and the master key): the
+ * master key from TOKENVAULT_MASTER_KEY or (SQLite) the key file beside the database, created when
+ * `mayCreateKey` and the database is new; a key that does not match the database fails here rather
+ * than on the first request. `serve` hands only `operator.vault` to the HTTP layer.
+ */
+export async function openOperatorAt(
+  target: StoreTarget,
+  io: CliIo,
+  logger: Logger,
+  extra: Pick<VaultOptions, 'reactors'>,
+  mayCreateKey: boolean,
+): Promise<Operator> {
+  let masterKey: string;
+  if (target.kind === 'sqlite') {
+    const { db } = target;
+    if (db !== ':memory:' && !existsSync(dirname(resolve(db)))) throw new CliError(`cannot open the database ${db}: its directory does not exist`);
+    masterKey = resolveMasterKey(db, io, mayCreateKey);
+  } else {
+    masterKey = requiredMasterKey(io);
+  }
+  const store = openStore(target);
+  let operator: Operator | undefined;
+  try {
+    // The worker starts only once the command knows it serves (serve starts it); others never run jobs.
+    operator = await openOperator({ store, masterKey, logger, ...extra, jobs: { start: false } });
+    await checkMasterKey(operator, target);
+    return operator;
+  } catch (error) {
+    if (operator) await operator.close().catch(() => undefined);
+    else await Promise.resolve(store.close()).catch(() => undefined);
+    throw storeError(error, target);
+  }
+}
+
+/**
+ * Fails at start, not on the first request, when the master key is not the one the database's
+ * tenant keys were wrapped with (a wrong TOKENVAULT_MASTER_KEY, or another database's key file).
+ */
+async function checkMasterKey(operator: Operator, target: StoreTarget): Promise<void> {
+  // verify reads only: a check must not create keys (a tenant without keys gets them on first use).
+  for (const tenant of await operator.listTenants()) {
+    if (!(await operator.keys.verify(tenant.id))) {
+      const where = describeTarget(target);
+      const check = target.kind === 'sqlite' ? `TOKENVAULT_MASTER_KEY or ${target.db}.key` : 'TOKENVAULT_MASTER_KEY';
+      throw new CliError(`the master key does not match the one ${where} was created with (check ${check})`);
+    }
+  }
+}
+
+/**
+ * The master key: TOKENVAULT_MASTER_KEY; else an ephemeral one for `:memory:`; else the key file
+ * beside the database, created (mode 0600) when neither it nor the database exists yet.
+ */
+function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean): string {
+  const fromEnv = masterKeyFromEnv(io);
+  if (fromEnv !== undefined) return fromEnv;
+  if (db === ':memory:') return generateMasterKey();
+  const keyFile = `${db}.key`;
+  if (existsSync(keyFile)) {
+    const mode = statSync(keyFile).mode & 0o777;
+    if ((mode & 0o077) !== 0) io.stderr(`tokenvault: warning: ${keyFile} is readable by other users (mode ${mode.toString(8)}); run chmod 600 on it\n`);
+    const key = readFileSync(keyFile, 'utf8').trim();
+    try {
+      decodeMasterKey(key);
+    } catch {
+      throw new CliError(`${keyFile} does not hold a master key (the base64 of 32 bytes)`);
+    }
+    return key;
+  }
+  if (!mayCreate || (existsSync(db) && statSync(db).size > 0)) {
+    throw new CliError(`no master key for ${db}: set TOKENVAULT_MASTER_KEY, or restore its key file ${keyFile}`);
+  }
+  const key = generateMasterKey();
+  writeFileSync(keyFile, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(keyFile, 0o600);
+  io.stderr(
+    `tokenvault: warning: TOKENVAULT_MASTER_KEY is not set; generated a master key in ${keyFile} (mode 0600).\n` +
+      '  Back it up: without it the database cannot be read. In production, set TOKENVAULT_MASTER_KEY.\n',
+  );
+  return key;
+}
+
+/** TOKENVAULT_MASTER_KEY when set (checked to be a key, never printed), else undefined. */
+function masterKeyFromEnv(io: CliIo): string | undefined {
+  const fromEnv = io.env['TOKENVAULT_MASTER_KEY'];
+  if (fromEnv === undefined || fromEnv === '') return undefined;
+  try {
+    decodeMasterKey(fromEnv);
+  } catch {
+    throw new CliError('TOKENVAULT_MASTER_KEY must be the base64 of 32 bytes (e.g. `openssl rand -base64 32`)');
+  }
+  return fromEnv;
+}
+
+/**
+ * With PostgreSQL the key must come from the environment: there is no database file to keep a
+ * generated key beside, and a key kept only on one host would lock every other instance out.
+ */
+function requiredMasterKey(io: CliIo): string {
+  const key = masterKeyFromEnv(io);
+  if (key !== undefined) return key;
+  throw new CliError(
+    'TOKENVAULT_MASTER_KEY is required with --postgres (there is no database file to keep a generated key beside).\n' +
+      `  Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"\n` +
+      '  and keep it safe: without it nothing in the database can be decrypted.',
+  );
+}
