@@ -7,17 +7,21 @@
  */
 import type { RunOwner, Sandbox } from '../sandbox/sandbox.js';
 
-/** Runs in QuickJS; the `d` flag gives the capture group's span, counted in characters for the replacement. */
+/**
+ * Runs in QuickJS; the `d` flag gives the capture group's span, counted in characters for the
+ * replacement. Parts are joined once: appending to one string would copy it at every match.
+ */
 const MASK_CODE = `module.exports = async (req) => {
-  const text = req.args, replacement = req.replacement;
-  let out = '', last = 0;
+  const text = req.args, replacement = req.replacement, parts = [];
+  let last = 0;
   for (const match of text.matchAll(new RegExp(req.expression, 'gd'))) {
     const span = match.indices && match.indices[1];
     if (span === undefined) continue;
-    out += text.slice(last, span[0]) + replacement.repeat([...text.slice(span[0], span[1])].length);
+    parts.push(text.slice(last, span[0]), replacement.repeat([...text.slice(span[0], span[1])].length));
     last = span[1];
   }
-  return { body: out + text.slice(last) };
+  parts.push(text.slice(last));
+  return { body: parts.join('') };
 };`;
 
 /** The masked text, computed in the sandbox within its deadline (a ReactorError past it). */
