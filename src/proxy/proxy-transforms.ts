@@ -1,9 +1,10 @@
 /**
- * Runs a pre-configured proxy's transforms, in order (docs/proxies.md, Transforms). Code runs in
- * the reactor sandbox (its workers, deadlines and fair shares; its console output never logged,
- * only its size); `req.bt` and tokenize act as the proxy's application within the grants it was
- * bound with, never as the caller. A failing transform throws: the HTTP layer answers it as
- * `{"proxy_error": ...}`, so it is never taken for the destination's answer.
+ * Runs a pre-configured proxy's transforms, in order (docs/proxies.md, Transforms). Code, and the
+ * mask's regular expression (mask-transform.ts), run in the reactor sandbox (its workers, deadlines
+ * and fair shares; its console output never logged, only its size); `req.bt` and tokenize act as
+ * the proxy's application within the grants it was bound with, never as the caller. A failing
+ * transform throws: the HTTP layer answers it as `{"proxy_error": ...}`, so it is never taken for
+ * the destination's answer.
  */
 import type { Caller } from '../auth/caller.js';
 import type { Logger } from '../common/logger.js';
@@ -11,6 +12,7 @@ import { ValidationError } from '../errors/errors.js';
 import { createBtTree, type NestedReact } from '../reactors/bt-bridge.js';
 import type { HostFetch, RunOwner, Sandbox } from '../sandbox/sandbox.js';
 import type { TokenService } from '../tokens/token-service.js';
+import { maskInSandbox } from './mask-transform.js';
 import { parsePath, setAt } from './proxy-json-path.js';
 import { type ProxyMessage, bodyValue, checkedHeaders, withBody } from './proxy-message.js';
 import type { RequestTransform, ResponseTransform } from './proxies-input.js';
@@ -86,7 +88,7 @@ export async function runResponseTransforms(deps: TransformDeps, ctx: TransformC
           current = await tokenizeMessage(deps, ctx, current, transform.expression, transform.location, field);
           return;
         case 'mask': {
-          const masked = maskText(bodyText(current, field), transform.expression, transform.replacement ?? '*');
+          const masked = await maskInSandbox(await deps.sandbox(), ctx.owner, bodyText(current, field), transform.expression, transform.replacement ?? '*');
           current = { headers: withoutLength(current.headers), body: new TextEncoder().encode(masked) };
           return;
         }
@@ -176,17 +178,4 @@ function withoutLength(headers: Record<string, string>): Record<string, string> 
   const out = { ...headers };
   delete out['content-length'];
   return out;
-}
-
-/** Every character of the capture group of every match replaced by `replacement` (one character). */
-export function maskText(text: string, expression: string, replacement: string): string {
-  let out = '';
-  let last = 0;
-  for (const match of text.matchAll(new RegExp(expression, 'gd'))) {
-    const span = match.indices?.[1];
-    if (span === undefined) continue;
-    out += text.slice(last, span[0]) + replacement.repeat([...text.slice(span[0], span[1])].length);
-    last = span[1];
-  }
-  return out + text.slice(last);
 }

@@ -1,6 +1,6 @@
 // The inbound proxies' rate limit (src/proxy/proxy-rate-limit.ts) and where the client address
 // comes from (src/http/client-address.ts): pure, on a manual clock.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/common/clock.js';
 import { TooManyRequestsError } from '../../src/errors/errors.js';
 import { clientAddressOf, withClientAddress } from '../../src/http/client-address.js';
@@ -33,6 +33,23 @@ describe('inbound proxy rate limit', () => {
     expect(addressBucket('2001:db8:1:3::1')).not.toBe(addressBucket('2001:db8:1:2::1'));
     expect(addressBucket('::ffff:203.0.113.9')).toBe('203.0.113.9');
     expect(addressBucket(null)).toBe('unknown');
+    // A port is not part of the address (some reverse proxies write one in X-Forwarded-For), and
+    // the hex form of an IPv4-mapped address is that IPv4 address.
+    expect(addressBucket('203.0.113.9:51234')).toBe('203.0.113.9');
+    expect(addressBucket('[2001:db8:1:2::1]:443')).toBe(addressBucket('2001:db8:1:2::9'));
+    expect(addressBucket('::ffff:cb00:7109')).toBe('203.0.113.9');
+  });
+
+  it('sweeps old windows at most once a window: a flood of new addresses is not quadratic work', () => {
+    const limiter = new FixedWindowLimiter({ requests: 20, windowMs: 60_000 }, new ManualClock(0));
+    // Every sweep iterates the counters' map (and taking a name never does).
+    const scans = vi.spyOn(Map.prototype as unknown as Record<symbol, () => unknown>, Symbol.iterator);
+    try {
+      for (let i = 0; i < 10_100; i++) limiter.take(`2001:db8:${i.toString(16)}::/64`, 'from this address');
+      expect(scans.mock.calls.length).toBeLessThanOrEqual(1);
+    } finally {
+      scans.mockRestore();
+    }
   });
 
   it('takes the adapter address, and X-Forwarded-For only when trusted', () => {
