@@ -2,6 +2,7 @@ import { AuditLog } from './audit/audit.js';
 import { ServiceUnavailableError } from './errors/errors.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
+import type { CallerMaker } from './auth/caller-brand.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
 import { ApplicationService } from './applications/application-service.js';
 import { AuthCache } from './auth/auth-cache.js';
@@ -32,6 +33,7 @@ import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
 import { createOperatorTools, type OperatorTools } from './operator/operator-tools.js';
+import { guardOperation, guardService } from './vault/guarded-services.js';
 import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
 import { type ReactorRunFinished, reactorCallbacks } from './webhooks/reactor-callbacks.js';
@@ -149,9 +151,10 @@ export interface AssembledVault {
 /**
  * The vault and the operator tools over the same key ring and store. Not exported from the package
  * root: `openOperator` (tokenvault/operator) and the test vault are its only callers, so holding a
- * `Vault` never reaches the tools.
+ * `Vault` never reaches the tools. `internal.callers`: whose Callers the services accept (default
+ * the vault's own; the test vault adds tokenvault/testing's, docs/testing.md).
  */
-export async function assembleVault(options: VaultOptions): Promise<AssembledVault> {
+export async function assembleVault(options: VaultOptions, internal: { callers?: readonly CallerMaker[] } = {}): Promise<AssembledVault> {
   checkVaultOptions(options);
   const workerFile = vaultWorkerFile(options);
   const { store } = options;
@@ -267,23 +270,26 @@ export async function assembleVault(options: VaultOptions): Promise<AssembledVau
 
   const setup = new TenantSetup({ store, keyRing, applications, audit, clock });
 
+  // Every service operation refuses a Caller the vault did not make (docs/security.md).
+  const accepted = internal.callers ?? ['vault'];
+  const guard = <T extends object>(service: T) => guardService(service, accepted);
   const vault: Vault = Object.freeze({
-    tokens,
-    formulas,
-    reactors,
-    applications,
-    applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache, events }),
-    sessions: new SessionService({ store, clock, audit }),
-    detokenize: new DetokenizeService({ tokens: detokenizeSource, expressions, audit }),
-    tokenIntents,
-    detokenizeSource,
-    proxy: (caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request),
-    proxies,
-    permissions: new PermissionService(),
-    tenants: new TenantService({ store }),
-    logs: new AuditService({ store, audit }),
-    webhooks,
-    idempotency: new IdempotencyService({ store, clock, logger, records: keyRing }),
+    tokens: guard(tokens),
+    formulas: guard(formulas),
+    reactors: guard(reactors),
+    applications: guard(applications),
+    applicationKeys: guard(new ApplicationKeyService({ store, clock, audit, authCache, events })),
+    sessions: guard(new SessionService({ store, clock, audit })),
+    detokenize: guard(new DetokenizeService({ tokens: detokenizeSource, expressions, audit })),
+    tokenIntents: guard(tokenIntents),
+    detokenizeSource: guard(detokenizeSource),
+    proxy: guardOperation((caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request), accepted),
+    proxies: guard(proxies),
+    permissions: guard(new PermissionService()),
+    tenants: guard(new TenantService({ store })),
+    logs: guard(new AuditService({ store, audit })),
+    webhooks: guard(webhooks),
+    idempotency: guard(new IdempotencyService({ store, clock, logger, records: keyRing })),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     logger,
