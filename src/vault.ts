@@ -1,5 +1,6 @@
 import { AuditLog } from './audit/audit.js';
-import { ServiceUnavailableError } from './errors/errors.js';
+import { AuthenticationError, ServiceUnavailableError } from './errors/errors.js';
+import type { ReactRequest } from './reactors/reactor-input.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
 import type { CallerMaker } from './auth/caller-brand.js';
@@ -20,6 +21,7 @@ import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
 import { ProxiesService } from './proxy/proxies-service.js';
+import { KeyedProxyService } from './proxy/keyed-proxy-service.js';
 import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
@@ -33,7 +35,7 @@ import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
 import { createOperatorTools, type OperatorTools } from './operator/operator-tools.js';
-import { guardOperation, guardService } from './vault/guarded-services.js';
+import { guardService, refusal } from './vault/guarded-services.js';
 import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
 import { type ReactorRunFinished, reactorCallbacks } from './webhooks/reactor-callbacks.js';
@@ -89,6 +91,11 @@ export interface Vault {
    * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
    */
   proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
+  /**
+   * With `request.key`: calls that pre-configured proxy (docs/proxies.md), its transforms run;
+   * `caller` null is an unauthenticated call, allowed only by a proxy with `require_auth: false`.
+   */
+  proxy(caller: Caller | null, request: ProxyRequest & { key: string }): Promise<ProxyResponse>;
   /** Pre-configured proxies (`/proxies`, proxy:create|read|update|delete; docs/proxies.md). */
   readonly proxies: ProxiesService;
   /** The permission catalog (`GET /permissions`). */
@@ -223,6 +230,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
       });
     return sandboxPromise;
   };
+  const reactorFetch = createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork });
   const formulas = new FormulaService({ store, clock, audit, sandbox, ...(reactorOptions.limits && reactorOptions.sandbox ? { limits: reactorOptions.limits } : {}) });
   const reactors = new ReactorService({
     store,
@@ -233,7 +241,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     detokenizeSource,
     expressions,
     sandbox,
-    fetch: createEgressFetch({ allowHosts: reactorOptions.egress?.allowHosts ?? [], allowPrivateNetwork }),
+    fetch: reactorFetch,
     consoleOutput: reactorOptions.consoleOutput ?? 'summary',
     jobs,
     records: keyRing,
@@ -248,6 +256,17 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
   const proxyOptions = resolveProxyOptions(options.proxy);
   const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: proxyOptions, allowPrivateNetwork });
   const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts } });
+  const keyedProxy = new KeyedProxyService({
+    store,
+    clock,
+    records: keyRing,
+    proxy,
+    detokenizeSource,
+    expressions,
+    audit,
+    // Transforms run as reactor code does: the same sandbox, egress rules and bt bridge.
+    transforms: { sandbox, tokens, react: (caller, id, body) => reactors.react(caller, id, body as ReactRequest), fetch: reactorFetch, logger },
+  });
 
   const runSweep = async () => {
     const result = await sweep(store, keyRing, clock, logger, async (expired) => {
@@ -283,7 +302,14 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     detokenize: guard(new DetokenizeService({ tokens: detokenizeSource, expressions, audit })),
     tokenIntents: guard(tokenIntents),
     detokenizeSource: guard(detokenizeSource),
-    proxy: guardOperation((caller: Caller, request: ProxyRequest) => proxy.invoke(caller, request), accepted),
+    proxy: ((caller: Caller | null, request: ProxyRequest) => {
+      // Null is an unauthenticated call (a keyed proxy with require_auth false); any other Caller must be the vault's.
+      const refused = caller === null ? undefined : refusal(caller, accepted);
+      if (refused !== undefined) return refused;
+      if (typeof request?.key === 'string') return keyedProxy.invoke(caller, request as ProxyRequest & { key: string });
+      if (caller === null) return Promise.reject(new AuthenticationError('An API key is required: only a pre-configured proxy called with its key may be called without one'));
+      return proxy.invoke(caller, request);
+    }) as Vault['proxy'],
     proxies: guard(proxies),
     permissions: guard(new PermissionService()),
     tenants: guard(new TenantService({ store })),

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'bad_gateway'
   | 'gateway_timeout'
+  | 'too_many_requests'
   | 'reactor_error'
   | 'internal_error';
 
@@ -194,6 +195,20 @@ export class GatewayTimeoutError extends VaultError {
   }
 }
 
+/**
+ * 429: an unauthenticated call of an inbound proxy over its rate limit (docs/proxies.md, Inbound).
+ * `retryAfterSeconds` becomes `Retry-After`.
+ */
+export class TooManyRequestsError extends VaultError {
+  readonly code = 'too_many_requests' as const;
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.name = 'TooManyRequestsError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** Maps each error code to its HTTP status. ReactorError carries its own status. */
 export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
   validation_error: 400,
@@ -207,6 +222,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze
   service_unavailable: 503,
   bad_gateway: 502,
   gateway_timeout: 504,
+  too_many_requests: 429,
   reactor_error: 500,
   internal_error: 500,
 });

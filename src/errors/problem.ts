@@ -31,6 +31,7 @@ export const PROBLEMS: Readonly<Record<HttpProblemCode, { type: string; title: s
   service_unavailable: { type: 'urn:tokenvault:problem:service-unavailable', title: 'Service Unavailable' },
   bad_gateway: { type: 'urn:tokenvault:problem:bad-gateway', title: 'Bad Gateway' },
   gateway_timeout: { type: 'urn:tokenvault:problem:gateway-timeout', title: 'Gateway Timeout' },
+  too_many_requests: { type: 'urn:tokenvault:problem:too-many-requests', title: 'Too Many Requests' },
   reactor_error: { type: 'urn:tokenvault:problem:reactor-error', title: 'Reactor Error' },
   internal_error: { type: 'urn:tokenvault:problem:internal-error', title: 'Internal Server Error' },
 });

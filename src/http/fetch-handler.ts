@@ -50,6 +50,13 @@ export interface FetchHandlerOptions {
    * (`accessLog`, `createMetrics`). Default: none, and nothing is measured.
    */
   onExchange?: ExchangeObserver;
+  /**
+   * Take the client's address from the last `X-Forwarded-For` entry (default false: the address
+   * the adapter gives, the socket's with `tokenvault/node`). Only behind a reverse proxy that sets
+   * it: otherwise any client names its own address and escapes the inbound proxies' per-address
+   * rate limit (docs/proxies.md, Inbound).
+   */
+  trustForwardedFor?: boolean;
 }
 
 const OptionsSchema = v.object({
@@ -64,6 +71,7 @@ const OptionsSchema = v.object({
     DEFAULT_IDEMPOTENCY_LEASE_MS,
   ),
   onExchange: v.optional(v.custom<ExchangeObserver>((f) => typeof f === 'function', 'must be a function')),
+  trustForwardedFor: v.optional(v.boolean('must be true or false'), false),
 });
 
 type CheckedOptions = Readonly<Omit<v.InferOutput<typeof OptionsSchema>, 'logger'> & { logger: Logger }>;

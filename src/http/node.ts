@@ -12,6 +12,7 @@ import * as v from 'valibot';
 import { atTurnEnd } from '../common/turn-end.js';
 import { PROBLEMS } from '../errors/problem.js';
 import { abortRequest, hasNodeBody, nodeRequest } from './node-request.js';
+import { withClientAddress } from './client-address.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
 import { validationFromIssues } from '../validation/issues.js';
 
@@ -109,7 +110,7 @@ async function serve(handler: (request: Request) => Promise<Response>, req: Inco
     res.end(BODY_ALREADY_READ);
     return;
   }
-  const request = nodeRequest(req);
+  const request = withClientAddress(nodeRequest(req), req.socket.remoteAddress);
   // Streamed writes wait on this signal too; batched ones are written whole.
   const controller = batch === null ? new AbortController() : null;
   res.once('close', () => {

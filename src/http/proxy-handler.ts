@@ -13,11 +13,14 @@ import type { Logger } from '../common/logger.js';
 import type { Vault } from '../vault.js';
 import { webBodyReader } from './body.js';
 import { errorResponse } from './problem.js';
+import { clientAddressOf } from './client-address.js';
 
 export interface ProxyHandlerOptions {
   headerPrefix: string;
   maxBodyBytes: number;
   logger: Logger;
+  /** Client address from X-Forwarded-For (fetch-handler.ts). */
+  trustForwardedFor: boolean;
 }
 
 /** Whether a request path is the proxy's (`/proxy` or below it). */
@@ -34,35 +37,41 @@ export interface ProxySeen {
 }
 
 export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): (request: Request, pathname: string, search: string, seen?: ProxySeen) => Promise<Response> {
-  const { headerPrefix, maxBodyBytes, logger } = options;
+  const { headerPrefix, maxBodyBytes, logger, trustForwardedFor } = options;
   const reserved = `${headerPrefix.toLowerCase()}-`;
   const apiKeyHeader = `${headerPrefix}-API-KEY`;
   const urlHeader = `${headerPrefix}-PROXY-URL`;
+  const keyHeader = `${headerPrefix}-PROXY-KEY`;
+  const keyParameter = `${headerPrefix}-proxy-key`.toLowerCase();
   const statusHeader = `${headerPrefix}-PROXY-DESTINATION-STATUS`;
 
   return async (request, pathname, search, seen) => {
     try {
-      let caller: Caller;
-      try {
-        caller = await vault.authenticate(request.headers.get(apiKeyHeader));
-      } catch (error) {
-        throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeader} header`) : error;
+      const { key: queryKey, rest: query } = takeQueryKey(search, keyParameter);
+      const key = request.headers.get(keyHeader) ?? queryKey;
+      const apiKey = request.headers.get(apiKeyHeader);
+      let caller: Caller | null = null;
+      // A pre-configured proxy with require_auth: false is called without an API key (docs/proxies.md).
+      if (key === null || apiKey !== null) {
+        try {
+          caller = await vault.authenticate(apiKey);
+        } catch (error) {
+          throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeader} header`) : error;
+        }
+        if (seen !== undefined) seen.applicationId = caller.applicationId;
       }
-      if (seen !== undefined) seen.applicationId = caller.applicationId;
       const url = request.headers.get(urlHeader);
-      if (url === null || url.trim() === '') throw ValidationError.field(urlHeader, "is required: the destination's base URL (https)");
+      if (key !== null && url !== null) throw ValidationError.field(urlHeader, `must not be sent with ${keyHeader}: a pre-configured proxy's destination is its own`);
+      if (key === null && (url === null || url.trim() === '')) throw ValidationError.field(urlHeader, "is required: the destination's base URL (https)");
       const headers: [string, string][] = [];
       request.headers.forEach((value, name) => {
         if (!name.toLowerCase().startsWith(reserved)) headers.push([name, value]);
       });
-      const answer = await vault.proxy(caller, {
-        method: request.method,
-        url,
-        path: pathname.slice('/proxy'.length),
-        query: search,
-        headers,
-        body: await readBody(request, maxBodyBytes),
-      });
+      const call = { method: request.method, path: pathname.slice('/proxy'.length), query, headers, body: await readBody(request, maxBodyBytes) };
+      const answer =
+        key === null
+          ? await vault.proxy(caller!, { ...call, url })
+          : await vault.proxy(caller, { ...call, key, clientAddress: clientAddressOf(request, trustForwardedFor) });
       const out = new Headers();
       for (const [name, value] of answer.headers) if (!name.startsWith(reserved)) out.append(name, value);
       out.set(statusHeader, String(answer.status));
@@ -73,10 +82,40 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
       const problem = errorResponse(error, logger, {}, headerPrefix);
       return new Response(JSON.stringify({ proxy_error: JSON.parse(problem.body ?? 'null') as unknown }), {
         status: problem.status,
-        headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+        headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...(problem.headers['retry-after'] === undefined ? {} : { 'retry-after': problem.headers['retry-after'] }) },
       });
     }
   };
+}
+
+/**
+ * The proxy key of the query (`?<prefix>-proxy-key=`, any case), and the query without it, every
+ * other parameter kept byte for byte: the key never reaches the destination.
+ */
+function takeQueryKey(search: string, name: string): { key: string | null; rest: string } {
+  let key: string | null = null;
+  const kept: string[] = [];
+  for (const part of search.replace(/^\?/, '').split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq === -1 ? part : part.slice(0, eq);
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(rawName.replace(/\+/g, ' ')).toLowerCase();
+    } catch {
+      decoded = rawName.toLowerCase();
+    }
+    if (decoded !== name) {
+      kept.push(part);
+      continue;
+    }
+    try {
+      key = decodeURIComponent((eq === -1 ? '' : part.slice(eq + 1)).replace(/\+/g, ' '));
+    } catch {
+      key = '';
+    }
+  }
+  return { key, rest: kept.join('&') };
 }
 
 async function readBody(request: Request, maxBytes: number): Promise<Uint8Array | null> {

@@ -278,7 +278,8 @@ export class ProxiesService {
 }
 
 /** The record is bound to its proxy: a sealed configuration copied to another proxy does not open. */
-const context = (id: string): string[] => ['proxy-configuration', id];
+export const configurationContext = (id: string): string[] => ['proxy-configuration', id];
+const context = configurationContext;
 
 function newProxyKey(): string {
   return PROXY_KEY_PREFIX + randomBytes(32).toString('base64url');

@@ -5,6 +5,7 @@
  */
 import * as v from 'valibot';
 import { validationFromIssues } from '../validation/issues.js';
+import type { RateLimit } from './proxy-rate-limit.js';
 
 /** Starts a timer that calls `fire` after `ms`; returns what cancels it. Tests inject one they fire themselves. */
 export type SetTimer = (ms: number, fire: () => void) => () => void;
@@ -34,6 +35,12 @@ export interface ProxyOptions {
   fetch?: never;
   /** Timer of the upstream time limit (default setTimeout). */
   setTimer?: SetTimer;
+  /**
+   * Unauthenticated calls of inbound proxies (`require_auth: false`): at most `perKey` calls of one
+   * proxy and `perAddress` calls from one client address per window (defaults 100 and 20 per
+   * second); past that a 429 with Retry-After.
+   */
+  inboundRateLimit?: { perKey?: RateLimit; perAddress?: RateLimit };
 }
 
 export interface ResolvedProxyOptions {
@@ -45,12 +52,19 @@ export interface ResolvedProxyOptions {
   allowPorts: ReadonlySet<number>;
   unsafeFetch: typeof fetch | undefined;
   setTimer: SetTimer;
+  inboundRateLimit: { perKey: RateLimit; perAddress: RateLimit };
 }
 
 export const DEFAULT_PROXY_MAX_TOKENS = 20;
 export const DEFAULT_PROXY_TIMEOUT_MS = 25_000;
 export const DEFAULT_PROXY_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_INBOUND_RATE_LIMIT = Object.freeze({ perKey: Object.freeze({ requests: 100, windowMs: 1000 }), perAddress: Object.freeze({ requests: 20, windowMs: 1000 }) });
 export const DEFAULT_PROXY_PORTS: readonly number[] = Object.freeze([443, 8443]);
+
+const Limit = v.strictObject({
+  requests: v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1_000_000, 'must be at most 1000000')),
+  windowMs: v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(86_400_000, 'must be at most 86400000 (a day)')),
+});
 
 const port = v.pipe(v.number(), v.integer('must be whole numbers'), v.minValue(1, 'must be ports (1-65535)'), v.maxValue(65535, 'must be ports (1-65535)'));
 
@@ -64,6 +78,7 @@ export const ProxyOptionsSchema = v.strictObject({
   unsafeFetch: v.optional(v.custom<typeof fetch>((f) => typeof f === 'function', 'must be a fetch function')),
   fetch: v.optional(v.custom<never>(() => false, 'is now named unsafeFetch: a supplied fetch resolves names itself, so no address check runs')),
   setTimer: v.optional(v.custom<SetTimer>((f) => typeof f === 'function', 'must be a function (ms, fire) => cancel')),
+  inboundRateLimit: v.optional(v.strictObject({ perKey: v.optional(Limit), perAddress: v.optional(Limit) })),
 });
 
 const systemTimer: SetTimer = (ms, fire) => {
@@ -85,5 +100,6 @@ export function resolveProxyOptions(options: ProxyOptions | undefined): Resolved
     allowPorts: new Set(o.allowPorts ?? DEFAULT_PROXY_PORTS),
     unsafeFetch: o.unsafeFetch,
     setTimer: o.setTimer ?? systemTimer,
+    inboundRateLimit: { perKey: o.inboundRateLimit?.perKey ?? DEFAULT_INBOUND_RATE_LIMIT.perKey, perAddress: o.inboundRateLimit?.perAddress ?? DEFAULT_INBOUND_RATE_LIMIT.perAddress },
   });
 }

@@ -25,8 +25,15 @@ import { type DestinationResponse, sendToDestination, sendWithFetch } from './pr
 export interface ProxyRequest {
   /** GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS. */
   method: string;
-  /** The destination's base URL (`<prefix>-PROXY-URL` over HTTP). */
-  url: string | null;
+  /** The destination's base URL (`<prefix>-PROXY-URL` over HTTP); not with `key`. */
+  url?: string | null;
+  /**
+   * A pre-configured proxy's key (`<prefix>-PROXY-KEY` over HTTP): the destination is that proxy's,
+   * and its transforms run (keyed-proxy-service.ts).
+   */
+  key?: string;
+  /** The caller's network address, for an unauthenticated keyed call's rate limit (the HTTP adapter's). */
+  clientAddress?: string | null;
   /** Appended to the base URL's path (`/v1/charges`); default none. */
   path?: string;
   /** Appended to the base URL's query (`?a=1` or `a=1`); default none. */
@@ -44,7 +51,7 @@ export interface ProxyResponse {
   body: Uint8Array;
 }
 
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export const PROXY_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const encoder = new TextEncoder();
 
 /** What the audit entry of a call says (docs/proxies.md, Audit). */
@@ -75,6 +82,15 @@ export class ProxyService {
     this.#rules = { allowPrivateNetwork: deps.allowPrivateNetwork, allowPorts: deps.options.allowPorts };
   }
 
+  /** The destination rules and options (a keyed proxy's call follows them too). */
+  get rules(): DestinationRules {
+    return this.#rules;
+  }
+
+  get options(): ResolvedProxyOptions {
+    return this.#options;
+  }
+
   /**
    * Sends the request to its destination for the caller and returns the destination's answer.
    * @example await vault.proxy(caller, { method: 'POST', url: 'https://api.example.com', path: '/charges', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ card: `{{ ${token.id} }}` }) })
@@ -88,12 +104,12 @@ export class ProxyService {
       if (!this.#options.ephemeral || this.#options.ephemeralDisabledTenants.has(caller.tenantId)) {
         throw new AuthorizationError('The ephemeral proxy is turned off for this tenant');
       }
-      if (!METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...METHODS].join(', ')}`);
+      if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
       const url = destinationUrl(request.url ?? null, request.path ?? '', request.query ?? '', this.#rules);
       record.host = url.hostname;
       record.path = url.pathname;
       record.query_keys = [...new Set(url.searchParams.keys())];
-      const target = await this.#resolve(url);
+      const target = await this.resolve(url);
       const headers = forwardedRequestHeaders(headerEntries(request.headers));
       const body = request.body === undefined || request.body === null ? null : typeof request.body === 'string' ? encoder.encode(request.body) : request.body;
       if (body !== null && (method === 'GET' || method === 'HEAD')) throw ValidationError.field('body', `must be empty for ${method}`);
@@ -101,7 +117,7 @@ export class ProxyService {
       const detokenized = await detokenizeValue(this.#tokens, this.#engine, caller, source.tree, 'request', this.#options.maxTokens);
       record.token_ids = [...detokenized.data.keys()];
       const outgoing = fromExpressionTree(source, detokenized.value);
-      const answer = await this.#send(caller.tenantId, target, { method, headers: outgoing.headers, body: outgoing.body });
+      const answer = await this.send(caller.tenantId, target, { method, headers: outgoing.headers, body: outgoing.body });
       record.status = answer.status;
       record.latency_ms = Math.round(performance.now() - started);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'proxy:invoke', resourceId: record.host, outcome: 'success', detail: JSON.stringify(record) });
@@ -121,7 +137,8 @@ export class ProxyService {
     }
   }
 
-  async #resolve(url: URL): Promise<Target> {
+  /** The address to connect to, checked (a keyed proxy's way out too: keyed-proxy-service.ts). */
+  async resolve(url: URL): Promise<Target> {
     // `unsafeFetch` is the embedder's transport (a test's fake destination): the URL rules hold,
     // resolving the name and choosing the address are its own, which its name says (proxy-options.ts).
     if (this.#options.unsafeFetch !== undefined) return unresolvedTarget(url, this.#rules);
@@ -135,7 +152,8 @@ export class ProxyService {
     }
   }
 
-  #send(tenantId: string, target: Target, request: { method: string; headers: Record<string, string>; body: Uint8Array | null }): Promise<DestinationResponse> {
+  /** Sends to a resolved target over the tenant's own connections. */
+  send(tenantId: string, target: Target, request: { method: string; headers: Record<string, string>; body: Uint8Array | null }): Promise<DestinationResponse> {
     const limits = { timeoutMs: this.#options.timeoutMs, maxResponseBytes: this.#options.maxResponseBytes, setTimer: this.#options.setTimer };
     const fetchImpl = this.#options.unsafeFetch;
     if (fetchImpl !== undefined) return sendWithFetch(fetchImpl, target, request, limits);
@@ -148,7 +166,7 @@ export class ProxyService {
   }
 }
 
-function headerEntries(headers: ProxyRequest['headers']): [string, string][] {
+export function headerEntries(headers: ProxyRequest['headers']): [string, string][] {
   if (headers === undefined || headers === null) return [];
   if (typeof (headers as Iterable<[string, string]>)[Symbol.iterator] === 'function') return [...(headers as Iterable<[string, string]>)].map(([n, v]) => [String(n), String(v)]);
   return Object.entries(headers as Record<string, string>).map(([n, v]) => [n, String(v)]);

@@ -72,7 +72,7 @@ export class QuickJsSandbox implements Sandbox {
       const api = input.host.bt === null ? null : flattenApiTree(input.host.bt);
       let reqJson: string;
       try {
-        reqJson = JSON.stringify({ args: input.req.args ?? null, configuration: input.req.configuration ?? {} });
+        reqJson = JSON.stringify({ ...input.req, args: input.req.args ?? null, configuration: input.req.configuration ?? {} });
       } catch {
         throw runtimeError('Reactor arguments are not JSON');
       }

@@ -63,7 +63,11 @@ export type HostFetch = (request: HostFetchRequest) => Promise<HostFetchResponse
 export interface SandboxRunInput {
   /** CommonJS-style source: `module.exports = async function (req) { ... }`. */
   code: string;
-  req: { args: unknown; configuration: Record<string, unknown> };
+  /**
+   * `req` as the code sees it (plus `bt`). A proxy transform's also holds `method`, `headers`, `path`
+   * and `query` (docs/proxies.md, Transforms); every value must be JSON.
+   */
+  req: { args: unknown; configuration: Record<string, unknown>; [field: string]: unknown };
   host: SandboxHost;
   /** Per-run overrides of the sandbox's limits. */
   limits?: Partial<SandboxLimits>;

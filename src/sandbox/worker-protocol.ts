@@ -8,7 +8,7 @@ import type { HostErrorDescription } from './bridge.js';
 import { runtimeError } from './reactor-outcome.js';
 import type { HostFetchRequest, SandboxLimits } from './sandbox.js';
 
-/** Main thread → worker: start a run. One run at a time per worker. */
+/** Main thread → worker: start a run (a worker may hold several, worker-pool.ts). */
 export interface RunMessage {
   type: 'run';
   run: number;

@@ -1,4 +1,3 @@
-import type { Caller } from '../auth/caller.js';
 import { type CallerMaker, requireMintedCaller } from '../auth/caller-brand.js';
 
 /**
@@ -18,7 +17,7 @@ export function guardService<T extends object>(service: T, accepted: readonly Ca
       let method = guarded.get(property);
       if (method === undefined) {
         const original = value as (...args: unknown[]) => unknown;
-        method = (caller: unknown, ...rest: unknown[]) => (minted(caller, accepted) ?? original.call(target, caller, ...rest));
+        method = (caller: unknown, ...rest: unknown[]) => (refusal(caller, accepted) ?? original.call(target, caller, ...rest));
         guarded.set(property, method);
       }
       return method;
@@ -32,16 +31,12 @@ export function guardService<T extends object>(service: T, accepted: readonly Ca
   });
 }
 
-/** As guardService, for a lone operation taking the Caller first (`vault.proxy`). */
-export function guardOperation<A extends unknown[], R>(operation: (caller: Caller, ...rest: A) => Promise<R>, accepted: readonly CallerMaker[]): typeof operation {
-  return (caller, ...rest) => minted(caller, accepted) ?? operation(caller, ...rest);
-}
-
 /**
  * Undefined when `caller` is accepted, else the refusal as a rejected promise: every service
- * operation answers a promise, so a refused Caller is a rejection like any other refusal.
+ * operation answers a promise, so a refused Caller is a rejection like any other refusal. Also for
+ * a lone operation taking the Caller first (`vault.proxy`).
  */
-function minted(caller: unknown, accepted: readonly CallerMaker[]): Promise<never> | undefined {
+export function refusal(caller: unknown, accepted: readonly CallerMaker[]): Promise<never> | undefined {
   try {
     requireMintedCaller(caller, accepted);
     return undefined;

@@ -117,11 +117,12 @@ export interface ReactorOptions {
   /**
    * The worker threads reactor code runs in (default sandbox only): `size` (default max(2, cores)),
    * `maxQueued` runs waiting for a worker before new runs get 503 (default 256), and
-   * `recycleAboveBytes`, the WebAssembly memory past which a worker is replaced after its run
+   * `recycleAboveBytes`, the WebAssembly memory past which a worker is replaced after its runs
    * (default 32 MiB). Shares, so that one application's flood leaves room to the others:
    * `maxRunningPerApplication` (default ceil(size / 2)) and `maxRunningPerTenant` (default
    * ceil(3 × size / 4)) workers at once, `maxQueuedPerApplication` (default maxQueued / 4) and
-   * `maxQueuedPerTenant` (default maxQueued / 2) runs waiting (docs/reactors.md).
+   * `maxQueuedPerTenant` (default maxQueued / 2) runs waiting; `runsPerWorker` (default 4), the
+   * runs of one owner a worker interleaves while they await the host (docs/reactors.md).
    */
   workers?: Partial<SandboxWorkerOptions>;
   /**

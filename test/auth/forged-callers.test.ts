@@ -3,13 +3,15 @@ import type { Caller } from '../../src/auth/caller.js';
 import { ManualClock } from '../../src/common/clock.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { AuthorizationError } from '../../src/errors/errors.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import { makeCaller as makeTestCaller } from '../../src/testing/index.js';
 import { createVault, type Vault } from '../../src/vault.js';
 import { describeEachStore } from '../support/stores.js';
 import { SUITE_START } from '../support/suite-start.js';
 
+const TOKEN_ALL: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
 /** The rules of a forger who wants everything: reveal on every container. */
-const EVERYTHING = [{ priority: 0, container: '/', transform: 'reveal' as const, permissions: ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'] as const }];
+const EVERYTHING: AccessRule[] = [{ priority: 0, container: '/', transform: 'reveal', permissions: TOKEN_ALL }];
 
 /** What each service holds for the victim tenant, read with its real Callers. */
 async function state(vault: Vault, admin: Caller, reader: Caller) {
@@ -34,14 +36,14 @@ describeEachStore('Callers the vault did not make', (store) => {
     const app = await vault.applications.create(admin, { name: 'reader', type: 'private', permissions: ['token:create', 'token:read'], rules: [] });
     reader = await vault.authenticate(app.key);
     tokenId = (await vault.tokens.create(reader, { type: 'token', data: 'the secret' })).id;
-    const everything = { permissions: new Set([...EVERYTHING[0].permissions, 'application:create', 'application:read', 'application:update', 'webhook:read', 'log:read']), rules: EVERYTHING };
+    const everything = { permissions: new Set<Permission>([...TOKEN_ALL, 'application:create', 'application:read', 'application:update', 'webhook:read', 'log:read']), rules: EVERYTHING };
     forgeries = [
       ['a plain object', { tenantId: tenant.id, applicationId: app.id, applicationType: 'private', ...everything } as unknown as Caller],
       ['a spread copy of a real Caller, widened', { ...reader, ...everything } as unknown as Caller],
       ['a frozen copy of a real Caller', Object.freeze({ ...admin })],
       ['an object inheriting from a real Caller', Object.create(reader) as Caller],
       ['a Proxy of a real Caller', new Proxy(reader, {})],
-      ['a tokenvault/testing Caller', makeTestCaller({ tenantId: tenant.id, id: app.id, type: 'private', permissions: [...everything.permissions], rules: EVERYTHING.map((r) => ({ ...r, permissions: [...r.permissions] })) })],
+      ['a tokenvault/testing Caller', makeTestCaller({ tenantId: tenant.id, id: app.id, type: 'private', permissions: [...everything.permissions], rules: EVERYTHING })],
     ];
   });
   afterAll(() => vault.close());

@@ -1,4 +1,5 @@
-// Hostile reactors against the thread that serves requests (DESIGN.md 2), on a built copy of the
+// Hostile reactors against the thread that serves requests (which a reactor must never stall:
+// ARCHITECTURE.md, docs/reactors.md), on a built copy of the
 // package (default dist/; pass another, e.g. the previous commit's, to compare):
 //   node --expose-gc test/bench/hostile.mjs [<dist>]
 // 1. /healthz under autocannon (10 connections, BENCH_HOSTILE_SECONDS, default 5) through the Node

@@ -13,10 +13,38 @@ const { createTestVault } = await import(
   process.env.BENCH_DIST ? pathToFileURL(resolve(process.env.BENCH_DIST, 'testing.js')).href : new URL('../../dist/testing.js', import.meta.url).href
 );
 
-const CODE = `module.exports = async function (req) {
+export const CODE = `module.exports = async function (req) {
   const cards = req.args.cards || [req.args.card];
   return { raw: { count: cards.length, last4: cards[0].number.slice(-4) } };
 };`;
+
+export const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
+
+/**
+ * The raw baseline: the same function on the same argument in a new QuickJS context (eval, read the
+ * result, dispose), as a function returning a promise. Also used by compare-reactors.mjs.
+ */
+export async function rawBaseline() {
+  const QuickJS = await getQuickJS();
+  const rawSource = `const module = { exports: {} };\n${CODE}\nmodule.exports({ args: { card: ${JSON.stringify(CARD)} }, configuration: {} });`;
+  return () => {
+    const vm = QuickJS.newContext();
+    try {
+      const handle = vm.unwrapResult(vm.evalCode(rawSource));
+      const promise = vm.resolvePromise(handle);
+      handle.dispose();
+      vm.runtime.executePendingJobs();
+      return promise.then((result) => {
+        const value = vm.unwrapResult(result);
+        JSON.stringify(vm.dump(value));
+        value.dispose();
+      });
+    } finally {
+      // Disposal waits for the promise above to settle (it settles in executePendingJobs).
+      queueMicrotask(() => vm.dispose());
+    }
+  };
+}
 
 /**
  * Median latency in ms. With `idle`, each call starts after one turn of the event loop (untimed),
@@ -38,27 +66,8 @@ async function p50(n, fn, idle = false) {
 
 export async function run() {
   console.log('\n== reactors: invoke vs raw QuickJS new context + eval ==');
-  const QuickJS = await getQuickJS();
-  const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
-  // The raw baseline runs the same function on the same argument: new context, eval, read the result, dispose.
-  const rawSource = `const module = { exports: {} };\n${CODE}\nmodule.exports({ args: { card: ${JSON.stringify(card)} }, configuration: {} });`;
-  const raw = () => {
-    const vm = QuickJS.newContext();
-    try {
-      const handle = vm.unwrapResult(vm.evalCode(rawSource));
-      const promise = vm.resolvePromise(handle);
-      handle.dispose();
-      vm.runtime.executePendingJobs();
-      return promise.then((result) => {
-        const value = vm.unwrapResult(result);
-        JSON.stringify(vm.dump(value));
-        value.dispose();
-      });
-    } finally {
-      // Disposal waits for the promise above to settle (it settles in executePendingJobs).
-      queueMicrotask(() => vm.dispose());
-    }
-  };
+  const card = CARD;
+  const raw = await rawBaseline();
 
   const vault = await createTestVault();
   const admin = await vault.authenticate(vault.adminKey);

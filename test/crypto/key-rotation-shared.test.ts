@@ -1,18 +1,16 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { endAdmin } from '../support/postgres.js';
-import { SHARED_KINDS, sharedStores, type SharedStores } from '../support/shared-stores.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachSharedStore, type SharedStores } from '../support/stores.js';
 
 /** Bug 1 of issue 13: another instance rotated the tenant's data key. */
-describe.each(SHARED_KINDS)('key rotation by another instance [%s]', (kind) => {
+describeEachSharedStore('key rotation by another instance', (database) => {
   let shared: SharedStores | undefined;
   afterEach(async () => {
     await shared?.close();
     shared = undefined;
   });
-  afterAll(endAdmin);
 
   const setUp = async () => {
-    shared = await sharedStores(kind, { keyRefreshMs: 60_000 });
+    shared = await database.open({ keyRefreshMs: 60_000 });
     const { a, b } = shared;
     const app = await a.caller({ permissions: ['token:create', 'token:read', 'token:search'], rules: [{ description: 'all', priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:search'] }] });
     // The second instance serves the same application (same key, same tenant).

@@ -31,6 +31,15 @@ const HARNESSES: { marker: string; epilogue: string; check(printed: any): void }
     check: (printed) =>
       expect(printed).toEqual({ shown: true, key: null, configuration: { API_KEY: '********' }, transforms: [{ type: 'code', code: 'module.exports = async (req) => ({ headers: req.args.headers, body: req.args.body })' }] }),
   },
+  {
+    marker: "name: 'Card intake',",
+    epilogue:
+      "console.log(JSON.stringify({ status: response.status, order, isToken: order.card === token.id, last4: (token.data as { number: string }).number.slice(-4) })); server.close(); backend.close(); await vault.close();",
+    check: (printed) => {
+      expect(printed).toMatchObject({ status: 200, order: { order: 'o-17' }, isToken: true, last4: '4242' });
+      expect(JSON.stringify(printed.order)).not.toContain('4242424242424242');
+    },
+  },
 ];
 
 let dir: string;

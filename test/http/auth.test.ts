@@ -18,7 +18,7 @@ describeEachStore('HTTP authentication', (store) => {
   const pathOf = (pattern: string) => pattern.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
   const bodyOf = (route: (typeof ROUTES)[number]) => (route.body === 'json' || route.body === 'merge-patch' ? {} : undefined);
 
-  describe('authentication (spec 5)', () => {
+  describe('authentication (docs/http-api.md)', () => {
   it.each(authenticated.map((r) => [r.method, r.path, r] as const))('%s %s: 401 without a key and with an unknown key', async (method, path, route) => {
     const missing = await h.call(method, pathOf(path), { body: bodyOf(route) });
     expect(expectProblem(missing, 401).title).toBe('Unauthorized');

@@ -7,7 +7,7 @@ import { BASE, VISA, read, type Sent } from './helpers.js';
 
 /*
  * The disclosure findings of the security issue, through the HTTP API as an attacker holding the
- * weakest key would try them (README "Security model"). Every test runs on SQLite and PostgreSQL.
+ * weakest key would try them (docs/security.md, "Security model"). Every test runs on SQLite and PostgreSQL.
  */
 
 const REVEAL_ALL: AccessRule[] = [

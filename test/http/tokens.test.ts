@@ -147,7 +147,7 @@ describeEachStore('HTTP tokens', (store) => {
       expect(sent.body.search_indexes).toEqual([]);
     });
 
-    it('415 unless the Content-Type is application/merge-patch+json (spec 7)', async () => {
+    it('415 unless the Content-Type is application/merge-patch+json (docs/http-api.md)', async () => {
       const created = (await h.call('POST', '/tokens', { key: h.userKey, body: card() })).body;
       const json = await h.call('PATCH', `/tokens/${created.id}`, { key: h.userKey, body: { metadata: {} }, contentType: 'application/json' });
       expect(expectProblem(json, 415).detail).toContain('merge-patch');

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { ConflictError, UnprocessableError, ValidationError } from '../../src/errors/errors.js';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../src/errors/errors.js';
 import type { TokenView } from '../../src/tokens/token-view.js';
 import { describeEachStore } from '../support/stores.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../support/tokens.js';
@@ -125,7 +125,7 @@ describeEachStore('vault.idempotency', (store) => {
     const app = await vault.caller({ permissions: [...mine], rules: [{ priority: 0, container: '/mine/', transform: 'reveal', permissions: [...mine] }], name: 'watcher' });
     const owner = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL, name: 'owner' });
     const hidden = await vault.tokens.create(owner, { type: 'token', data: 'not for app', containers: ['/hidden/'] });
-    await expect(vault.tokens.get(app, hidden.id)).rejects.toThrow();
+    await expect(vault.tokens.get(app, hidden.id)).rejects.toBeInstanceOf(NotFoundError);
     const probe = () =>
       vault.idempotency.run(app, { key: 'probe', fingerprint: 'p' }, () => vault.tokens.create(app, { type: 'token', data: 'mine', containers: ['/mine/'], metadata: { id: hidden.id } }));
     const first = await probe();

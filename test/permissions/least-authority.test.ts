@@ -94,7 +94,7 @@ describeEachStore('least authority', (store) => {
     const formula = await w.vault.formulas.create(w.admin, { name: 'receipt', code: 'module.exports = async (req) => ({ tokenize: { receipt: req.args.receipt } })' });
     const reactor = await w.vault.reactors.create(w.admin, { name: 'receipt', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } });
     const invoker = await w.vault.caller({ permissions: ['token:use'] });
-    await expect(w.vault.tokens.get(invoker, w.victimId)).rejects.toBeDefined();
+    await expect(w.vault.tokens.get(invoker, w.victimId)).rejects.toBeInstanceOf(AuthorizationError);
     const out = await w.vault.reactors.react(invoker, reactor.id, { args: { receipt: { type: 'card', data: VISA, deduplicate_token: true } } });
     const text = JSON.stringify(out);
     expect(text).not.toContain(w.victimId);

@@ -1,4 +1,4 @@
-/** Asynchronous reactor invocation (spec 4.2 with callback_url, react-async, results; spec 6), on both stores. */
+/** Asynchronous reactor invocation (callback_url, react-async, results: docs/reactors.md, "Asynchronous invocation"), on both stores. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,7 @@
-/** Spec 4.2 "Invoke a Reactor" rules 1-10, each with its passing and failing case. */
+/**
+ * The invocation rules of docs/reactors.md ("Invocation", `request_parameters`), numbered 1-10 here,
+ * each with its passing and failing case.
+ */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AuthorizationError, ValidationError } from '../../src/errors/errors.js';
 import { type Fixture, VISA, fixture, rejection } from './helpers.js';

@@ -85,8 +85,10 @@ describe('one owner flooding with spinning runs', () => {
     expect(sandbox.stats()).toMatchObject({ busy: 1, queued: 2 });
   });
 
+  // One run per worker: with interleaving, the flood's first run would join the holder's worker
+  // while it awaits the host (worker-interleave.test.ts), and the worker frees when both have ended.
   it("on a pool of one, serves another owner's run as soon as the worker is free, before the flood's queued runs", async () => {
-    const sandbox = await warmSandbox({ workers: { size: 1 } });
+    const sandbox = await warmSandbox({ workers: { size: 1, runsPerWorker: 1 } });
     const log: string[] = [];
     const release = deferred();
     const holder = run(sandbox, log, 'a0', A, 'await req.bt.hold(); return "a0"', { host: { fetch: null, bt: { hold: () => release.promise } } });

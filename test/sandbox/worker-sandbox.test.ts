@@ -127,8 +127,10 @@ describe('queueing for a worker', () => {
     return { run, started: started.promise, release: () => release.resolve() };
   }
 
+  // One run per worker: a run awaiting the host would otherwise let the next one join its worker
+  // (interleaving, tested in worker-interleave.test.ts).
   it('queues runs when every worker is busy and answers 503 once the queue is full', async () => {
-    const sandbox = await sandboxWith({ workers: { size: 1, maxQueued: 1 } });
+    const sandbox = await sandboxWith({ workers: { size: 1, maxQueued: 1, runsPerWorker: 1 } });
     const first = holder(sandbox);
     await first.started;
     const second = sandbox.run({ code: 'module.exports = () => "second"', req: REQ, host: NO_HOST });
@@ -142,7 +144,7 @@ describe('queueing for a worker', () => {
   });
 
   it("keeps a queued run's deadline running", async () => {
-    const sandbox = await sandboxWith({ workers: { size: 1 } });
+    const sandbox = await sandboxWith({ workers: { size: 1, runsPerWorker: 1 } });
     const first = holder(sandbox);
     await first.started;
     const queued = await reactorFailure(sandbox.run({ code: 'module.exports = () => 1', req: REQ, host: NO_HOST, limits: { timeoutMs: 50 } }));

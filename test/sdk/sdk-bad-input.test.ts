@@ -38,7 +38,7 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
     });
     expect((await create({ name: 'r', code: CODE, configuration: ['a'] })).errors).toEqual({ configuration: ['must be an object of configuration names and values'] });
     expect((await create({ name: 'r', code: CODE, colour: 'blue' })).errors).toHaveProperty(['colour']);
-    // A formula's reactor still needs its configuration (spec 4.2).
+    // A formula's reactor still needs its configuration (docs/reactors.md).
     const formula = (await server.raw('POST', '/reactor-formulas/', { key, body: { name: 'f', code: CODE } })).body;
     expect((await create({ name: 'r', formula: { id: formula.id } })).errors).toEqual({ configuration: ['is required (an object of configuration names and values)'] });
     expect((await server.raw('GET', '/reactors/', { key })).body.data).toEqual([]);

@@ -1,18 +1,16 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { endAdmin } from '../support/postgres.js';
-import { SHARED_KINDS, sharedStores, type SharedStores } from '../support/shared-stores.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachSharedStore, type SharedStores } from '../support/stores.js';
 
 /** Issue 19, finding 11: a revocation made on one instance ends sessions served by another. */
-describe.each(SHARED_KINDS)('sessions end with their applications’ keys, across instances [%s]', (kind) => {
+describeEachSharedStore('sessions end with their applications’ keys, across instances', (database) => {
   let shared: SharedStores | undefined;
   afterEach(async () => {
     await shared?.close();
     shared = undefined;
   });
-  afterAll(endAdmin);
 
   it('a regeneration on instance a ends a session on instance b within authCacheMs; b never resolves it again', async () => {
-    shared = await sharedStores(kind);
+    shared = await database.open();
     const { a, b } = shared;
     const admin = await a.authenticate(a.adminKey);
     const browser = await a.caller({ type: 'public', permissions: ['token:create'] });

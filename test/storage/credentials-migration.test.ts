@@ -7,7 +7,8 @@ import { PgExecutor } from '../../src/storage/postgres/pg-executor.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS, runMigrations as runSqliteMigrations } from '../../src/storage/sqlite/migrations.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
-import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { describePostgres } from '../support/stores.js';
 
 /** The migration that moved keys out of `applications` (found by its comment, not its number: the lead renumbers). */
 /** The index of the application keys migration (the one creating application_keys). */
@@ -46,11 +47,10 @@ describe('the application keys migration', () => {
     db.close();
   });
 
-  describe.skipIf(PG_URL === undefined)(`PostgreSQL${PG_URL === undefined ? ` (${PG_SKIP_REASON})` : ''}`, () => {
-    afterAll(endAdmin);
+  describePostgres('PostgreSQL', (url) => {
     it('an existing key moves to application_keys and keeps authenticating', async () => {
       const schema = freshSchema('keys');
-      const store = createPostgresStore({ connectionString: PG_URL!, schema, max: 2 });
+      const store = createPostgresStore({ connectionString: url, schema, max: 2 });
       try {
         await runPgMigrations(new PgExecutor(adminPool() as unknown as PgPool), schema, PG_MIGRATIONS.slice(0, before(PG_MIGRATIONS)));
         const { keyHash, keyLookup } = hashApiKey(KEY);
@@ -93,11 +93,10 @@ describe('the credentials generations migration', () => {
     db.close();
   });
 
-  describe.skipIf(PG_URL === undefined)(`PostgreSQL${PG_URL === undefined ? ` (${PG_SKIP_REASON})` : ''}`, () => {
-    afterAll(endAdmin);
+  describePostgres('PostgreSQL', (url) => {
     it('existing applications and authorized sessions start at generation 0', async () => {
       const schema = freshSchema('generations');
-      const store = createPostgresStore({ connectionString: PG_URL!, schema, max: 2 });
+      const store = createPostgresStore({ connectionString: url, schema, max: 2 });
       try {
         await runPgMigrations(new PgExecutor(adminPool() as unknown as PgPool), schema, PG_MIGRATIONS.slice(0, beforeGenerations(PG_MIGRATIONS)));
         await adminPool().query(`INSERT INTO "${schema}".applications (tenant_id, id, name, type, permissions, rules, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, NULL, 1000)`, APP_ROW);

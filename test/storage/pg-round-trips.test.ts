@@ -2,7 +2,7 @@
 // fails here. Counted at the pool (every statement sent, BEGIN and COMMIT included), on the second
 // identical request, so the API key cache (which has an invalidation rule) is warm as in a running
 // server. The audit entries of reads, creates and runs are not the request's: they go out
-// in batches (one INSERT per auditFlushMs, README "Audit"), held back here so that the count is the
+// in batches (one INSERT per auditFlushMs, docs/storage.md "Audit entries survive an outage"), held back here so that the count is the
 // request's own. docs/performance.md gives the figures before and after issue 21.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ import { createFetchHandler } from '../../src/http/index.js';
 import { createPostgresStore } from '../../src/postgres.js';
 import type { PgPool, PgPoolClient, PgQueryConfig } from '../../src/storage/postgres/postgres-options.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { describePostgres } from '../support/stores.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 
@@ -39,7 +40,7 @@ function countingPool(pool: pg.Pool, sent: string[]): PgPool {
   };
 }
 
-describe.skipIf(PG_URL === undefined)(`PostgreSQL round trips per request ${PG_URL === undefined ? PG_SKIP_REASON : ''}`, () => {
+describePostgres('PostgreSQL round trips per request', (url) => {
   const sent: string[] = [];
   const schema = freshSchema('trips');
   let pool: pg.Pool;
@@ -47,7 +48,7 @@ describe.skipIf(PG_URL === undefined)(`PostgreSQL round trips per request ${PG_U
   let send: (method: string, path: string, key: string, body?: unknown) => Promise<{ status: number; body: any; statements: string[] }>;
 
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: PG_URL!, max: 4 });
+    pool = new pg.Pool({ connectionString: url, max: 4 });
     vault = await createTestVault({ store: createPostgresStore({ pool: countingPool(pool, sent), schema }), auditFlushMs: 60_000 });
     const handler = createFetchHandler(vault);
     send = async (method, path, key, body) => {

@@ -8,28 +8,26 @@ import { createPostgresStore } from '../../src/postgres.js';
 import { PgExecutor } from '../../src/storage/postgres/pg-executor.js';
 import { translateError } from '../../src/storage/postgres/pg-errors.js';
 import { createTestVault } from '../../src/testing/index.js';
-import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { describePostgres } from '../support/stores.js';
 import { SUITE_START } from '../support/suite-start.js';
 
 /**
  * Bug 6 of issue 13: a PostgreSQL outage. Backends are ended with pg_terminate_backend (with a
  * timeout: it returns once they are gone, so the tests wait for the event, not for time).
  */
-const suite = PG_URL === undefined ? describe.skip : describe;
-
-suite(`PostgreSQL outage${PG_URL === undefined ? ` (${PG_SKIP_REASON})` : ''}`, () => {
+describePostgres('PostgreSQL outage', (url) => {
   const pools: pg.Pool[] = [];
   const schemas: string[] = [];
   afterEach(async () => {
     for (const pool of pools.splice(0)) await pool.end().catch(() => undefined);
     for (const schema of schemas.splice(0)) await dropSchema(schema);
   });
-  afterAll(endAdmin);
 
   /** A pool whose connections carry a name no other test uses, so only they are terminated. */
   const namedPool = (max: number) => {
     const name = `tv-outage-${randomBytes(4).toString('hex')}`;
-    const pool = new pg.Pool({ connectionString: PG_URL!, max, application_name: name });
+    const pool = new pg.Pool({ connectionString: url, max, application_name: name });
     pool.on('error', () => undefined);
     pools.push(pool);
     return { pool, name };

@@ -10,7 +10,8 @@ import type { StoredToken } from '../../src/storage/store.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import { APP_A, T0, TENANT_A, makeAudit, makeFormula, makeReactor, makeToken } from '../../src/testing/store-conformance.js';
 import { recordingPool, statementsWithoutTenant } from '../support/tenant-statements.js';
-import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { describeEachPgRoute } from '../support/stores.js';
 
 const audit = (token: StoredToken) => makeAudit({ tenantId: token.tenantId, resourceId: token.id });
 
@@ -151,6 +152,7 @@ describe('PostgreSQL store helpers (no server)', () => {
   });
 });
 
+// Not describePostgres: the conformance run below is awaited at the top level of the file.
 if (PG_URL === undefined) {
   describe.skip(`PostgreSQL store (${PG_SKIP_REASON})`, () => {
     it('runs the store conformance suite and the PostgreSQL-specific tests against a server', () => undefined);
@@ -239,11 +241,7 @@ if (PG_URL === undefined) {
   });
 
   // Directly and through PgBouncer in transaction mode (docs/scaling.md), when one is set.
-  // Shown as skipped, with the reason, only where the real test cannot run.
-  if (PGBOUNCER_URL === undefined) describe(`PostgreSQL concurrency across pools through PgBouncer (${PGBOUNCER_SKIP_REASON})`, () => {
-    it.skip('runs the races and withLock through the pooler', () => undefined);
-  });
-  describe.each(PG_ROUTES)('PostgreSQL concurrency across pools [$name]', ({ url: connectionString }) => {
+  describeEachPgRoute('PostgreSQL concurrency across pools', (connectionString) => {
     const pair = async () => {
       const schema = freshSchema('pair');
       const one = open({ schema, max: 8, connectionString });

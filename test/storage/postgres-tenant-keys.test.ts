@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/postgres.js';
-import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { describePostgres } from '../support/stores.js';
 
 /** Tables not distributed by tenant, and why (docs/scaling.md, "Scaling out"). */
 const GLOBAL_TABLES: Record<string, string> = {
@@ -14,15 +15,12 @@ const GLOBAL_TABLES: Record<string, string> = {
   tokenvault_migrations: 'the schema version, one per schema',
 };
 
-describe.skipIf(PG_URL === undefined)('PostgreSQL keys lead with tenant_id', () => {
+describePostgres('PostgreSQL keys lead with tenant_id', (url) => {
   const schema = freshSchema('keys');
-  afterAll(async () => {
-    await dropSchema(schema);
-    await endAdmin();
-  });
+  afterAll(() => dropSchema(schema));
 
   it('every unique key and foreign key of a tenant table starts with tenant_id, which is NOT NULL', async () => {
-    const store = createPostgresStore({ connectionString: PG_URL!, schema, max: 2 });
+    const store = createPostgresStore({ connectionString: url, schema, max: 2 });
     await store.migrate();
     await store.close();
     const db = adminPool();
@@ -74,7 +72,3 @@ describe.skipIf(PG_URL === undefined)('PostgreSQL keys lead with tenant_id', () 
   });
 });
 
-// Shown as skipped, with the reason, only where the real test cannot run.
-if (PG_URL === undefined) describe(`PostgreSQL keys lead with tenant_id (${PG_SKIP_REASON})`, () => {
-  it.skip('checks the live schema', () => undefined);
-});

@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/postgres.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { describePostgres } from '../support/stores.js';
 import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL } from '../support/tokens.js';
 import { makeIdempotentRevealingRequests } from '../support/idempotent-requests.js';
 import { SUITE_START } from '../support/suite-start.js';
@@ -11,62 +12,54 @@ import { SUITE_START } from '../support/suite-start.js';
  * round trips, reactors, sweep) is the shared suites' (describeEachStore), not copied here.
  */
 
-if (PG_URL === undefined) {
-  describe.skip(`vault on PostgreSQL (${PG_SKIP_REASON})`, () => {
-    it('stores no plaintext', () => undefined);
+describePostgres('vault on PostgreSQL', (url) => {
+  let vault: TestVault;
+  let store: PostgresStore;
+  beforeEach(async () => {
+    store = createPostgresStore({ connectionString: url, schema: freshSchema('vault'), max: 4 });
+    vault = await createTestVault({ start: SUITE_START, store });
   });
-} else {
-  const url = PG_URL;
-  describe('vault on PostgreSQL', () => {
-    let vault: TestVault;
-    let store: PostgresStore;
-    afterAll(endAdmin);
-    beforeEach(async () => {
-      store = createPostgresStore({ connectionString: url, schema: freshSchema('vault'), max: 4 });
-      vault = await createTestVault({ start: SUITE_START, store });
-    });
-    afterEach(async () => {
-      await vault.close();
-      await dropSchema(store.schema);
-    });
-
-    /** Every row of every table of the store's schema, as PostgreSQL's text form of the row. */
-    const dumpSchema = async (): Promise<string> => {
-      const tables = await adminPool().query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [store.schema]);
-      expect(tables.rows.map((r) => r.tablename)).toContain('tokens');
-      let text = '';
-      for (const { tablename } of tables.rows) {
-        const { rows } = await adminPool().query(`SELECT t::text AS row FROM "${store.schema}"."${tablename}" t`);
-        text += rows.map((r) => r.row).join('\n') + '\n';
-      }
-      return text;
-    };
-
-    it('stores no plaintext: no table row holds the card number, account number, strings or the cvc', async () => {
-      const revealer = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
-      const secrets = { card: '4111111111111111', account: '98765432101234', string: 'correct-horse-battery-staple', searchable: 'jane.secret@example.com' };
-      const cvc = '7319';
-      await vault.tokens.create(revealer, { type: 'card', data: { number: secrets.card, expiration_month: 1, expiration_year: 2032, cvc } });
-      await vault.tokens.create(revealer, { type: 'bank', data: { routing_number: '011000015', account_number: secrets.account } });
-      await vault.tokens.create(revealer, { type: 'token', data: secrets.string, deduplicate_token: true, metadata: { kind: 'string' } });
-      await vault.tokens.create(revealer, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
-      const { card, apiKey } = await makeIdempotentRevealingRequests(vault, revealer.key, vault.adminKey);
-      Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
-      // Token intents (docs/token-intents.md): their data is sealed like token data.
-      const browser = await vault.caller({ type: 'public', permissions: ['token-intent:create'] });
-      const intentSecrets = { intentCard: '4000056655665556', intentString: 'intent-battery-horse-staple' };
-      const intent = await vault.tokenIntents.create(browser, { type: 'card', data: { number: intentSecrets.intentCard, cvc: '9153' } });
-      await vault.tokenIntents.create(browser, { type: 'token', data: intentSecrets.intentString });
-      Object.assign(secrets, intentSecrets);
-      const text = await dumpSchema();
-      expect(text).toContain(intent.id); // the intents table is dumped too
-      expect(text.includes('"cvc":"9153"'), 'intent cvc found in plaintext').toBe(false);
-      expect(text).toContain('scan-create'); // idempotency rows are dumped too
-      expect(text).toContain('kind'); // the dump does read the rows (metadata is stored in the clear)
-      for (const [name, secret] of Object.entries(secrets)) expect(text.includes(secret), `${name} found in plaintext`).toBe(false);
-      // Four digits turn up by chance in ids and hex, so the cvc is looked for as stored JSON.
-      for (const value of [cvc, card.cvc]) expect(text.includes(`"cvc":"${value}"`), 'cvc found in plaintext').toBe(false);
-      expect(text.includes(vault.adminKey), 'API key found').toBe(false);
-    });
+  afterEach(async () => {
+    await vault.close();
+    await dropSchema(store.schema);
   });
-}
+
+  /** Every row of every table of the store's schema, as PostgreSQL's text form of the row. */
+  const dumpSchema = async (): Promise<string> => {
+    const tables = await adminPool().query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [store.schema]);
+    expect(tables.rows.map((r) => r.tablename)).toContain('tokens');
+    let text = '';
+    for (const { tablename } of tables.rows) {
+      const { rows } = await adminPool().query(`SELECT t::text AS row FROM "${store.schema}"."${tablename}" t`);
+      text += rows.map((r) => r.row).join('\n') + '\n';
+    }
+    return text;
+  };
+
+  it('stores no plaintext: no table row holds the card number, account number, strings or the cvc', async () => {
+    const revealer = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
+    const secrets = { card: '4111111111111111', account: '98765432101234', string: 'correct-horse-battery-staple', searchable: 'jane.secret@example.com' };
+    const cvc = '7319';
+    await vault.tokens.create(revealer, { type: 'card', data: { number: secrets.card, expiration_month: 1, expiration_year: 2032, cvc } });
+    await vault.tokens.create(revealer, { type: 'bank', data: { routing_number: '011000015', account_number: secrets.account } });
+    await vault.tokens.create(revealer, { type: 'token', data: secrets.string, deduplicate_token: true, metadata: { kind: 'string' } });
+    await vault.tokens.create(revealer, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
+    const { card, apiKey } = await makeIdempotentRevealingRequests(vault, revealer.key, vault.adminKey);
+    Object.assign(secrets, { idempotentCard: card.number, idempotentApiKey: apiKey });
+    // Token intents (docs/token-intents.md): their data is sealed like token data.
+    const browser = await vault.caller({ type: 'public', permissions: ['token-intent:create'] });
+    const intentSecrets = { intentCard: '4000056655665556', intentString: 'intent-battery-horse-staple' };
+    const intent = await vault.tokenIntents.create(browser, { type: 'card', data: { number: intentSecrets.intentCard, cvc: '9153' } });
+    await vault.tokenIntents.create(browser, { type: 'token', data: intentSecrets.intentString });
+    Object.assign(secrets, intentSecrets);
+    const text = await dumpSchema();
+    expect(text).toContain(intent.id); // the intents table is dumped too
+    expect(text.includes('"cvc":"9153"'), 'intent cvc found in plaintext').toBe(false);
+    expect(text).toContain('scan-create'); // idempotency rows are dumped too
+    expect(text).toContain('kind'); // the dump does read the rows (metadata is stored in the clear)
+    for (const [name, secret] of Object.entries(secrets)) expect(text.includes(secret), `${name} found in plaintext`).toBe(false);
+    // Four digits turn up by chance in ids and hex, so the cvc is looked for as stored JSON.
+    for (const value of [cvc, card.cvc]) expect(text.includes(`"cvc":"${value}"`), 'cvc found in plaintext').toBe(false);
+    expect(text.includes(vault.adminKey), 'API key found').toBe(false);
+  });
+});

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { DESELECTED_REASON, selected } from './store-selection.js';
 
 /**
  * The PostgreSQL server the PostgreSQL tests run against (`postgres://postgres@127.0.0.1:5432/test`
- * locally; CI sets it when the server answers). Unset: those tests are skipped, with this reason.
+ * locally; CI sets it when the server answers). Unset, or PostgreSQL left out of
+ * TOKENVAULT_TEST_STORES: those tests are skipped, with this reason.
  */
-export const PG_URL: string | undefined = process.env.TOKENVAULT_TEST_PG_URL || undefined;
-export const PG_SKIP_REASON = 'skipped: set TOKENVAULT_TEST_PG_URL to run';
+export const PG_URL: string | undefined = (selected('postgres') && process.env.TOKENVAULT_TEST_PG_URL) || undefined;
+export const PG_SKIP_REASON = selected('postgres') ? 'skipped: set TOKENVAULT_TEST_PG_URL to run' : DESELECTED_REASON;
 
 /**
  * A PgBouncer in transaction pooling mode in front of that server (docs/scaling.md), which the

@@ -1,9 +1,19 @@
+/**
+ * The one way tests loop over stores (docs/testing.md, "The project's own tests"): every helper here
+ * honours TOKENVAULT_TEST_STORES (store-selection.ts) and registers a skipped placeholder, with the
+ * reason, only where a run cannot happen.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe } from 'vitest';
+import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from './postgres.js';
+import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from './postgres.js';
+import { DESELECTED_REASON, selected } from './store-selection.js';
 import { SUITE_START } from './suite-start.js';
 
 /** A store a behavioural test runs on. */
@@ -89,15 +99,16 @@ function withVaults(kind: StoreKind): TestStore {
 }
 
 /**
- * Runs a behavioural suite once per store: SQLite always, PostgreSQL when TOKENVAULT_TEST_PG_URL is
- * set (.ci/run always sets it, and fails when the server does not answer).
+ * Runs a behavioural suite once per selected store: SQLite, and PostgreSQL when
+ * TOKENVAULT_TEST_PG_URL is set (.ci/run always sets it, and fails when the server does not answer).
  * @example
  * describeEachStore('token disclosure', (store) => {
  *   it('...', async () => { const vault = await store.vault(); ... });
  * });
  */
 export function describeEachStore(name: string, body: (store: TestStore) => void): void {
-  describe(`${name} [sqlite]`, () => body(withVaults(SQLITE)));
+  if (selected('sqlite')) describe(`${name} [sqlite]`, () => body(withVaults(SQLITE)));
+  else describe.skip(`${name} [sqlite] (${DESELECTED_REASON})`, () => undefined);
   if (POSTGRES) {
     const kind = POSTGRES;
     describe(`${name} [postgres]`, () => {
@@ -105,4 +116,90 @@ export function describeEachStore(name: string, body: (store: TestStore) => void
       body(withVaults(kind));
     });
   } else describe.skip(`${name} [postgres] (${PG_SKIP_REASON})`, () => undefined);
+}
+
+/** A PostgreSQL-only suite (what only PostgreSQL can show); `url` is the server's. */
+export function describePostgres(name: string, body: (url: string) => void): void {
+  if (PG_URL === undefined) {
+    describe.skip(`${name} (${PG_SKIP_REASON})`, () => undefined);
+    return;
+  }
+  const url = PG_URL;
+  describe(name, () => {
+    afterAll(endAdmin);
+    body(url);
+  });
+}
+
+/**
+ * A PostgreSQL suite run once per route to the one database: directly, and through PgBouncer in
+ * transaction pooling mode (docs/scaling.md) when TOKENVAULT_TEST_PGBOUNCER_URL is set too.
+ */
+export function describeEachPgRoute(name: string, body: (url: string, route: 'postgres' | 'pgbouncer') => void): void {
+  if (PG_URL === undefined) describe.skip(`${name} [postgres] (${PG_SKIP_REASON})`, () => undefined);
+  else if (PGBOUNCER_URL === undefined) describe.skip(`${name} [pgbouncer] (${PGBOUNCER_SKIP_REASON})`, () => undefined);
+  for (const route of PG_ROUTES) {
+    describe(`${name} [${route.name}]`, () => {
+      afterAll(endAdmin);
+      body(route.url, route.name);
+    });
+  }
+}
+
+/** Where two instances share one database: a SQLite file, one PostgreSQL schema directly or through PgBouncer. */
+export type SharedKind = 'sqlite' | 'postgres' | 'pgbouncer';
+
+/** Two vaults (two "instances") on one database. */
+export interface SharedStores {
+  /** The first instance; it created the test tenant. */
+  a: TestVault;
+  /** The second instance, sharing a's database, master key and tenant; its own caches and clock. */
+  b: TestVault;
+  close(): Promise<void>;
+}
+
+/** One way instances share a database, as a multi-instance suite receives it. */
+export interface SharedStore {
+  kind: SharedKind;
+  /** The PostgreSQL URL this kind connects through (`undefined` for SQLite). */
+  url: string | undefined;
+  /** Two vaults on one fresh database of this kind (`options` go to both); the caller closes them. */
+  open(options?: Parameters<typeof createTestVault>[0]): Promise<SharedStores>;
+}
+
+/**
+ * A multi-instance suite run once per way instances share a database: a SQLite file, and one
+ * PostgreSQL schema reached by each route of `describeEachPgRoute`.
+ */
+export function describeEachSharedStore(name: string, body: (shared: SharedStore) => void): void {
+  if (selected('sqlite')) describe(`${name} [sqlite]`, () => body({ kind: 'sqlite', url: undefined, open: (options) => sharedStores(undefined, options) }));
+  else describe.skip(`${name} [sqlite] (${DESELECTED_REASON})`, () => undefined);
+  describeEachPgRoute(name, (url, route) => body({ kind: route, url, open: (options) => sharedStores(url, options) }));
+}
+
+/** Opens two vaults on one fresh database: a SQLite file, or a schema at the PostgreSQL `url`. */
+async function sharedStores(url: string | undefined, options: Parameters<typeof createTestVault>[0] = {}): Promise<SharedStores> {
+  const masterKey = generateMasterKey();
+  let open: () => Store;
+  let cleanup: () => Promise<void>;
+  if (url === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'tv-shared-'));
+    open = () => createSqliteStore({ filename: join(dir, 'vault.db') });
+    cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const schema = freshSchema('shared');
+    open = () => createPostgresStore({ connectionString: url, schema, max: 4 });
+    cleanup = () => dropSchema(schema);
+  }
+  const a = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
+  const b = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
+  return {
+    a,
+    b,
+    async close() {
+      await a.close();
+      await b.close();
+      await cleanup();
+    },
+  };
 }

@@ -1,18 +1,16 @@
 /** vault.createFirstTenant: what `tokenvault serve` does on a fresh database, through the vault's API. */
-import { afterAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { openOperator } from '../../src/operator/operator.js';
-import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
-import { SHARED_KINDS, sharedUrl } from '../support/shared-stores.js';
+import { dropSchema, freshSchema } from '../support/postgres.js';
+import { describeEachPgRoute, describeEachSharedStore } from '../support/stores.js';
 
-afterAll(endAdmin);
-
-describe.each(SHARED_KINDS)('vault.createFirstTenant [%s]', (kind) => {
+describeEachSharedStore('vault.createFirstTenant', ({ url }) => {
   it('creates the tenant and its administrator on an empty database only; later calls answer null', async () => {
     const schema = freshSchema('first');
-    const store = kind === 'sqlite' ? createSqliteStore() : createPostgresStore({ connectionString: sharedUrl(kind), schema });
+    const store = url === undefined ? createSqliteStore() : createPostgresStore({ connectionString: url, schema });
     const operator = await openOperator({ store, masterKey: generateMasterKey(), jobs: { start: false } });
     const { vault } = operator;
     try {
@@ -25,12 +23,12 @@ describe.each(SHARED_KINDS)('vault.createFirstTenant [%s]', (kind) => {
       expect(await vault.worker.depth()).toBe(0);
     } finally {
       await vault.close();
-      if (kind !== 'sqlite') await dropSchema(schema);
+      if (url !== undefined) await dropSchema(schema);
     }
   });
 });
 
-describe.each(PG_ROUTES)('vault.createFirstTenant on one PostgreSQL database shared by instances [$name]', ({ url }) => {
+describeEachPgRoute('vault.createFirstTenant on one PostgreSQL database shared by instances', (url) => {
   it('instances starting together create one tenant between them (the store’s withLock)', async () => {
     const schema = freshSchema('first_race');
     const masterKey = generateMasterKey();
@@ -47,9 +45,4 @@ describe.each(PG_ROUTES)('vault.createFirstTenant on one PostgreSQL database sha
       await dropSchema(schema);
     }
   });
-});
-
-// Shown as skipped, with the reason, only where the real test cannot run.
-if (PG_URL !== undefined && PGBOUNCER_URL === undefined) describe(`vault.createFirstTenant through PgBouncer (${PGBOUNCER_SKIP_REASON})`, () => {
-  it.skip('instances starting together create one tenant between them', () => undefined);
 });

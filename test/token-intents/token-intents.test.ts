@@ -265,8 +265,9 @@ describeEachStore('token intents', (store) => {
     // No grant on /pci/ at all: the intent looks missing (as a token would), nothing is returned.
     const general = await vault.caller({ permissions: ['token:use'], rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }] });
     await expect(vault.detokenize.detokenize(general, [`{{ ${token.id} }}`, `{{ ${intent.id} }}`])).rejects.toThrow(`names the token '${intent.id}', which does not exist`);
+    // No rule of its own: token:use takes the transform of the card type's default container (the whole card).
+    expect(await vault.detokenize.detokenize(masker, [`{{ ${intent.id} }}`])).toEqual([CARD]);
     // A read grant on /pci/ but no use: refused.
-    await expect(vault.detokenize.detokenize(masker, [`{{ ${intent.id} }}`])).resolves.toBeDefined();
     const readOnly = await vault.caller({ permissions: ['token:use', 'token:read'], rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }] });
     await expect(vault.detokenize.detokenize(readOnly, `{{ ${intent.id} }}`)).rejects.toBeInstanceOf(AuthorizationError);
     const reactor = await vault.reactors.create(await vault.authenticate(vault.adminKey), { name: 'echo', code: 'module.exports = async (req) => ({ raw: req.args })' });

@@ -35,7 +35,7 @@ describe('planDetokenize', () => {
     ]);
   });
 
-  it('accepts exactly 100 distinct tokens and refuses 101 (spec 4.2 rule 9)', () => {
+  it('accepts exactly 100 distinct tokens and refuses 101 (the 100-token limit of docs/reactors.md)', () => {
     const args = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, `{{ t${i} }}`]));
     expect(planDetokenize(args(MAX_DETOKENIZED_TOKENS)).ids.size).toBe(100);
     // Repeats of one id count once.

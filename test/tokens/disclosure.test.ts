@@ -6,7 +6,7 @@ import { describeEachStore } from '../support/stores.js';
 import { ALL_TOKEN_PERMISSIONS, CARD, REVEAL_ALL, snapshot } from '../support/tokens.js';
 
 /*
- * Disclosure (DESIGN.md 5, README "Security model"): no caller learns more about a token's data than
+ * Disclosure (ARCHITECTURE.md "Disclosure", docs/security.md): no caller learns more about a token's data than
  * its token:read transform on the token reveals, through any operation.
  */
 

@@ -94,8 +94,8 @@ describeEachStore('token lifecycle', (store) => {
     const token = await vault.tokens.create(revealer, { type: 'card', data: CARD });
     await vault.tokens.get(revealer, token.id);
     await vault.tokens.update(revealer, token.id, { metadata: { a: 'b' } });
-    await expect(vault.tokens.get(revealer, 'missing')).rejects.toThrow();
-    await expect(vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number, cvc: '1' } })).rejects.toThrow();
+    await expect(vault.tokens.get(revealer, 'missing')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number, cvc: '1' } })).rejects.toBeInstanceOf(ValidationError);
     const again = await vault.tokens.create(revealer, { type: 'card', data: { number: CARD.number }, deduplicate_token: true });
     await vault.tokens.delete(revealer, token.id);
     const admin = await vault.authenticate(vault.adminKey);

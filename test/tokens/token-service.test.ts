@@ -94,7 +94,7 @@ describeEachStore('token service', (store) => {
     await rejects(() => createUnchecked(vault.tokens, revealer, { id: 42, type: 'token', data: 'x' }), 'id');
   });
 
-  it('validates card data per spec 2.2, naming each field, and stores nothing', async () => {
+  it('validates card data by the type table of docs/tokens.md, naming each field, and stores nothing', async () => {
     await rejects(() => vault.tokens.create(revealer, { type: 'card', data: { number: '4242 4242 4242 4242' } }), 'data.number');
     await rejects(() => vault.tokens.create(revealer, { type: 'card', data: { number: '4242424242424241' } }), 'data.number');
     await rejects(() => vault.tokens.create(revealer, { type: 'card', data: { number: '4242424242424242', expiration_month: 13 } }), 'data.expiration_month');
@@ -104,7 +104,7 @@ describeEachStore('token service', (store) => {
     await rejects(() => vault.tokens.create(revealer, { type: 'card', data: { expiration_month: 1 } }), 'data.number');
   });
 
-  it('validates bank data per spec 2.2', async () => {
+  it('validates bank data by the type table of docs/tokens.md', async () => {
     await rejects(() => vault.tokens.create(revealer, { type: 'bank', data: { ...BANK, account_number: '1'.repeat(18) } }), 'data.account_number');
     await rejects(() => vault.tokens.create(revealer, { type: 'bank', data: { ...BANK, routing_number: '021000022' } }), 'data.routing_number');
     await rejects(() => vault.tokens.create(revealer, { type: 'bank', data: { account_number: '123456' } }), 'data.routing_number');

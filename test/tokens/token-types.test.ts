@@ -7,7 +7,7 @@ const card = getTokenType('card');
 const bank = getTokenType('bank');
 
 describe('TOKEN_TYPES', () => {
-  it('has every type of DESIGN.md 5 with its defaults', () => {
+  it('has every type of docs/tokens.md with its defaults', () => {
     const table = [...TOKEN_TYPES.values()].map((t) => [t.name, t.defaultContainer, t.defaultFingerprintExpression, t.hasCvc]);
     expect(table).toEqual([
       ['token', '/general/high/', '{{ data | stringify }}', false],

@@ -2,7 +2,15 @@
  * Keeps a few prepared contexts (fresh runtime + context + prelude, no reactor code run yet) so a
  * run skips context creation and the prelude compile, about half a cold run's cost. A context is
  * handed out once and disposed by its run: never returned, never reused. Refills happen in
- * `setImmediate` turns, i.e. while the event loop would otherwise wait for I/O.
+ * `setImmediate` turns, i.e. once the run that took a context has handed back control, before the
+ * event loop waits for I/O again.
+ *
+ * The immediate is kept referenced on purpose. An unref'd immediate does not stop the event loop
+ * from blocking in its poll phase, so it only ran once the next message had woken the loop, after
+ * that message's run had already taken a context: in a worker that serves one run at a time, about
+ * half the runs found the pool empty and prepared a context on their own latency (measured in
+ * docs/performance.md, "Reactor worker pool"). A referenced immediate keeps the loop alive only
+ * until the pool is full, a few hundred microseconds.
  */
 import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import { isModuleFailure } from './module-failure.js';
@@ -81,6 +89,6 @@ export class ContextPool {
         return;
       }
       this.#scheduleRefill();
-    }).unref();
+    });
   }
 }

@@ -57,7 +57,9 @@ export const PRELUDE_SOURCE = String.raw`(function (load) {
       if (typeof main !== 'function') return load('errors', B).noFunction(main);
       const input = parse(reqJson);
       const bt = btPathsJson === null ? null : load('bt', B).build(parse(btPathsJson));
-      value = await main({ args: input.args, configuration: input.configuration, bt });
+      // A proxy transform's req also has method, headers, path, query (sandbox.ts SandboxRunInput.req).
+      input.bt = bt;
+      value = await main(input);
     } catch (e) {
       return load('errors', B).fail(e);
     }

@@ -95,7 +95,7 @@ export class RunSession implements HostPort {
     if (factory.error) throw this.#failureOf(this.#own(factory.error), false);
     this.#own(factory.value);
     const reqJson = this.#own(
-      ctx.newString(JSON.stringify({ args: input.req.args ?? null, configuration: input.req.configuration ?? {} })),
+      ctx.newString(JSON.stringify({ ...input.req, args: input.req.args ?? null, configuration: input.req.configuration ?? {} })),
     );
     const btPaths = this.#api === null ? ctx.null : this.#own(ctx.newString(JSON.stringify([...this.#api.keys()])));
     const maxResultBytes = this.#own(ctx.newNumber(this.#limits.maxResultBytes));

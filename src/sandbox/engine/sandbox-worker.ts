@@ -1,7 +1,12 @@
 /**
- * Entry point of a sandbox worker thread (built as `dist/sandbox-worker.js`): one QuickJS engine,
- * one run at a time. Host capabilities stay on the main thread: `req.bt` calls and `fetch` are
- * posted to it and their answers come back as JSON, as they did when the sandbox ran in-thread.
+ * Entry point of a sandbox worker thread (built as `dist/sandbox-worker.js`): one QuickJS engine.
+ * Host capabilities stay on the main thread: `req.bt` calls and `fetch` are posted to it and their
+ * answers come back as JSON, as they did when the sandbox ran in-thread.
+ *
+ * Several runs may be in progress here at once (the pool gives a worker another run of the same
+ * owner while its runs await the host, worker-pool.ts): each has its own QuickJS runtime and context
+ * and its own host calls; JavaScript runs one at a time on this thread, and a run starts when the
+ * thread is free, i.e. when every other run is waiting.
  *
  * The main thread owns the deadline: the engine stops CPU-bound code at it (interrupt handler), and
  * when it cannot (one long built-in call, which QuickJS never interrupts) the main thread ends the
@@ -16,9 +21,9 @@ import { type FromWorker, type ReplyMessage, type RunMessage, type ToWorker, ser
 const port = parentPort;
 if (port === null) throw new Error('sandbox-worker.js runs in a worker thread');
 
-/** One prepared context is enough (the default): a worker runs one reactor at a time. */
+/** One prepared context by default: the next run's, prepared while the worker waits. */
 const engine = await createQuickJsEngine({ poolSize: (workerData as { contextPoolSize?: number } | null)?.contextPoolSize ?? 1 });
-const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+const pending = new Map<number, { run: number; resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextOp = 0;
 
 function post(message: FromWorker): void {
@@ -28,7 +33,7 @@ function post(message: FromWorker): void {
 function ask(run: number, send: (op: number) => FromWorker): Promise<unknown> {
   const op = ++nextOp;
   return new Promise((resolve, reject) => {
-    pending.set(op, { resolve, reject });
+    pending.set(op, { run, resolve, reject });
     post(send(op));
   });
 }
@@ -96,7 +101,7 @@ async function start(message: RunMessage): Promise<void> {
     post({ ...base, ok: false, error: serializeRunError(error), logs: [...logs], logsTruncated, wasmMemoryBytes: memory() });
   } finally {
     // Host calls still in flight belong to the finished run: their answers are dropped.
-    pending.clear();
+    for (const [op, waiting] of pending) if (waiting.run === run) pending.delete(op);
   }
 }
 

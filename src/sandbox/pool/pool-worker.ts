@@ -1,6 +1,7 @@
 /** One worker thread of the pool (worker-pool.ts): what the pool tracks of it, and how it is started. */
 import { Worker } from 'node:worker_threads';
 import type { RunTask } from './run-task.js';
+import type { RunOwner } from '../sandbox.js';
 import type { FromWorker } from '../worker-protocol.js';
 
 /** A worker not ready this long after it was started is given up (its waiting run fails with 503). */
@@ -16,9 +17,14 @@ export interface WorkerSpawnOptions {
 }
 
 export class PoolWorker {
-  task: RunTask | null = null;
+  /** Its runs: one, or several of one owner interleaved while they await the host (worker-pool.ts). */
+  readonly tasks = new Set<RunTask>();
+  /** Host calls each of its runs has posted and not had answered yet. */
+  readonly #awaiting = new Map<RunTask, number>();
   ready = false;
   gone = false;
+  /** Takes no more runs, and is retired once its runs have ended (its memory grew, worker-pool.ts). */
+  draining = false;
   /** When the run given to this worker before it was ready started waiting for it. */
   startWaitedAt = 0;
   constructor(
@@ -26,6 +32,55 @@ export class PoolWorker {
     /** 0: a shared worker; d > 0: the extra worker of nesting depth d. */
     readonly lane: number,
   ) {}
+
+  get idle(): boolean {
+    return this.tasks.size === 0;
+  }
+
+  /** The owner of its runs (one owner at a time); undefined when idle or for runs without one. */
+  get owner(): RunOwner | undefined {
+    for (const task of this.tasks) return task.owner;
+    return undefined;
+  }
+
+  /** Its run numbered `run`, if that run is on it. */
+  find(run: number): RunTask | undefined {
+    for (const task of this.tasks) if (task.id === run) return task;
+    return undefined;
+  }
+
+  add(task: RunTask): void {
+    this.tasks.add(task);
+  }
+
+  /** Takes `task` off this worker; returns whether it was on it. */
+  remove(task: RunTask): boolean {
+    this.#awaiting.delete(task);
+    return this.tasks.delete(task);
+  }
+
+  /** `task` posted a host call (+1) or had one answered (-1). */
+  hostCall(task: RunTask, delta: 1 | -1): void {
+    if (this.tasks.has(task)) this.#awaiting.set(task, (this.#awaiting.get(task) ?? 0) + delta);
+  }
+
+  /**
+   * Whether `task` may join this worker's runs now: the worker is started, holds fewer than
+   * `runsPerWorker` runs, all of `task`'s owner, and every one of them is waiting for a host answer,
+   * so the worker's thread is free (a run only posts its calls once it waits, sandbox-worker.ts).
+   */
+  accepts(task: RunTask, runsPerWorker: number): boolean {
+    if (!this.ready || this.gone || this.draining || this.idle || this.tasks.size >= runsPerWorker) return false;
+    if (!sameOwner(this.owner, task.owner)) return false;
+    for (const run of this.tasks) if ((this.#awaiting.get(run) ?? 0) <= 0) return false;
+    return true;
+  }
+}
+
+/** Whether two runs count for the same owner (runs without one count as one owner). */
+export function sameOwner(a: RunOwner | undefined, b: RunOwner | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.tenantId === b.tenantId && a.applicationId === b.applicationId;
 }
 
 /** What the pool does when one of its workers posts a message, or exits (`error` when it failed). */

@@ -30,6 +30,12 @@ export interface SandboxWorkerOptions {
   maxQueuedPerApplication: number;
   /** Runs of one tenant's applications that may wait for a worker. Default ceil(maxQueued / 2). */
   maxQueuedPerTenant: number;
+  /**
+   * Runs of one owner a worker may hold at once: while every run on a worker awaits the host (a
+   * `req.bt` call, `fetch`), and no other owner's run is waiting, the worker takes another run of
+   * that owner instead of sitting idle. 1 keeps one run per worker. Default 4.
+   */
+  runsPerWorker: number;
 }
 
 /** The share caps' defaults, which follow `size` and `maxQueued`. */
@@ -45,7 +51,7 @@ function defaultShares(size: number, maxQueued: number) {
 export function defaultWorkerOptions(): SandboxWorkerOptions {
   const size = Math.max(2, availableParallelism());
   const maxQueued = 256;
-  return { size, maxQueued, recycleAboveBytes: 32 * MIB, ...defaultShares(size, maxQueued) };
+  return { size, maxQueued, recycleAboveBytes: 32 * MIB, runsPerWorker: 4, ...defaultShares(size, maxQueued) };
 }
 
 const integerIn = (min: number, max: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)));
@@ -57,6 +63,7 @@ const WorkerOptionsSchema = v.strictObject({
   maxRunningPerTenant: integerIn(1, 256),
   maxQueuedPerApplication: integerIn(0, 100_000),
   maxQueuedPerTenant: integerIn(0, 100_000),
+  runsPerWorker: integerIn(1, 64),
 });
 
 /**

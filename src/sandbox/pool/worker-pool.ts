@@ -1,7 +1,7 @@
 /**
  * The worker threads reactor code runs in (ARCHITECTURE.md, Rules of the house: reactor code never runs on the thread that
- * serves requests). One run per worker at a time, so ending a run by terminating its worker ends
- * nothing else, and one run's WebAssembly memory is never another run's.
+ * serves requests). Each run has its own QuickJS runtime and context. A worker holds the runs of one
+ * owner at a time: one, or up to `runsPerWorker` interleaved while they await the host (below).
  *
  * Scheduling:
  * - Up to `size` shared workers, started on demand and kept idle (unref'd) between runs.
@@ -27,8 +27,17 @@
  * - At the deadline the engine in the worker stops the run itself; if it has not reported back
  *   KILL_GRACE_MS later (one long built-in call, which QuickJS's interrupt handler cannot stop), the
  *   worker is terminated and the run fails with the same timeout error.
- * - A worker whose WebAssembly memory grew past `recycleAboveBytes` is terminated after its run (that
- *   memory never shrinks), so memory taken by a burst returns to the system.
+ * - A worker whose WebAssembly memory grew past `recycleAboveBytes` is terminated once its runs have
+ *   ended (that memory never shrinks), so memory taken by a burst returns to the system.
+ * - Interleaving. A top-level run that finds no idle worker it may take, while no run waits in the
+ *   queue, joins a started shared worker whose runs are all of its owner and all awaiting a host
+ *   answer (their `req.bt` calls or fetches are out), up to `runsPerWorker` runs: the worker's thread
+ *   is free, and the new run uses it instead of a worker start or a wait. It takes no share: its
+ *   owner holds that worker already, and a run of another owner that arrives finds the queue as
+ *   before (once it waits, nothing joins, so the worker frees as its runs end). The cost stays the
+ *   owner's: a run that spins delays the other runs on its worker until the engine stops it at its
+ *   deadline, and when its worker must be terminated (below), the other runs on it fail with 503
+ *   (they may have called the host, so they are not retried).
  */
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +60,10 @@ export interface WorkerPoolOptions extends SandboxWorkerOptions, WorkerSpawnOpti
 export interface WorkerPoolStats {
   /** Workers alive (shared and extra). */
   workers: number;
+  /** Workers with at least one run. */
   busy: number;
+  /** Runs on workers (more than `busy` when runs interleave on one worker). */
+  running: number;
   /** Runs waiting for a worker. */
   queued: number;
   spawned: number;
@@ -84,7 +96,7 @@ export class WorkerPool {
     let shared = 0;
     for (const w of this.#workers) {
       if (w.lane !== 0) continue;
-      if (w.task === null) return;
+      if (w.idle) return;
       shared++;
     }
     if (shared >= this.#options.size) return;
@@ -107,8 +119,12 @@ export class WorkerPool {
 
   stats(): WorkerPoolStats {
     let busy = 0;
-    for (const w of this.#workers) if (w.task !== null) busy++;
-    return { workers: this.#workers.size, busy, queued: this.#queue.size, ...this.#counts };
+    let running = 0;
+    for (const w of this.#workers) {
+      if (!w.idle) busy++;
+      running += w.tasks.size;
+    }
+    return { workers: this.#workers.size, busy, running, queued: this.#queue.size, ...this.#counts };
   }
 
   /** Fails every queued and running run with 503 and terminates the workers. */
@@ -118,9 +134,9 @@ export class WorkerPool {
     for (const task of this.#queue.all()) task.fail(error);
     const workers = [...this.#workers];
     for (const w of workers) {
-      const task = w.task;
+      const tasks = [...w.tasks];
       this.#drop(w);
-      task?.fail(error);
+      for (const task of tasks) task.fail(error);
     }
     await Promise.all(workers.map((w) => w.worker.terminate()));
   }
@@ -141,7 +157,12 @@ export class WorkerPool {
   #tryStart(task: RunTask): boolean {
     let worker: PoolWorker | null;
     try {
-      worker = (mayHoldShared(this.#workers, this.#options, task) ? this.#available(0) : null) ?? (task.depth > 0 ? this.#available(task.depth) : null);
+      const shared = mayHoldShared(this.#workers, this.#options, task);
+      worker =
+        (shared ? this.#idle(0) : null) ??
+        this.#joinable(task) ??
+        (shared ? this.#spawnIfRoom(0) : null) ??
+        (task.depth > 0 ? (this.#idle(task.depth) ?? this.#spawnIfRoom(task.depth)) : null);
     } catch (error) {
       task.fail(this.#startFailure(error));
       return true;
@@ -151,16 +172,25 @@ export class WorkerPool {
     return true;
   }
 
-  /** An idle worker of `lane`, or a new one when the lane has room. */
-  #available(lane: number): PoolWorker | null {
+  /** An idle worker of `lane`. */
+  #idle(lane: number): PoolWorker | null {
+    for (const w of this.#workers) if (w.lane === lane && w.idle) return w;
+    return null;
+  }
+
+  /** A new worker of `lane` when the lane has room. */
+  #spawnIfRoom(lane: number): PoolWorker | null {
     let count = 0;
-    for (const w of this.#workers) {
-      if (w.lane !== lane) continue;
-      if (w.task === null) return w;
-      count++;
-    }
+    for (const w of this.#workers) if (w.lane === lane) count++;
     const room = lane === 0 ? this.#options.size : EXTRA_WORKERS_PER_DEPTH;
     return count < room ? this.#spawn(lane) : null;
+  }
+
+  /** A shared worker `task` may join (see Interleaving above); never while runs wait in the queue. */
+  #joinable(task: RunTask): PoolWorker | null {
+    if (task.depth > 0 || this.#queue.size > 0) return null;
+    for (const w of this.#workers) if (w.lane === 0 && w.accepts(task, this.#options.runsPerWorker)) return w;
+    return null;
   }
 
   #spawn(lane: number): PoolWorker {
@@ -178,14 +208,17 @@ export class WorkerPool {
       task.fail(timeoutError(task.limits));
       return this.#next(w);
     }
-    w.task = task;
+    w.add(task);
     // A busy worker keeps the process alive (its run's deadline timer is paused while it starts).
     w.worker.ref();
     task.state = 'running';
     task.abort = (error) => {
+      const others = [...w.tasks].filter((t) => t !== task);
       this.#retire(w);
       this.#counts.terminated++;
       task.fail(error);
+      const shared = unavailableError('Reactor run ended: its worker was terminated to stop another run of the same application that passed its deadline; try again');
+      for (const other of others) other.fail(shared);
     };
     if (w.ready) return this.#post(w, task);
     // The worker is still starting: its start-up is not the reactor's time. The deadline stops
@@ -213,17 +246,19 @@ export class WorkerPool {
   #onMessage(w: PoolWorker, message: FromWorker): void {
     if (message.type === 'ready') {
       w.ready = true;
-      const waiting = w.task;
-      if (waiting !== null && !w.gone) {
+      // Only a single run can wait for a worker to start: runs join started workers only.
+      const [waiting] = w.tasks;
+      if (waiting !== undefined && !w.gone) {
         waiting.extendDeadline(performance.now() - w.startWaitedAt);
         this.#armDeadline(waiting);
         this.#post(w, waiting);
       }
       return;
     }
-    const task = w.task;
-    if (w.gone || task === null || task.id !== message.run) return;
+    const task = w.gone ? undefined : w.find(message.run);
+    if (task === undefined) return;
     if (message.type === 'done') return this.#done(w, task, message);
+    w.hostCall(task, 1);
     const reply = (answer: HostAnswer) => this.#reply(w, task, message.op, answer);
     if (message.type === 'call') serveCall(task, message, reply);
     else serveFetch(task, message, reply);
@@ -231,18 +266,21 @@ export class WorkerPool {
 
   #reply(w: PoolWorker, task: RunTask, op: number, answer: HostAnswer): void {
     // An answer for a run that has ended (or moved off this worker) is dropped.
-    if (w.gone || w.task !== task) return;
+    if (w.gone || !w.tasks.has(task)) return;
+    w.hostCall(task, -1);
     const message: ReplyMessage = { type: 'reply', run: task.id, op, ...answer };
     w.worker.postMessage(message);
   }
 
   #done(w: PoolWorker, task: RunTask, m: DoneMessage): void {
-    w.task = null;
-    w.worker.unref();
+    w.remove(task);
+    if (w.idle) w.worker.unref();
     reportLogs(task, m.logs, m.logsTruncated);
     if (m.ok) task.succeed({ result: JSON.parse(m.resultJson ?? 'null'), logs: m.logs, logsTruncated: m.logsTruncated });
     else task.fail(m.error === undefined ? runtimeError('Reactor failed in the sandbox') : deserializeRunError(m.error));
-    if (m.wasmMemoryBytes > this.#options.recycleAboveBytes) {
+    if (m.wasmMemoryBytes > this.#options.recycleAboveBytes) w.draining = true;
+    if (!w.idle) return;
+    if (w.draining) {
       this.#counts.recycled++;
       return this.#retire(w);
     }
@@ -251,11 +289,11 @@ export class WorkerPool {
 
   #onExit(w: PoolWorker, error: (Error & { code?: string }) | null): void {
     if (w.gone) return;
-    const task = w.task;
+    const tasks = [...w.tasks];
     const started = w.ready;
     this.#drop(w);
     this.#counts.crashed++;
-    if (task !== null) {
+    for (const task of tasks) {
       if (error?.code === 'ERR_WORKER_OUT_OF_MEMORY') task.fail(memoryError(task.limits));
       else if (!started) task.fail(this.#startFailure(error));
       else task.fail(runtimeError('Reactor crashed the sandbox'));
@@ -272,9 +310,9 @@ export class WorkerPool {
     return unavailableError(`The reactor sandbox could not start a worker from ${fileURLToPath(this.#options.workerUrl)}: ${cause} (option reactors.workerFile, docs/bundling.md)`);
   }
 
-  /** Gives a worker that just finished its next run, or leaves it idle. */
+  /** Gives a worker whose runs have all ended its next run, or leaves it idle. */
   #next(w: PoolWorker): void {
-    if (w.gone || this.#closed) return;
+    if (w.gone || this.#closed || !w.idle) return;
     const task = this.#queue.take(w.lane, (t) => mayHoldShared(this.#workers, this.#options, t));
     if (task !== undefined) this.#start(w, task);
   }
@@ -301,7 +339,7 @@ export class WorkerPool {
 
   #drop(w: PoolWorker): void {
     w.gone = true;
-    w.task = null;
+    w.tasks.clear();
     this.#workers.delete(w);
   }
 }
