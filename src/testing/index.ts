@@ -1,5 +1,5 @@
-import type { Caller } from '../auth/caller.js';
-import { testApplicationCaller } from '../auth/test-callers.js';
+import type { ApplicationGrants, Caller } from '../auth/caller.js';
+import { makeTestCaller, testApplicationCaller } from '../auth/test-callers.js';
 import { ManualClock } from '../common/clock.js';
 import { generateMasterKey } from '../crypto/key-provider.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
@@ -29,7 +29,9 @@ export * as storeFixtures from './store-fixtures.js';
  * takes a Caller. Only a test vault accepts it; a vault from `createVault` refuses it and takes
  * Callers from `vault.authenticate(key)` alone (docs/testing.md).
  */
-export { makeTestCaller as makeCaller } from '../auth/test-callers.js';
+export function makeCaller(app: ApplicationGrants): Caller {
+  return makeTestCaller(app);
+}
 export { transformFor } from '../auth/caller.js';
 
 export interface TestVault extends Vault {
