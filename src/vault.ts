@@ -3,6 +3,7 @@ import { AuthenticationError, ServiceUnavailableError } from './errors/errors.js
 import type { ReactRequest } from './reactors/reactor-input.js';
 import { AuditService } from './audit/audit-service.js';
 import type { Caller } from './auth/caller.js';
+import type { CallerMaker } from './auth/caller-brand.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
 import { ApplicationService } from './applications/application-service.js';
 import { AuthCache } from './auth/auth-cache.js';
@@ -34,6 +35,7 @@ import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
 import { TenantService } from './tenants/tenant-service.js';
 import { createOperatorTools, type OperatorTools } from './operator/operator-tools.js';
+import { guardService, refusal } from './vault/guarded-services.js';
 import { type VaultOptions, checkVaultOptions, vaultWorkerFile } from './vault/vault-options.js';
 import { Deliveries, DELIVER_JOB, purgeDeliveries } from './webhooks/deliveries.js';
 import { type ReactorRunFinished, reactorCallbacks } from './webhooks/reactor-callbacks.js';
@@ -156,9 +158,10 @@ export interface AssembledVault {
 /**
  * The vault and the operator tools over the same key ring and store. Not exported from the package
  * root: `openOperator` (tokenvault/operator) and the test vault are its only callers, so holding a
- * `Vault` never reaches the tools.
+ * `Vault` never reaches the tools. `internal.callers`: whose Callers the services accept (default
+ * the vault's own; the test vault adds tokenvault/testing's, docs/testing.md).
  */
-export async function assembleVault(options: VaultOptions): Promise<AssembledVault> {
+export async function assembleVault(options: VaultOptions, internal: { callers?: readonly CallerMaker[] } = {}): Promise<AssembledVault> {
   checkVaultOptions(options);
   const workerFile = vaultWorkerFile(options);
   const { store } = options;
@@ -286,27 +289,33 @@ export async function assembleVault(options: VaultOptions): Promise<AssembledVau
 
   const setup = new TenantSetup({ store, keyRing, applications, audit, clock });
 
+  // Every service operation refuses a Caller the vault did not make (docs/security.md).
+  const accepted = internal.callers ?? ['vault'];
+  const guard = <T extends object>(service: T) => guardService(service, accepted);
   const vault: Vault = Object.freeze({
-    tokens,
-    formulas,
-    reactors,
-    applications,
-    applicationKeys: new ApplicationKeyService({ store, clock, audit, authCache, events }),
-    sessions: new SessionService({ store, clock, audit }),
-    detokenize: new DetokenizeService({ tokens: detokenizeSource, expressions, audit }),
-    tokenIntents,
-    detokenizeSource,
+    tokens: guard(tokens),
+    formulas: guard(formulas),
+    reactors: guard(reactors),
+    applications: guard(applications),
+    applicationKeys: guard(new ApplicationKeyService({ store, clock, audit, authCache, events })),
+    sessions: guard(new SessionService({ store, clock, audit })),
+    detokenize: guard(new DetokenizeService({ tokens: detokenizeSource, expressions, audit })),
+    tokenIntents: guard(tokenIntents),
+    detokenizeSource: guard(detokenizeSource),
     proxy: ((caller: Caller | null, request: ProxyRequest) => {
+      // Null is an unauthenticated call (a keyed proxy with require_auth false); any other Caller must be the vault's.
+      const refused = caller === null ? undefined : refusal(caller, accepted);
+      if (refused !== undefined) return refused;
       if (typeof request?.key === 'string') return keyedProxy.invoke(caller, request as ProxyRequest & { key: string });
       if (caller === null) return Promise.reject(new AuthenticationError('An API key is required: only a pre-configured proxy called with its key may be called without one'));
       return proxy.invoke(caller, request);
     }) as Vault['proxy'],
-    proxies,
-    permissions: new PermissionService(),
-    tenants: new TenantService({ store }),
-    logs: new AuditService({ store, audit }),
-    webhooks,
-    idempotency: new IdempotencyService({ store, clock, logger, records: keyRing }),
+    proxies: guard(proxies),
+    permissions: guard(new PermissionService()),
+    tenants: guard(new TenantService({ store })),
+    logs: guard(new AuditService({ store, audit })),
+    webhooks: guard(webhooks),
+    idempotency: guard(new IdempotencyService({ store, clock, logger, records: keyRing })),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     logger,

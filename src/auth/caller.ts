@@ -1,11 +1,14 @@
 import { AuthorizationError, NotFoundError } from '../errors/errors.js';
 import type { AccessRule, ApplicationType, Permission, Transform } from '../permissions/permissions.js';
 import type { ContainerScope } from '../storage/store.js';
+import { type CallerMaker, mintCaller } from './caller-brand.js';
 import { isAncestorOrSelf } from './containers.js';
 
 /**
  * Who is calling: a tenant, an application and its access rules. Every service operation takes a
- * Caller and decides authorization from it, so in-process use is exactly as safe as HTTP.
+ * Caller and decides authorization from it, so in-process use is exactly as safe as HTTP. Only the
+ * vault makes Callers (`vault.authenticate(key)`): its services refuse a hand-built or copied one
+ * (caller-brand.ts, docs/security.md).
  */
 export interface Caller {
   readonly tenantId: string;
@@ -79,8 +82,16 @@ export function mayActAs(caller: Caller, target: Caller): boolean {
   return isTenantAdministrator(caller) || coversGrants(caller, target);
 }
 
-/** Builds a Caller from an application's stored permissions and rules. */
-export function makeCaller(app: {
+/**
+ * The Caller of an application as stored: its permissions and rules (the implicit rules when it
+ * has none). Minted by the vault (caller-brand.ts), so the vault's services accept it.
+ */
+export function makeCaller(app: ApplicationGrants): Caller {
+  return mintApplicationCaller(app, 'vault');
+}
+
+/** What makeCaller reads of an application. */
+export interface ApplicationGrants {
   tenantId: string;
   id: string;
   type: ApplicationType;
@@ -88,17 +99,14 @@ export function makeCaller(app: {
   rules: readonly AccessRule[];
   credentialsGeneration?: number;
   allowedOrigins?: readonly string[];
-}): Caller {
+}
+
+/** As makeCaller, by the given maker (tokenvault/testing mints its own: test-callers.ts). */
+export function mintApplicationCaller<Extra extends object = object>(app: ApplicationGrants, maker: CallerMaker, extra?: Extra): Caller & Extra {
   const permissions = new Set(app.permissions);
-  const caller: Caller = {
-    tenantId: app.tenantId,
-    applicationId: app.id,
-    applicationType: app.type,
-    permissions,
-    rules: Object.freeze(app.rules.length > 0 ? sortRules(app.rules) : implicitRules(permissions)),
-    credentialsGeneration: app.credentialsGeneration,
-  };
-  return Object.freeze(app.allowedOrigins !== undefined && app.allowedOrigins.length > 0 ? { ...caller, allowedOrigins: Object.freeze([...app.allowedOrigins]) } : caller);
+  const rules = app.rules.length > 0 ? sortRules(app.rules) : implicitRules(permissions);
+  const fields = { tenantId: app.tenantId, applicationId: app.id, applicationType: app.type, permissions, rules, credentialsGeneration: app.credentialsGeneration, allowedOrigins: app.allowedOrigins };
+  return mintCaller(fields, maker, extra);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type Caller, STRICTNESS, type SessionIdentity, TOKEN_PERMISSIONS, isTenantAdministrator, makeCaller, transformFor } from './caller.js';
+import { deriveCaller, mintCaller } from './caller-brand.js';
 import type { AccessRule, Permission, Transform } from '../permissions/permissions.js';
 import type { ApplicationRecord, SessionGrants, SessionRecord } from '../storage/store.js';
 
@@ -42,8 +43,7 @@ export function intersectGrants(a: Caller, b: Caller): { permissions: Permission
  * explicit here, so an empty list means "no grants", never the implicit rules makeCaller would add.
  */
 export function sharedCaller(a: Caller, b: Caller): Caller {
-  const { permissions, rules } = intersectGrants(a, b);
-  return Object.freeze({ ...a, permissions: new Set(permissions), rules: Object.freeze(rules) });
+  return deriveCaller(a, intersectGrants(a, b));
 }
 
 /**
@@ -78,7 +78,7 @@ export function sessionCaller(
   const caller = boundedSessionCaller(session.tenantId, identity, granted, authorizer);
   // A session works in browser elements only on the pages its creating public application allows.
   const origins = creator?.allowedOrigins ?? [];
-  return origins.length > 0 ? Object.freeze({ ...caller, allowedOrigins: Object.freeze([...origins]) }) : caller;
+  return origins.length > 0 ? deriveCaller(caller, { allowedOrigins: origins }) : caller;
 }
 
 /**
@@ -88,19 +88,12 @@ export function sessionCaller(
  */
 export function resumedSessionCaller(tenantId: string, identity: SessionIdentity, effective: SessionGrants, authorizer: ApplicationRecord): Caller {
   // Not through makeCaller: these rules are explicit, and an empty list means "no grants".
-  const granted: Caller = { tenantId, applicationId: identity.id, applicationType: authorizer.type, permissions: new Set(effective.permissions), rules: effective.rules };
+  const granted = mintCaller({ tenantId, applicationId: identity.id, applicationType: authorizer.type, ...effective }, 'vault');
   return boundedSessionCaller(tenantId, identity, granted, authorizer);
 }
 
 function boundedSessionCaller(tenantId: string, identity: SessionIdentity, granted: Caller, authorizer: ApplicationRecord): Caller {
   const { permissions, rules } = intersectGrants(granted, makeCaller(authorizer));
   // Not through makeCaller: an empty rule list here means "no grants", not the implicit rules.
-  return Object.freeze({
-    tenantId,
-    applicationId: identity.id,
-    applicationType: authorizer.type,
-    permissions: new Set(permissions),
-    rules: Object.freeze(rules),
-    session: Object.freeze({ ...identity }),
-  });
+  return mintCaller({ tenantId, applicationId: identity.id, applicationType: authorizer.type, permissions, rules, session: identity }, 'vault');
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Caller, coversGrants, holdsAnyGrant, makeCaller } from '../auth/caller.js';
+import { deriveCaller } from '../auth/caller-brand.js';
 import type { SessionGrants, Store, StoredToken, StoredTokenIntent } from '../storage/store.js';
 import { isTokenIntentId } from '../token-intents/token-intent-id.js';
 import type { RunDependencies } from './run-dependencies.js';
@@ -86,7 +87,7 @@ export class HeldResults {
   /** Why the held result may not be shown to `caller` now, or null when it may. */
   async stale(caller: Caller, state: HeldState, now: number): Promise<Stale | null> {
     // Explicit rules: an empty list is no grant (not makeCaller's implicit ones).
-    const then: Caller | null = state.granted ? { ...caller, permissions: new Set(state.granted.permissions), rules: state.granted.rules } : null;
+    const then: Caller | null = state.granted ? deriveCaller(caller, state.granted) : null;
     if (then ? !coversGrants(caller, then) : state.grants !== grantsDigest(caller)) return 'grants';
     for (const [id, digest] of Object.entries(state.applications ?? {})) {
       const application = await this.#store.getApplication(caller.tenantId, id);

@@ -1,4 +1,5 @@
-import { makeCaller, type Caller } from '../auth/caller.js';
+import type { ApplicationGrants, Caller } from '../auth/caller.js';
+import { makeTestCaller, testApplicationCaller } from '../auth/test-callers.js';
 import { ManualClock } from '../common/clock.js';
 import { generateMasterKey } from '../crypto/key-provider.js';
 import type { AccessRule, ApplicationType, Permission } from '../permissions/permissions.js';
@@ -25,9 +26,13 @@ export { ManualClock } from '../common/clock.js';
 export * as storeFixtures from './store-fixtures.js';
 /**
  * A Caller for any tenant and grants, without an application or key: for unit tests of code that
- * takes a Caller. A vault authenticates real callers (`vault.authenticate(key)`).
+ * takes a Caller. Only a test vault accepts it; a vault from `createVault` refuses it and takes
+ * Callers from `vault.authenticate(key)` alone (docs/testing.md).
  */
-export { makeCaller, transformFor } from '../auth/caller.js';
+export function makeCaller(app: ApplicationGrants): Caller {
+  return makeTestCaller(app);
+}
+export { transformFor } from '../auth/caller.js';
 
 export interface TestVault extends Vault {
   readonly clock: ManualClock;
@@ -90,6 +95,8 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
   const clock = new ManualClock(options.start ?? Date.now());
   const { start: _start, store: given, ...rest } = options;
   const store = given === undefined ? createSqliteStore({ filename: ':memory:' }) : typeof given === 'function' ? await given() : given;
+  // A test vault also accepts the test Callers of this entry (makeCaller, caller()); a vault from
+  // createVault refuses them (docs/testing.md).
   const { vault, operator, runFinished } = await assembleVault({
     masterKey: generateMasterKey(),
     sweepIntervalMs: 0,
@@ -98,7 +105,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
     // Tests drive background work themselves: `await vault.worker.runDue()` after advancing the clock.
     jobs: { start: false, shutdownGraceMs: 0, ...rest.jobs },
     clock,
-  });
+  }, { callers: ['vault', 'test'] });
   const { tenant, application } = await vault.createTenant({ name: 'test' });
   const admin = await vault.authenticate(application.key);
   return Object.freeze({
@@ -112,7 +119,7 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
     async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {
       const chosen = type ?? (permissions.some((p) => p.startsWith('application:') || p.startsWith('webhook:') || p === 'log:read') ? 'management' : permissions.every((p) => p === 'token:create' || p === 'token:update') ? 'public' : 'private');
       const app = await vault.applications.create(admin, { name, type: chosen, permissions, rules });
-      return { ...makeCaller({ tenantId: tenant.id, id: app.id, type: chosen, permissions, rules: app.rules }), key: app.key! };
+      return testApplicationCaller({ tenantId: tenant.id, id: app.id, type: chosen, permissions, rules: app.rules }, app.key!);
     },
   });
 }
