@@ -43,8 +43,7 @@ import { mayHoldShared } from './worker-shares.js';
 import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from '../worker-protocol.js';
 import { deserializeRunError } from '../worker-protocol.js';
 
-/** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
-export const KILL_GRACE_MS = 100;
+export { KILL_GRACE_MS } from './run-task.js';
 
 export interface WorkerPoolOptions extends SandboxWorkerOptions, WorkerSpawnOptions {}
 
@@ -94,7 +93,7 @@ export class WorkerPool {
   /** Starts `task` on a worker, or queues it; settles the task on every outcome. */
   submit(task: RunTask): void {
     if (this.#closed) return task.fail(unavailableError('The reactor sandbox is closed'));
-    this.#armDeadline(task);
+    task.armDeadline();
     if (this.#tryStart(task)) return this.#queue.started(task);
     const admission = this.#queue.add(task);
     if (!admission.queued) return task.fail(unavailableError(admission.reason));
@@ -123,19 +122,6 @@ export class WorkerPool {
       for (const task of tasks) task.fail(error);
     }
     await Promise.all(workers.map((w) => w.worker.terminate()));
-  }
-
-  #armDeadline(task: RunTask): void {
-    clearTimeout(task.timer);
-    task.timer = setTimeout(
-      () => {
-        if (task.state === 'queued') return task.fail(timeoutError(task.limits));
-        // Running: the engine stops the run at the deadline itself; if it has not reported back
-        // within the grace, it cannot (one long built-in call), and the worker is terminated.
-        task.timer = setTimeout(() => task.cancel(timeoutError(task.limits)), KILL_GRACE_MS);
-      },
-      Math.max(0, task.deadline - performance.now()),
-    );
   }
 
   #tryStart(task: RunTask): boolean {
@@ -213,7 +199,7 @@ export class WorkerPool {
       const [waiting] = w.tasks;
       if (waiting !== undefined && !w.gone) {
         waiting.extendDeadline(performance.now() - w.startWaitedAt);
-        this.#armDeadline(waiting);
+        waiting.armDeadline();
         this.#post(w, waiting);
       }
       return;
