@@ -9,16 +9,16 @@ import { ApplicationService } from './applications/application-service.js';
 import { AuthCache } from './auth/auth-cache.js';
 import { Authenticator } from './auth/authenticate.js';
 import { SessionService } from './sessions/session-service.js';
-import { type Clock, systemClock } from './common/clock.js';
+import { systemClock } from './common/clock.js';
 import { LocalKeyProvider } from './crypto/key-provider.js';
 import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { JobQueue } from './jobs/job-queue.js';
-import { type SweepResult, sweep } from './jobs/sweeper.js';
-import { type Logger, toLogger, unexpectedErrorFields } from './common/logger.js';
+import { sweep } from './jobs/sweeper.js';
+import { toLogger, unexpectedErrorFields } from './common/logger.js';
 import { formatIso } from './common/time.js';
-import { ProxyService, type ProxyRequest, type ProxyResponse } from './proxy/proxy-service.js';
+import { ProxyService, type ProxyRequest } from './proxy/proxy-service.js';
 import { resolveProxyOptions } from './proxy/proxy-options.js';
 import { ProxiesService } from './proxy/proxies-service.js';
 import { KeyedProxyService } from './proxy/keyed-proxy-service.js';
@@ -26,10 +26,9 @@ import { FormulaService } from './reactors/formula-service.js';
 import { ReactorService } from './reactors/reactor-service.js';
 import { createEgressFetch } from './sandbox/egress/egress-fetch.js';
 import type { Sandbox } from './sandbox/sandbox.js';
-import type { Store } from './storage/store.js';
-import { TenantSetup, type NewTenant, type NewTenantInput } from './tenants/tenant-setup.js';
+import { TenantSetup, type NewTenantInput } from './tenants/tenant-setup.js';
 import { TokenService } from './tokens/token-service.js';
-import { type DetokenizeSource, DetokenizeService } from './tokens/detokenize-service.js';
+import { DetokenizeService } from './tokens/detokenize-service.js';
 import { TokenIntentService } from './token-intents/token-intent-service.js';
 import { TokenSources } from './token-intents/token-sources.js';
 import { PermissionService } from './permissions/permission-service.js';
@@ -42,99 +41,14 @@ import { type ReactorRunFinished, reactorCallbacks } from './webhooks/reactor-ca
 import { SigningSecrets } from './webhooks/signing-secrets.js';
 import { WebhookEvents } from './webhooks/webhook-events-emitter.js';
 import { WebhookService } from './webhooks/webhook-service.js';
+import type { Vault } from './vault/vault-interface.js';
 
 export type { ExpressionOptions, JobOptions, ProxyOptions, ReactorOptions, TokenIntentOptions, VaultOptions, WebhookOptions } from './vault/vault-options.js';
 export type { ProxyRequest, ProxyResponse } from './proxy/proxy-service.js';
 export type { NewTenant, NewTenantInput } from './tenants/tenant-setup.js';
-
-/** The background job worker of a vault. */
-export interface VaultWorker {
-  /** Starts polling for due jobs (createVault does unless `jobs.start` is false). */
-  start(): void;
-  /** Stops polling; running jobs finish within the grace time or are released to other workers. */
-  stop(): Promise<void>;
-  /** Runs every job due now (and what they enqueue, when due) and waits for them; returns how many ran. For tests and scripts. */
-  runDue(): Promise<number>;
-  /** How many jobs are due now and not taken by a worker (the queue depth, for metrics). */
-  depth(): Promise<number>;
-}
+export type { Vault, VaultWorker } from './vault/vault-interface.js';
 
 const DEFAULT_SWEEP_MS = 5 * 60 * 1000;
-
-/**
- * An open vault: its services, each taking the Caller first and deciding authorization from it.
- * Operator tools (key rotation, listing tenants, administrator recovery) take no Caller and are not
- * here: they come with the vault from `openOperator` (`tokenvault/operator`).
- */
-export interface Vault {
-  readonly tokens: TokenService;
-  /** Token intents: short-lived data until a token is made of it (docs/token-intents.md). */
-  readonly tokenIntents: TokenIntentService;
-  /**
-   * What `{{ <id> }}` detokenization expressions resolve against, for the caller's token:use
-   * transform: tokens, then token intents (reactor args and /detokenize use it; so can a proxy).
-   */
-  readonly detokenizeSource: DetokenizeSource;
-  /** Reactor formulas: code plus configuration and request-parameter declarations. */
-  readonly formulas: FormulaService;
-  /** Reactors: configured formulas, and their invocation. */
-  readonly reactors: ReactorService;
-  readonly applications: ApplicationService;
-  /** The API keys of applications (several per application). */
-  readonly applicationKeys: ApplicationKeyService;
-  /** Sessions: short-lived keys a public application creates and a private one authorizes. */
-  readonly sessions: SessionService;
-  /** Detokenization of any JSON (`POST /detokenize`, token:use). */
-  readonly detokenize: DetokenizeService;
-  /**
-   * The ephemeral proxy (`/proxy`, proxy:invoke): sends the request to its destination with its
-   * `{{ token_id }}` expressions detokenized, and returns the destination's answer (docs/proxies.md).
-   */
-  proxy(caller: Caller, request: ProxyRequest): Promise<ProxyResponse>;
-  /**
-   * With `request.key`: calls that pre-configured proxy (docs/proxies.md), its transforms run;
-   * `caller` null is an unauthenticated call, allowed only by a proxy with `require_auth: false`.
-   */
-  proxy(caller: Caller | null, request: ProxyRequest & { key: string }): Promise<ProxyResponse>;
-  /** Pre-configured proxies (`/proxies`, proxy:create|read|update|delete; docs/proxies.md). */
-  readonly proxies: ProxiesService;
-  /** The permission catalog (`GET /permissions`). */
-  readonly permissions: PermissionService;
-  /** The caller's own tenant (`GET /tenants/self`). */
-  readonly tenants: TenantService;
-  /** The audit trail (log:read). */
-  readonly logs: AuditService;
-  /** Event webhooks, the signing secret and deliveries (webhook:*, application:read/update for the secret). */
-  readonly webhooks: WebhookService;
-  /** Idempotency keys: a mutating call run at most once per application and key (the HTTP layer's `<PREFIX>-IDEMPOTENCY-KEY`). */
-  readonly idempotency: IdempotencyService;
-  /** The background job worker (async reactor runs, webhook deliveries, the sweep). */
-  readonly worker: VaultWorker;
-  readonly clock: Clock;
-  /** Where the vault logs (its `logger` option; default warnings and errors on stderr): a handler without its own logs here too. */
-  readonly logger: Logger;
-  /** Resolves an API key or an authorized session key to its Caller (AuthenticationError when unknown). */
-  authenticate: Authenticator['authenticate'];
-  /** Creates a tenant and its first management application; returns the application with its key (shown once). */
-  createTenant(input: NewTenantInput): Promise<NewTenant>;
-  /**
-   * Creates a tenant as createTenant does, only when the database has none yet (what a fresh
-   * service does at start); null when there is one. Instances sharing the database and starting
-   * together create one tenant between them (under the store's `withLock`, when it has one).
-   */
-  createFirstTenant(input: NewTenantInput): Promise<NewTenant | null>;
-  /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
-  ready(): Promise<void>;
-  /** Removes expired tokens, token intents and lapsed cvcs now (the background sweep calls this). */
-  sweep(): Promise<SweepResult>;
-  /**
-   * Counters of the batched audit queue, for metrics: entries waiting, flushes that failed (their
-   * entries kept and retried), entries dropped (queue full in a long outage).
-   */
-  auditStats(): { queued: number; flushFailures: number; droppedEntries: number };
-  /** Stops the job worker (running jobs finish or are released), flushes the audit queue and closes the store. */
-  close(): Promise<void>;
-}
 
 /**
  * Opens a vault.

@@ -17,7 +17,7 @@ export interface WorkerSpawnOptions {
 }
 
 export class PoolWorker {
-  /** Its runs: one, or several of one owner interleaved while they await the host (worker-pool.ts). */
+  /** Its runs: one, or several of one owner interleaved while they await the host (worker-placement.ts). */
   readonly tasks = new Set<RunTask>();
   /** Host calls each of its runs has posted and not had answered yet. */
   readonly #awaiting = new Map<RunTask, number>();

@@ -11,10 +11,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ReactorError } from '../../errors/errors.js';
 import type { ApiEntry } from '../bridge.js';
-import { runtimeError } from '../reactor-outcome.js';
+import { runtimeError, timeoutError } from '../reactor-outcome.js';
 import type { RunOwner, SandboxLimits, SandboxRunInput, SandboxRunOutput } from '../sandbox.js';
 
 const runScope = new AsyncLocalStorage<RunTask>();
+
+/** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
+export const KILL_GRACE_MS = 100;
 
 /** The run on whose behalf the current host call executes, if any. */
 export function currentRun(): RunTask | undefined {
@@ -44,7 +47,7 @@ export class RunTask {
   #reject!: (error: unknown) => void;
   #onDone: (() => void)[] = [];
 
-  /** The pending deadline timer (worker-pool.ts). */
+  /** The pending deadline timer (armDeadline); the pool clears it while the run waits for its worker to start. */
   timer: ReturnType<typeof setTimeout> | undefined;
   #deadline: number;
 
@@ -83,6 +86,24 @@ export class RunTask {
    */
   extendDeadline(ms: number): void {
     this.#deadline = Math.min(this.#deadline + Math.max(0, ms), this.parent?.deadline ?? Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * (Re)starts the deadline timer, from now to the deadline; the pool arms it when the run is
+   * submitted and again once its worker is ready (worker-pool.ts). A queued run fails with a
+   * timeout at the deadline. A running one is stopped by the engine in its worker itself; if it has
+   * not reported back within KILL_GRACE_MS, it cannot (one long built-in call), and the run is
+   * cancelled, which terminates its worker.
+   */
+  armDeadline(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => {
+        if (this.state === 'queued') return this.fail(timeoutError(this.limits));
+        this.timer = setTimeout(() => this.cancel(timeoutError(this.limits)), KILL_GRACE_MS);
+      },
+      Math.max(0, this.#deadline - performance.now()),
+    );
   }
 
   get done(): boolean {

@@ -1,7 +1,7 @@
 /**
  * The worker threads reactor code runs in (ARCHITECTURE.md, Rules of the house: reactor code never runs on the thread that
  * serves requests). Each run has its own QuickJS runtime and context. A worker holds the runs of one
- * owner at a time: one, or up to `runsPerWorker` interleaved while they await the host (below).
+ * owner at a time: one, or up to `runsPerWorker` interleaved while they await the host.
  *
  * Scheduling:
  * - Up to `size` shared workers, started on demand and kept idle (unref'd) between runs.
@@ -11,6 +11,9 @@
  *   when its run ends, which for a spinning run is its deadline (10 s by default), so the room another
  *   owner finds at once is exactly the room no single owner may take. Runs without an owner have no
  *   caps (a custom caller that names none asked for no fairness).
+ * - Placement. Which worker a run starts on (an idle one, a busy one of its owner it interleaves
+ *   with, a new one, its nesting depth's extra one), or whether it waits, is decided in
+ *   worker-placement.ts, which says when runs interleave and what that costs their owner.
  * - A top-level run that finds no free worker, or whose owner holds its share, waits in a queue of
  *   per-owner FIFOs served round-robin, tenants first, then the applications of the tenant
  *   (run-queue.ts, owner-queues.ts); its deadline keeps running there. The queue holds at most
@@ -20,24 +23,13 @@
  *   (which fails with 503) instead of being refused, so several floods together cannot shut another
  *   owner out either. Refusals are 503, not 429 (run-queue.ts says why).
  * - A nested run (started from a `req.bt` call of a running reactor, run-task.ts) is served before
- *   queued top-level runs, and when the shared workers are all busy, or its tree's owner holds its
- *   share of them, it may use one extra worker per nesting depth; extra workers count in no share.
- *   Its parent holds a worker while it waits, so without that a pool of size 1 would deadlock on the
- *   first nested call; with it the deepest run can always proceed.
+ *   queued top-level runs, and may use one extra worker per nesting depth, which counts in no share
+ *   (worker-placement.ts says why).
  * - At the deadline the engine in the worker stops the run itself; if it has not reported back
  *   KILL_GRACE_MS later (one long built-in call, which QuickJS's interrupt handler cannot stop), the
  *   worker is terminated and the run fails with the same timeout error.
  * - A worker whose WebAssembly memory grew past `recycleAboveBytes` is terminated once its runs have
  *   ended (that memory never shrinks), so memory taken by a burst returns to the system.
- * - Interleaving. A top-level run that finds no idle worker it may take, while no run waits in the
- *   queue, joins a started shared worker whose runs are all of its owner and all awaiting a host
- *   answer (their `req.bt` calls or fetches are out), up to `runsPerWorker` runs: the worker's thread
- *   is free, and the new run uses it instead of a worker start or a wait. It takes no share: its
- *   owner holds that worker already, and a run of another owner that arrives finds the queue as
- *   before (once it waits, nothing joins, so the worker frees as its runs end). The cost stays the
- *   owner's: a run that spins delays the other runs on its worker until the engine stops it at its
- *   deadline, and when its worker must be terminated (below), the other runs on it fail with 503
- *   (they may have called the host, so they are not retried).
  */
 import { type HostAnswer, reportLogs, serveCall, serveFetch } from './host-calls.js';
 import { fileURLToPath } from 'node:url';
@@ -46,14 +38,12 @@ import { memoryError, runtimeError, timeoutError, unavailableError } from '../re
 import { RunQueue } from './run-queue.js';
 import type { RunTask } from './run-task.js';
 import type { SandboxWorkerOptions } from './worker-options.js';
+import { idleWorker, type PoolView, placeRun, spawnIfRoom } from './worker-placement.js';
 import { mayHoldShared } from './worker-shares.js';
 import type { DoneMessage, FromWorker, ReplyMessage, RunMessage } from '../worker-protocol.js';
 import { deserializeRunError } from '../worker-protocol.js';
 
-/** How long past its deadline a run's worker may take to report the timeout before it is terminated. */
-export const KILL_GRACE_MS = 100;
-/** Workers each nesting depth may add beyond the pool size while the shared workers are busy. */
-const EXTRA_WORKERS_PER_DEPTH = 1;
+export { KILL_GRACE_MS } from './run-task.js';
 
 export interface WorkerPoolOptions extends SandboxWorkerOptions, WorkerSpawnOptions {}
 
@@ -92,16 +82,9 @@ export class WorkerPool {
    * ms to start, which the next run should not wait for.
    */
   warm(): void {
-    if (this.#closed) return;
-    let shared = 0;
-    for (const w of this.#workers) {
-      if (w.lane !== 0) continue;
-      if (w.idle) return;
-      shared++;
-    }
-    if (shared >= this.#options.size) return;
+    if (this.#closed || idleWorker(this.#workers, 0) !== null) return;
     try {
-      this.#spawn(0);
+      spawnIfRoom(this.#view(), 0);
     } catch {
       // The next run reports it.
     }
@@ -110,7 +93,7 @@ export class WorkerPool {
   /** Starts `task` on a worker, or queues it; settles the task on every outcome. */
   submit(task: RunTask): void {
     if (this.#closed) return task.fail(unavailableError('The reactor sandbox is closed'));
-    this.#armDeadline(task);
+    task.armDeadline();
     if (this.#tryStart(task)) return this.#queue.started(task);
     const admission = this.#queue.add(task);
     if (!admission.queued) return task.fail(unavailableError(admission.reason));
@@ -141,28 +124,10 @@ export class WorkerPool {
     await Promise.all(workers.map((w) => w.worker.terminate()));
   }
 
-  #armDeadline(task: RunTask): void {
-    clearTimeout(task.timer);
-    task.timer = setTimeout(
-      () => {
-        if (task.state === 'queued') return task.fail(timeoutError(task.limits));
-        // Running: the engine stops the run at the deadline itself; if it has not reported back
-        // within the grace, it cannot (one long built-in call), and the worker is terminated.
-        task.timer = setTimeout(() => task.cancel(timeoutError(task.limits)), KILL_GRACE_MS);
-      },
-      Math.max(0, task.deadline - performance.now()),
-    );
-  }
-
   #tryStart(task: RunTask): boolean {
     let worker: PoolWorker | null;
     try {
-      const shared = mayHoldShared(this.#workers, this.#options, task);
-      worker =
-        (shared ? this.#idle(0) : null) ??
-        this.#joinable(task) ??
-        (shared ? this.#spawnIfRoom(0) : null) ??
-        (task.depth > 0 ? (this.#idle(task.depth) ?? this.#spawnIfRoom(task.depth)) : null);
+      worker = placeRun(this.#view(), task);
     } catch (error) {
       task.fail(this.#startFailure(error));
       return true;
@@ -172,25 +137,9 @@ export class WorkerPool {
     return true;
   }
 
-  /** An idle worker of `lane`. */
-  #idle(lane: number): PoolWorker | null {
-    for (const w of this.#workers) if (w.lane === lane && w.idle) return w;
-    return null;
-  }
-
-  /** A new worker of `lane` when the lane has room. */
-  #spawnIfRoom(lane: number): PoolWorker | null {
-    let count = 0;
-    for (const w of this.#workers) if (w.lane === lane) count++;
-    const room = lane === 0 ? this.#options.size : EXTRA_WORKERS_PER_DEPTH;
-    return count < room ? this.#spawn(lane) : null;
-  }
-
-  /** A shared worker `task` may join (see Interleaving above); never while runs wait in the queue. */
-  #joinable(task: RunTask): PoolWorker | null {
-    if (task.depth > 0 || this.#queue.size > 0) return null;
-    for (const w of this.#workers) if (w.lane === 0 && w.accepts(task, this.#options.runsPerWorker)) return w;
-    return null;
+  /** What the placement decision (worker-placement.ts) reads of the pool now. */
+  #view(): PoolView {
+    return { workers: this.#workers, options: this.#options, queued: this.#queue.size, spawn: (lane) => this.#spawn(lane) };
   }
 
   #spawn(lane: number): PoolWorker {
@@ -250,7 +199,7 @@ export class WorkerPool {
       const [waiting] = w.tasks;
       if (waiting !== undefined && !w.gone) {
         waiting.extendDeadline(performance.now() - w.startWaitedAt);
-        this.#armDeadline(waiting);
+        waiting.armDeadline();
         this.#post(w, waiting);
       }
       return;
