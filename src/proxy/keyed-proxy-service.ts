@@ -67,12 +67,14 @@ export class KeyedProxyService {
     const proxy = await this.#find(request.key);
     if (caller !== null && caller.tenantId !== proxy.tenantId) throw invalidKey();
     if (caller === null && proxy.requireAuth) throw new AuthenticationError('This proxy requires an API key as well as its proxy key');
+    // A refusal by the limit writes no audit entry: a holder of an inbound key calling from many
+    // addresses must not be able to fill the tenant's audit log (docs/proxies.md, Audit).
+    if (caller === null) this.#perKey.take(proxy.id, 'of this proxy');
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
     const record = { proxy_id: proxy.id, authenticated: caller !== null, method, host: null as string | null, path: null as string | null, query_keys: [] as string[], token_ids: [] as string[], created_token_ids: [] as string[], status: null as number | null, latency_ms: 0 };
     const actor = caller?.applicationId ?? `proxy:${proxy.id}`;
     try {
       if (caller !== null) requirePermission(caller, 'proxy:invoke');
-      else this.#perKey.take(proxy.id, 'of this proxy');
       if (request.url !== undefined && request.url !== null) throw ValidationError.field('url', "must not be given with a proxy key: a pre-configured proxy's destination is its own");
       if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
       const url = destinationUrl(proxy.destinationUrl, request.path ?? '', request.query ?? '', this.#proxy.rules);

@@ -141,11 +141,16 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
 
     expect((await post({ card: CARD })).status).toBe(201);
     expect((await post({ card: CARD })).status).toBe(201);
+    const audited = async () => (await vault.logs.list(admin, { operation: 'proxy:invoke' })).data.filter((entry) => entry.resource_id === proxy.id).length;
+    const before = await audited();
     const limited = await post({ card: CARD });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await limited.json()).proxy_error.detail).toContain('Too many unauthenticated calls');
     expect(receiver.received).toHaveLength(3);
+    // Refused by the limit: no audit entry, so a flood cannot fill the tenant's audit log.
+    expect(await post({ card: CARD })).toMatchObject({ status: 429 });
+    expect(await audited()).toBe(before);
     vault.clock.advance(60_000);
     expect((await post({ card: CARD })).status).toBe(201);
   });
