@@ -173,10 +173,14 @@ describeEachStore('HTTP errors', (store) => {
 
   /** The vault, but GET /tokens/{id} throws what `make` returns. */
   function failingVault(vault: Vault, make: () => unknown): Vault {
-  const tokens = Object.create(vault.tokens) as Vault['tokens'];
-  tokens.get = async () => {
-    throw make();
-  };
+  // defineProperty, not assignment: vault.tokens is the vault's guarded service, which takes no writes.
+  const tokens = Object.create(vault.tokens, {
+    get: {
+      value: async () => {
+        throw make();
+      },
+    },
+  }) as Vault['tokens'];
   return { ...vault, tokens } as Vault;
   }
 });

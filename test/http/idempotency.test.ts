@@ -171,12 +171,13 @@ describeEachStore('HTTP idempotency', (store) => {
 
   /** The vault, but token creation signals `entered`, then waits for `gate`. */
   function gatedVault(vault: Vault, gate: Promise<void>, entered: () => void): Vault {
-    const tokens = Object.create(vault.tokens) as Vault['tokens'];
-    tokens.create = async (caller, body) => {
+    // defineProperty, not assignment: vault.tokens is the vault's guarded service, which takes no writes.
+    const create: Vault['tokens']['create'] = async (caller, body) => {
       entered();
       await gate;
       return vault.tokens.create(caller, body);
     };
+    const tokens = Object.create(vault.tokens, { create: { value: create } }) as Vault['tokens'];
     return { ...vault, tokens } as Vault;
   }
 });
