@@ -64,6 +64,7 @@ import fc from 'fast-check';
 import type { CreateTokenInput } from '../../src/tokens/token-input.js';
 import { expect, it } from 'vitest';
 import type { Caller } from '../../src/auth/caller.js';
+import { deriveCaller } from '../../src/auth/caller-brand.js';
 import { InternalError, VaultError } from '../../src/errors/errors.js';
 import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
@@ -834,7 +835,8 @@ async function act(world: World, o: Op, actor: Actor): Promise<void> {
       if (result.ok) world.check(label, result.value, [actor], actor);
       // The same body and a header through the ephemeral proxy (docs/proxies.md), to a destination
       // that echoes what it got: the actor with proxy:invoke learns exactly what /detokenize shows it.
-      const proxier: Caller = { ...actor.caller, permissions: new Set([...actor.caller.permissions, 'proxy:invoke']) };
+      // The actor's own Caller with proxy:invoke added, minted as the vault mints (a copy would be refused).
+      const proxier = deriveCaller(actor.caller, { permissions: [...actor.caller.permissions, 'proxy:invoke'] });
       const proxied = await attempt(`${label} (proxy)`, world, [actor], () =>
         vault.proxy(proxier, { method: 'POST', url: 'https://echo.example.com', headers: { 'content-type': 'application/json', 'x-echo': `{{ ${id} }}` }, body: JSON.stringify(body) }),
       );
