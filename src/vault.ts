@@ -175,8 +175,6 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     clock,
     records: keyRing,
     proxy,
-    detokenizeSource,
-    expressions,
     audit,
     // Transforms run as reactor code does: the same sandbox, egress rules and bt bridge.
     transforms: { sandbox, tokens, react: (caller, id, body) => reactors.react(caller, id, body as ReactRequest), fetch: reactorFetch, logger },

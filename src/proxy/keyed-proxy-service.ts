@@ -16,40 +16,31 @@ import { type Caller, requirePermission } from '../auth/caller.js';
 import { withinBoundGrants } from '../auth/session-grants.js';
 import type { Clock } from '../common/clock.js';
 import { AuthenticationError, ConflictError, ValidationError, VaultError } from '../errors/errors.js';
-import type { ExpressionEngine } from '../expressions/engine.js';
 import { runOwner } from '../reactors/run-owner.js';
 import type { ProxyRecord, Store } from '../storage/store.js';
-import { type DetokenizeSource, detokenizeValue } from '../tokens/detokenize-service.js';
-import { expressionTree, fromExpressionTree } from './proxy-body.js';
 import type { ConfigurationSealer } from './proxies-service.js';
 import { configurationContext } from './proxies-service.js';
 import type { RequestTransform, ResponseTransform } from './proxies-input.js';
-import { destinationUrl } from './proxy-destination.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
 import type { ProxyMessage } from './proxy-message.js';
 import { FixedWindowLimiter, addressBucket } from './proxy-rate-limit.js';
-import { PROXY_METHODS, type ProxyRequest, type ProxyResponse, type ProxyService, headerEntries } from './proxy-service.js';
+import { type ProxyRequest, type ProxyResponse, type ProxyService, outgoingMessage } from './proxy-service.js';
 import { type TransformContext, type TransformDeps, runRequestTransforms, runResponseTransforms } from './proxy-transforms.js';
 
-const encoder = new TextEncoder();
 
 export class KeyedProxyService {
   readonly #store: Store;
   readonly #sealer: ConfigurationSealer;
   readonly #proxy: ProxyService;
-  readonly #tokens: DetokenizeSource;
-  readonly #engine: ExpressionEngine;
   readonly #audit: AuditLog;
   readonly #transforms: TransformDeps;
   readonly #perKey: FixedWindowLimiter;
   readonly #perAddress: FixedWindowLimiter;
 
-  constructor(deps: { store: Store; clock: Clock; records: ConfigurationSealer; proxy: ProxyService; detokenizeSource: DetokenizeSource; expressions: ExpressionEngine; audit: AuditLog; transforms: TransformDeps }) {
+  constructor(deps: { store: Store; clock: Clock; records: ConfigurationSealer; proxy: ProxyService; audit: AuditLog; transforms: TransformDeps }) {
     this.#store = deps.store;
     this.#sealer = deps.records;
     this.#proxy = deps.proxy;
-    this.#tokens = deps.detokenizeSource;
-    this.#engine = deps.expressions;
     this.#audit = deps.audit;
     this.#transforms = deps.transforms;
     const limits = deps.proxy.options.inboundRateLimit;
@@ -76,21 +67,13 @@ export class KeyedProxyService {
     try {
       if (caller !== null) requirePermission(caller, 'proxy:invoke');
       if (request.url !== undefined && request.url !== null) throw ValidationError.field('url', "must not be given with a proxy key: a pre-configured proxy's destination is its own");
-      if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
-      const url = destinationUrl(proxy.destinationUrl, request.path ?? '', request.query ?? '', this.#proxy.rules);
-      record.host = url.hostname;
-      record.path = url.pathname;
-      record.query_keys = [...new Set(url.searchParams.keys())];
-      const target = await this.#proxy.resolve(url);
-      const body = request.body === undefined || request.body === null ? null : typeof request.body === 'string' ? encoder.encode(request.body) : request.body;
-      if (body !== null && (method === 'GET' || method === 'HEAD')) throw ValidationError.field('body', `must be empty for ${method}`);
-      let message: ProxyMessage = { headers: forwardedRequestHeaders(headerEntries(request.headers)), body };
+      const { url, target } = await this.#proxy.destination(method, proxy.destinationUrl, request, record);
+      let message = outgoingMessage(method, request);
       if (caller !== null) {
         // The caller's own expressions, under its own access; an unauthenticated call's are never evaluated.
-        const source = expressionTree(message.headers, message.headers['content-type'], message.body);
-        const detokenized = await detokenizeValue(this.#tokens, this.#engine, caller, source.tree, 'request', this.#proxy.options.maxTokens);
-        record.token_ids = [...detokenized.data.keys()];
-        message = fromExpressionTree(source, detokenized.value);
+        const detokenized = await this.#proxy.detokenize(caller, message);
+        record.token_ids = detokenized.tokenIds;
+        message = detokenized.message;
       }
       const ctx = await this.#context(proxy, caller, method, request.path ?? '', url);
       const transformed = await runRequestTransforms(this.#transforms, ctx, proxy.requestTransforms as RequestTransform[], message);

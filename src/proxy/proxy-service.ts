@@ -17,6 +17,7 @@ import { type DetokenizeSource, detokenizeValue } from '../tokens/detokenize-ser
 import { expressionTree, fromExpressionTree } from './proxy-body.js';
 import { type DestinationRules, destinationUrl, resolveDestination, unresolvedTarget } from './proxy-destination.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
+import type { ProxyMessage } from './proxy-message.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import { TenantAgents } from './tenant-agents.js';
 import { type DestinationResponse, sendToDestination, sendWithFetch } from './proxy-transport.js';
@@ -104,19 +105,9 @@ export class ProxyService {
       if (!this.#options.ephemeral || this.#options.ephemeralDisabledTenants.has(caller.tenantId)) {
         throw new AuthorizationError('The ephemeral proxy is turned off for this tenant');
       }
-      if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
-      const url = destinationUrl(request.url ?? null, request.path ?? '', request.query ?? '', this.#rules);
-      record.host = url.hostname;
-      record.path = url.pathname;
-      record.query_keys = [...new Set(url.searchParams.keys())];
-      const target = await this.resolve(url);
-      const headers = forwardedRequestHeaders(headerEntries(request.headers));
-      const body = request.body === undefined || request.body === null ? null : typeof request.body === 'string' ? encoder.encode(request.body) : request.body;
-      if (body !== null && (method === 'GET' || method === 'HEAD')) throw ValidationError.field('body', `must be empty for ${method}`);
-      const source = expressionTree(headers, headers['content-type'], body);
-      const detokenized = await detokenizeValue(this.#tokens, this.#engine, caller, source.tree, 'request', this.#options.maxTokens);
-      record.token_ids = [...detokenized.data.keys()];
-      const outgoing = fromExpressionTree(source, detokenized.value);
+      const { target } = await this.destination(method, request.url ?? null, request, record);
+      const { message: outgoing, tokenIds } = await this.detokenize(caller, outgoingMessage(method, request));
+      record.token_ids = tokenIds;
       const answer = await this.send(caller.tenantId, target, { method, headers: outgoing.headers, body: outgoing.body });
       record.status = answer.status;
       record.latency_ms = Math.round(performance.now() - started);
@@ -135,6 +126,26 @@ export class ProxyService {
       });
       throw error;
     }
+  }
+
+  /**
+   * The checked method and destination of a call (a keyed proxy's too): the URL from `base` with
+   * the request's path and query, its address resolved; what the audit says of it is set in `record`.
+   */
+  async destination(method: string, base: string | null, request: ProxyRequest, record: { host: string | null; path: string | null; query_keys: string[] }): Promise<{ url: URL; target: Target }> {
+    if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
+    const url = destinationUrl(base, request.path ?? '', request.query ?? '', this.#rules);
+    record.host = url.hostname;
+    record.path = url.pathname;
+    record.query_keys = [...new Set(url.searchParams.keys())];
+    return { url, target: await this.resolve(url) };
+  }
+
+  /** The message with the caller's `{{ }}` expressions replaced under its own access (as `/detokenize`). */
+  async detokenize(caller: Caller, message: ProxyMessage): Promise<{ message: ProxyMessage; tokenIds: string[] }> {
+    const source = expressionTree(message.headers, message.headers['content-type'], message.body);
+    const detokenized = await detokenizeValue(this.#tokens, this.#engine, caller, source.tree, 'request', this.#options.maxTokens);
+    return { message: fromExpressionTree(source, detokenized.value), tokenIds: [...detokenized.data.keys()] };
   }
 
   /** The address to connect to, checked (a keyed proxy's way out too: keyed-proxy-service.ts). */
@@ -166,7 +177,14 @@ export class ProxyService {
   }
 }
 
-export function headerEntries(headers: ProxyRequest['headers']): [string, string][] {
+/** The request's headers (hop-by-hop ones dropped) and body; a GET or HEAD carries none. */
+export function outgoingMessage(method: string, request: ProxyRequest): ProxyMessage {
+  const body = request.body === undefined || request.body === null ? null : typeof request.body === 'string' ? encoder.encode(request.body) : request.body;
+  if (body !== null && (method === 'GET' || method === 'HEAD')) throw ValidationError.field('body', `must be empty for ${method}`);
+  return { headers: forwardedRequestHeaders(headerEntries(request.headers)), body };
+}
+
+function headerEntries(headers: ProxyRequest['headers']): [string, string][] {
   if (headers === undefined || headers === null) return [];
   if (typeof (headers as Iterable<[string, string]>)[Symbol.iterator] === 'function') return [...(headers as Iterable<[string, string]>)].map(([n, v]) => [String(n), String(v)]);
   return Object.entries(headers as Record<string, string>).map(([n, v]) => [n, String(v)]);
