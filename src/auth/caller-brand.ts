@@ -56,7 +56,9 @@ export function mintCaller<Extra extends object = object>(fields: CallerFields, 
  * session's creator): it keeps `source`'s maker, so a test Caller never becomes a vault one.
  */
 export function deriveCaller(source: Caller, changes: Partial<CallerFields>): Caller {
-  return mintCaller({ ...source, ...changes }, made.get(source) ?? 'test');
+  // An unminted source never becomes a minted Caller, not even a test one.
+  requireMintedCaller(source, ['vault', 'test']);
+  return mintCaller({ ...source, ...changes }, made.get(source)!);
 }
 
 /** Which maker made `value`, or undefined when it is no minted Caller. */
