@@ -68,7 +68,7 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
       request.headers.forEach((value, name) => {
         if (!name.toLowerCase().startsWith(reserved)) headers.push([name, value]);
       });
-      const call = { method: request.method, path: pathname.slice('/proxy'.length), query, headers, body: await readBody(request, maxBodyBytes) };
+      const call = { method: request.method, path: pathname.slice('/proxy'.length), query, headers, body: await readBody(request, maxBodyBytes), maxBodyBytes };
       const answer =
         key === null
           ? await vault.proxy(caller!, { ...call, url })

@@ -69,6 +69,8 @@ export class KeyedProxyService {
       if (request.url !== undefined && request.url !== null) throw ValidationError.field('url', "must not be given with a proxy key: a pre-configured proxy's destination is its own");
       const { url, target } = await this.#proxy.destination(method, proxy.destinationUrl, request, record);
       let message = outgoingMessage(method, request);
+      // Read only when something reads it (expressions, transforms); otherwise it goes on as sent.
+      if (caller !== null || proxy.requestTransforms.length > 0) message = await this.#proxy.decode(message, request);
       if (caller !== null) {
         // The caller's own expressions, under its own access; an unauthenticated call's are never evaluated.
         const detokenized = await this.#proxy.detokenize(caller, message);
