@@ -110,7 +110,7 @@ export class ProxyService {
     try {
       requirePermission(caller, 'proxy:invoke');
       if (!this.#options.ephemeral || this.#options.ephemeralDisabledTenants.has(caller.tenantId)) {
-        throw new AuthorizationError('The ephemeral proxy is turned off for this tenant');
+        throw new AuthorizationError("The ephemeral proxy is turned off for this tenant: call a pre-configured proxy with its key instead, or ask the operator to turn it on (proxy.ephemeral, proxy.ephemeralDisabledTenants)");
       }
       const { target } = await this.destination(method, request.url ?? null, request, record);
       const { message: outgoing, tokenIds } = await this.detokenize(caller, await this.decode(outgoingMessage(method, request), request));
