@@ -139,8 +139,8 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
 
 /**
  * `--trust-forwarded-for <n|list>`: a whole number is a count of reverse proxies, anything else a
- * comma-separated list of their addresses; checked by the handler's own schema (fetch-handler.ts)
- * here, before anything opens, so a bad value is a usage error naming the flag.
+ * comma-separated list of their addresses (docs/proxies.md, Calling a pre-configured proxy); checked
+ * with the handler's own schema here, before anything opens, so a bad value is a usage error naming the flag.
  */
 function trustForwardedFlag(value: string | undefined): TrustForwardedFor {
   if (value === undefined) return false;

@@ -19,7 +19,7 @@ export interface ProxyHandlerOptions {
   headerPrefix: string;
   maxBodyBytes: number;
   logger: Logger;
-  /** Which X-Forwarded-For entries name the client (fetch-handler.ts). */
+  /** Which X-Forwarded-For entries name the client (docs/proxies.md, Calling a pre-configured proxy). */
   trustForwardedFor: TrustForwardedFor;
 }
 

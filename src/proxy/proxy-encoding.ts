@@ -34,11 +34,6 @@ const DECODERS: Record<string, Decoder> = { gzip: gunzipAsync, 'x-gzip': gunzipA
 /** The default limit of a decompressed body in-process: the HTTP handler's default `maxBodyBytes`. */
 export const DEFAULT_DECODED_BODY_BYTES = 1_048_576;
 
-/** Whether the message's body is encoded (a Content-Encoding other than `identity`). */
-export function isEncoded(message: ProxyMessage): boolean {
-  return codings(message.headers['content-encoding']).length > 0 && message.body !== null && message.body.byteLength > 0;
-}
-
 /**
  * The message with its body decompressed (codings undone last to first), at most `maxBytes` of it;
  * unchanged when it is not encoded. PayloadTooLargeError (413) past the limit,

@@ -46,7 +46,7 @@ export interface ProxyRequest {
   body?: string | Uint8Array | null;
   /**
    * The largest body once decompressed, when a `content-encoding` header says it is compressed
-   * (proxy-encoding.ts); default 1 MiB. Over HTTP, the handler's `maxBodyBytes`: the same limit as
+   * (docs/proxies.md, Compressed request bodies); default 1 MiB. Over HTTP, the handler's `maxBodyBytes`: the same limit as
    * an uncompressed body.
    */
   maxBodyBytes?: number;
@@ -150,7 +150,7 @@ export class ProxyService {
 
   /**
    * The message with a compressed body decompressed, at most the request's `maxBodyBytes` of it
-   * (proxy-encoding.ts): what reads the body (expressions, transforms) reads it decompressed.
+   * (docs/proxies.md, Compressed request bodies): what reads the body (expressions, transforms) reads it decompressed.
    */
   decode(message: ProxyMessage, request: ProxyRequest): Promise<ProxyMessage> {
     const limit = request.maxBodyBytes ?? DEFAULT_DECODED_BODY_BYTES;
