@@ -31,6 +31,13 @@ const inflateEither: Decoder = async (input, options) => {
 
 const DECODERS: Record<string, Decoder> = { gzip: gunzipAsync, 'x-gzip': gunzipAsync, deflate: inflateEither, br: brotliAsync };
 
+/**
+ * The most codings one body may name. Each one undone may produce up to the body limit, so the
+ * work of a body is this many times the limit: without a bound, thousands of stored-block gzip
+ * layers under one 10 KB header held zlib for seconds per unauthenticated request (docs/proxies.md).
+ */
+export const MAX_CONTENT_CODINGS = 3;
+
 /** The default limit of a decompressed body in-process: the HTTP handler's default `maxBodyBytes`. */
 export const DEFAULT_DECODED_BODY_BYTES = 1_048_576;
 
@@ -45,6 +52,9 @@ export async function decodedMessage(message: ProxyMessage, maxBytes: number): P
   const unknown = applied.find((coding) => DECODERS[coding] === undefined);
   if (unknown !== undefined) {
     throw new UnsupportedMediaTypeError(`The request body's Content-Encoding '${unknown.slice(0, 32)}' is not one the proxy can read: send the body uncompressed, or as gzip, deflate or br`);
+  }
+  if (applied.length > MAX_CONTENT_CODINGS) {
+    throw new UnsupportedMediaTypeError(`The request body names ${applied.length} Content-Encodings: the proxy undoes at most ${MAX_CONTENT_CODINGS}; send it uncompressed, or compressed once`);
   }
   let body: Uint8Array = message.body;
   for (const coding of [...applied].reverse()) {
