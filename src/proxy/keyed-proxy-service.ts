@@ -145,6 +145,7 @@ export class KeyedProxyService {
       proxyId: proxy.id,
       configuration,
       appCaller,
+      caller,
       // An unauthenticated flood uses the proxy's own share of the sandbox's workers.
       owner: caller === null ? { tenantId: proxy.tenantId, applicationId: `proxy:${proxy.id}` } : runOwner(caller),
       method,

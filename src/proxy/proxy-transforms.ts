@@ -34,6 +34,8 @@ export interface TransformContext {
   configuration: Record<string, unknown>;
   /** The proxy's application within its bound grants; null: the proxy has none. */
   appCaller: Caller | null;
+  /** Who called the proxy; null: an unauthenticated call (inbound). */
+  caller: Caller | null;
   /** Whose share of the sandbox's workers the code uses. */
   owner: RunOwner;
   method: string;
@@ -130,9 +132,23 @@ async function tokenizeMessage(deps: TransformDeps, ctx: TransformContext, messa
   const appCaller = ctx.appCaller;
   if (appCaller === null) throw ValidationError.field(field, 'creates tokens as the proxy\'s application: give the proxy an application');
   const body = bodyValue(message, field);
-  const ids = await tokenizeBody(expression, location, body, async (tokenBody) => (await deps.tokens.create(appCaller, tokenBody as never)).id, field);
+  const ids = await tokenizeBody(expression, location, body, (tokenBody) => createAs(deps, appCaller, ctx.caller, tokenBody), field);
   ctx.createdTokenIds.push(...ids);
   return withBody(message, body);
+}
+
+/**
+ * Creates one token of a tokenize transform as the proxy's application. A duplicate is matched only
+ * among tokens both the application and the caller may reveal, as a reactor's tokenize block does
+ * (docs/authority.md): the id goes on toward the caller (echoed, or in the answer) and a duplicate
+ * writes nothing, so its timing alone would confirm a guessed card to whoever holds the key. An
+ * unauthenticated caller may reveal nothing: its tokens are never deduplicated.
+ */
+async function createAs(deps: TransformDeps, appCaller: Caller, caller: Caller | null, tokenBody: Record<string, unknown>): Promise<string> {
+  if (tokenBody['deduplicate_token'] !== true || typeof tokenBody['type'] !== 'string') return (await deps.tokens.create(appCaller, tokenBody as never)).id;
+  if (caller === null) return (await deps.tokens.create(appCaller, { ...tokenBody, deduplicate_token: false } as never)).id;
+  const made = (await deps.tokens.tokenize(appCaller, tokenBody, { shownTo: caller })) as { id: string };
+  return made.id;
 }
 
 async function runCode(deps: TransformDeps, ctx: TransformContext, code: string, req: Record<string, unknown>, field: string): Promise<Record<string, unknown>> {

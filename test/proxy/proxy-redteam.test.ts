@@ -34,4 +34,30 @@ describeEachStore('proxy red-team findings', (store) => {
     expect((await call(3)).status).toBe(200);
     expect(JSON.parse(sent[0]!)).toEqual({ secret: expect.stringMatching(/^[0-9a-f-]{36}$/) });
   });
+
+  it("a tokenize transform deduplicates only among tokens both its application and the caller may reveal: never for an unauthenticated call", async () => {
+    const sent: string[] = [];
+    const vault = await store.vault({ proxy: { unsafeFetch: async (_url, init) => (sent.push(new TextDecoder().decode(init?.body as Uint8Array)), new Response('{}', { status: 200 })) } });
+    const admin = await vault.authenticate(vault.adminKey);
+    const reveal = (permissions: ('token:create' | 'token:read' | 'token:use')[]) => [{ priority: 0, container: '/', transform: 'reveal' as const, permissions }];
+    const holder = await vault.caller({ type: 'private', permissions: ['token:create', 'token:read'], rules: reveal(['token:create', 'token:read']) });
+    const known = await vault.tokens.create(holder, { type: 'card_number', data: '4242424242424242' });
+    const transform = { type: 'tokenize' as const, expression: '{ "type": "card_number", "data": "{{ args.pan }}", "deduplicate_token": true }' };
+    const inbound = await vault.proxies.create(admin, { name: 'intake', destination_url: 'https://api.example.com/', require_auth: false, application: { id: holder.applicationId }, request_transforms: [transform] });
+    const call = async (caller: Awaited<ReturnType<typeof vault.caller>> | null, pan: string) => {
+      await vault.proxy(caller, { key: inbound.key!, method: 'POST', clientAddress: '198.51.100.4', headers: JSON_TYPE, body: JSON.stringify({ pan }) });
+      return (JSON.parse(sent.at(-1)!) as { pan: string }).pan;
+    };
+    // Whoever holds the key could otherwise confirm a guessed card (and, where the destination
+    // echoes, obtain its id), by the answer or by its timing: a duplicate writes nothing.
+    const anonymous = await call(null, '4242424242424242');
+    expect(anonymous).not.toBe(known.id);
+    // A new token each time: its own earlier one is not a duplicate either.
+    expect(await call(null, '4242424242424242')).not.toBe(anonymous);
+    // An authenticated caller that may reveal the token too gets the duplicate; one that may not, a new token.
+    const both = await vault.caller({ type: 'private', permissions: ['proxy:invoke', 'token:read'], rules: reveal(['token:read']) });
+    expect(await call(both, '4242424242424242')).toBe(known.id);
+    const blind = await vault.caller({ type: 'private', permissions: ['proxy:invoke', 'token:use'], rules: reveal(['token:use']) });
+    expect(await call(blind, '4242424242424242')).not.toBe(known.id);
+  });
 });
