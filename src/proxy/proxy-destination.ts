@@ -39,7 +39,7 @@ export function destinationUrl(base: string | null, path: string, search: string
   const host = hostOf(url);
   if (isIP(host) !== 0 && !(rules.allowPrivateNetwork && isLoopback(host))) throw ValidationError.field(URL_FIELD, 'must name its host by a DNS name, not an IP address');
   if (!rules.allowPrivateNetwork && !host.includes('.')) throw ValidationError.field(URL_FIELD, 'must name a fully qualified DNS host, such as api.example.com');
-  if (/(^|\/)(\.|%2e){2}(\/|$)/i.test(path) || /(^|\/)(\.|%2e)(\/|$)/i.test(path)) throw ValidationError.field('path', "must not hold '.' or '..' segments");
+  if (climbs(path)) throw ValidationError.field('path', "must not hold '.' or '..' segments");
   if (path.includes('\\')) throw ValidationError.field('path', 'must not hold backslashes');
   // The base's trailing slash goes only when a path follows (`/v1/` + `/charges`); alone it stays
   // (`/v1/` is not `/v1` to every server).
@@ -49,6 +49,32 @@ export function destinationUrl(base: string | null, path: string, search: string
   url.search = query === '' ? '' : `?${query}`;
   url.hash = '';
   return url;
+}
+
+/**
+ * Whether a path holds a dot segment as some server may read it: a pre-configured proxy's caller
+ * must stay below the proxy's base path (docs/proxies.md, Calling a pre-configured proxy). Each
+ * segment is percent-decoded up to three times (servers that decode twice), then split at
+ * slashes and backslashes (servers that decode %2F or %5C before resolving) and at `;` (Tomcat
+ * and Spring read `..;jsessionid=1` as `..`); any `.` or `..` piece refuses it. `%2F` inside a
+ * name (`group%2Fproject`) and `...` stay allowed.
+ */
+function climbs(path: string): boolean {
+  for (const segment of path.split('/')) {
+    let text = segment;
+    for (let round = 0; round < 3 && text.includes('%'); round++) {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(text);
+      } catch {
+        break;
+      }
+      if (decoded === text) break;
+      text = decoded;
+    }
+    if (text.split(/[/\\;]/).some((piece) => piece === '.' || piece === '..')) return true;
+  }
+  return false;
 }
 
 /**

@@ -60,4 +60,22 @@ describeEachStore('proxy red-team findings', (store) => {
     const blind = await vault.caller({ type: 'private', permissions: ['proxy:invoke', 'token:use'], rules: reveal(['token:use']) });
     expect(await call(blind, '4242424242424242')).not.toBe(known.id);
   });
+
+  it("a caller's path cannot climb out of a proxy's base path by a dot segment the destination's server resolves: '..;', encoded slashes, double encoding", async () => {
+    const sent: string[] = [];
+    const vault = await store.vault({ proxy: { unsafeFetch: async (url) => (sent.push(String(url)), new Response('{}', { status: 200 })) } });
+    const admin = await vault.authenticate(vault.adminKey);
+    // The author exposes /intake/ only; its transforms may add the backend's credentials.
+    const inbound = await vault.proxies.create(admin, { name: 'intake', destination_url: 'https://backend.example.com/intake/', require_auth: false });
+    const call = (path: string) => vault.proxy(null, { key: inbound.key!, method: 'GET', path, clientAddress: '198.51.100.4' });
+    // Tomcat and Spring take `..;x` for `..`; servers that decode %2F or %5C (or twice) before
+    // resolving dot segments see `..` in the others.
+    for (const path of ['/..;/admin', '/%2e%2e;jsessionid=1/admin', '/..%2fadmin', '/a/..%5C..%5Cadmin', '/%252e%252e/admin', '/.;/..;/admin']) {
+      await expect(call(path), path).rejects.toMatchObject({ code: 'validation_error', errors: { path: ["must not hold '.' or '..' segments"] } });
+    }
+    expect(sent).toEqual([]);
+    // Encoded slashes and matrix parameters that do not climb go on as written.
+    await call('/orders;v=2/group%2Fproject/...');
+    expect(sent).toEqual(['https://backend.example.com/intake/orders;v=2/group%2Fproject/...']);
+  });
 });
