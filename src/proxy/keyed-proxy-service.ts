@@ -95,6 +95,8 @@ export class KeyedProxyService {
         message = detokenized.message;
       }
       const ctx = await this.#context(proxy, caller, method, request.path ?? '', url);
+      // The same list: a call that fails later still names the tokens its transforms created.
+      record.created_token_ids = ctx.createdTokenIds;
       const transformed = await runRequestTransforms(this.#transforms, ctx, proxy.requestTransforms as RequestTransform[], message);
       let answer: { status: number; message: ProxyMessage };
       if ('status' in transformed) answer = transformed;
@@ -109,7 +111,6 @@ export class KeyedProxyService {
           answer.message = await runResponseTransforms(this.#transforms, ctx, proxy.responseTransforms as ResponseTransform[], sent.status, answer.message);
         }
       }
-      record.created_token_ids = ctx.createdTokenIds;
       record.status = answer.status;
       record.latency_ms = Math.round(performance.now() - started);
       this.#audit.record({ tenantId: proxy.tenantId, actor, operation: 'proxy:invoke', resourceId: proxy.id, outcome: 'success', detail: JSON.stringify(record) });

@@ -78,4 +78,20 @@ describeEachStore('proxy red-team findings', (store) => {
     await call('/orders;v=2/group%2Fproject/...');
     expect(sent).toEqual(['https://backend.example.com/intake/orders;v=2/group%2Fproject/...']);
   });
+
+  it('a failed call names in its audit entry the tokens its request transforms had already created', async () => {
+    const vault = await store.vault({ proxy: { unsafeFetch: async () => Promise.reject(new Error('down')) } });
+    const admin = await vault.authenticate(vault.adminKey);
+    const tokenizer = await vault.caller({ type: 'private', permissions: ['token:create'], rules: CREATE_ONLY });
+    const inbound = await vault.proxies.create(admin, {
+      name: 'intake', destination_url: 'https://api.example.com/', require_auth: false, application: { id: tokenizer.applicationId },
+      request_transforms: [{ type: 'tokenize', expression: '{ "type": "token", "data": "{{ args.secret }}" }' }],
+    });
+    await expect(vault.proxy(null, { key: inbound.key!, method: 'POST', clientAddress: '198.51.100.4', headers: JSON_TYPE, body: '{"secret":"s"}' })).rejects.toMatchObject({ code: 'bad_gateway' });
+    const [entry] = (await vault.logs.list(admin, { operation: 'proxy:invoke' })).data;
+    const created = (await vault.logs.list(admin, { operation: 'token:create' })).data.map((e) => e.resource_id);
+    expect(created).toHaveLength(1);
+    expect(entry!.outcome).toBe('failure');
+    expect(JSON.parse(entry!.detail!)).toMatchObject({ error: 'bad_gateway', created_token_ids: created });
+  });
 });
