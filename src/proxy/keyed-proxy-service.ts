@@ -95,7 +95,8 @@ export class KeyedProxyService {
         message = detokenized.message;
       }
       const ctx = await this.#context(proxy, caller, method, request.path ?? '', url);
-      // The same list: a call that fails later still names the tokens its transforms created.
+      // The record holds the tokens as they are made: a call refused after a tokenize (a later
+      // transform failing) still names the tokens it left behind (docs/proxies.md, Audit).
       record.created_token_ids = ctx.createdTokenIds;
       const transformed = await runRequestTransforms(this.#transforms, ctx, proxy.requestTransforms as RequestTransform[], message);
       let answer: { status: number; message: ProxyMessage };
