@@ -91,15 +91,16 @@ export class PostgresTokens {
 
   /**
    * Creations without deduplication of one event-loop turn go out as one statement, one commit
-   * (turn-batch.ts), as the SQLite store's group commit writes them in one transaction. A batch
-   * that fails for any reason but the connection is sent again one token at a time, so a bad
-   * token fails alone; a lost connection fails them all with a 503, as it would each (the batch
-   * may have committed: see pg-executor.ts).
+   * (turn-batch.ts), as the SQLite store's group commit writes them in one transaction; while one
+   * such statement is in flight, the creations asked for meanwhile wait for it and go out together
+   * after it, so under load one commit serves more of them. A batch that fails for any reason but
+   * the connection is sent again one token at a time, so a bad token fails alone; a lost connection
+   * fails them all with a 503, as it would each (the batch may have committed: see pg-executor.ts).
    */
   readonly #creates = new TurnBatch<StoredToken, boolean>(
     (token) => this.#insert(this.#db, token),
     (tokens) => this.#insertMany(tokens),
-    (error) => !(error instanceof ServiceUnavailableError),
+    { alone: (error) => !(error instanceof ServiceUnavailableError), maxInFlight: 1 },
   );
 
   async createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
@@ -126,7 +127,10 @@ export class PostgresTokens {
     return (await this.#insert(tx, token)) ? CREATED : ID_CONFLICT;
   }
 
-  /** Token reads of one event-loop turn go out as one statement (turn-batch.ts). */
+  /**
+   * Token reads of one event-loop turn go out as one statement (turn-batch.ts); reads asked for
+   * while one is in flight go out together once it has answered.
+   */
   readonly #reads = new TurnBatch<TokenLookup, StoredToken | null>(
     async ({ tenantId, id, now }) => {
       const { rows } = await this.#db.query(this.#sql.getLive, [tenantId, id, now]);
@@ -138,6 +142,7 @@ export class PostgresTokens {
       for (const row of rows) found[Number(row['lookup']) - 1] = toStoredToken(row);
       return found;
     },
+    { maxInFlight: 1 },
   );
 
   getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
@@ -261,16 +266,11 @@ export class PostgresTokens {
   }
 
   async #insert(db: Queryable, token: StoredToken): Promise<boolean> {
-    const values = [
-      token.tenantId,
-      token.id,
-      ...mutableTokenValues(token),
-      token.createdBy,
-      token.createdAt,
-      metadataDigests(token.metadata),
-      distinct(token.searchHashes),
-    ];
-    const { rows } = await db.query(this.#sql.create, values);
+    const values = [token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt];
+    const digests = metadataDigests(token.metadata);
+    const hashes = distinct(token.searchHashes);
+    const bare = digests.length === 0 && hashes.length === 0;
+    const { rows } = await db.query(bare ? this.#sql.createBare : this.#sql.create, bare ? values : [...values, digests, hashes]);
     return rows.length === 1;
   }
 
@@ -304,7 +304,8 @@ export class PostgresTokens {
         search[1].push(hash);
       }
     }
-    const { rows } = await this.#db.query(this.#sql.createMany, [...columns, ...metadata, ...search]);
+    const bare = metadata[0].length === 0 && search[0].length === 0;
+    const { rows } = await this.#db.query(bare ? this.#sql.createManyBare : this.#sql.createMany, bare ? columns : [...columns, ...metadata, ...search]);
     const created = new Set(rows.map((row) => Number(row['n'])));
     return position.map((n) => created.has(n));
   }
