@@ -135,6 +135,21 @@ describeEachPgRoute('PostgreSQL round trips per request', (url) => {
     expect((await send('GET', '/tokens/batch-b', app.key)).body.data).toEqual(CARD);
   });
 
+  it('one batch may carry the same id in two tenants: each token gets its own index rows', async () => {
+    const now = vault.clock.now();
+    const [a, b] = [storeFixtures.TENANT_A, storeFixtures.TENANT_B];
+    const answers = await Promise.all([
+      store.createToken(storeFixtures.makeToken({ tenantId: a, id: 'both-tenants', metadata: { k: 'a' }, searchHashes: ['ha'] }), now),
+      store.createToken(storeFixtures.makeToken({ tenantId: b, id: 'both-tenants', metadata: { k: 'b' }, searchHashes: ['hb'] }), now),
+    ]);
+    expect(answers).toEqual([{ status: 'created' }, { status: 'created' }]);
+    const ids = async (tenant: string, filter: object) => (await store.listTokens(tenant, filter, { mode: 'cursor', size: 10 }, now)).items.map((t) => t.id);
+    expect(await ids(b, { metadata: { k: 'b' } })).toEqual(['both-tenants']);
+    expect(await ids(b, { metadata: { k: 'a' } })).toEqual([]);
+    expect(await ids(a, { searchHashes: ['ha'] })).toEqual(['both-tenants']);
+    expect(await ids(a, { searchHashes: ['hb'] })).toEqual([]);
+  });
+
   it('a batch of creations that fails is sent again one token at a time, so a bad token fails alone', async () => {
     const app = await vault.caller({ permissions: ['token:create'] });
     sent.length = 0;

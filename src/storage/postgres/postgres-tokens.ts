@@ -280,34 +280,30 @@ export class PostgresTokens {
    */
   async #insertMany(tokens: readonly StoredToken[]): Promise<boolean[]> {
     const columns: unknown[][] = Array.from({ length: MUTABLE_TOKEN_COLUMNS.length + 4 }, () => []);
-    const metadata: [number[], Buffer[]] = [[], []];
-    const search: [number[], string[]] = [[], []];
-    const sent = new Map<string, number>();
-    const position: number[] = [];
-    for (const token of tokens) {
-      const key = `${token.tenantId}\u0000${token.id}`;
-      if (sent.has(key)) {
-        position.push(0);
-        continue;
-      }
-      const n = sent.size + 1;
-      sent.set(key, n);
-      position.push(n);
+    const metadata: [string[], string[], Buffer[]] = [[], [], []];
+    const search: [string[], string[], string[]] = [[], [], []];
+    const keys = tokens.map((token) => `${token.tenantId}\u0000${token.id}`);
+    const seen = new Set<string>();
+    const first = keys.map((key) => !seen.has(key) && seen.add(key) !== undefined);
+    for (const [i, token] of tokens.entries()) {
+      if (!first[i]) continue;
       const values = [token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt];
-      for (let i = 0; i < values.length; i++) columns[i]!.push(values[i]);
+      for (let c = 0; c < values.length; c++) columns[c]!.push(values[c]);
       for (const digest of metadataDigests(token.metadata)) {
-        metadata[0].push(n);
-        metadata[1].push(digest);
+        metadata[0].push(token.tenantId);
+        metadata[1].push(token.id);
+        metadata[2].push(digest);
       }
       for (const hash of distinct(token.searchHashes)) {
-        search[0].push(n);
-        search[1].push(hash);
+        search[0].push(token.tenantId);
+        search[1].push(token.id);
+        search[2].push(hash);
       }
     }
     const bare = metadata[0].length === 0 && search[0].length === 0;
     const { rows } = await this.#db.query(bare ? this.#sql.createManyBare : this.#sql.createMany, bare ? columns : [...columns, ...metadata, ...search]);
-    const created = new Set(rows.map((row) => Number(row['n'])));
-    return position.map((n) => created.has(n));
+    const created = new Set(rows.map((row) => `${row['tenant_id'] as string}\u0000${row['id'] as string}`));
+    return keys.map((key, i) => first[i]! && created.has(key));
   }
 
   async #lockFingerprint(tx: Queryable, token: StoredToken): Promise<void> {

@@ -35,23 +35,23 @@ export function tokenStatements(s: string) {
   // A token without metadata or search hashes (a card as usually created) has no index rows: the
   // statement leaves their parts out, which the server would otherwise parse, plan and run for nothing.
   const createBare = `${createHead} SELECT seq FROM inserted`;
-  // createMany: the same columns, one array each ($1-$19), unnested into rows numbered n from 1.
+  // createMany: the same columns, one array each ($1-$19), unnested into one row per token. The
+  // tokens of a batch have distinct (tenant, id) (the caller sends only the first of several), so
+  // (tenant_id, id) names a token throughout: no row numbers, sorts or joins back to the input.
   const arrayColumns = ['tenant_id text', 'id text', ...MUTABLE_TOKEN_COLUMNS.map(([column, type]) => `${column} ${type}`), 'created_by text', 'created_at int8'];
   const unnestArrays = arrayColumns.map((column, i) => `$${i + 1}::${column.split(' ')[1]}[]`).join(', ');
-  const inputNames = arrayColumns.map((column) => column.split(' ')[0]).join(', ');
-  const manyIndexRows = (table: string, column: string, positions: string, values: string, type: string) =>
+  const manyIndexRows = (table: string, column: string, first: number, type: string) =>
     `INSERT INTO ${s}.${table} (token_seq, tenant_id, ${column}) SELECT ins.seq, ins.tenant_id, v.value ` +
-    `FROM unnest(${positions}::int4[], ${values}::${type}[]) AS v(n, value) JOIN input i ON i.n = v.n ` +
-    'JOIN inserted ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id ON CONFLICT DO NOTHING';
+    `FROM unnest($${first}::text[], $${first + 1}::text[], $${first + 2}::${type}[]) AS v(tenant_id, id, value) ` +
+    'JOIN inserted ins ON ins.tenant_id = v.tenant_id AND ins.id = v.id ON CONFLICT DO NOTHING';
   const createManyHead =
-    `WITH input AS (SELECT * FROM unnest(${unnestArrays}) WITH ORDINALITY AS q(${inputNames}, n)), ` +
-    `claimed AS (INSERT INTO ${s}.token_ids (tenant_id, id) SELECT tenant_id, id FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING tenant_id, id), ` +
-    `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT ${insertColumns.map((column) => `i.${column}`).join(', ')} ` +
-    'FROM input i JOIN claimed c ON c.tenant_id = i.tenant_id AND c.id = i.id ORDER BY i.n RETURNING seq, tenant_id, id)';
-  const createManyTail = ' SELECT i.n FROM input i JOIN inserted ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id';
+    `WITH claimed AS (INSERT INTO ${s}.token_ids (tenant_id, id) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING RETURNING tenant_id, id), ` +
+    `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT * FROM unnest(${unnestArrays}) AS i(${insertColumns.join(', ')}) ` +
+    'WHERE (i.tenant_id, i.id) IN (SELECT tenant_id, id FROM claimed) RETURNING seq, tenant_id, id)';
+  const createManyTail = ' SELECT tenant_id, id FROM inserted';
   const createMany =
-    `${createManyHead}, metadata_rows AS (${manyIndexRows('token_metadata', 'pair', '$20', '$21', 'bytea')}), ` +
-    `search_rows AS (${manyIndexRows('token_search', 'hash', '$22', '$23', 'text')})${createManyTail}`;
+    `${createManyHead}, metadata_rows AS (${manyIndexRows('token_metadata', 'pair', 20, 'bytea')}), ` +
+    `search_rows AS (${manyIndexRows('token_search', 'hash', 23, 'text')})${createManyTail}`;
   const createManyBare = createManyHead + createManyTail;
   return Object.freeze({
     /** tenant, id, now. */
@@ -78,9 +78,9 @@ export function tokenStatements(s: string) {
     createBare,
     /**
      * `create` for several tokens of distinct (tenant, id) in one statement (turn-batch.ts): $1-$19
-     * one array per column of `create`, an element per token; the index rows as pairs of arrays, the
-     * token's position (from 1) and the value: $20/$21 metadata digests, $22/$23 search hashes. One
-     * row (n, the position) per token created; a token whose id was taken has none.
+     * one array per column of `create`, an element per token; the index rows as triples of arrays,
+     * the token's tenant and id and the value: $20-$22 metadata digests, $23-$25 search hashes. One
+     * row (tenant_id, id) per token created; a token whose id was taken has none.
      */
     createMany,
     /** `createMany` for tokens none of which has metadata digests or search hashes: $1-$19 only. */
