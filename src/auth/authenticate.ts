@@ -49,12 +49,14 @@ export class Authenticator {
     const now = this.#clock.now();
     const cached = this.#callers.get(keyHash, now);
     if (cached !== undefined) return cached;
+    return this.#callers.load(keyHash, now, () => this.#lookup(key, keyHash, keyLookup, now));
+  }
+
+  /** The Caller of a key not remembered, read from the store; a session's only until it expires. */
+  async #lookup(key: string, keyHash: string, keyLookup: string, now: number): Promise<{ caller: Caller; notAfter?: number }> {
     if (key.startsWith(SESSION_KEY_PREFIX)) {
       const session = await resolveSessionKey(this.#store, keyHash, keyLookup, now);
-      if (session !== null) {
-        this.#callers.set(keyHash, session.caller, now, session.expiresAt);
-        return session.caller;
-      }
+      if (session !== null) return { caller: session.caller, notAfter: session.expiresAt };
     }
     const candidates = await this.#store.findApplicationKeys(keyLookup);
     // Compare against every candidate so the time does not depend on which one matched.
@@ -62,8 +64,6 @@ export class Authenticator {
     for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found;
     if (!match) throw new AuthenticationError('The API key is not valid');
     // A key a non-administrator made acts within the grants the application had then.
-    const caller = withinBoundGrants(match.application, match.key.grants);
-    this.#callers.set(keyHash, caller, now);
-    return caller;
+    return { caller: withinBoundGrants(match.application, match.key.grants) };
   }
 }
