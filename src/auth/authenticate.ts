@@ -48,14 +48,16 @@ export class Authenticator {
     return caller;
   }
 
-  /** A key the auth cache does not remember: a session key, else an application key, from the store. */
-  async #resolve(key: string, { keyHash, keyLookup }: { keyHash: string; keyLookup: string }, now: number): Promise<Caller> {
+  /** A key the auth cache does not remember: requests presenting it meanwhile share one lookup. */
+  #resolve(key: string, { keyHash, keyLookup }: { keyHash: string; keyLookup: string }, now: number): Promise<Caller> {
+    return this.#callers.load(keyHash, now, () => this.#lookup(key, keyHash, keyLookup, now));
+  }
+
+  /** The Caller of a key not remembered, read from the store; a session's only until it expires. */
+  async #lookup(key: string, keyHash: string, keyLookup: string, now: number): Promise<{ caller: Caller; notAfter?: number }> {
     if (key.startsWith(SESSION_KEY_PREFIX)) {
       const session = await resolveSessionKey(this.#store, keyHash, keyLookup, now);
-      if (session !== null) {
-        this.#callers.set(keyHash, session.caller, now, session.expiresAt);
-        return session.caller;
-      }
+      if (session !== null) return { caller: session.caller, notAfter: session.expiresAt };
     }
     const candidates = await this.#store.findApplicationKeys(keyLookup);
     // Compare against every candidate so the time does not depend on which one matched.
@@ -63,8 +65,6 @@ export class Authenticator {
     for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found;
     if (!match) throw new AuthenticationError('The API key is not valid');
     // A key a non-administrator made acts within the grants the application had then.
-    const caller = withinBoundGrants(match.application, match.key.grants);
-    this.#callers.set(keyHash, caller, now);
-    return caller;
+    return { caller: withinBoundGrants(match.application, match.key.grants) };
   }
 }
