@@ -13,6 +13,7 @@ import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
 import { handleElementsRequest, isElementsPath } from './elements-handler.js';
 import { createProxyHandler, isProxyPath } from './proxy-handler.js';
+import { type TrustForwardedFor, TrustForwardedForSchema } from './client-address.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { foreignOrigin } from './request-origin.js';
 import { splitTarget } from './request-target.js';
@@ -51,12 +52,17 @@ export interface FetchHandlerOptions {
    */
   onExchange?: ExchangeObserver;
   /**
-   * Take the client's address from the last `X-Forwarded-For` entry (default false: the address
-   * the adapter gives, the socket's with `tokenvault/node`). Only behind a reverse proxy that sets
-   * it: otherwise any client names its own address and escapes the inbound proxies' per-address
-   * rate limit (docs/proxies.md, Inbound).
+   * Which `X-Forwarded-For` entries name the client, for the inbound proxies' per-address rate
+   * limit (docs/proxies.md, Calling a pre-configured proxy). Default `false`: none, the address the
+   * adapter gives (the socket's with `tokenvault/node`). `n` (1 to 10; `true` is 1): the number of
+   * reverse proxies in front of the vault, each appending one entry, so the n-th from the right is
+   * the client's. A list of the reverse proxies' addresses or CIDR ranges (`['10.0.0.0/8']`): only
+   * a request from one of them has its entries read, from the right, skipping those on the list.
+   * Trust only what is really in front: otherwise any client names its own address and escapes the
+   * limit.
+   * @example createFetchHandler(vault, { trustForwardedFor: ['10.0.0.0/8'] })
    */
-  trustForwardedFor?: boolean;
+  trustForwardedFor?: TrustForwardedFor;
 }
 
 const OptionsSchema = v.object({
@@ -71,7 +77,7 @@ const OptionsSchema = v.object({
     DEFAULT_IDEMPOTENCY_LEASE_MS,
   ),
   onExchange: v.optional(v.custom<ExchangeObserver>((f) => typeof f === 'function', 'must be a function')),
-  trustForwardedFor: v.optional(v.boolean('must be true or false'), false),
+  trustForwardedFor: v.optional(TrustForwardedForSchema, false),
 });
 
 type CheckedOptions = Readonly<Omit<v.InferOutput<typeof OptionsSchema>, 'logger'> & { logger: Logger }>;
