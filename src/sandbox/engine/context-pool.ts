@@ -5,10 +5,11 @@
  * either. A context is handed out once and freed after its run: never returned, never reused.
  *
  * The work happens in `setImmediate` turns, i.e. once the run that took a context has handed back
- * control (the worker has posted its result), before the event loop waits for I/O again; one piece
- * per turn, so a run message that arrives meanwhile waits for one piece at most. Refilling comes
- * first (the next run waits for it), freeing after (nothing waits for it). At most
- * MAX_UNFREED ended runs' contexts wait to be freed; past that a context is freed at once.
+ * control (the worker has posted its result), before the event loop waits for I/O again, so before
+ * the worker's next message: each turn frees the ended runs' contexts first (the fresh context
+ * then reuses their memory, and a run that used much of it never holds it past that turn), then
+ * prepares one context. Runs that end within one turn (interleaved runs) leave at most MAX_UNFREED
+ * contexts waiting; past that a context is freed at once.
  *
  * The immediate is kept referenced on purpose. An unref'd immediate does not stop the event loop
  * from blocking in its poll phase, so it only ran once the next message had woken the loop, after
@@ -112,8 +113,10 @@ export class ContextPool {
       this.#scheduled = false;
       if (!this.#hasWork()) return this.#settle();
       try {
+        // One at a time off the list: a context whose free fails is abandoned by onModuleFailure,
+        // the rest by close().
+        while (this.#ended.length > 0) this.#ended.shift()!.dispose();
         if (this.#needsRefill()) this.#refillOne();
-        else this.#ended.shift()!.dispose();
       } catch {
         // The module failed under us (or freeing failed, which leaves it in a state not to trust):
         // retire it, which closes this pool.
