@@ -38,17 +38,18 @@ export class Authenticator {
    * `requestOrigin`: a browser request's `Origin` when it is not the vault's own, checked alike.
    */
   async authenticate(key: string | null | undefined, pageOrigin: string | null = null, requestOrigin: string | null = null): Promise<Caller> {
-    const caller = await this.#resolve(key);
+    if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
+    const hashed = hashApiKey(key);
+    const now = this.#clock.now();
+    // A remembered key answers here, without a second async step: every request of a busy client
+    // passes this way.
+    const caller = this.#callers.get(hashed.keyHash, now) ?? (await this.#resolve(key, hashed, now));
     requirePageOrigin(caller, pageOrigin, requestOrigin);
     return caller;
   }
 
-  async #resolve(key: string | null | undefined): Promise<Caller> {
-    if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
-    const { keyHash, keyLookup } = hashApiKey(key);
-    const now = this.#clock.now();
-    const cached = this.#callers.get(keyHash, now);
-    if (cached !== undefined) return cached;
+  /** A key the auth cache does not remember: a session key, else an application key, from the store. */
+  async #resolve(key: string, { keyHash, keyLookup }: { keyHash: string; keyLookup: string }, now: number): Promise<Caller> {
     if (key.startsWith(SESSION_KEY_PREFIX)) {
       const session = await resolveSessionKey(this.#store, keyHash, keyLookup, now);
       if (session !== null) {

@@ -1,8 +1,10 @@
 /** `tokenvault serve`: the HTTP API on embedded SQLite or PostgreSQL, with an access log and optional metrics. */
 import { type Server, createServer } from 'node:http';
 import { parseArgs } from 'node:util';
+import * as v from 'valibot';
 import { MIN_KEY_LENGTH } from '../auth/api-keys.js';
 import { createFetchHandler } from '../http/index.js';
+import { MAX_TRUSTED_PROXIES, type TrustForwardedFor, TrustForwardedForSchema } from '../http/client-address.js';
 import { toNodeListener } from '../http/node.js';
 import { accessLog, pinoVaultLogger } from '../observability/access-log.js';
 import { observeAll } from '../observability/exchange-event.js';
@@ -32,6 +34,12 @@ Options:
                              loopback and private addresses, and /proxy use http to loopback
                              (development)
   --allow-host <host>        A host reactor code may fetch (repeatable; *.example.com for subdomains)
+  --trust-forwarded-for <n|list>
+                             Whom X-Forwarded-For is believed from, for the per-address rate limit
+                             of inbound proxies: n, the number of reverse proxies in front (1 to
+                             ${MAX_TRUSTED_PROXIES}; 0, the default, believes none), or a comma-separated list of
+                             their addresses or CIDR ranges (10.0.0.0/8,2001:db8::/32). Only what is
+                             really in front: else clients name their own address
   --access-log <on|off>      One JSON line per request on stderr: method, route, status, duration,
                              application id (default on)
   --metrics-port <n>         Serve Prometheus metrics at GET /metrics on this port of --host
@@ -61,6 +69,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     'max-body-bytes': { type: 'string', default: '1048576' },
     'allow-private-network': { type: 'boolean', default: false },
     'allow-host': { type: 'string', multiple: true },
+    'trust-forwarded-for': { type: 'string' },
     'access-log': { type: 'string', default: 'on' },
     'metrics-port': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -75,6 +84,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   const port = integerFlag('port', values.port, 0, 65535);
   const maxBodyBytes = integerFlag('max-body-bytes', values['max-body-bytes'], 1, 1024 ** 3);
   const metricsPort = values['metrics-port'] === undefined ? undefined : integerFlag('metrics-port', values['metrics-port'], 0, 65535);
+  const trustForwardedFor = trustForwardedFlag(values['trust-forwarded-for']);
   if (values['access-log'] !== 'on' && values['access-log'] !== 'off') throw new UsageError("--access-log must be 'on' or 'off'");
   const adminKey = io.env['TOKENVAULT_ADMIN_KEY'];
   if (adminKey !== undefined && adminKey.length < MIN_KEY_LENGTH) {
@@ -95,7 +105,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   try {
     if (metrics) reportJobQueue(metrics, vault);
     const onExchange = observeAll(values['access-log'] === 'on' ? accessLog(log) : undefined, metrics?.observe);
-    const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, ...(onExchange ? { onExchange } : {}) });
+    const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, trustForwardedFor, ...(onExchange ? { onExchange } : {}) });
     // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
     const created = await bootstrap(vault, adminKey);
     server = createServer(toNodeListener(handler, { writeAtTurnEnd: true }));
@@ -125,6 +135,25 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
       await io.log?.flush();
     }
   }
+}
+
+/**
+ * `--trust-forwarded-for <n|list>`: a whole number is a count of reverse proxies, anything else a
+ * comma-separated list of their addresses (docs/proxies.md, Calling a pre-configured proxy); checked
+ * with the handler's own schema here, before anything opens, so a bad value is a usage error naming the flag.
+ */
+function trustForwardedFlag(value: string | undefined): TrustForwardedFor {
+  if (value === undefined) return false;
+  const text = value.trim();
+  const candidate: number | string[] = /^\d+$/.test(text) ? Number(text) : text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const checked = v.safeParse(TrustForwardedForSchema, candidate);
+  if (checked.success) return checked.output;
+  const issue = checked.issues[0];
+  const index = issue.path?.[0]?.key;
+  if (!Array.isArray(candidate) || typeof index !== 'number') throw new UsageError(`--trust-forwarded-for ${issue.message}`);
+  // One word that is no address may have been meant as the count.
+  const alternative = candidate.length === 1 ? ` (or a number of reverse proxies, 0 to ${MAX_TRUSTED_PROXIES})` : '';
+  throw new UsageError(`--trust-forwarded-for: '${candidate[index]}' ${issue.message}${alternative}`);
 }
 
 /**

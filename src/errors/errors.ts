@@ -101,8 +101,8 @@ export function requireCreated(result: 'created' | 'exists', what: string, id: s
 /** 413: a request body over the configured limit. */
 export class PayloadTooLargeError extends VaultError {
   readonly code = 'payload_too_large' as const;
-  constructor(limitBytes: number) {
-    super(`Request body exceeds the limit of ${limitBytes} bytes`);
+  constructor(limitBytes: number, message?: string) {
+    super(message ?? `Request body exceeds the limit of ${limitBytes} bytes: send a smaller body`);
     this.name = 'PayloadTooLargeError';
   }
 }

@@ -5,7 +5,42 @@
  * The handler reads it for the rate limit of unauthenticated inbound proxy calls
  * (docs/proxies.md, Inbound). Another runtime's adapter calls `withClientAddress` itself.
  */
+import { BlockList, isIP } from 'node:net';
+import * as v from 'valibot';
+import { plainAddress } from '../proxy/proxy-rate-limit.js';
+
 const CLIENT_ADDRESS = Symbol.for('tokenvault.clientAddress');
+
+/** The most reverse proxies `trustForwardedFor` may count: more is a configuration mistake. */
+export const MAX_TRUSTED_PROXIES = 10;
+
+/**
+ * Which X-Forwarded-For entries to believe (docs/proxies.md, Calling a pre-configured proxy):
+ * `false` or `0` none (the adapter's address); `n` the n reverse proxies in front of the vault each
+ * append one (the n-th entry from the right is the client's; `true` is 1); a list of the reverse
+ * proxies' addresses or CIDR ranges: the entries are read from the right, starting at the adapter's
+ * address, for as long as they are one of these, and the first that is not is the client's.
+ */
+export type TrustForwardedFor = boolean | number | readonly string[];
+
+const ENTRY_MESSAGE = "must be an IP address or CIDR range (203.0.113.7, 10.0.0.0/8, 2001:db8::/32)";
+
+export const TrustForwardedForSchema = v.union(
+  [
+    v.boolean(),
+    v.pipe(
+      v.number(),
+      v.integer(`must be a whole number of reverse proxies from 0 to ${MAX_TRUSTED_PROXIES}`),
+      v.minValue(0, `must be a whole number of reverse proxies from 0 to ${MAX_TRUSTED_PROXIES}`),
+      v.maxValue(MAX_TRUSTED_PROXIES, `must be a whole number of reverse proxies from 0 to ${MAX_TRUSTED_PROXIES}`),
+    ),
+    v.pipe(
+      v.array(v.pipe(v.string(ENTRY_MESSAGE), v.check((entry) => subnetOf(entry) !== null, ENTRY_MESSAGE))),
+      v.minLength(1, 'must name at least one reverse proxy address'),
+    ),
+  ],
+  `must be true or false, a number of reverse proxies (0 to ${MAX_TRUSTED_PROXIES}), or a list of their addresses or CIDR ranges`,
+);
 
 /** Attaches the client's address to a request (returns the same request). */
 export function withClientAddress<R extends Request>(request: R, address: string | null | undefined): R {
@@ -13,16 +48,62 @@ export function withClientAddress<R extends Request>(request: R, address: string
   return request;
 }
 
-/**
- * The client's address: the one the adapter attached; with `trustForwardedFor`, the last entry of
- * X-Forwarded-For (the one the trusted reverse proxy in front added) when there is one.
- */
-export function clientAddressOf(request: Request, trustForwardedFor: boolean): string | null {
-  if (trustForwardedFor) {
-    const forwarded = request.headers.get('x-forwarded-for');
-    const last = forwarded?.split(',').map((part) => part.trim()).filter((part) => part !== '').pop();
-    if (last !== undefined) return last;
+/** The client's address under `trust` (see TrustForwardedFor); null when the adapter gave none. */
+export function clientAddressOf(request: Request, trust: TrustForwardedFor): string | null {
+  return clientAddressResolver(trust)(request);
+}
+
+/** `clientAddressOf` with `trust` compiled once (a list becomes a BlockList), for the handler. */
+export function clientAddressResolver(trust: TrustForwardedFor): (request: Request) => string | null {
+  if (trust === false || trust === 0) return attachedAddress;
+  if (typeof trust === 'boolean' || typeof trust === 'number') {
+    const hops = trust === true ? 1 : trust;
+    return (request) => {
+      const entries = forwardedEntries(request);
+      if (entries.length === 0) return attachedAddress(request);
+      // Fewer entries than proxies: the request came in past the outer ones; the leftmost is all there is.
+      return entries[Math.max(0, entries.length - hops)]!;
+    };
   }
+  const trusted = new BlockList();
+  for (const entry of trust) {
+    const subnet = subnetOf(entry);
+    if (subnet !== null) trusted.addSubnet(subnet.address, subnet.prefix, subnet.family);
+  }
+  const isTrusted = (address: string): boolean => {
+    const plain = plainAddress(address);
+    const family = isIP(plain);
+    return family !== 0 && trusted.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+  };
+  return (request) => {
+    const attached = attachedAddress(request);
+    // A request that did not come from one of the reverse proxies wrote its own X-Forwarded-For.
+    if (attached === null || !isTrusted(attached)) return attached;
+    let client = attached;
+    for (const entry of forwardedEntries(request).reverse()) {
+      client = entry;
+      if (!isTrusted(entry)) break;
+    }
+    return client;
+  };
+}
+
+function attachedAddress(request: Request): string | null {
   const attached = (request as unknown as Record<symbol, unknown>)[CLIENT_ADDRESS];
   return typeof attached === 'string' ? attached : null;
+}
+
+function forwardedEntries(request: Request): string[] {
+  const forwarded = request.headers.get('x-forwarded-for');
+  return forwarded === null ? [] : forwarded.split(',').map((part) => part.trim()).filter((part) => part !== '');
+}
+
+/** `10.0.0.0/8`, `2001:db8::/32`, or one address (a /32 or /128); null when it is neither. */
+function subnetOf(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address = '', prefix, extra] = entry.trim().split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return null;
+  const max = family === 4 ? 32 : 128;
+  if (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max)) return null;
+  return { address, prefix: prefix === undefined ? max : Number(prefix), family: family === 4 ? 'ipv4' : 'ipv6' };
 }

@@ -13,14 +13,14 @@ import type { Logger } from '../common/logger.js';
 import type { Vault } from '../vault.js';
 import { webBodyReader } from './body.js';
 import { errorResponse } from './problem.js';
-import { clientAddressOf } from './client-address.js';
+import { type TrustForwardedFor, clientAddressResolver } from './client-address.js';
 
 export interface ProxyHandlerOptions {
   headerPrefix: string;
   maxBodyBytes: number;
   logger: Logger;
-  /** Client address from X-Forwarded-For (fetch-handler.ts). */
-  trustForwardedFor: boolean;
+  /** Which X-Forwarded-For entries name the client (docs/proxies.md, Calling a pre-configured proxy). */
+  trustForwardedFor: TrustForwardedFor;
 }
 
 /** Whether a request path is the proxy's (`/proxy` or below it). */
@@ -37,7 +37,8 @@ export interface ProxySeen {
 }
 
 export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): (request: Request, pathname: string, search: string, seen?: ProxySeen) => Promise<Response> {
-  const { headerPrefix, maxBodyBytes, logger, trustForwardedFor } = options;
+  const { headerPrefix, maxBodyBytes, logger } = options;
+  const clientAddressOf = clientAddressResolver(options.trustForwardedFor);
   const reserved = `${headerPrefix.toLowerCase()}-`;
   const apiKeyHeader = `${headerPrefix}-API-KEY`;
   const urlHeader = `${headerPrefix}-PROXY-URL`;
@@ -67,11 +68,11 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
       request.headers.forEach((value, name) => {
         if (!name.toLowerCase().startsWith(reserved)) headers.push([name, value]);
       });
-      const call = { method: request.method, path: pathname.slice('/proxy'.length), query, headers, body: await readBody(request, maxBodyBytes) };
+      const call = { method: request.method, path: pathname.slice('/proxy'.length), query, headers, body: await readBody(request, maxBodyBytes), maxBodyBytes };
       const answer =
         key === null
           ? await vault.proxy(caller!, { ...call, url })
-          : await vault.proxy(caller, { ...call, key, clientAddress: clientAddressOf(request, trustForwardedFor) });
+          : await vault.proxy(caller, { ...call, key, clientAddress: clientAddressOf(request) });
       const out = new Headers();
       for (const [name, value] of answer.headers) if (!name.startsWith(reserved)) out.append(name, value);
       out.set(statusHeader, String(answer.status));

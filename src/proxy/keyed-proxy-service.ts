@@ -54,21 +54,40 @@ export class KeyedProxyService {
    */
   async invoke(caller: Caller | null, request: ProxyRequest & { key: string }): Promise<ProxyResponse> {
     const started = performance.now();
-    if (caller === null) this.#perAddress.take(addressBucket(request.clientAddress ?? null), 'from this address');
-    const proxy = await this.#find(request.key);
-    if (caller !== null && caller.tenantId !== proxy.tenantId) throw invalidKey();
-    if (caller === null && proxy.requireAuth) throw new AuthenticationError('This proxy requires an API key as well as its proxy key');
-    // A refusal by the limit writes no audit entry: a holder of an inbound key calling from many
-    // addresses must not be able to fill the tenant's audit log (docs/proxies.md, Audit).
-    if (caller === null) this.#perKey.take(proxy.id, 'of this proxy');
     const method = typeof request.method === 'string' ? request.method.toUpperCase() : '';
+    // What is audited of a refusal, and what not (docs/proxies.md, Audit): a refusal by either
+    // limit writes no entry, so a flood (from many addresses, or of guessed keys) cannot fill a
+    // tenant's audit log; every unauthenticated call past both limits is recorded, whatever its
+    // outcome, so their entries are bounded by the per-proxy limit.
+    if (caller === null) this.#perAddress.take(addressBucket(request.clientAddress ?? null), 'from this address');
+    let proxy: ProxyRecord;
+    try {
+      proxy = await this.#find(request.key);
+      if (caller !== null && caller.tenantId !== proxy.tenantId) throw invalidKey();
+    } catch (error) {
+      // Unauthenticated, a key that opens nothing names no tenant to record it in. An application
+      // presenting one is recorded in its own tenant, naming no proxy (nor whether the key is another tenant's).
+      if (caller !== null) {
+        const code = error instanceof VaultError ? error.code : 'internal_error';
+        this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'proxy:invoke', resourceId: null, outcome: 'failure', detail: JSON.stringify({ error: code, proxy_id: null, authenticated: true, method, latency_ms: Math.round(performance.now() - started) }) });
+      }
+      throw error;
+    }
+    // Before the require_auth check: unauthenticated calls of a proxy that needs an API key are
+    // recorded too, so they must be bounded the same way.
+    if (caller === null) this.#perKey.take(proxy.id, 'of this proxy');
     const record = { proxy_id: proxy.id, authenticated: caller !== null, method, host: null as string | null, path: null as string | null, query_keys: [] as string[], token_ids: [] as string[], created_token_ids: [] as string[], status: null as number | null, latency_ms: 0 };
     const actor = caller?.applicationId ?? `proxy:${proxy.id}`;
     try {
+      if (caller === null && proxy.requireAuth) {
+        throw new AuthenticationError("This proxy requires an API key as well as its proxy key: send the API key of an application of the proxy's tenant that holds proxy:invoke");
+      }
       if (caller !== null) requirePermission(caller, 'proxy:invoke');
       if (request.url !== undefined && request.url !== null) throw ValidationError.field('url', "must not be given with a proxy key: a pre-configured proxy's destination is its own");
       const { url, target } = await this.#proxy.destination(method, proxy.destinationUrl, request, record);
       let message = outgoingMessage(method, request);
+      // Read only when something reads it (expressions, transforms); otherwise it goes on as sent.
+      if (caller !== null || proxy.requestTransforms.length > 0) message = await this.#proxy.decode(message, request);
       if (caller !== null) {
         // The caller's own expressions, under its own access; an unauthenticated call's are never evaluated.
         const detokenized = await this.#proxy.detokenize(caller, message);
@@ -147,5 +166,5 @@ function joined(headers: readonly [string, string][]): Record<string, string> {
 
 /** One answer for every key that opens nothing here: unknown, rotated, deleted, or another tenant's. */
 function invalidKey(): AuthenticationError {
-  return new AuthenticationError('The proxy key is not valid');
+  return new AuthenticationError('The proxy key is not valid: send the key shown when the proxy was created, or when its key was last rotated');
 }

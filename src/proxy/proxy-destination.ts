@@ -30,7 +30,7 @@ export function destinationUrl(base: string | null, path: string, search: string
   try {
     url = new URL(base.trim());
   } catch {
-    throw ValidationError.field(URL_FIELD, 'is not an absolute URL');
+    throw ValidationError.field(URL_FIELD, "is not an absolute URL: give the destination's base URL, such as https://api.example.com/v1");
   }
   if (url.username !== '' || url.password !== '') throw ValidationError.field(URL_FIELD, 'must not hold credentials (user:password@); send them in a header');
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && rules.allowPrivateNetwork)) {
@@ -38,7 +38,7 @@ export function destinationUrl(base: string | null, path: string, search: string
   }
   const host = hostOf(url);
   if (isIP(host) !== 0 && !(rules.allowPrivateNetwork && isLoopback(host))) throw ValidationError.field(URL_FIELD, 'must name its host by a DNS name, not an IP address');
-  if (!rules.allowPrivateNetwork && !host.includes('.')) throw ValidationError.field(URL_FIELD, 'must name a fully qualified DNS host');
+  if (!rules.allowPrivateNetwork && !host.includes('.')) throw ValidationError.field(URL_FIELD, 'must name a fully qualified DNS host, such as api.example.com');
   if (/(^|\/)(\.|%2e){2}(\/|$)/i.test(path) || /(^|\/)(\.|%2e)(\/|$)/i.test(path)) throw ValidationError.field('path', "must not hold '.' or '..' segments");
   if (path.includes('\\')) throw ValidationError.field('path', 'must not hold backslashes');
   // The base's trailing slash goes only when a path follows (`/v1/` + `/charges`); alone it stays

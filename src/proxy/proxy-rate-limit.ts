@@ -67,8 +67,7 @@ export class FixedWindowLimiter {
  */
 export function addressBucket(address: string | null): string {
   if (address === null || address === '') return 'unknown';
-  let plain = address.trim().toLowerCase();
-  plain = (/^\[([^\]]*)\](?::\d+)?$/.exec(plain)?.[1] ?? /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(plain)?.[1] ?? plain).split('%')[0]!;
+  const plain = plainAddress(address);
   if (isIP(plain) === 4) return plain;
   if (isIP(plain) !== 6) return plain;
   const [head, tail] = plain.includes('::') ? plain.split('::') : [plain, null];
@@ -85,4 +84,10 @@ export function addressBucket(address: string | null): string {
     return [numbers[6]! >> 8, numbers[6]! & 255, numbers[7]! >> 8, numbers[7]! & 255].join('.');
   }
   return `${numbers.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
+}
+
+/** An address without the port or brackets some reverse proxies write (`[2001:db8::1]:443`, `203.0.113.9:51234`), nor an IPv6 zone; lower-case. */
+export function plainAddress(address: string): string {
+  const text = address.trim().toLowerCase();
+  return (/^\[([^\]]*)\](?::\d+)?$/.exec(text)?.[1] ?? /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(text)?.[1] ?? text).split('%')[0]!;
 }

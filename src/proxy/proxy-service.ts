@@ -15,6 +15,7 @@ import type { ExpressionEngine } from '../expressions/engine.js';
 import { RefusedDestinationError, type Target } from '../sandbox/egress/egress-target.js';
 import { type DetokenizeSource, detokenizeValue } from '../tokens/detokenize-service.js';
 import { expressionTree, fromExpressionTree } from './proxy-body.js';
+import { DEFAULT_DECODED_BODY_BYTES, decodedMessage } from './proxy-encoding.js';
 import { type DestinationRules, destinationUrl, resolveDestination, unresolvedTarget } from './proxy-destination.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
 import type { ProxyMessage } from './proxy-message.js';
@@ -43,6 +44,12 @@ export interface ProxyRequest {
   headers?: Record<string, string> | Iterable<[string, string]>;
   /** The body; its strings (JSON), values (form) or whole text may hold expressions. */
   body?: string | Uint8Array | null;
+  /**
+   * The largest body once decompressed, when a `content-encoding` header says it is compressed
+   * (docs/proxies.md, Compressed request bodies); default 1 MiB. Over HTTP, the handler's `maxBodyBytes`: the same limit as
+   * an uncompressed body.
+   */
+  maxBodyBytes?: number;
 }
 
 /** The destination's answer, as it sent it (less hop-by-hop headers and set-cookie). */
@@ -103,10 +110,10 @@ export class ProxyService {
     try {
       requirePermission(caller, 'proxy:invoke');
       if (!this.#options.ephemeral || this.#options.ephemeralDisabledTenants.has(caller.tenantId)) {
-        throw new AuthorizationError('The ephemeral proxy is turned off for this tenant');
+        throw new AuthorizationError("The ephemeral proxy is turned off for this tenant: call a pre-configured proxy with its key instead, or ask the operator to turn it on (proxy.ephemeral, proxy.ephemeralDisabledTenants)");
       }
       const { target } = await this.destination(method, request.url ?? null, request, record);
-      const { message: outgoing, tokenIds } = await this.detokenize(caller, outgoingMessage(method, request));
+      const { message: outgoing, tokenIds } = await this.detokenize(caller, await this.decode(outgoingMessage(method, request), request));
       record.token_ids = tokenIds;
       const answer = await this.send(caller.tenantId, target, { method, headers: outgoing.headers, body: outgoing.body });
       record.status = answer.status;
@@ -139,6 +146,16 @@ export class ProxyService {
     record.path = url.pathname;
     record.query_keys = [...new Set(url.searchParams.keys())];
     return { url, target: await this.resolve(url) };
+  }
+
+  /**
+   * The message with a compressed body decompressed, at most the request's `maxBodyBytes` of it
+   * (docs/proxies.md, Compressed request bodies): what reads the body (expressions, transforms) reads it decompressed.
+   */
+  decode(message: ProxyMessage, request: ProxyRequest): Promise<ProxyMessage> {
+    const limit = request.maxBodyBytes ?? DEFAULT_DECODED_BODY_BYTES;
+    if (!Number.isSafeInteger(limit) || limit < 1) throw ValidationError.field('maxBodyBytes', 'must be a whole number of bytes, at least 1');
+    return decodedMessage(message, limit);
   }
 
   /** The message with the caller's `{{ }}` expressions replaced under its own access (as `/detokenize`). */

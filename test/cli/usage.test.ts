@@ -51,6 +51,7 @@ describe('usage', () => {
       expect(result.stdout).toMatch(/^Usage: tokenvault/);
     }
     expect((await run(['serve', '--help'])).stdout).toContain('--allow-private-network');
+    expect((await run(['serve', '--help'])).stdout).toContain('--trust-forwarded-for <n|list>');
   });
 
   it('bad flags and commands: exit 2 with a clear message and a pointer to --help', async () => {
@@ -61,6 +62,10 @@ describe('usage', () => {
       [['serve', '--port'], /--port/],
       [['serve', 'extra'], /Unexpected argument 'extra'/],
       [['serve', '--synchronous', 'sometimes'], /--synchronous must be/],
+      [['serve', '--trust-forwarded-for', '11'], /--trust-forwarded-for must be a whole number of reverse proxies from 0 to 10/],
+      [['serve', '--trust-forwarded-for', 'yes'], /--trust-forwarded-for: 'yes' must be an IP address or CIDR range \(.*\) \(or a number of reverse proxies, 0 to 10\)/],
+      [['serve', '--trust-forwarded-for', '10.0.0.0/8,10.1.2.3/40'], /--trust-forwarded-for: '10.1.2.3\/40' must be an IP address or CIDR range/],
+      [['serve', '--trust-forwarded-for', ','], /--trust-forwarded-for must name at least one reverse proxy address/],
       [['frobnicate'], /unknown command 'frobnicate'/],
       [['keys'], /needs a subcommand: rotate/],
       [['keys', 'spin'], /unknown subcommand 'keys spin'/],

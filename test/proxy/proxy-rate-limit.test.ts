@@ -4,6 +4,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/common/clock.js';
 import { TooManyRequestsError } from '../../src/errors/errors.js';
 import { clientAddressOf, withClientAddress } from '../../src/http/client-address.js';
+import { type FetchHandlerOptions, createFetchHandler } from '../../src/http/index.js';
+import type { Vault } from '../../src/vault.js';
 import { FixedWindowLimiter, addressBucket } from '../../src/proxy/proxy-rate-limit.js';
 import { resolveProxyOptions } from '../../src/proxy/proxy-options.js';
 
@@ -57,6 +59,36 @@ describe('inbound proxy rate limit', () => {
     expect(clientAddressOf(request, false)).toBe('203.0.113.9');
     expect(clientAddressOf(request, true)).toBe('198.51.100.2');
     expect(clientAddressOf(new Request('http://vault/proxy'), false)).toBeNull();
+  });
+
+  it('trusts X-Forwarded-For by a count of reverse proxies, or only from listed ones', () => {
+    const from = (socket: string | null, forwarded?: string) =>
+      withClientAddress(new Request('http://vault/proxy', forwarded === undefined ? {} : { headers: { 'x-forwarded-for': forwarded } }), socket);
+    const chain = from('10.0.0.2', '198.51.100.7, 203.0.113.9, 10.0.0.1');
+    // A count: the n-th entry from the right; fewer entries than proxies, the leftmost; none, the socket.
+    expect(clientAddressOf(chain, 0)).toBe('10.0.0.2');
+    expect(clientAddressOf(chain, 1)).toBe('10.0.0.1');
+    expect(clientAddressOf(chain, 2)).toBe('203.0.113.9');
+    expect(clientAddressOf(chain, 5)).toBe('198.51.100.7');
+    expect(clientAddressOf(from('10.0.0.2'), 2)).toBe('10.0.0.2');
+    // A list: entries skipped from the right while they are listed proxies (ports and brackets ignored).
+    const proxies = ['10.0.0.0/8', '2001:db8::/32'];
+    expect(clientAddressOf(chain, proxies)).toBe('203.0.113.9');
+    expect(clientAddressOf(from('::ffff:10.0.0.2', '203.0.113.9:5123, [2001:db8::5]:443'), proxies)).toBe('203.0.113.9:5123');
+    expect(clientAddressOf(from('10.0.0.2', '10.0.0.9, 10.0.0.1'), proxies)).toBe('10.0.0.9');
+    // A request that did not come through a listed proxy wrote its own header: the socket's address.
+    expect(clientAddressOf(from('198.51.100.1', '203.0.113.9'), proxies)).toBe('198.51.100.1');
+    expect(clientAddressOf(from(null, '203.0.113.9'), proxies)).toBeNull();
+    expect(clientAddressOf(from('10.0.0.2', 'nonsense'), proxies)).toBe('nonsense');
+  });
+
+  it('checks trustForwardedFor once, when the handler is made, saying what it takes', () => {
+    const make = (trustForwardedFor: unknown) => () => createFetchHandler({} as Vault, { trustForwardedFor } as FetchHandlerOptions);
+    expect(make(['10.0.0.0/33'])).toThrow(/trustForwardedFor.*must be an IP address or CIDR range/);
+    expect(make(['example.com'])).toThrow(/must be an IP address or CIDR range/);
+    expect(make(11)).toThrow(/whole number of reverse proxies from 0 to 10/);
+    expect(make([])).toThrow(/at least one reverse proxy address/);
+    expect(make('yes')).toThrow(/true or false, a number of reverse proxies/);
   });
 
   it('checks the limit options once, naming the field', () => {

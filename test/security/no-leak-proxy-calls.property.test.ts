@@ -43,6 +43,7 @@ import { type ModelApp, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, modelTransform } fr
 import { Destination, FUZZ_RUNS, type ProxySpec, type Step, actorSpec, boundSpec, proxySpec, step, transformsOf } from './proxy-call-fixtures.js';
 import {
   AUDIT_FIELDS,
+  INVALID_KEY_AUDIT_FIELDS,
   KEYED_AUDIT_FIELDS,
   type Outcome,
   type PProxy,
@@ -271,7 +272,9 @@ async function runStep(world: World, s: Step): Promise<void> {
     if (appReveals && response.includes('code') && transformed) toCaller.add(probeToken.secret);
     if (request.includes('tokenize')) toDestination.delete(card);
     outcome = await call(shared, s.via, actor, { key, headers, body });
-    expected = { sent, audited: reaches ? 1 : 0, ok };
+    // Audited (docs/proxies.md, Audit): every call of a current key; an application's call with a
+    // key that opens nothing, in its own tenant; never an anonymous call with such a key.
+    expected = { sent, audited: valid || actor !== null ? 1 : 0, ok };
     if (sent && !ok) createdBeforeFailing = request.includes('tokenize') ? 1 : 0;
     const receipt = shared.destination.received.at(-1);
     if (sent && receipt) {
@@ -303,10 +306,13 @@ async function runStep(world: World, s: Step): Promise<void> {
     const entry = after.last!;
     expect(entry['outcome'], `${label}: audited outcome`).toBe(outcome.ok ? 'success' : 'failure');
     const detail = JSON.parse(entry['detail'] as string) as Record<string, unknown>;
-    const fields = [...AUDIT_FIELDS, ...(s.kind === 'keyed' ? KEYED_AUDIT_FIELDS : []), ...(outcome.ok ? [] : ['error'])];
+    // A key that opens nothing names no proxy: its entry holds only what the caller sent and the refusal.
+    const opensNothing = s.kind === 'keyed' && s.key !== 'current';
+    const fields = opensNothing ? [...INVALID_KEY_AUDIT_FIELDS] : [...AUDIT_FIELDS, ...(s.kind === 'keyed' ? KEYED_AUDIT_FIELDS : []), ...(outcome.ok ? [] : ['error'])];
+    if (opensNothing) expect([entry['resource_id'], detail['proxy_id'], detail['error']], `${label}: a key that opens nothing, audited`).toEqual([null, null, 'authentication_error']);
     expect(Object.keys(detail).sort(), `${label}: audit detail fields`).toEqual(fields.sort());
     // Query parameter names, never their values; the actor is the caller, or the proxy for an anonymous call.
-    if (detail['path'] !== null) expect(detail['query_keys'], `${label}: audited query`).toEqual(['a']);
+    if (typeof detail['path'] === 'string') expect(detail['query_keys'], `${label}: audited query`).toEqual(['a']);
     const keyedProxy = s.kind === 'keyed' ? proxies[s.proxy % proxies.length]! : null;
     const who = s.kind === 'ephemeral' ? world.actors[s.actor % world.actors.length]! : s.kind === 'keyed' && s.actor !== null ? world.actors[s.actor % world.actors.length]! : null;
     expect(entry['actor'], `${label}: audited actor`).toBe(who?.model.id ?? `proxy:${keyedProxy!.id}`);

@@ -17,6 +17,8 @@ export const REVEAL_ALL: AccessRule[] = [{ priority: 0, container: '/', transfor
 /** The fields docs/proxies.md (Audit) lists for a proxy:invoke entry's detail: every call's, a keyed call's, a refusal's. */
 export const AUDIT_FIELDS = ['method', 'host', 'path', 'query_keys', 'token_ids', 'status', 'latency_ms'];
 export const KEYED_AUDIT_FIELDS = ['proxy_id', 'authenticated', 'created_token_ids'];
+/** An application's call with a proxy key that opens nothing: recorded in its own tenant, naming no proxy. */
+export const INVALID_KEY_AUDIT_FIELDS = ['error', 'proxy_id', 'authenticated', 'method', 'latency_ms'];
 
 export interface Principal {
   caller: Caller;

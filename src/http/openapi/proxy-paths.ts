@@ -23,10 +23,10 @@ export function proxyPaths(options: OperationOptions): Record<string, Record<str
       { name: `${prefix}-proxy-key`, in: 'query', required: false, description: `The proxy key as a query parameter (taken out before forwarding), for callers that cannot set ${prefix}-PROXY-KEY.`, schema: { type: 'string' } },
       ...(sub ? [{ name: 'path', in: 'path', required: true, description: 'Appended to the base URL path.', schema: { type: 'string' } }] : []),
     ],
-    ...(method === 'get' || method === 'head' ? {} : { requestBody: { required: false, content: { '*/*': { schema: {} } }, description: `Forwarded; at most ${options.maxBodyBytes} bytes.` } }),
+    ...(method === 'get' || method === 'head' ? {} : { requestBody: { required: false, content: { '*/*': { schema: {} } }, description: `Forwarded; at most ${options.maxBodyBytes} bytes, also once decompressed when the vault reads a body sent with Content-Encoding gzip, deflate or br (it is then forwarded uncompressed; another encoding is a 415).` } }),
     responses: {
       default: { description: `The destination answer as it is, with ${prefix}-PROXY-DESTINATION-STATUS`, headers: { [`${prefix}-PROXY-DESTINATION-STATUS`]: { schema: { type: 'integer' } } } },
-      ...Object.fromEntries([400, 401, 403, 413, 429, 502, 504].map((status) => [String(status), proxyError])),
+      ...Object.fromEntries([400, 401, 403, 413, 415, 429, 502, 504].map((status) => [String(status), proxyError])),
     },
   });
   return {
