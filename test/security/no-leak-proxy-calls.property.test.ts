@@ -29,7 +29,8 @@
  *   token:read rules, and never by another tenant; the destination never receives the card it replaced;
  * - no answer, error, log line or audit entry shows a proxy key, an API key, a configuration value,
  *   or a token's plaintext the caller was not entitled to; each call leaves the audit entries
- *   docs/proxies.md lists (one per call with a tenant), with only the fields it lists.
+ *   docs/proxies.md lists (one per call naming a tenant: a current key's, or an application's with
+ *   a key that opens nothing, in its own tenant naming no proxy), with exactly the fields it lists.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
