@@ -95,6 +95,9 @@ export class KeyedProxyService {
         message = detokenized.message;
       }
       const ctx = await this.#context(proxy, caller, method, request.path ?? '', url);
+      // The record holds the tokens as they are made: a call refused after a tokenize (a later
+      // transform failing) still names the tokens it left behind (docs/proxies.md, Audit).
+      record.created_token_ids = ctx.createdTokenIds;
       const transformed = await runRequestTransforms(this.#transforms, ctx, proxy.requestTransforms as RequestTransform[], message);
       let answer: { status: number; message: ProxyMessage };
       if ('status' in transformed) answer = transformed;
@@ -109,7 +112,6 @@ export class KeyedProxyService {
           answer.message = await runResponseTransforms(this.#transforms, ctx, proxy.responseTransforms as ResponseTransform[], sent.status, answer.message);
         }
       }
-      record.created_token_ids = ctx.createdTokenIds;
       record.status = answer.status;
       record.latency_ms = Math.round(performance.now() - started);
       this.#audit.record({ tenantId: proxy.tenantId, actor, operation: 'proxy:invoke', resourceId: proxy.id, outcome: 'success', detail: JSON.stringify(record) });

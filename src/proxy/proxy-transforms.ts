@@ -130,8 +130,12 @@ async function tokenizeMessage(deps: TransformDeps, ctx: TransformContext, messa
   const appCaller = ctx.appCaller;
   if (appCaller === null) throw ValidationError.field(field, 'creates tokens as the proxy\'s application: give the proxy an application');
   const body = bodyValue(message, field);
-  const ids = await tokenizeBody(expression, location, body, async (tokenBody) => (await deps.tokens.create(appCaller, tokenBody as never)).id, field);
-  ctx.createdTokenIds.push(...ids);
+  // Each id is recorded as its token is made, so a failure after it still names it (the audit entry).
+  await tokenizeBody(expression, location, body, async (tokenBody) => {
+    const { id } = await deps.tokens.create(appCaller, tokenBody as never);
+    ctx.createdTokenIds.push(id);
+    return id;
+  }, field);
   return withBody(message, body);
 }
 
