@@ -14,6 +14,10 @@ const MAX_CACHED_KEYS = 10_000;
  */
 export class AuthCache {
   #entries = new Map<string, { caller: Caller; until: number }>();
+  /** Lookups under way, by key hash: the requests presenting a key meanwhile wait for its lookup. */
+  #loading = new Map<string, Promise<Caller>>();
+  /** Counts `clear()` calls: a lookup begun before one is not remembered. */
+  #generation = 0;
   #ms: number;
 
   constructor(ms: number) {
@@ -33,8 +37,40 @@ export class AuthCache {
     this.#entries.set(keyHash, { caller, until: Math.min(now + this.#ms, notAfter) });
   }
 
-  /** Forgets every remembered key. */
+  /**
+   * Looks a key up with `lookup` and remembers its Caller (as `set`). While remembering is on, the
+   * requests that present the same key during its lookup share it: under load, every request of
+   * the turn a remembered key lapsed in would otherwise read the store. A lookup begun before a
+   * `clear()` answers the requests that were waiting for it, but is not remembered, and later
+   * requests look the key up afresh.
+   */
+  load(keyHash: string, now: number, lookup: () => Promise<{ caller: Caller; notAfter?: number }>): Promise<Caller> {
+    if (this.#ms <= 0) return lookup().then(({ caller }) => caller);
+    const under = this.#loading.get(keyHash);
+    if (under !== undefined) return under;
+    const generation = this.#generation;
+    const done = () => {
+      if (this.#loading.get(keyHash) === loading) this.#loading.delete(keyHash);
+    };
+    const loading: Promise<Caller> = lookup().then(
+      ({ caller, notAfter }) => {
+        done();
+        if (generation === this.#generation) this.set(keyHash, caller, now, notAfter);
+        return caller;
+      },
+      (error: unknown) => {
+        done();
+        throw error;
+      },
+    );
+    this.#loading.set(keyHash, loading);
+    return loading;
+  }
+
+  /** Forgets every remembered key, and every lookup under way. */
   clear(): void {
     this.#entries.clear();
+    this.#loading.clear();
+    this.#generation++;
   }
 }

@@ -38,23 +38,26 @@ export class Authenticator {
    * `requestOrigin`: a browser request's `Origin` when it is not the vault's own, checked alike.
    */
   async authenticate(key: string | null | undefined, pageOrigin: string | null = null, requestOrigin: string | null = null): Promise<Caller> {
-    const caller = await this.#resolve(key);
+    if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
+    const hashed = hashApiKey(key);
+    const now = this.#clock.now();
+    // A remembered key answers here, without a second async step: every request of a busy client
+    // passes this way.
+    const caller = this.#callers.get(hashed.keyHash, now) ?? (await this.#resolve(key, hashed, now));
     requirePageOrigin(caller, pageOrigin, requestOrigin);
     return caller;
   }
 
-  async #resolve(key: string | null | undefined): Promise<Caller> {
-    if (typeof key !== 'string' || key.length === 0) throw new AuthenticationError('An API key is required');
-    const { keyHash, keyLookup } = hashApiKey(key);
-    const now = this.#clock.now();
-    const cached = this.#callers.get(keyHash, now);
-    if (cached !== undefined) return cached;
+  /** A key the auth cache does not remember: requests presenting it meanwhile share one lookup. */
+  #resolve(key: string, { keyHash, keyLookup }: { keyHash: string; keyLookup: string }, now: number): Promise<Caller> {
+    return this.#callers.load(keyHash, now, () => this.#lookup(key, keyHash, keyLookup, now));
+  }
+
+  /** The Caller of a key not remembered, read from the store; a session's only until it expires. */
+  async #lookup(key: string, keyHash: string, keyLookup: string, now: number): Promise<{ caller: Caller; notAfter?: number }> {
     if (key.startsWith(SESSION_KEY_PREFIX)) {
       const session = await resolveSessionKey(this.#store, keyHash, keyLookup, now);
-      if (session !== null) {
-        this.#callers.set(keyHash, session.caller, now, session.expiresAt);
-        return session.caller;
-      }
+      if (session !== null) return { caller: session.caller, notAfter: session.expiresAt };
     }
     const candidates = await this.#store.findApplicationKeys(keyLookup);
     // Compare against every candidate so the time does not depend on which one matched.
@@ -62,8 +65,6 @@ export class Authenticator {
     for (const found of candidates) if (hashesEqual(found.key.keyHash, keyHash)) match = found;
     if (!match) throw new AuthenticationError('The API key is not valid');
     // A key a non-administrator made acts within the grants the application had then.
-    const caller = withinBoundGrants(match.application, match.key.grants);
-    this.#callers.set(keyHash, caller, now);
-    return caller;
+    return { caller: withinBoundGrants(match.application, match.key.grants) };
   }
 }

@@ -141,87 +141,85 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
   let openapi: Record<string, unknown> | undefined;
   const openapiDocument = () => (openapi ??= buildOpenApiDocument(router.routes(), { headerPrefix, maxBodyBytes }));
 
-  // Without an observer the handler is `exchange` itself. With one, the observer learns the route
-  // and application through `seen`; the duration is measured here, in the HTTP layer, with the
-  // monotonic performance clock (a duration, not a time of day the core would use).
-  if (onExchange === undefined) return (request) => exchange(request, null);
-  return async function observed(request: ExchangeRequest): Promise<ExchangeResponse> {
-    const started = performance.now();
-    const seen: Seen = { route: null, applicationId: null };
-    const response = await exchange(request, seen);
-    try {
-      onExchange({ method: request.method, route: seen.route, status: response.status, durationMs: performance.now() - started, applicationId: seen.applicationId });
-    } catch {
-      // An observer's failure must not change the response.
-    }
-    return response;
-  };
+  // The observer learns the route and application as `exchange` found them; the duration is
+  // measured here, in the HTTP layer, with the monotonic performance clock (a duration, not a time
+  // of day the core would use). Observed inside the one async function, not by a wrapper around it:
+  // each layer of async functions costs a promise and a microtask turn per request, measurable at
+  // the HTTP benchmark's rate.
+  return exchange;
 
-  // One async function from routing to the response: each layer of async functions costs a
-  // promise and a microtask turn per request, measurable at the HTTP benchmark's rate.
-  async function exchange(request: ExchangeRequest, seen: Seen | null): Promise<ExchangeResponse> {
+  async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
+    const started = onExchange === undefined ? 0 : performance.now();
+    let route: RouteDefinition | null = null;
+    let applicationId: string | null = null;
+    let response: ExchangeResponse;
     try {
       const match = router.match(request.method, request.pathname);
       if (match.kind === 'not_found') throw new RouteError('route_not_found');
       if (match.kind === 'method_not_allowed') throw new RouteError('method_not_allowed', match.allow);
-      const { route, params } = match;
-      if (seen !== null) seen.route = route.path;
+      route = match.route;
+      const { params } = match;
       if (!route.auth) {
         rejectUnknownQueryParameters(route, request.search);
-        return respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
+        response = respond(serialize(route.status, await route.handle({ vault, openapi: openapiDocument })));
+      } else {
+        let caller: Caller;
+        try {
+          // A browser's Origin from another page than the vault's own is checked too (docs/elements.md).
+          const origin = request.header('origin');
+          const requestOrigin = origin === null ? null : foreignOrigin(origin, request.header('host'));
+          caller = await vault.authenticate(request.header(apiKeyHeader), request.header(pageOriginHeader), requestOrigin);
+        } catch (error) {
+          throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
+        }
+        applicationId = caller.applicationId;
+        rejectUnknownQueryParameters(route, request.search);
+        // The standard header name, ignored, would run a retried request twice: refuse it, naming ours.
+        if (route.method !== 'GET' && route.method !== 'DELETE' && request.header('idempotency-key') !== null) {
+          throw ValidationError.field('Idempotency-Key', `is not read by this vault: send the idempotency key in the ${headerPrefix}-IDEMPOTENCY-KEY header`);
+        }
+        const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
+        const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
+        const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);
+        if (idempotencyKey === null) {
+          const result = await route.handle(input);
+          response = respond(serialize(route.statusFor?.(result) ?? route.status, result));
+        } else {
+          const handled = route;
+          const { result, replayed } = await vault.idempotency.run(
+            caller,
+            {
+              key: idempotencyKey,
+              keyName: `${headerPrefix}-IDEMPOTENCY-KEY`,
+              fingerprint: requestFingerprint(route.method, request.pathname + request.search, body === null ? null : body.text),
+              tokenIds: (ran) => referencedTokenIds(handled, params, input.body, ran),
+              leaseMs: idempotencyLeaseMs,
+            },
+            () => handled.handle(input),
+          );
+          // A replay's status follows from its result as the first run's did.
+          response = respond(serialize(route.statusFor?.(result) ?? route.status, result), replayed);
+        }
       }
-
-      let caller: Caller;
-      try {
-        // A browser's Origin from another page than the vault's own is checked too (docs/elements.md).
-        const origin = request.header('origin');
-        const requestOrigin = origin === null ? null : foreignOrigin(origin, request.header('host'));
-        caller = await vault.authenticate(request.header(apiKeyHeader), request.header(pageOriginHeader), requestOrigin);
-      } catch (error) {
-        throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeaderName} header`) : error;
-      }
-      if (seen !== null) seen.applicationId = caller.applicationId;
-      rejectUnknownQueryParameters(route, request.search);
-      // The standard header name, ignored, would run a retried request twice: refuse it, naming ours.
-      if (route.method !== 'GET' && route.method !== 'DELETE' && request.header('idempotency-key') !== null) {
-        throw ValidationError.field('Idempotency-Key', `is not read by this vault: send the idempotency key in the ${headerPrefix}-IDEMPOTENCY-KEY header`);
-      }
-      const body: JsonBody | null = route.body ? await readJsonBody(request, route.body, maxBodyBytes) : null;
-      const input = new Context(vault, caller, params, body === null ? undefined : body.value, request.search);
-      const idempotencyKey = route.method === 'GET' || route.method === 'DELETE' ? null : request.header(idempotencyHeader);
-      if (idempotencyKey === null) {
-        const result = await route.handle(input);
-        return respond(serialize(route.statusFor?.(result) ?? route.status, result));
-      }
-      const { result, replayed } = await vault.idempotency.run(
-        caller,
-        {
-          key: idempotencyKey,
-          keyName: `${headerPrefix}-IDEMPOTENCY-KEY`,
-          fingerprint: requestFingerprint(route.method, request.pathname + request.search, body === null ? null : body.text),
-          tokenIds: (ran) => referencedTokenIds(route, params, input.body, ran),
-          leaseMs: idempotencyLeaseMs,
-        },
-        () => route.handle(input),
-      );
-      // A replay's status follows from its result as the first run's did.
-      return respond(serialize(route.statusFor?.(result) ?? route.status, result), replayed);
     } catch (error) {
-      return errorResponse(error, logger, { 'cache-control': NO_STORE }, headerPrefix);
+      response = errorResponse(error, logger, { 'cache-control': NO_STORE }, headerPrefix);
     }
+    if (onExchange !== undefined) {
+      try {
+        onExchange({ method: request.method, route: route === null ? null : route.path, status: response.status, durationMs: performance.now() - started, applicationId });
+      } catch {
+        // An observer's failure must not change the response.
+      }
+    }
+    return response;
   }
+
 
   function respond({ status, text }: SerializedResponse, replayed = false): ExchangeResponse {
     const headers: Record<string, string> = text === null ? { 'cache-control': NO_STORE } : { 'content-type': 'application/json', 'cache-control': NO_STORE };
     if (replayed) headers[replayedHeader] = 'true';
     return { status, headers, body: text };
   }
-}
-
-/** What the observer learns while a request is handled. */
-interface Seen {
-  route: string | null;
-  applicationId: string | null;
 }
 
 /** A route's context; a class rather than a literal with a getter, which costs a closure per request. */

@@ -20,8 +20,10 @@ export type RouteMatch<T> =
  */
 export class Router<T extends RoutePattern> {
   #routes: { route: T; segments: (string | { param: string })[] }[] = [];
-  /** Routes with parameters, by segment count: a path is only tried against routes as long as it. */
+  /** Routes by segment count: a path is only tried against routes as long as it (for 405's Allow). */
   #byLength = new Map<number, { route: T; segments: (string | { param: string })[] }[]>();
+  /** The same by method, then segment count: a match tries only its method's routes, in the order added. */
+  #byMethod = new Map<string, Map<number, { route: T; segments: (string | { param: string })[] }[]>>();
   /** Routes without parameters, by path then method: the common case costs one map lookup. */
   #static = new Map<string, Map<string, T>>();
 
@@ -40,6 +42,9 @@ export class Router<T extends RoutePattern> {
     const sameLength = this.#byLength.get(segments.length) ?? [];
     sameLength.push({ route, segments });
     this.#byLength.set(segments.length, sameLength);
+    const lengths = this.#byMethod.get(route.method) ?? new Map<number, { route: T; segments: (string | { param: string })[] }[]>();
+    lengths.set(segments.length, [...(lengths.get(segments.length) ?? []), { route, segments }]);
+    this.#byMethod.set(route.method, lengths);
     if (segments.every((s) => typeof s === 'string')) {
       const byMethod = this.#static.get(route.path) ?? new Map<string, T>();
       byMethod.set(route.method, route);
@@ -60,13 +65,12 @@ export class Router<T extends RoutePattern> {
     const exact = byMethod?.get(method);
     if (exact) return { kind: 'found', route: exact, params: {} };
     const parts = pathname.split('/').slice(1);
-    const candidates = this.#byLength.get(parts.length) ?? [];
-    for (const { route, segments } of candidates) {
-      if (route.method !== method) continue;
+    for (const { route, segments } of this.#byMethod.get(method)?.get(parts.length) ?? []) {
       const params = matchSegments(segments, parts);
       if (params !== null) return { kind: 'found', route, params: decodeParams(params) };
     }
     // No route for this method: the methods that match the path make a 405 with Allow.
+    const candidates = this.#byLength.get(parts.length) ?? [];
     const allow = new Set<string>(byMethod ? byMethod.keys() : []);
     for (const { route, segments } of candidates) if (matchSegments(segments, parts) !== null) allow.add(route.method);
     return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };

@@ -25,7 +25,10 @@ export interface EventSink {
  * Event webhooks' fan-out. Subscriptions are cached per tenant for `cacheMs` (default 1 s), so an
  * event of a tenant without webhooks costs one map lookup; a change through this vault clears the
  * tenant's entry at once, and one made through another instance sharing the database is seen within
- * `cacheMs` (events of that window go to the webhooks as they were).
+ * `cacheMs` (events of that window go to the webhooks as they were). The events of a tenant that
+ * find no fresh entry share one read of its subscriptions (under load, every change of the turn
+ * the entry lapsed in would otherwise read them); a read begun before a change through this vault
+ * answers the events that were waiting for it but is not kept.
  */
 export class WebhookEvents implements EventSink {
   #store: Store;
@@ -34,6 +37,8 @@ export class WebhookEvents implements EventSink {
   #deliveries: Deliveries;
   #cacheMs: number;
   #cache = new Map<string, { webhooks: WebhookRecord[]; types: Set<string>; until: number }>();
+  /** The read of a tenant's subscriptions under way, shared by the events that wait for it. */
+  #loading = new Map<string, Promise<WebhookRecord[]>>();
 
   constructor(deps: { store: Store; clock: Clock; logger: Logger; deliveries: Deliveries; cacheMs?: number }) {
     this.#store = deps.store;
@@ -60,13 +65,29 @@ export class WebhookEvents implements EventSink {
   /** Forgets the tenant's cached subscriptions (after a webhook change through this vault). */
   invalidate(tenantId: string): void {
     this.#cache.delete(tenantId);
+    this.#loading.delete(tenantId);
   }
 
-  async #load(tenantId: string, now: number): Promise<WebhookRecord[]> {
-    const webhooks = await this.#store.listAllWebhooks(tenantId, MAX_WEBHOOKS_PER_TENANT);
-    if (this.#cache.size >= MAX_CACHED_TENANTS) this.#cache.clear();
-    this.#cache.set(tenantId, { webhooks, types: new Set(webhooks.flatMap((w) => w.events)), until: now + this.#cacheMs });
-    return webhooks;
+  #load(tenantId: string, now: number): Promise<WebhookRecord[]> {
+    const under = this.#loading.get(tenantId);
+    if (under !== undefined) return under;
+    const load: Promise<WebhookRecord[]> = this.#store.listAllWebhooks(tenantId, MAX_WEBHOOKS_PER_TENANT).then(
+      (webhooks) => {
+        // Still this tenant's read: no change through this vault came in while it ran.
+        if (this.#loading.get(tenantId) === load) {
+          this.#loading.delete(tenantId);
+          if (this.#cache.size >= MAX_CACHED_TENANTS) this.#cache.clear();
+          this.#cache.set(tenantId, { webhooks, types: new Set(webhooks.flatMap((w) => w.events)), until: now + this.#cacheMs });
+        }
+        return webhooks;
+      },
+      (error: unknown) => {
+        if (this.#loading.get(tenantId) === load) this.#loading.delete(tenantId);
+        throw error;
+      },
+    );
+    this.#loading.set(tenantId, load);
+    return load;
   }
 
   async #fanOut(tenantId: string, webhooks: readonly WebhookRecord[], type: EventType, data: EventData, now: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/api-keys.js';
 import { AuthenticationError, NotFoundError, ValidationError } from '../../src/errors/errors.js';
-import type { TestVault } from '../../src/testing/index.js';
+import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { Caller } from '../../src/auth/caller.js';
 import { describeEachStore } from '../support/stores.js';
 
@@ -93,6 +93,49 @@ describeEachStore('applications service', (store) => {
     await vault.authenticate(regenerated.key!);
     vault.clock.advance(1000);
     await expect(vault.authenticate(regenerated.key!)).rejects.toThrow(AuthenticationError);
+  });
+
+  it('requests presenting a key during its lookup share it; a lookup begun before a change is not remembered', async () => {
+    const inner = store.create();
+    let lookups = 0;
+    let held: Promise<void> | undefined;
+    const counted = new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property === 'findApplicationKeys') {
+          return async (keyLookup: string) => {
+            lookups++;
+            const answer = await target.findApplicationKeys(keyLookup);
+            await held;
+            return answer;
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const shared = await createTestVault({ store: counted });
+    try {
+      const root = await shared.authenticate(shared.adminKey);
+      const app = await shared.applications.create(root, { name: 'a', type: 'private', permissions: ['token:read'] });
+      lookups = 0;
+      const callers = await Promise.all([1, 2, 3, 4].map(() => shared.authenticate(app.key!)));
+      expect(lookups).toBe(1);
+      expect(callers.map((c) => c.applicationId)).toEqual([app.id, app.id, app.id, app.id]);
+      // Lapsed; the next lookup is held while the application changes through the vault.
+      shared.clock.advance(1000);
+      let release!: () => void;
+      held = new Promise<void>((resolve) => (release = resolve));
+      const during = shared.authenticate(app.key!);
+      while (lookups === 1) await new Promise((resolve) => setImmediate(resolve));
+      held = undefined;
+      await shared.applications.update(root, app.id, { name: 'a', permissions: ['token:read', 'token:use'] });
+      release();
+      expect((await during).permissions.has('token:use')).toBe(false);
+      expect((await shared.authenticate(app.key!)).permissions.has('token:use')).toBe(true);
+    } finally {
+      await shared.close();
+      await store.cleanup(inner);
+    }
   });
 
   it('each operation requires its permission', async () => {

@@ -35,7 +35,7 @@ const CREATE_BODY = JSON.stringify({ type: 'card', data: CARD, deduplicate_token
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** CPU seconds (user + system) of these processes. */
-function cpuSeconds(pids) {
+export function cpuSeconds(pids) {
   let ticks = 0;
   for (const pid of pids) {
     if (!existsSync(`/proc/${pid}/stat`)) continue;
@@ -69,7 +69,7 @@ function connectedPorts(pid, remotePort) {
 }
 
 /** The PostgreSQL backend pids serving a tokenvault process's pool. */
-async function backendPids(pool, pid) {
+export async function backendPids(pool, pid) {
   const port = Number(new URL(PG_URL).port || 5432);
   const ports = connectedPorts(pid, port);
   if (ports.length === 0) return [];

@@ -2,8 +2,9 @@ import { once } from 'node:events';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { asyncLogSink } from '../../src/cli/log-sink.js';
+import { isoTimeByMillisecond } from '../../src/cli/logging.js';
 import { ensureBuilt } from '../support/ensure-built.js';
 import { ADMIN_KEY, api, startCli } from './helpers.js';
 
@@ -31,6 +32,33 @@ describe('the asynchronous access log', () => {
       expect(readFileSync(file, 'utf8').endsWith('last\n')).toBe(true);
     } finally {
       closeSync(fd);
+    }
+  });
+
+  it('flushSync() writes the lines still held before it returns (exit and fatal-error handlers cannot wait)', () => {
+    const file = join(dir, 'sync.log');
+    const fd = openSync(file, 'w');
+    try {
+      const sink = asyncLogSink(fd);
+      sink.write('first\n');
+      sink.write('second\n');
+      sink.flushSync();
+      expect(readFileSync(file, 'utf8')).toBe('first\nsecond\n');
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it("the log's time is pino's isoTime, formatted again whenever the millisecond changes", () => {
+    const now = vi.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 0, 2, 3, 4, 5, 6));
+    try {
+      const time = isoTimeByMillisecond();
+      expect(time()).toBe(',"time":"2026-01-02T03:04:05.006Z"');
+      expect(time()).toBe(',"time":"2026-01-02T03:04:05.006Z"');
+      now.mockReturnValue(Date.UTC(2026, 0, 2, 3, 4, 5, 7));
+      expect(time()).toBe(',"time":"2026-01-02T03:04:05.007Z"');
+    } finally {
+      now.mockRestore();
     }
   });
 

@@ -26,6 +26,26 @@ describe('the fetch handler’s Response', () => {
     expect(await original.text()).toBe('{"a":1}');
     expect(await textResponse(null, 204, {}).text()).toBe('');
   });
+
+  it('has Headers that read as a Headers made from the same record, before and after a change', () => {
+    const record = { 'x-b': '2', 'content-type': 'application/json', 'set-cookie': 'a=1', 'cache-control': 'no-store' };
+    const lazy = textResponse(null, 200, record).headers;
+    const real = new Headers(record);
+    const read = (h: Headers) => {
+      const each: string[][] = [];
+      h.forEach((value, name, parent) => each.push([name, value, String(parent === h)]));
+      return { each, entries: [...(h as unknown as Iterable<[string, string]>)], get: [h.get('Content-Type'), h.get('x-none')], has: [h.has('X-B'), h.has('x-none')], cookies: h.getSetCookie() };
+    };
+    expect(lazy).toBeInstanceOf(Headers);
+    expect(read(lazy)).toEqual(read(real));
+    for (const h of [lazy, real]) {
+      h.append('x-b', '3');
+      h.delete('cache-control');
+      h.set('x-a', '1');
+    }
+    expect(read(lazy)).toEqual(read(real));
+    expect(record).toEqual({ 'x-b': '2', 'content-type': 'application/json', 'set-cookie': 'a=1', 'cache-control': 'no-store' });
+  });
 });
 
 describe('the Node adapter’s Request', () => {

@@ -70,6 +70,10 @@ describeEachStore('operations: readiness, access log, metrics, PUT /applications
     expect(typeof first.duration_ms).toBe('number');
     const all = lines.join('');
     for (const secret of [id, app.key, 'cus_secret', '4242', 'not-a-key']) expect(all).not.toContain(secret);
+    // An observer that throws changes no response.
+    const throwing = createFetchHandler(vault, { onExchange: () => { throw new Error('observer failed'); } });
+    expect((await throwing(request(`/tokens/${id}`, { key: app.key }))).status).toBe(200);
+    expect((await throwing(request('/nowhere'))).status).toBe(404);
   });
 
   it('metrics: requests by route and status, a latency histogram, reactor runs and the job queue depth', async () => {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ReactorError, ValidationError } from '../../src/errors/errors.js';
+import { MAX_UNFREED } from '../../src/sandbox/engine/context-pool.js';
 import { createQuickJsEngine } from '../../src/sandbox/engine/quickjs-engine.js';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxHost } from '../../src/sandbox/sandbox.js';
 
@@ -65,6 +66,7 @@ describe('QuickJsEngine: resources', () => {
     await batch(0, 200);
     const memoryAfterWarmup = own.stats().wasmMemoryBytes;
     await batch(200, 1800);
+    await own.poolFilled(); // ended runs' contexts are freed in idle turns, after their results went out
     const stats = own.stats();
     expect(stats.runs).toBe(2000);
     expect(stats.runtimesCreated).toBe(2000);
@@ -85,6 +87,7 @@ describe('QuickJsEngine: resources', () => {
     for (const code of failing) {
       await expect(own.run({ code, req: { args: null, configuration: {} }, host })).rejects.toBeInstanceOf(ReactorError);
     }
+    await own.poolFilled();
     const stats = own.stats();
     expect(stats.runtimesCreated).toBe(failing.length);
     expect(stats.runtimesDisposed).toBe(failing.length);
@@ -100,6 +103,26 @@ describe('QuickJsEngine: resources', () => {
     await pooled.poolFilled();
     const stats = pooled.stats();
     expect(stats.runtimesCreated - stats.runtimesDisposed).toBe(stats.pooledContexts);
+  });
+
+  it("frees an ended run's context in an idle turn after its result is out, and lets at most MAX_UNFREED wait", async () => {
+    const engine = await createQuickJsEngine({ poolSize: 1 });
+    const run = () => engine.run({ code: 'module.exports = () => 1', req: { args: null, configuration: {} }, host: NO_HOST });
+    const waiting = () => {
+      const { runtimesCreated, runtimesDisposed, pooledContexts } = engine.stats();
+      return runtimesCreated - runtimesDisposed - pooledContexts;
+    };
+    await engine.poolFilled();
+    await run();
+    expect(waiting()).toBe(1); // the run's result came before its context was freed
+    await engine.poolFilled();
+    expect(waiting()).toBe(0);
+    // Runs that all end within one turn: past MAX_UNFREED, a context is freed at once.
+    await Promise.all(Array.from({ length: MAX_UNFREED + 4 }, run));
+    expect(waiting()).toBe(MAX_UNFREED);
+    await engine.poolFilled();
+    expect(waiting()).toBe(0);
+    expect(engine.stats().runtimesCreated).toBe(engine.stats().runs + 1);
   });
 
   it('rejects an invalid pool size', async () => {

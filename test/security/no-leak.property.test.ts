@@ -58,7 +58,8 @@
  * to the same model: proxy-steps.ts says what is checked.
  *
  * Token intents (docs/token-intents.md) have their own property beside this one, on the same
- * reference model: no-leak-intents.property.test.ts.
+ * reference model: no-leak-intents.property.test.ts; so do the calls of proxies (ephemeral and
+ * keyed, with their transforms): no-leak-proxy-calls.property.test.ts.
  */
 import fc from 'fast-check';
 import type { CreateTokenInput } from '../../src/tokens/token-input.js';

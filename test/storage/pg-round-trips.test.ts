@@ -16,13 +16,21 @@ import { describeEachPgRoute } from '../support/stores.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 
-/** A pg Pool that records each statement sent through it or through a client it lends. */
-function countingPool(pool: pg.Pool, sent: string[]): PgPool {
-  const record = (config: PgQueryConfig) => sent.push(config.text.replace(/\s+/g, ' ').slice(0, 80));
+/**
+ * A pg Pool that records each statement sent through it or through a client it lends (`full`: the
+ * whole text). While `held.until` is set, the answer of a statement it matches waits for it.
+ */
+function countingPool(pool: pg.Pool, sent: string[], full: string[], held: { match?: RegExp; until?: Promise<void> }): PgPool {
+  const record = (config: PgQueryConfig) => {
+    sent.push(config.text.replace(/\s+/g, ' ').slice(0, 80));
+    full.push(config.text);
+  };
   return {
-    query: (config) => {
+    query: async (config) => {
       record(config);
-      return pool.query(config as pg.QueryConfig) as never;
+      const answer = await pool.query(config as pg.QueryConfig);
+      if (held.until !== undefined && held.match?.test(config.text)) await held.until;
+      return answer as never;
     },
     connect: async () => {
       const client = await pool.connect();
@@ -45,6 +53,8 @@ function countingPool(pool: pg.Pool, sent: string[]): PgPool {
 // statements go through the pooler.
 describeEachPgRoute('PostgreSQL round trips per request', (url) => {
   const sent: string[] = [];
+  const full: string[] = [];
+  const held: { match?: RegExp; until?: Promise<void> } = {};
   const schema = freshSchema('trips');
   let pool: pg.Pool;
   let vault: TestVault;
@@ -53,11 +63,12 @@ describeEachPgRoute('PostgreSQL round trips per request', (url) => {
 
   beforeAll(async () => {
     pool = new pg.Pool({ connectionString: url, max: 4 });
-    store = createPostgresStore({ pool: countingPool(pool, sent), schema });
+    store = createPostgresStore({ pool: countingPool(pool, sent, full, held), schema });
     vault = await createTestVault({ store, auditFlushMs: 60_000 });
     const handler = createFetchHandler(vault);
     send = async (method, path, key, body) => {
       sent.length = 0;
+      full.length = 0;
       const response = await handler(new Request(`http://vault${path}`, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : null, statements: [...sent] };
@@ -91,6 +102,8 @@ describeEachPgRoute('PostgreSQL round trips per request', (url) => {
       const second = await send(method, path, app.key, body);
       expect(second.status, `${name}: ${JSON.stringify(second.body)}`).toBeLessThan(300);
       counts[name] = second.statements.length;
+      // A card has no metadata or search hashes: its creation leaves the index rows' parts out.
+      if (name === 'POST') expect(full.join('\n')).not.toMatch(/token_metadata|token_search/);
       if (process.env.TOKENVAULT_PRINT_TRIPS) console.log(name, second.statements);
     }
     expect(counts).toEqual({ GET: 1, POST: 1, list: 1, search: 1, react: 2 });
@@ -120,6 +133,21 @@ describeEachPgRoute('PostgreSQL round trips per request', (url) => {
     expect((await send('POST', '/tokens/search', app.key, { query: 'metadata.k:v', size: 10 })).body.data.map((t: { id: string }) => t.id)).toEqual(['batch-a']);
     expect((await send('POST', '/tokens/search', app.key, { query: 'data:a', size: 10 })).body.data.map((t: { id: string }) => t.id)).toEqual(['batch-a']);
     expect((await send('GET', '/tokens/batch-b', app.key)).body.data).toEqual(CARD);
+  });
+
+  it('one batch may carry the same id in two tenants: each token gets its own index rows', async () => {
+    const now = vault.clock.now();
+    const [a, b] = [storeFixtures.TENANT_A, storeFixtures.TENANT_B];
+    const answers = await Promise.all([
+      store.createToken(storeFixtures.makeToken({ tenantId: a, id: 'both-tenants', metadata: { k: 'a' }, searchHashes: ['ha'] }), now),
+      store.createToken(storeFixtures.makeToken({ tenantId: b, id: 'both-tenants', metadata: { k: 'b' }, searchHashes: ['hb'] }), now),
+    ]);
+    expect(answers).toEqual([{ status: 'created' }, { status: 'created' }]);
+    const ids = async (tenant: string, filter: object) => (await store.listTokens(tenant, filter, { mode: 'cursor', size: 10 }, now)).items.map((t) => t.id);
+    expect(await ids(b, { metadata: { k: 'b' } })).toEqual(['both-tenants']);
+    expect(await ids(b, { metadata: { k: 'a' } })).toEqual([]);
+    expect(await ids(a, { searchHashes: ['ha'] })).toEqual(['both-tenants']);
+    expect(await ids(a, { searchHashes: ['hb'] })).toEqual([]);
   });
 
   it('a batch of creations that fails is sent again one token at a time, so a bad token fails alone', async () => {
@@ -157,5 +185,39 @@ describeEachPgRoute('PostgreSQL round trips per request', (url) => {
     expect(sent.filter((text) => text.startsWith('SELECT'))).toHaveLength(1);
     // A lone read still answers, alone.
     expect((await send('GET', `/tokens/${ids[2]}`, app.key)).body.id).toBe(ids[2]);
+  });
+
+  it('creations and reads asked for while one of their statements is in flight go out together after it', async () => {
+    const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
+    const now = vault.clock.now();
+    const make = (id: string) => storeFixtures.makeToken({ tenantId: app.tenantId, id });
+    for (const [kind, match, ask] of [
+      ['create', /^WITH/, (n: number) => store.createToken(make(`inflight-${n}`), now)],
+      ['read', /^SELECT/, (n: number) => store.getToken(app.tenantId, `inflight-${n}`, now)],
+    ] as const) {
+      let open!: () => void;
+      held.match = match;
+      held.until = new Promise<void>((resolve) => (open = resolve));
+      sent.length = 0;
+      full.length = 0;
+      const first = ask(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      // Two later turns while the first statement's answer is held: they wait for it.
+      const second = ask(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      const third = ask(3);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(sent.filter((text) => match.test(text)), kind).toHaveLength(1);
+      held.until = undefined;
+      open();
+      const answers = await Promise.all([first, second, third]);
+      expect(sent.filter((text) => match.test(text)), kind).toHaveLength(2);
+      if (kind === 'create') {
+        expect(answers).toEqual([{ status: 'created' }, { status: 'created' }, { status: 'created' }]);
+        // Tokens without metadata or search hashes, alone or together: no index rows' parts.
+        expect(full.filter((text) => match.test(text)).join('\n')).not.toMatch(/token_metadata|token_search/);
+      }
+      else expect(answers.map((t) => (t as { id: string } | null)?.id)).toEqual(['inflight-1', 'inflight-2', 'inflight-3']);
+    }
   });
 });

@@ -1,25 +1,34 @@
 /**
  * Keeps a few prepared contexts (fresh runtime + context + prelude, no reactor code run yet) so a
- * run skips context creation and the prelude compile, about half a cold run's cost. A context is
- * handed out once and disposed by its run: never returned, never reused. Refills happen in
- * `setImmediate` turns, i.e. once the run that took a context has handed back control, before the
- * event loop waits for I/O again.
+ * run skips context creation and the prelude compile, about half a cold run's cost; and frees the
+ * contexts of ended runs after the run's result has gone out, so freeing is not on its latency
+ * either. A context is handed out once and freed after its run: never returned, never reused.
+ *
+ * The work happens in `setImmediate` turns, i.e. once the run that took a context has handed back
+ * control (the worker has posted its result), before the event loop waits for I/O again, so before
+ * the worker's next message: each turn frees the ended runs' contexts first (the fresh context
+ * then reuses their memory, and a run that used much of it never holds it past that turn), then
+ * prepares one context. Runs that end within one turn (interleaved runs) leave at most MAX_UNFREED
+ * contexts waiting; past that a context is freed at once.
  *
  * The immediate is kept referenced on purpose. An unref'd immediate does not stop the event loop
  * from blocking in its poll phase, so it only ran once the next message had woken the loop, after
  * that message's run had already taken a context: in a worker that serves one run at a time, about
  * half the runs found the pool empty and prepared a context on their own latency (measured in
  * docs/performance.md, "Reactor worker pool"). A referenced immediate keeps the loop alive only
- * until the pool is full, a few hundred microseconds.
+ * until that work is done, a few hundred microseconds.
  */
 import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import { isModuleFailure } from './module-failure.js';
 import { PreparedContext, type PrepareOptions } from './prepared-context.js';
 
+/** Contexts of ended runs that may wait for an idle turn to be freed. */
+export const MAX_UNFREED = 4;
+
 export interface ContextPoolOptions extends PrepareOptions {
-  /** Prepared contexts kept ready; 0 disables the pool. */
+  /** Prepared contexts kept ready; 0 disables the pool (ended runs' contexts are still freed in idle turns). */
   size: number;
-  /** Called when preparing a context failed inside the WebAssembly module. */
+  /** Called when preparing or freeing a context failed inside the WebAssembly module. */
   onModuleFailure: () => void;
 }
 
@@ -27,14 +36,18 @@ export class ContextPool {
   readonly #module: QuickJSWASMModule;
   readonly #options: ContextPoolOptions;
   readonly #idle: PreparedContext[] = [];
-  #refillScheduled = false;
+  /** Contexts whose runs have ended, waiting to be freed. */
+  readonly #ended: PreparedContext[] = [];
+  #scheduled = false;
   #closed = false;
+  /** Preparing failed for a reason other than the module: stop refilling (each run prepares its own). */
+  #refillBroken = false;
   #onSettled: (() => void)[] = [];
 
   constructor(module: QuickJSWASMModule, options: ContextPoolOptions) {
     this.#module = module;
     this.#options = options;
-    this.#scheduleRefill();
+    this.#schedule();
   }
 
   /** Prepared contexts ready to be taken. */
@@ -45,50 +58,81 @@ export class ContextPool {
   /** A prepared context for one run: from the pool when one is ready, else made now. */
   take(): PreparedContext {
     const ready = this.#idle.pop();
-    this.#scheduleRefill();
+    this.#schedule();
     return ready ?? this.#prepare();
   }
 
-  /** Resolves once the pool is full or has stopped refilling (for tests and warm-up). */
+  /**
+   * Takes back the context of an ended run (its run's handles already freed) to free it in an idle
+   * turn. It is never handed out again. A closed pool frees it now, as does a full backlog.
+   * @throws a module failure while freeing it now (the caller retires the module).
+   */
+  release(used: PreparedContext): void {
+    if (this.#closed || this.#ended.length >= MAX_UNFREED) return used.dispose();
+    this.#ended.push(used);
+    this.#schedule();
+  }
+
+  /** Resolves once the pool is full and every ended run's context is freed, or the pool has stopped (for tests and warm-up). */
   filled(): Promise<void> {
-    if (this.#closed || this.#idle.length >= this.#options.size) return Promise.resolve();
+    if (!this.#hasWork()) return Promise.resolve();
     return new Promise((resolve) => this.#onSettled.push(resolve));
   }
 
   /**
-   * Stops refilling and drops the idle contexts without freeing them (their module is being
-   * retired and may no longer be safe to call); returns how many were dropped.
+   * Stops refilling and drops the idle and ended contexts without freeing them (their module is
+   * being retired and may no longer be safe to call); returns how many were dropped.
    */
   close(): number {
     this.#closed = true;
     this.#settle();
-    return this.#idle.splice(0).length;
+    return this.#idle.splice(0).length + this.#ended.splice(0).length;
   }
 
   #prepare(): PreparedContext {
     return PreparedContext.create(this.#module, this.#options);
   }
 
+  #needsRefill(): boolean {
+    return !this.#refillBroken && this.#idle.length < this.#options.size;
+  }
+
+  #hasWork(): boolean {
+    return !this.#closed && (this.#needsRefill() || this.#ended.length > 0);
+  }
+
   #settle(): void {
     for (const resolve of this.#onSettled.splice(0)) resolve();
   }
 
-  #scheduleRefill(): void {
-    if (this.#refillScheduled) return;
-    if (this.#closed || this.#idle.length >= this.#options.size) return this.#settle();
-    this.#refillScheduled = true;
+  #schedule(): void {
+    if (this.#scheduled) return;
+    if (!this.#hasWork()) return this.#settle();
+    this.#scheduled = true;
     setImmediate(() => {
-      this.#refillScheduled = false;
-      if (this.#closed || this.#idle.length >= this.#options.size) return this.#settle();
+      this.#scheduled = false;
+      if (!this.#hasWork()) return this.#settle();
       try {
-        this.#idle.push(this.#prepare());
-      } catch (error) {
-        if (isModuleFailure(error)) this.#options.onModuleFailure(); // retires the module, closing this pool
-        else this.#closed = true;
-        this.#settle();
-        return;
+        // One at a time off the list: a context whose free fails is abandoned by onModuleFailure,
+        // the rest by close().
+        while (this.#ended.length > 0) this.#ended.shift()!.dispose();
+        if (this.#needsRefill()) this.#refillOne();
+      } catch {
+        // The module failed under us (or freeing failed, which leaves it in a state not to trust):
+        // retire it, which closes this pool.
+        this.#options.onModuleFailure();
+        return this.#settle();
       }
-      this.#scheduleRefill();
+      this.#schedule();
     });
+  }
+
+  #refillOne(): void {
+    try {
+      this.#idle.push(this.#prepare());
+    } catch (error) {
+      if (isModuleFailure(error)) throw error;
+      this.#refillBroken = true;
+    }
   }
 }

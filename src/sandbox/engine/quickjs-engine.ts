@@ -18,7 +18,7 @@ import { isModuleFailure, SandboxCrash } from './module-failure.js';
 import { wrapReactorSource } from './prelude.js';
 import type { RuntimeCounters } from './prepared-context.js';
 import { loadQuickJsModule } from './quickjs-module.js';
-import { runInContext } from './quickjs-run.js';
+import { type EngineRunInput, runInContext } from './quickjs-run.js';
 import { runtimeError, stackError } from '../reactor-outcome.js';
 import {
   DEFAULT_SANDBOX_LIMITS,
@@ -40,7 +40,7 @@ export interface QuickJsEngineStats {
   runs: number;
   /** QuickJS runtimes created (each run and each `check` uses a new one). */
   runtimesCreated: number;
-  /** Runtimes disposed. `created - disposed` = runs in progress + pooled contexts + abandoned. */
+  /** Runtimes disposed. `created - disposed` = runs in progress + pooled contexts + ended runs' contexts not yet freed (poolFilled()) + abandoned. */
   runtimesDisposed: number;
   /** Prepared contexts waiting in the pool. */
   pooledContexts: number;
@@ -151,7 +151,22 @@ export class QuickJsEngine implements Sandbox {
    * @param budgetMs Wall time the run may take, when less than `limits.timeoutMs` (the time left of
    *   a deadline set by the caller); a run past it fails with the timeout error of `limits.timeoutMs`.
    */
-  async run(input: SandboxRunInput, budgetMs?: number): Promise<SandboxRunOutput> {
+  run(input: SandboxRunInput, budgetMs?: number): Promise<SandboxRunOutput> {
+    const { req, ...rest } = input;
+    let reqJson: string;
+    try {
+      reqJson = JSON.stringify({ ...req, args: req.args ?? null, configuration: req.configuration ?? {} });
+    } catch {
+      return Promise.reject(runtimeError('Reactor arguments are not JSON'));
+    }
+    return this.runJson({ ...rest, reqJson }, budgetMs);
+  }
+
+  /**
+   * `run` with `req` already JSON text, as the sandbox worker receives it (worker-protocol.ts): it is
+   * handed to the prelude as it is, not parsed and serialized again.
+   */
+  async runJson(input: EngineRunInput, budgetMs?: number): Promise<SandboxRunOutput> {
     assertCodeSize(input.code, (message) => runtimeError(`Reactor code ${message}`));
     const limits = resolveLimits(this.limits, input.limits);
     // Awaiting first also means QuickJS is entered from a microtask, on a shallow host stack.
@@ -164,10 +179,13 @@ export class QuickJsEngine implements Sandbox {
         slot.pool.take(),
         input,
         limits,
-        slot.tuner,
-        () => {
-          this.#abandoned++;
-          this.#retire(slot);
+        {
+          tuner: slot.tuner,
+          release: (used) => slot.pool.release(used),
+          onModuleFailure: () => {
+            this.#abandoned++;
+            this.#retire(slot);
+          },
         },
         budgetMs,
       );
@@ -201,7 +219,7 @@ export class QuickJsEngine implements Sandbox {
     };
   }
 
-  /** Resolves once the pool of prepared contexts is full (or has stopped refilling). */
+  /** Resolves once the pool of prepared contexts is full and ended runs' contexts are freed (or the pool has stopped). */
   poolFilled(): Promise<void> {
     return this.#slot.pool.filled();
   }

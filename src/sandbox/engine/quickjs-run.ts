@@ -17,18 +17,32 @@ import type { PreparedContext } from './prepared-context.js';
 import { RunSession } from './run-session.js';
 import type { SandboxLimits, SandboxRunInput, SandboxRunOutput } from '../sandbox.js';
 
+/** A run as the engine takes it: `req` already JSON text (the worker receives it so, worker-protocol.ts). */
+export interface EngineRunInput extends Omit<SandboxRunInput, 'req'> {
+  reqJson: string;
+}
+
+/** What runInContext needs besides the run: its engine's module state. */
+export interface RunContextHooks {
+  tuner: InterruptTuner | null;
+  /** Takes the context once the run's own handles are freed; frees it now or in an idle turn (context-pool.ts). */
+  release: (prepared: PreparedContext) => void;
+  onModuleFailure: () => void;
+}
+
 /**
- * Runs `input` in `prepared`, which it owns from now on: the context is disposed when the run ends
- * (unless the module failed under it; then it is abandoned with the module).
+ * Runs `input` in `prepared`, which it owns from now on: when the run ends its handles are freed
+ * and the context goes to `release`, never to another run (unless the module failed under it;
+ * then it is abandoned with the module).
+ * @param reqJson `req` as JSON text (`{ args, configuration, ... }`), as the prelude's `run` takes it.
  * @throws ReactorError for every failure of the reactor; SandboxCrash when the module failed during
- *   the run. A module failure while disposing keeps the run's outcome and calls `onModuleFailure`.
+ *   the run. A module failure while freeing keeps the run's outcome and calls `onModuleFailure`.
  */
 export async function runInContext(
   prepared: PreparedContext,
-  input: SandboxRunInput,
+  input: EngineRunInput,
   limits: SandboxLimits,
-  tuner: InterruptTuner | null,
-  onModuleFailure: () => void,
+  hooks: RunContextHooks,
   budgetMs: number = limits.timeoutMs,
 ): Promise<SandboxRunOutput> {
   const deadline = performance.now() + Math.min(budgetMs, limits.timeoutMs);
@@ -43,6 +57,7 @@ export async function runInContext(
     const onInterrupt = (): void => {
       interrupted = true;
     };
+    const { tuner } = hooks;
     runtime.setInterruptHandler(
       tuner !== null
         ? tuner.handler(prepared.context, deadline, onInterrupt)
@@ -67,19 +82,19 @@ export async function runInContext(
     if (!crashed) {
       try {
         session?.dispose();
-        prepared.dispose();
+        hooks.release(prepared);
       } catch (error) {
         // QuickJS asserts on objects still alive when a runtime is freed (seen after interrupting a
         // promise-job flood); the abort kills the module, but the run's outcome stands.
         if (!isModuleFailure(error)) throw error;
-        onModuleFailure();
+        hooks.onModuleFailure();
       }
     }
   }
 }
 
 /** Hands the run's console output to the caller's `onLogs`; a throwing sink never changes the run's outcome. */
-function reportLogs(input: SandboxRunInput, logs: LogBuffer): void {
+function reportLogs(input: EngineRunInput, logs: LogBuffer): void {
   if (input.onLogs === undefined || logs.lines.length === 0) return;
   try {
     input.onLogs(logs.lines, logs.truncated);

@@ -14,7 +14,8 @@ import {
   toReactorError,
   type SandboxErrorDescription,
 } from '../reactor-outcome.js';
-import type { HostFetch, SandboxLimits, SandboxRunInput } from '../sandbox.js';
+import type { HostFetch, SandboxLimits } from '../sandbox.js';
+import type { EngineRunInput } from './quickjs-run.js';
 
 /** Host operations (bt calls, fetches, timers) one run may have in flight at once. */
 export const MAX_PENDING_HOST_OPS = 256;
@@ -31,7 +32,7 @@ export class RunSession implements HostPort {
   readonly #runtime: QuickJSRuntime;
   readonly #context: QuickJSContext;
   readonly #prepared: PreparedContext;
-  readonly #input: SandboxRunInput;
+  readonly #input: EngineRunInput;
   readonly #limits: SandboxLimits;
   readonly #deadline: number;
   readonly #api: Map<string, ApiEntry> | null;
@@ -43,7 +44,7 @@ export class RunSession implements HostPort {
   #wake: (() => void) | undefined;
   #finished = false;
 
-  constructor(prepared: PreparedContext, input: SandboxRunInput, limits: SandboxLimits, deadline: number) {
+  constructor(prepared: PreparedContext, input: EngineRunInput, limits: SandboxLimits, deadline: number) {
     this.#prepared = prepared;
     this.#runtime = prepared.runtime;
     this.#context = prepared.context;
@@ -94,9 +95,7 @@ export class RunSession implements HostPort {
     const factory = ctx.evalCode(wrapReactorSource(input.code), 'reactor.js', { type: 'global' });
     if (factory.error) throw this.#failureOf(this.#own(factory.error), false);
     this.#own(factory.value);
-    const reqJson = this.#own(
-      ctx.newString(JSON.stringify({ ...input.req, args: input.req.args ?? null, configuration: input.req.configuration ?? {} })),
-    );
+    const reqJson = this.#own(ctx.newString(input.reqJson));
     const btPaths = this.#api === null ? ctx.null : this.#own(ctx.newString(JSON.stringify([...this.#api.keys()])));
     const maxResultBytes = this.#own(ctx.newNumber(this.#limits.maxResultBytes));
     const promise = ctx.callFunction(this.#prepared.run, ctx.undefined, factory.value, reqJson, btPaths, maxResultBytes);

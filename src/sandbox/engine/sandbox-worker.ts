@@ -15,7 +15,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { DescribedHostError } from '../bridge.js';
 import { createQuickJsEngine } from './quickjs-engine.js';
-import type { HostApiTree, HostFetch, HostFetchResponse, SandboxHost, SandboxRunInput } from '../sandbox.js';
+import type { HostApiTree, HostFetch, HostFetchResponse, SandboxHost } from '../sandbox.js';
 import { type FromWorker, type ReplyMessage, type RunMessage, type ToWorker, serializeRunError } from '../worker-protocol.js';
 
 const port = parentPort;
@@ -83,10 +83,10 @@ async function start(message: RunMessage): Promise<void> {
   let logsTruncated = false;
   const base = { type: 'done' as const, run };
   try {
-    const out = await engine.run(
+    const out = await engine.runJson(
       {
         code: message.code,
-        req: JSON.parse(message.reqJson) as SandboxRunInput['req'],
+        reqJson: message.reqJson,
         host,
         limits: message.limits,
         onLogs: (lines, truncated) => {

@@ -91,15 +91,16 @@ export class PostgresTokens {
 
   /**
    * Creations without deduplication of one event-loop turn go out as one statement, one commit
-   * (turn-batch.ts), as the SQLite store's group commit writes them in one transaction. A batch
-   * that fails for any reason but the connection is sent again one token at a time, so a bad
-   * token fails alone; a lost connection fails them all with a 503, as it would each (the batch
-   * may have committed: see pg-executor.ts).
+   * (turn-batch.ts), as the SQLite store's group commit writes them in one transaction; while one
+   * such statement is in flight, the creations asked for meanwhile wait for it and go out together
+   * after it, so under load one commit serves more of them. A batch that fails for any reason but
+   * the connection is sent again one token at a time, so a bad token fails alone; a lost connection
+   * fails them all with a 503, as it would each (the batch may have committed: see pg-executor.ts).
    */
   readonly #creates = new TurnBatch<StoredToken, boolean>(
     (token) => this.#insert(this.#db, token),
     (tokens) => this.#insertMany(tokens),
-    (error) => !(error instanceof ServiceUnavailableError),
+    { alone: (error) => !(error instanceof ServiceUnavailableError), maxInFlight: 1 },
   );
 
   async createToken(token: StoredToken, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<CreateTokenResult> {
@@ -126,7 +127,10 @@ export class PostgresTokens {
     return (await this.#insert(tx, token)) ? CREATED : ID_CONFLICT;
   }
 
-  /** Token reads of one event-loop turn go out as one statement (turn-batch.ts). */
+  /**
+   * Token reads of one event-loop turn go out as one statement (turn-batch.ts); reads asked for
+   * while one is in flight go out together once it has answered.
+   */
   readonly #reads = new TurnBatch<TokenLookup, StoredToken | null>(
     async ({ tenantId, id, now }) => {
       const { rows } = await this.#db.query(this.#sql.getLive, [tenantId, id, now]);
@@ -138,6 +142,7 @@ export class PostgresTokens {
       for (const row of rows) found[Number(row['lookup']) - 1] = toStoredToken(row);
       return found;
     },
+    { maxInFlight: 1 },
   );
 
   getToken(tenantId: string, id: string, now: number): Promise<StoredToken | null> {
@@ -261,16 +266,11 @@ export class PostgresTokens {
   }
 
   async #insert(db: Queryable, token: StoredToken): Promise<boolean> {
-    const values = [
-      token.tenantId,
-      token.id,
-      ...mutableTokenValues(token),
-      token.createdBy,
-      token.createdAt,
-      metadataDigests(token.metadata),
-      distinct(token.searchHashes),
-    ];
-    const { rows } = await db.query(this.#sql.create, values);
+    const values = [token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt];
+    const digests = metadataDigests(token.metadata);
+    const hashes = distinct(token.searchHashes);
+    const bare = digests.length === 0 && hashes.length === 0;
+    const { rows } = await db.query(bare ? this.#sql.createBare : this.#sql.create, bare ? values : [...values, digests, hashes]);
     return rows.length === 1;
   }
 
@@ -280,33 +280,30 @@ export class PostgresTokens {
    */
   async #insertMany(tokens: readonly StoredToken[]): Promise<boolean[]> {
     const columns: unknown[][] = Array.from({ length: MUTABLE_TOKEN_COLUMNS.length + 4 }, () => []);
-    const metadata: [number[], Buffer[]] = [[], []];
-    const search: [number[], string[]] = [[], []];
-    const sent = new Map<string, number>();
-    const position: number[] = [];
-    for (const token of tokens) {
-      const key = `${token.tenantId}\u0000${token.id}`;
-      if (sent.has(key)) {
-        position.push(0);
-        continue;
-      }
-      const n = sent.size + 1;
-      sent.set(key, n);
-      position.push(n);
+    const metadata: [string[], string[], Buffer[]] = [[], [], []];
+    const search: [string[], string[], string[]] = [[], [], []];
+    const keys = tokens.map((token) => `${token.tenantId}\u0000${token.id}`);
+    const seen = new Set<string>();
+    const first = keys.map((key) => !seen.has(key) && seen.add(key) !== undefined);
+    for (const [i, token] of tokens.entries()) {
+      if (!first[i]) continue;
       const values = [token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt];
-      for (let i = 0; i < values.length; i++) columns[i]!.push(values[i]);
+      for (let c = 0; c < values.length; c++) columns[c]!.push(values[c]);
       for (const digest of metadataDigests(token.metadata)) {
-        metadata[0].push(n);
-        metadata[1].push(digest);
+        metadata[0].push(token.tenantId);
+        metadata[1].push(token.id);
+        metadata[2].push(digest);
       }
       for (const hash of distinct(token.searchHashes)) {
-        search[0].push(n);
-        search[1].push(hash);
+        search[0].push(token.tenantId);
+        search[1].push(token.id);
+        search[2].push(hash);
       }
     }
-    const { rows } = await this.#db.query(this.#sql.createMany, [...columns, ...metadata, ...search]);
-    const created = new Set(rows.map((row) => Number(row['n'])));
-    return position.map((n) => created.has(n));
+    const bare = metadata[0].length === 0 && search[0].length === 0;
+    const { rows } = await this.#db.query(bare ? this.#sql.createManyBare : this.#sql.createMany, bare ? columns : [...columns, ...metadata, ...search]);
+    const created = new Set(rows.map((row) => `${row['tenant_id'] as string}\u0000${row['id'] as string}`));
+    return keys.map((key, i) => first[i]! && created.has(key));
   }
 
   async #lockFingerprint(tx: Queryable, token: StoredToken): Promise<void> {

@@ -25,30 +25,34 @@ export function tokenStatements(s: string) {
   const audit = (first: number, from: string) =>
     `audit_row AS (INSERT INTO ${s}.${AUDIT_INSERT} ` +
     `SELECT $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4}, $${first + 5}, $${first + 6}::int8 FROM ${from})`;
-  const create =
-    // The id is claimed in token_ids first: its primary key conflicts with any committed or
-    // in-flight use of the id, including deleted tokens' (migrations.ts). Everything after it
-    // selects FROM the claim, so a conflict writes nothing.
+  // The id is claimed in token_ids first: its primary key conflicts with any committed or
+  // in-flight use of the id, including deleted tokens' (migrations.ts). Everything after it
+  // selects FROM the claim, so a conflict writes nothing.
+  const createHead =
     `WITH claimed AS (INSERT INTO ${s}.token_ids (tenant_id, id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id), ` +
-    `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT ${insertValues.join(', ')} FROM claimed RETURNING seq), ` +
-    indexRows('inserted.seq', '$1', '$20', '$21', 'inserted') +
-    ' SELECT seq FROM inserted';
-  // createMany: the same columns, one array each ($1-$19), unnested into rows numbered n from 1.
+    `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT ${insertValues.join(', ')} FROM claimed RETURNING seq)`;
+  const create = `${createHead}, ${indexRows('inserted.seq', '$1', '$20', '$21', 'inserted')} SELECT seq FROM inserted`;
+  // A token without metadata or search hashes (a card as usually created) has no index rows: the
+  // statement leaves their parts out, which the server would otherwise parse, plan and run for nothing.
+  const createBare = `${createHead} SELECT seq FROM inserted`;
+  // createMany: the same columns, one array each ($1-$19), unnested into one row per token. The
+  // tokens of a batch have distinct (tenant, id) (the caller sends only the first of several), so
+  // (tenant_id, id) names a token throughout: no row numbers, sorts or joins back to the input.
   const arrayColumns = ['tenant_id text', 'id text', ...MUTABLE_TOKEN_COLUMNS.map(([column, type]) => `${column} ${type}`), 'created_by text', 'created_at int8'];
   const unnestArrays = arrayColumns.map((column, i) => `$${i + 1}::${column.split(' ')[1]}[]`).join(', ');
-  const inputNames = arrayColumns.map((column) => column.split(' ')[0]).join(', ');
-  const manyIndexRows = (table: string, column: string, positions: string, values: string, type: string) =>
+  const manyIndexRows = (table: string, column: string, first: number, type: string) =>
     `INSERT INTO ${s}.${table} (token_seq, tenant_id, ${column}) SELECT ins.seq, ins.tenant_id, v.value ` +
-    `FROM unnest(${positions}::int4[], ${values}::${type}[]) AS v(n, value) JOIN input i ON i.n = v.n ` +
-    'JOIN inserted ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id ON CONFLICT DO NOTHING';
+    `FROM unnest($${first}::text[], $${first + 1}::text[], $${first + 2}::${type}[]) AS v(tenant_id, id, value) ` +
+    'JOIN inserted ins ON ins.tenant_id = v.tenant_id AND ins.id = v.id ON CONFLICT DO NOTHING';
+  const createManyHead =
+    `WITH claimed AS (INSERT INTO ${s}.token_ids (tenant_id, id) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING RETURNING tenant_id, id), ` +
+    `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT * FROM unnest(${unnestArrays}) AS i(${insertColumns.join(', ')}) ` +
+    'WHERE (i.tenant_id, i.id) IN (SELECT tenant_id, id FROM claimed) RETURNING seq, tenant_id, id)';
+  const createManyTail = ' SELECT tenant_id, id FROM inserted';
   const createMany =
-    `WITH input AS (SELECT * FROM unnest(${unnestArrays}) WITH ORDINALITY AS q(${inputNames}, n)), ` +
-    `claimed AS (INSERT INTO ${s}.token_ids (tenant_id, id) SELECT tenant_id, id FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING tenant_id, id), ` +
-    `inserted AS (INSERT INTO ${s}.tokens (${insertColumns.join(', ')}) SELECT ${insertColumns.map((column) => `i.${column}`).join(', ')} ` +
-    'FROM input i JOIN claimed c ON c.tenant_id = i.tenant_id AND c.id = i.id ORDER BY i.n RETURNING seq, tenant_id, id), ' +
-    `metadata_rows AS (${manyIndexRows('token_metadata', 'pair', '$20', '$21', 'bytea')}), ` +
-    `search_rows AS (${manyIndexRows('token_search', 'hash', '$22', '$23', 'text')}) ` +
-    'SELECT i.n FROM input i JOIN inserted ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id';
+    `${createManyHead}, metadata_rows AS (${manyIndexRows('token_metadata', 'pair', 20, 'bytea')}), ` +
+    `search_rows AS (${manyIndexRows('token_search', 'hash', 23, 'text')})${createManyTail}`;
+  const createManyBare = createManyHead + createManyTail;
   return Object.freeze({
     /** tenant, id, now. */
     getLive: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live('$3')}`,
@@ -70,13 +74,17 @@ export function tokenStatements(s: string) {
       `AND ($5::text IS NULL OR t.id <> $5) AND ($6::jsonb IS NULL OR ${within('$6::jsonb')}) ORDER BY t.seq LIMIT 1`,
     /** $1-$19 the token (see above), $20 metadata digests, $21 search hashes; one row (seq) when created. */
     create,
+    /** `create` for a token with neither metadata digests nor search hashes: $1-$19 only. */
+    createBare,
     /**
      * `create` for several tokens of distinct (tenant, id) in one statement (turn-batch.ts): $1-$19
-     * one array per column of `create`, an element per token; the index rows as pairs of arrays, the
-     * token's position (from 1) and the value: $20/$21 metadata digests, $22/$23 search hashes. One
-     * row (n, the position) per token created; a token whose id was taken has none.
+     * one array per column of `create`, an element per token; the index rows as triples of arrays,
+     * the token's tenant and id and the value: $20-$22 metadata digests, $23-$25 search hashes. One
+     * row (tenant_id, id) per token created; a token whose id was taken has none.
      */
     createMany,
+    /** `createMany` for tokens none of which has metadata digests or search hashes: $1-$19 only. */
+    createManyBare,
     /**
      * Replaces a locked token's mutable columns and its index rows, and appends the audit entry.
      * $1 seq, $2-$16 the mutable values, $17 metadata digests, $18 search hashes, $19-$25 audit, $26 tenant.
