@@ -2,7 +2,10 @@
  * Which headers cross the proxy (docs/proxies.md). Toward the destination: never the vault's own
  * headers (`<prefix>-*`: the API key, the proxy URL and key, idempotency keys; the HTTP layer drops
  * those before the service sees the request), never hop-by-hop or connection-level headers (the
- * transport owns the connection, so a caller cannot smuggle a second request or hide the host).
+ * transport owns the connection, so a caller cannot smuggle a second request or hide the host),
+ * never what claims a client's address (`forwarded`, `x-forwarded-*`, `x-real-ip`, ...): the vault
+ * is the destination's client, and an inbound caller could otherwise name any address to a
+ * destination that trusts the vault's.
  * Back to the caller: the destination's headers except hop-by-hop ones, any that claim the vault's
  * own prefix, and those a browser reads as a policy of the origin that served them (cookies, CORS,
  * CSP, HSTS, clear-site-data, cross-origin policies, ...): a proxied answer comes from the vault's
@@ -27,6 +30,9 @@ const HOP_BY_HOP = new Set([
   'expect',
   'http2-settings',
 ]);
+
+/** Headers that claim the client's address or the address the client used, lower-case. */
+const CLIENT_ADDRESS = new Set(['forwarded', 'x-real-ip', 'x-client-ip', 'true-client-ip', 'cf-connecting-ip', 'fastly-client-ip', 'x-cluster-client-ip']);
 
 /** Response headers that set a policy of the origin (lower-case); never returned from a destination. */
 const ORIGIN_POLICY = new Set([
@@ -80,7 +86,7 @@ export function forwardedRequestHeaders(headers: Iterable<[string, string]>): Re
   const named = connectionTokens(entries);
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of entries) {
-    if (HOP_BY_HOP.has(name) || name.startsWith('proxy-') || named.has(name)) continue;
+    if (HOP_BY_HOP.has(name) || name.startsWith('proxy-') || named.has(name) || CLIENT_ADDRESS.has(name) || name.startsWith('x-forwarded-')) continue;
     out[name] = name in out ? `${out[name]}, ${value}` : value;
   }
   return out;

@@ -66,7 +66,7 @@ describe('proxy destination rules', () => {
     expect(receiver.received[0]).toMatchObject({ url: '/pinned', headers: { host: `rebound.invalid:${receiver.port}` } });
   });
 
-  it('forwards no hop-by-hop header and returns none, nor set-cookie, nor the vault prefix; answers are sandboxed', () => {
+  it('forwards no hop-by-hop header nor a claimed client address, and returns none, nor set-cookie, nor the vault prefix; answers are sandboxed', () => {
     const out = forwardedRequestHeaders([
       ['Connection', 'close, X-Secret-Hop'],
       ['X-Secret-Hop', '1'],
@@ -76,6 +76,11 @@ describe('proxy destination rules', () => {
       ['Authorization', 'Bearer a'],
       ['X-Multi', 'a'],
       ['x-multi', 'b'],
+      ['X-Forwarded-For', '10.0.0.1'],
+      ['x-forwarded-host', 'admin.internal'],
+      ['Forwarded', 'for=10.0.0.1'],
+      ['X-Real-IP', '10.0.0.1'],
+      ['True-Client-IP', '10.0.0.1'],
     ]);
     expect({ ...out }).toEqual({ authorization: 'Bearer a', 'x-multi': 'a, b' });
     expect(returnedResponseHeaders([['connection', 'keep-alive'], ['set-cookie', 'a=1'], ['bt-x', '1'], ['x-ok', '1'], ['content-type', 'text/plain']], 'bt-')).toEqual([
