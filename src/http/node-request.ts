@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { LazyHeaders } from './lazy-headers.js';
 
 /*
  * A web Request for a Node IncomingMessage that is built only as far as it is read, the way
@@ -42,81 +43,23 @@ export function hasNodeBody(req: IncomingMessage): boolean {
  * Node joins a repeated header with ", " as Headers does, except for the few it keeps the first of
  * (Host, Content-Type, Authorization…), where a request that repeats them is malformed anyway.
  */
-class MessageHeaders extends Headers {
+class MessageHeaders extends LazyHeaders {
   readonly #req: IncomingMessage;
-  #filled = false;
 
   constructor(req: IncomingMessage) {
     super();
     this.#req = req;
   }
 
-  #fill(): void {
-    if (this.#filled) return;
-    this.#filled = true;
+  protected appendAll(append: (name: string, value: string) => void): void {
     const raw = this.#req.rawHeaders;
-    for (let i = 0; i < raw.length; i += 2) super.append(raw[i]!, raw[i + 1]!);
+    for (let i = 0; i < raw.length; i += 2) append(raw[i]!, raw[i + 1]!);
   }
 
-  override get(name: string): string | null {
-    if (this.#filled) return super.get(name);
-    const value = this.#req.headers[name.toLowerCase()];
+  protected read(name: string): string | null {
+    const value = this.#req.headers[name];
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
   }
-
-  override has(name: string): boolean {
-    return this.#filled ? super.has(name) : this.#req.headers[name.toLowerCase()] !== undefined;
-  }
-
-  override append(name: string, value: string): void {
-    this.#fill();
-    super.append(name, value);
-  }
-
-  override delete(name: string): void {
-    this.#fill();
-    super.delete(name);
-  }
-
-  override set(name: string, value: string): void {
-    this.#fill();
-    super.set(name, value);
-  }
-
-  override getSetCookie(): string[] {
-    this.#fill();
-    return super.getSetCookie();
-  }
-
-  override forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
-    this.#fill();
-    super.forEach(callback, thisArg);
-  }
-
-  // Iteration (entries, keys, values, for…of) as Headers has it: after filling.
-  entries(): IterableIterator<[string, string]> {
-    this.#fill();
-    return iterate(this, 'entries');
-  }
-
-  keys(): IterableIterator<string> {
-    this.#fill();
-    return iterate(this, 'keys');
-  }
-
-  values(): IterableIterator<string> {
-    this.#fill();
-    return iterate(this, 'values');
-  }
-
-  [Symbol.iterator](): IterableIterator<[string, string]> {
-    return this.entries();
-  }
-}
-
-/** Headers' own iterator methods (the compiler's lib here does not declare them). */
-function iterate<T>(headers: Headers, method: 'entries' | 'keys' | 'values'): IterableIterator<T> {
-  return (Headers.prototype as unknown as Record<string, () => IterableIterator<T>>)[method]!.call(headers);
 }
 
 function headersOf(req: IncomingMessage): Headers {

@@ -7,14 +7,13 @@
 //   node test/bench/compare-serve.mjs GET 6 3 old=/tmp/old/dist old-quiet=/tmp/old/dist:--access-log,off new=dist new-quiet=dist:--access-log,off
 // (a dist copied outside the repository needs a package.json with "type": "module" and a
 // node_modules link beside it). Prints each server's median CPU (user + system, /proc) per request.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startServe } from './http.mjs';
+import { cpuSeconds, startBare } from './table.mjs';
 
 const [method = 'GET', rounds = '6', seconds = '3', ...specs] = process.argv.slice(2);
 if (!['GET', 'POST'].includes(method) || specs.length === 0) {
@@ -22,23 +21,11 @@ if (!['GET', 'POST'].includes(method) || specs.length === 0) {
   process.exit(2);
 }
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
+const cpuMs = (pid) => cpuSeconds([pid]) * 1000;
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 async function start(spec) {
-  if (spec === 'bare') {
-    const child = spawn(process.execPath, [fileURLToPath(new URL('./http.mjs', import.meta.url)), '--serve', 'bare'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    for await (const chunk of child.stdout) {
-      out += chunk;
-      if (out.includes('\n')) break;
-    }
-    const { port, path } = JSON.parse(out.split('\n')[0]);
-    return { name: 'bare', child, url: `http://127.0.0.1:${port}`, path, key: 'none' };
-  }
+  if (spec === 'bare') return { name: 'bare', ...(await startBare()) };
   const [name, rest] = spec.split('=');
   const [dist, flags = ''] = rest.split(':');
   const db = join(mkdtempSync(join(tmpdir(), 'tokenvault-compare-serve-')), 'bench.db');

@@ -83,7 +83,8 @@ async function startServe(flags) {
   return { ...server, pids: async () => [server.child.pid] };
 }
 
-async function startBare() {
+/** The bare node:http baseline (http.mjs --serve bare) in its own process. */
+export async function startBare() {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./http.mjs', import.meta.url)), '--serve', 'bare'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   for await (const chunk of child.stdout) {

@@ -30,10 +30,10 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import type { Caller } from '../../src/auth/caller.js';
 import { VaultError } from '../../src/errors/errors.js';
-import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { type ModelApp, RULE_CONTAINERS, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, luhn, modelTransform } from './reference-model.js';
+import { type ModelApp, RULE_CONTAINERS, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, rulesOf, luhn, modelTransform } from './reference-model.js';
 
 const FUZZ_RUNS = Number(process.env.TOKENVAULT_FUZZ_RUNS ?? 0);
 const INTENT: Permission[] = ['token-intent:create', 'token-intent:read', 'token-intent:delete'];
@@ -41,16 +41,6 @@ const PUBLIC: Permission[] = ['token:create', 'token:update', 'token-intent:crea
 const PRIVATE: Permission[] = [...TOKEN_PERMISSIONS, ...INTENT];
 const DEFAULT_CONTAINER: Record<string, string> = { card: '/pci/high/', token: '/general/high/' };
 
-const rulesOf = (allowed: readonly Permission[]) =>
-  fc.array(
-    fc.record({
-      priority: fc.integer({ min: 0, max: 3 }),
-      container: fc.constantFrom(...RULE_CONTAINERS),
-      transform: fc.constantFrom<Transform>('reveal', 'mask', 'redact'),
-      permissions: fc.subarray([...allowed], { minLength: 1 }),
-    }),
-    { maxLength: 3 },
-  );
 const appSpec = fc.oneof(
   fc.record({ type: fc.constant('public' as const), permissions: fc.subarray(PUBLIC, { minLength: 1 }), rules: rulesOf(['token:create', 'token:update']) }),
   fc.record({ type: fc.constant('private' as const), permissions: fc.subarray(PRIVATE, { minLength: 1 }), rules: rulesOf(TOKEN_PERMISSIONS) }),

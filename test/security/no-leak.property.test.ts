@@ -67,7 +67,7 @@ import { expect, it } from 'vitest';
 import type { Caller } from '../../src/auth/caller.js';
 import { deriveCaller } from '../../src/auth/caller-brand.js';
 import { InternalError, VaultError } from '../../src/errors/errors.js';
-import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import {
@@ -86,6 +86,7 @@ import {
   modelTransform,
   luhn,
   printedFingerprint,
+  rulesOf,
   secretsOf,
 } from './reference-model.js';
 import { SUITE_START } from '../support/suite-start.js';
@@ -124,17 +125,6 @@ interface AppSpec {
   permissions: Permission[];
   rules: AccessRule[];
 }
-
-const rulesOf = (allowed: Permission[]) =>
-  fc.array(
-    fc.record({
-      priority: fc.integer({ min: 0, max: 3 }),
-      container: fc.constantFrom(...RULE_CONTAINERS),
-      transform: fc.constantFrom<Transform>('reveal', 'mask', 'redact'),
-      permissions: fc.subarray(allowed, { minLength: 1 }),
-    }),
-    { maxLength: 3 },
-  );
 
 const appSpec: fc.Arbitrary<AppSpec> = fc.oneof(
   fc.record({ type: fc.constant('public' as const), permissions: fc.subarray(PUBLIC, { minLength: 1 }), rules: rulesOf(PUBLIC) }),

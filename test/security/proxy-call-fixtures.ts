@@ -5,8 +5,8 @@
  * an echo of it plus a value of its own (`issued`: what a response tokenize or mask must hide).
  */
 import fc from 'fast-check';
-import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
-import { RULE_CONTAINERS, TOKEN_CONTAINERS } from './reference-model.js';
+import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
+import { TOKEN_CONTAINERS, rulesOf } from './reference-model.js';
 
 export const FUZZ_RUNS = Number(process.env.TOKENVAULT_FUZZ_RUNS ?? 0);
 export const REQUEST_KINDS = ['code', 'tokenize'] as const;
@@ -14,16 +14,6 @@ export const RESPONSE_KINDS = ['code', 'mask', 'tokenize', 'append_json', 'appen
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 export type ResponseKind = (typeof RESPONSE_KINDS)[number];
 
-const rulesOf = (allowed: readonly Permission[]) =>
-  fc.array(
-    fc.record({
-      priority: fc.integer({ min: 0, max: 3 }),
-      container: fc.constantFrom(...RULE_CONTAINERS),
-      transform: fc.constantFrom<Transform>('reveal', 'mask', 'redact'),
-      permissions: fc.subarray([...allowed], { minLength: 1 }),
-    }),
-    { maxLength: 3 },
-  );
 
 /** The callers: private applications with some of proxy:invoke, token:use and token:read, or a public one. */
 export const actorSpec = fc.oneof(

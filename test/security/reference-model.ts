@@ -10,12 +10,25 @@
  * - which secret values, and which token ids, each application may know at a given state of the vault;
  * - what a token's fingerprint expression prints, and which tokens a deduplicating write may match.
  */
+import fc from 'fast-check';
 import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 
 export const TOKEN_PERMISSIONS = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'] as const satisfies readonly Permission[];
 /** The containers tokens live in, and the containers rules name (ancestors included). */
 export const TOKEN_CONTAINERS = ['/pci/high/', '/pci/low/', '/bank/high/', '/general/high/'] as const;
 export const RULE_CONTAINERS = ['/', '/pci/', '/pci/high/', '/pci/low/', '/bank/', '/general/', '/general/high/'] as const;
+
+/** Up to three access rules drawn over RULE_CONTAINERS, each granting some of `allowed`. */
+export const rulesOf = (allowed: readonly Permission[]) =>
+  fc.array(
+    fc.record({
+      priority: fc.integer({ min: 0, max: 3 }),
+      container: fc.constantFrom(...RULE_CONTAINERS),
+      transform: fc.constantFrom<Transform>('reveal', 'mask', 'redact'),
+      permissions: fc.subarray([...allowed], { minLength: 1 }),
+    }),
+    { maxLength: 3 },
+  );
 
 export interface ModelApp {
   id: string;
