@@ -78,6 +78,11 @@ export async function run() {
   const hundred = [];
   for (let i = 0; i < 100; i++) hundred.push((await vault.tokens.create(app, { type: 'card', data: card })).id);
   const invokeOne = () => vault.reactors.react(app, reactor.id, { args: { card: `{{ ${one.id} }}` } });
+  // A second application: one application holds at most half the pool's workers (fair sharing,
+  // docs/reactors.md), so only callers of two applications can use both workers of a 2-core pool.
+  const other = await vault.caller({ permissions: ['token:create', 'token:use'] });
+  const otherToken = await vault.tokens.create(other, { type: 'card', data: card });
+  const invokeOther = () => vault.reactors.react(other, reactor.id, { args: { card: `{{ ${otherToken.id} }}` } });
   const invokeHundred = () => vault.reactors.react(app, reactor.id, { args: { cards: hundred.map((id) => `{{ ${id} }}`) } });
   const check = await invokeHundred();
   if (check.raw.count !== 100) throw new Error('the 100-token invoke did not see 100 tokens');
@@ -105,13 +110,14 @@ export async function run() {
   // Throughput: invocations completed per second over BENCH_REACTOR_SECONDS (default 3), with
   // `inFlight` callers each invoking back-to-back.
   const seconds = Number(process.env.BENCH_REACTOR_SECONDS ?? 3);
-  const throughput = async (inFlight) => {
+  const throughput = async (inFlight, invokers = [invokeOne]) => {
     let done = 0;
     const end = performance.now() + seconds * 1000;
     await Promise.all(
-      Array.from({ length: inFlight }, async () => {
+      Array.from({ length: inFlight }, async (_, i) => {
+        const invoke = invokers[i % invokers.length];
         while (performance.now() < end) {
-          await invokeOne();
+          await invoke();
           done++;
         }
       }),
@@ -120,8 +126,10 @@ export async function run() {
   };
   const serial = await throughput(1);
   const parallel = await throughput(16);
+  const twoApplications = await throughput(16, [invokeOne, invokeOther]);
   console.log(`  invocations/s, 1 in flight           ${serial.toFixed(0)}`);
-  console.log(`  invocations/s, 16 in flight          ${parallel.toFixed(0)}  = ${(parallel / serial).toFixed(2)}x 1 in flight`);
+  console.log(`  invocations/s, 16 in flight          ${parallel.toFixed(0)}  = ${(parallel / serial).toFixed(2)}x 1 in flight (one application: at most half the pool's workers)`);
+  console.log(`  invocations/s, 16 in flight, 2 apps  ${twoApplications.toFixed(0)}  = ${(twoApplications / serial).toFixed(2)}x 1 in flight`);
 
   const gc = globalThis.gc ?? (() => {});
   gc();
@@ -136,7 +144,7 @@ export async function run() {
     { name: 'invoke 1 token back-to-back / raw', ratio: oneBackToBackMs / rawMs, target: 1.5 },
     { name: 'invoke 100 / 1 token', ratio: hundredMs / oneMs, target: 10 },
     { name: 'RSS growth MB', ratio: growth, target: 20 },
-    { name: 'invocations/s 16 in flight / 1', ratio: parallel / serial, target: 1, detail: `${parallel.toFixed(0)} / ${serial.toFixed(0)} invocations/s` },
+    { name: 'invocations/s 16 in flight / 1', ratio: parallel / serial, target: 1, detail: `${parallel.toFixed(0)} / ${serial.toFixed(0)} invocations/s; over two applications ${twoApplications.toFixed(0)}` },
   ];
 }
 
