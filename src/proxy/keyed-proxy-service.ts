@@ -15,7 +15,7 @@ import { hashApiKey, hashesEqual } from '../auth/api-keys.js';
 import { type Caller, requirePermission } from '../auth/caller.js';
 import { withinBoundGrants } from '../auth/session-grants.js';
 import type { Clock } from '../common/clock.js';
-import { AuthenticationError, ConflictError, ValidationError, VaultError } from '../errors/errors.js';
+import { AuthenticationError, BadGatewayError, ConflictError, GatewayTimeoutError, ValidationError, VaultError } from '../errors/errors.js';
 import { runOwner } from '../reactors/run-owner.js';
 import type { ProxyRecord, Store } from '../storage/store.js';
 import type { ConfigurationSealer } from './proxies-service.js';
@@ -120,7 +120,7 @@ export class KeyedProxyService {
       record.latency_ms = Math.round(performance.now() - started);
       const code = error instanceof VaultError ? error.code : 'internal_error';
       this.#audit.record({ tenantId: proxy.tenantId, actor, operation: 'proxy:invoke', resourceId: proxy.id, outcome: 'failure', detail: JSON.stringify({ error: code, ...record }) });
-      throw error;
+      throw caller === null ? withoutDestination(error) : error;
     }
   }
 
@@ -168,4 +168,14 @@ function joined(headers: readonly [string, string][]): Record<string, string> {
 /** One answer for every key that opens nothing here: unknown, rotated, deleted, or another tenant's. */
 function invalidKey(): AuthenticationError {
   return new AuthenticationError('The proxy key is not valid: send the key shown when the proxy was created, or when its key was last rotated');
+}
+
+/**
+ * An unauthenticated caller (an inbound proxy's third party) is told that the destination failed,
+ * not which host it is: the destination is the proxy owner's backend (docs/proxies.md, Calling it).
+ */
+function withoutDestination(error: unknown): unknown {
+  if (error instanceof GatewayTimeoutError) return new GatewayTimeoutError("The proxy's destination did not answer in time");
+  if (error instanceof BadGatewayError) return new BadGatewayError("The proxy's destination could not be reached or did not answer properly");
+  return error;
 }
