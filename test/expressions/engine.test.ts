@@ -5,17 +5,7 @@ import { deepFreeze } from '../../src/common/frozen.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { vaultFilters } from '../../src/expressions/filters.js';
 import { MAX_TEMPLATE_LENGTH } from '../../src/expressions/liquid-instance.js';
-
-/** Runs fn, expecting a ValidationError; returns its errors map. */
-function errorsOf(fn: () => unknown): Record<string, string[]> {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).errors;
-  }
-  throw new Error('expected a ValidationError');
-}
+import { errorsOf } from '../support/field-errors.js';
 
 describe('render', () => {
   const engine = new ExpressionEngine();

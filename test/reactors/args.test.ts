@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors/errors.js';
 import { validateArgs } from '../../src/reactors/args.js';
 import type { DeclaredType } from '../../src/storage/store.js';
+import { errorsOf } from '../support/field-errors.js';
 
 const p = (name: string, type: DeclaredType, optional = false) => ({ name, type, optional, description: null });
-
-function errorsOf(fn: () => unknown): Record<string, string[]> {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).errors;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 describe('validateArgs', () => {
   it('accepts any args when nothing is declared (rule 2)', () => {

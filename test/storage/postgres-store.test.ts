@@ -12,18 +12,9 @@ import { APP_A, T0, TENANT_A, makeAudit, makeFormula, makeReactor, makeToken } f
 import { recordingPool, statementsWithoutTenant } from '../support/tenant-statements.js';
 import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 import { describeEachPgRoute } from '../support/stores.js';
+import { validationErrorOf } from '../support/field-errors.js';
 
 const audit = (token: StoredToken) => makeAudit({ tenantId: token.tenantId, resourceId: token.id });
-
-function validationOf(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ValidationError) return error;
-    throw error;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 /** A pool of the right shape whose query answers from a script (no server). */
 function scriptedPool(answer: (text: string, attempt: number) => unknown): PgPool & { texts: string[] } {
@@ -49,26 +40,26 @@ describe('createPostgresStore options', () => {
   const pool = scriptedPool(() => ({}));
 
   it('needs exactly one of connectionString and pool, naming the option', () => {
-    expect(Object.keys(validationOf(() => createPostgresStore({})).errors)).toEqual(['connectionString']);
-    expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, pool })).errors)).toEqual(['pool']);
-    expect(Object.keys(validationOf(() => createPostgresStore(undefined as never)).errors)).toEqual(['connectionString']);
+    expect(Object.keys(validationErrorOf(() => createPostgresStore({})).errors)).toEqual(['connectionString']);
+    expect(Object.keys(validationErrorOf(() => createPostgresStore({ connectionString: url, pool })).errors)).toEqual(['pool']);
+    expect(Object.keys(validationErrorOf(() => createPostgresStore(undefined as never)).errors)).toEqual(['connectionString']);
   });
 
   it('rejects bad values and unknown options, each under its own name, never echoing the connection string', () => {
-    const bad = validationOf(() => createPostgresStore({ connectionString: 'mysql://vault:s3cret-pw@db/vault' }));
+    const bad = validationErrorOf(() => createPostgresStore({ connectionString: 'mysql://vault:s3cret-pw@db/vault' }));
     expect(Object.keys(bad.errors)).toEqual(['connectionString']);
     expect(bad.message).not.toContain('s3cret-pw');
-    expect(validationOf(() => createPostgresStore({ connectionString: 'not a url' })).errors).toHaveProperty('connectionString');
-    expect(validationOf(() => createPostgresStore({ connectionString: 42 as never })).errors).toHaveProperty('connectionString');
-    expect(validationOf(() => createPostgresStore({ pool: {} as never })).errors).toHaveProperty('pool');
+    expect(validationErrorOf(() => createPostgresStore({ connectionString: 'not a url' })).errors).toHaveProperty('connectionString');
+    expect(validationErrorOf(() => createPostgresStore({ connectionString: 42 as never })).errors).toHaveProperty('connectionString');
+    expect(validationErrorOf(() => createPostgresStore({ pool: {} as never })).errors).toHaveProperty('pool');
     for (const schema of ['', 'Public', 'has-dash', 'a b', '1abc', 'pg_mine', 'x'.repeat(64), '"quoted"']) {
-      expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, schema })).errors), schema).toEqual(['schema']);
+      expect(Object.keys(validationErrorOf(() => createPostgresStore({ connectionString: url, schema })).errors), schema).toEqual(['schema']);
     }
     for (const max of [0, 1, 1.5, 1001, '10']) {
-      expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, max: max as number })).errors), String(max)).toEqual(['max']);
+      expect(Object.keys(validationErrorOf(() => createPostgresStore({ connectionString: url, max: max as number })).errors), String(max)).toEqual(['max']);
     }
-    expect(Object.keys(validationOf(() => createPostgresStore({ pool, max: 5 })).errors)).toEqual(['max']);
-    expect(Object.keys(validationOf(() => createPostgresStore({ connectionString: url, database: 'x' } as never)).errors)).toEqual(['database']);
+    expect(Object.keys(validationErrorOf(() => createPostgresStore({ pool, max: 5 })).errors)).toEqual(['max']);
+    expect(Object.keys(validationErrorOf(() => createPostgresStore({ connectionString: url, database: 'x' } as never)).errors)).toEqual(['database']);
   });
 
   it('accepts valid options without connecting; the schema defaults to public', async () => {

@@ -15,6 +15,7 @@ import { StatementCache } from '../../src/storage/sqlite/statement-cache.js';
 import { FIND_LIVE_DUPLICATE, GET_LIVE_TOKEN, LIST_CVC_DUE, LIST_EXPIRED, tokenListQuery } from '../../src/storage/sqlite/token-sql.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import { APP_A, T0, TENANT_A, makeAudit, makeReactor, makeFormula, makeToken } from '../../src/testing/store-conformance.js';
+import { validationErrorOf } from '../support/field-errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenvault-sqlite-'));
 let files = 0;
@@ -35,34 +36,24 @@ function openMigrated(options: Parameters<typeof createSqliteStore>[0] = {}): Sq
 }
 
 describe('createSqliteStore options', () => {
-  const validationOf = (fn: () => unknown): ValidationError => {
-    try {
-      fn();
-    } catch (error) {
-      if (error instanceof ValidationError) return error;
-      throw error;
-    }
-    throw new Error('expected a ValidationError');
-  };
-
   it('rejects filename together with database, naming the option', () => {
     const db = new Database(':memory:');
-    const error = validationOf(() => createSqliteStore({ filename: tempFile(), database: db }));
+    const error = validationErrorOf(() => createSqliteStore({ filename: tempFile(), database: db }));
     expect(Object.keys(error.errors)).toEqual(['database']);
     db.close();
   });
 
   it('rejects bad values and unknown options, each under its own name', () => {
-    expect(validationOf(() => createSqliteStore({ synchronous: 'off' as 'full' })).errors).toHaveProperty('synchronous');
-    expect(validationOf(() => createSqliteStore({ busyTimeoutMs: -1 })).errors).toHaveProperty('busyTimeoutMs');
-    expect(validationOf(() => createSqliteStore({ busyTimeoutMs: 1.5 })).errors).toHaveProperty('busyTimeoutMs');
-    expect(validationOf(() => createSqliteStore({ exclusive: 'yes' as unknown as boolean })).errors).toHaveProperty('exclusive');
-    expect(validationOf(() => createSqliteStore({ filename: '' })).errors).toHaveProperty('filename');
-    expect(validationOf(() => createSqliteStore({ database: {} as never })).errors).toHaveProperty('database');
-    expect(validationOf(() => createSqliteStore({ file: 'x.db' } as never)).errors).toHaveProperty('file');
+    expect(validationErrorOf(() => createSqliteStore({ synchronous: 'off' as 'full' })).errors).toHaveProperty('synchronous');
+    expect(validationErrorOf(() => createSqliteStore({ busyTimeoutMs: -1 })).errors).toHaveProperty('busyTimeoutMs');
+    expect(validationErrorOf(() => createSqliteStore({ busyTimeoutMs: 1.5 })).errors).toHaveProperty('busyTimeoutMs');
+    expect(validationErrorOf(() => createSqliteStore({ exclusive: 'yes' as unknown as boolean })).errors).toHaveProperty('exclusive');
+    expect(validationErrorOf(() => createSqliteStore({ filename: '' })).errors).toHaveProperty('filename');
+    expect(validationErrorOf(() => createSqliteStore({ database: {} as never })).errors).toHaveProperty('database');
+    expect(validationErrorOf(() => createSqliteStore({ file: 'x.db' } as never)).errors).toHaveProperty('file');
     const closed = new Database(':memory:');
     closed.close();
-    expect(validationOf(() => createSqliteStore({ database: closed })).errors).toHaveProperty('database');
+    expect(validationErrorOf(() => createSqliteStore({ database: closed })).errors).toHaveProperty('database');
   });
 
   it('exclusive: no other connection can read the file until the store closes', async () => {

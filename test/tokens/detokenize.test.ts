@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
 import { ExpressionEngine } from '../../src/expressions/engine.js';
 import { applyDetokenize, MAX_DETOKENIZED_TOKENS, planDetokenize } from '../../src/tokens/detokenize.js';
+import { errorsOf } from '../support/field-errors.js';
 
 const engine = new ExpressionEngine();
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
@@ -14,16 +15,6 @@ const data = new Map<string, unknown>([
 
 function detokenize(args: unknown): unknown {
   return applyDetokenize(planDetokenize(args), data, engine);
-}
-
-function fields(fn: () => unknown): Record<string, string[]> {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).errors;
-  }
-  throw new Error('expected a ValidationError');
 }
 
 describe('planDetokenize', () => {
@@ -40,18 +31,18 @@ describe('planDetokenize', () => {
     expect(planDetokenize(args(MAX_DETOKENIZED_TOKENS)).ids.size).toBe(100);
     // Repeats of one id count once.
     expect(planDetokenize({ ...args(100), again: '{{ t0 }} {{ t1 }}' }).ids.size).toBe(100);
-    expect(fields(() => planDetokenize(args(101))).args?.[0]).toMatch(/101 distinct tokens; at most 100/);
+    expect(errorsOf(() => planDetokenize(args(101))).args?.[0]).toMatch(/101 distinct tokens; at most 100/);
   });
 
   it('refuses malformed expressions naming the field', () => {
-    expect(fields(() => planDetokenize({ a: { b: 'x {{ card-1' } }))).toHaveProperty(['args.a.b']);
-    expect(fields(() => planDetokenize({ a: '{{ }}' }))).toHaveProperty(['args.a']);
-    expect(fields(() => planDetokenize({ a: '{{ card-1 | }}' }))).toHaveProperty(['args.a']);
+    expect(errorsOf(() => planDetokenize({ a: { b: 'x {{ card-1' } }))).toHaveProperty(['args.a.b']);
+    expect(errorsOf(() => planDetokenize({ a: '{{ }}' }))).toHaveProperty(['args.a']);
+    expect(errorsOf(() => planDetokenize({ a: '{{ card-1 | }}' }))).toHaveProperty(['args.a']);
   });
 
   it('refuses non-JSON values and excessive depth', () => {
-    expect(fields(() => planDetokenize({ f: () => 1 }))).toHaveProperty(['args.f']);
-    expect(fields(() => planDetokenize({ n: Number.NaN }))).toHaveProperty(['args.n']);
+    expect(errorsOf(() => planDetokenize({ f: () => 1 }))).toHaveProperty(['args.f']);
+    expect(errorsOf(() => planDetokenize({ n: Number.NaN }))).toHaveProperty(['args.n']);
     let deep: unknown = 'x';
     for (let i = 0; i < 70; i++) deep = [deep];
     expect(() => planDetokenize({ deep })).toThrow(ValidationError);
@@ -84,7 +75,7 @@ describe('applyDetokenize', () => {
   });
 
   it('reports an unknown filter as a validation error on the field', () => {
-    expect(fields(() => detokenize({ a: ['{{ ssn-1 | no_such_filter }}'] }))).toHaveProperty(['args.a[0]']);
+    expect(errorsOf(() => detokenize({ a: ['{{ ssn-1 | no_such_filter }}'] }))).toHaveProperty(['args.a[0]']);
   });
 
   it('leaves strings without expressions, numbers and nulls as they are, and copies the data', () => {
