@@ -1,24 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Caller, coversGrants, makeCaller, transformFor } from '../../src/auth/caller.js';
-import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions/permissions.js';
-
-const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
-const STRICTNESS: Record<Transform, number> = { reveal: 0, mask: 1, redact: 2 };
-
-const app = (id: string, permissions: Permission[], rules: AccessRule[] = []) => makeCaller({ tenantId: 't1', id, type: 'private', permissions, rules });
-
-/** Every container path of depth 0 to 3 over the segments a and b: deeper than any generated rule. */
-const UNIVERSE: string[] = (() => {
-  const paths = ['/'];
-  for (let depth = 0; depth < 3; depth++) {
-    for (const path of paths.filter((p) => p.split('/').length - 2 === depth)) paths.push(`${path}a/`, `${path}b/`);
-  }
-  return paths;
-})();
-
-/** Tokens in one container, and in every pair of containers. */
-const CONTAINER_SETS: string[][] = [...UNIVERSE.map((c) => [c]), ...UNIVERSE.flatMap((c, i) => UNIVERSE.slice(i + 1).map((d) => [c, d]))];
+import { type Caller, coversGrants, transformFor } from '../../src/auth/caller.js';
+import type { AccessRule, Transform } from '../../src/permissions/permissions.js';
+import { CONTAINER_SETS, STRICTNESS, TOKEN_PERMISSIONS, app, grants } from './grant-universe.js';
 
 /** The definition, checked by brute force over every container set of the universe. */
 function bruteForceCovers(caller: Caller, target: Caller): boolean {
@@ -34,17 +18,7 @@ function bruteForceCovers(caller: Caller, target: Caller): boolean {
   return true;
 }
 
-const container = fc.array(fc.constantFrom('a', 'b'), { maxLength: 2 }).map((segments) => (segments.length === 0 ? '/' : `/${segments.join('/')}/`));
-const rule: fc.Arbitrary<AccessRule> = fc.record({
-  priority: fc.integer({ min: 0, max: 3 }),
-  container,
-  transform: fc.constantFrom<Transform>('reveal', 'mask', 'redact'),
-  permissions: fc.subarray(TOKEN_PERMISSIONS, { minLength: 1 }),
-});
-const application = (id: string) =>
-  fc
-    .record({ permissions: fc.subarray([...PERMISSIONS_BY_TYPE.private]), rules: fc.oneof(fc.constant<AccessRule[]>([]), fc.array(rule, { maxLength: 5 })) })
-    .map(({ permissions, rules }) => app(id, permissions, rules));
+const application = (id: string) => grants.map(({ permissions, rules }) => app(id, permissions, rules));
 
 describe('coversGrants', () => {
   it('agrees with a brute-force check over every container (and pair of containers) below the rules', () => {

@@ -1,36 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Caller, coversGrants, grantScopes, makeCaller, transformFor } from '../../src/auth/caller.js';
-import { type AccessRule, PERMISSIONS_BY_TYPE, type Permission, type Transform } from '../../src/permissions/permissions.js';
+import { type Caller, coversGrants, grantScopes, transformFor } from '../../src/auth/caller.js';
+import type { AccessRule, Permission, Transform } from '../../src/permissions/permissions.js';
 import { intersectGrants, sessionCaller } from '../../src/auth/session-grants.js';
 import type { ApplicationRecord, SessionRecord } from '../../src/storage/store.js';
-
-const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
-const STRICTNESS: Record<Transform, number> = { reveal: 0, mask: 1, redact: 2 };
-
-const app = (id: string, permissions: Permission[], rules: AccessRule[] = []) => makeCaller({ tenantId: 't1', id, type: 'private', permissions, rules });
-
-/** Every container path of depth 0 to 3 over the segments a and b: deeper than any generated rule. */
-const UNIVERSE: string[] = (() => {
-  const paths = ['/'];
-  for (let depth = 0; depth < 3; depth++) {
-    for (const path of paths.filter((p) => p.split('/').length - 2 === depth)) paths.push(`${path}a/`, `${path}b/`);
-  }
-  return paths;
-})();
-const CONTAINER_SETS: string[][] = [...UNIVERSE.map((c) => [c]), ...UNIVERSE.flatMap((c, i) => UNIVERSE.slice(i + 1).map((d) => [c, d]))];
-
-const container = fc.array(fc.constantFrom('a', 'b'), { maxLength: 2 }).map((segments) => (segments.length === 0 ? '/' : `/${segments.join('/')}/`));
-const rule: fc.Arbitrary<AccessRule> = fc.record({
-  priority: fc.integer({ min: 0, max: 3 }),
-  container,
-  transform: fc.constantFrom<Transform>('reveal', 'mask', 'redact'),
-  permissions: fc.subarray(TOKEN_PERMISSIONS, { minLength: 1 }),
-});
-const grants = fc.record({
-  permissions: fc.subarray([...PERMISSIONS_BY_TYPE.private]),
-  rules: fc.oneof(fc.constant<AccessRule[]>([]), fc.array(rule, { maxLength: 5 })),
-});
+import { CONTAINER_SETS, STRICTNESS, TOKEN_PERMISSIONS, UNIVERSE, app, grants } from './grant-universe.js';
 
 /** The session Caller of `asked` grants authorized by an application holding `authorizer` grants. */
 function session(asked: { permissions: Permission[]; rules: AccessRule[] }, authorizer: { permissions: Permission[]; rules: AccessRule[] }): Caller {
