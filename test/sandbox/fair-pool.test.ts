@@ -13,19 +13,13 @@ import { ValidationError } from '../../src/errors/errors.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import { resolveWorkerOptions } from '../../src/sandbox/pool/worker-options.js';
 import type { RunOwner, SandboxRunInput } from '../../src/sandbox/sandbox.js';
-import { reactorFailure } from './helpers.js';
+import { deferred, reactorFailure } from './helpers.js';
 
 const REQ = { args: null, configuration: {} };
 const A: RunOwner = { tenantId: 't1', applicationId: 'flooder' };
 const B: RunOwner = { tenantId: 't2', applicationId: 'bystander' };
 /** Long enough never to be reached: the flood's runs spin until the sandbox closes. */
 const SPIN_MS = 60_000;
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 const opened: QuickJsSandbox[] = [];
 afterEach(async () => {

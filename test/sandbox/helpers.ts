@@ -12,3 +12,10 @@ export async function reactorFailure(promise: Promise<unknown>): Promise<Reactor
   expect(error).toBeInstanceOf(ReactorError);
   return error as ReactorError;
 }
+
+/** A promise and the function that resolves it, for a test to hold a run at a point and release it. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}

@@ -11,16 +11,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { RunOwner, SandboxRunInput } from '../../src/sandbox/sandbox.js';
-import { reactorFailure } from './helpers.js';
+import { deferred, reactorFailure } from './helpers.js';
 
 const A: RunOwner = { tenantId: 't1', applicationId: 'a' };
 const B: RunOwner = { tenantId: 't2', applicationId: 'b' };
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 const opened: QuickJsSandbox[] = [];
 afterEach(async () => {

@@ -14,7 +14,7 @@ import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/qui
 import type { SandboxHost, SandboxRunInput } from '../../src/sandbox/sandbox.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
-import { reactorFailure } from './helpers.js';
+import { deferred, reactorFailure } from './helpers.js';
 import { SUITE_START } from '../support/suite-start.js';
 
 const NO_HOST: SandboxHost = { bt: null, fetch: null };
@@ -25,12 +25,6 @@ const CANCELLED = 'Reactor run cancelled: the reactor that called it has ended';
  * built-in call when the test looks (on a loaded machine a run may otherwise time out before it).
  */
 const HOSTILE_MS = 1_000;
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 const opened: QuickJsSandbox[] = [];
 async function sandboxWith(options: Parameters<typeof createQuickJsSandbox>[0]): Promise<QuickJsSandbox> {
