@@ -12,6 +12,25 @@ export interface LogSink {
   flush(): Promise<void>;
   /** Writes what is still buffered at once (exit and fatal-error handlers, which cannot wait). */
   flushSync(): void;
+  /**
+   * Has `produce` called first by every flush() and flushSync(), to log through this sink the lines
+   * held elsewhere (serve's access log holds a turn's lines to the turn's end); returns its removal.
+   */
+  beforeFlush(produce: () => void): () => void;
+}
+
+/** The producers of a sink: added, removed, all run. */
+function producers(): Pick<LogSink, 'beforeFlush'> & { run(): void } {
+  const all = new Set<() => void>();
+  return {
+    beforeFlush(produce) {
+      all.add(produce);
+      return () => all.delete(produce);
+    },
+    run() {
+      for (const produce of all) produce();
+    },
+  };
 }
 
 /** How long lines wait to be handed to the destination together, at most (docs/performance.md). */
@@ -35,6 +54,7 @@ const stopTimer = globalThis.clearTimeout;
  */
 export function asyncLogSink(fd: number): LogSink {
   const destination = pino.destination({ fd, sync: false });
+  const heldElsewhere = producers();
   let held = '';
   let timer: ReturnType<typeof setTimeout> | undefined;
   // Bytes handed over and bytes the descriptor accepted, to know when the buffer is empty
@@ -75,12 +95,15 @@ export function asyncLogSink(fd: number): LogSink {
       // Unreferenced: held lines never keep the process alive; on exit they are written by flushSync.
       else if (timer === undefined) timer = startTimer(handOver, LOG_HOLD_MS).unref();
     },
+    beforeFlush: heldElsewhere.beforeFlush,
     flush() {
+      heldElsewhere.run();
       handOver();
       if (written >= submitted) return Promise.resolve();
       return new Promise((resolve) => waiting.push(resolve));
     },
     flushSync() {
+      heldElsewhere.run();
       // Nothing in flight: the held lines are written here and now (an asynchronous write started
       // from an exit handler may never finish).
       if (written >= submitted) {
@@ -116,5 +139,14 @@ function writeAllSync(fd: number, text: string): void {
 
 /** Lines through a function, one call each (in-process CLI runs and tests inject `stderr`). */
 export function directLogSink(write: (line: string) => void): LogSink {
-  return { write, flush: () => Promise.resolve(), flushSync() {} };
+  const heldElsewhere = producers();
+  return {
+    write,
+    beforeFlush: heldElsewhere.beforeFlush,
+    flush() {
+      heldElsewhere.run();
+      return Promise.resolve();
+    },
+    flushSync: heldElsewhere.run,
+  };
 }

@@ -8,6 +8,7 @@ import { MAX_TRUSTED_PROXIES, type TrustForwardedFor, TrustForwardedForSchema } 
 import { toNodeListener } from '../http/node.js';
 import { accessLog, pinoVaultLogger } from '../observability/access-log.js';
 import { observeAll } from '../observability/exchange-event.js';
+import { observeAtTurnEnd } from '../observability/turn-end-observer.js';
 import { type VaultMetrics, createMetrics } from '../observability/metrics.js';
 import type { Vault } from '../vault.js';
 import { CliError, type CliIo, UsageError, integerFlag, parse } from './io.js';
@@ -102,9 +103,13 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   const { vault } = await openOperatorAt(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) } }, true);
   let server: Server | undefined;
   let metricsServer: Server | undefined;
+  // Each turn's access lines are formatted together at its end, when its responses are written
+  // (src/observability/turn-end-observer.ts); every flush of the log, on exit too, formats those held first.
+  const access = values['access-log'] === 'on' ? observeAtTurnEnd(accessLog(log)) : undefined;
+  const stopHolding = access && io.log ? io.log.beforeFlush(access.flush) : undefined;
   try {
     if (metrics) reportJobQueue(metrics, vault);
-    const onExchange = observeAll(values['access-log'] === 'on' ? accessLog(log) : undefined, metrics?.observe);
+    const onExchange = observeAll(access?.observe, metrics?.observe);
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, trustForwardedFor, ...(onExchange ? { onExchange } : {}) });
     // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
     const created = await bootstrap(vault, adminKey);
@@ -128,11 +133,14 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   } finally {
     if (server) await shutdown(server).catch(() => undefined);
     if (metricsServer) await shutdown(metricsServer).catch(() => undefined);
+    // Every request is answered: the last access lines come before the vault's closing entries.
+    access?.flush();
     try {
       await vault.close();
     } finally {
       // The last requests' access lines and the vault's closing entries reach stderr before we return.
       await io.log?.flush();
+      stopHolding?.();
     }
   }
 }

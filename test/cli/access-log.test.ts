@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { asyncLogSink } from '../../src/cli/log-sink.js';
-import { isoTimeByMillisecond } from '../../src/cli/logging.js';
+import { cliLogger, isoTimeByMillisecond } from '../../src/cli/logging.js';
+import { accessLog } from '../../src/observability/access-log.js';
+import { observeAtTurnEnd } from '../../src/observability/turn-end-observer.js';
 import { ensureBuilt } from '../support/ensure-built.js';
 import { ADMIN_KEY, api, startCli } from './helpers.js';
 
@@ -44,6 +46,34 @@ describe('the asynchronous access log', () => {
       sink.write('second\n');
       sink.flushSync();
       expect(readFileSync(file, 'utf8')).toBe('first\nsecond\n');
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it("flushSync() and flush() first log the access lines still held to the turn's end (exit handlers run mid-turn)", async () => {
+    const file = join(dir, 'held.log');
+    const fd = openSync(file, 'w');
+    try {
+      const sink = asyncLogSink(fd);
+      // As serve composes them: the access log's events held to the turn's end, produced before any flush.
+      const access = observeAtTurnEnd(accessLog(cliLogger({ env: {}, stdout() {}, stderr() {}, log: sink })));
+      const stop = sink.beforeFlush(access.flush);
+      access.observe({ method: 'GET', route: '/tokens/{id}', status: 200, durationMs: 1.5, applicationId: 'app-1' });
+      sink.flushSync();
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      expect(lines).toMatchObject([{ msg: 'request', route: '/tokens/{id}', status: 200, duration_ms: 1.5, application_id: 'app-1' }]);
+      access.observe({ method: 'POST', route: '/tokens', status: 201, durationMs: 2, applicationId: 'app-1' });
+      await sink.flush();
+      expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2);
+      // Removed: flushing no longer produces them (they wait for the turn's end).
+      stop();
+      access.observe({ method: 'GET', route: '/tokens', status: 200, durationMs: 1, applicationId: 'app-1' });
+      sink.flushSync();
+      expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      await sink.flush();
+      expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(3);
     } finally {
       closeSync(fd);
     }
