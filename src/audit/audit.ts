@@ -39,6 +39,8 @@ export class AuditLog {
   #droppedEntries = 0;
   /** Set by a failed flush until one succeeds: a full queue then waits for the retry timer. */
   #backingOff = false;
+  /** Set by close(): the store is about to close, so later entries cannot be stored. */
+  #closed = false;
 
   constructor(store: Store, clock: Clock, logger: Logger, options: { flushMs?: number; maxBatch?: number; maxQueued?: number } = {}) {
     this.#store = store;
@@ -73,6 +75,12 @@ export class AuditLog {
 
   /** Queues an entry for the next batch. */
   record(input: AuditRecordInput): void {
+    // Work that outlived the vault (a reactor run past the shutdown grace) ends after the store
+    // closed: its entry is reported once, not retried against a closed store forever.
+    if (this.#closed) {
+      this.#drop(1, 'audit entry dropped: recorded after the vault closed');
+      return;
+    }
     this.#queue.push(this.entry(input));
     if (this.#queue.length >= this.#maxBatch && !this.#backingOff) void this.flush();
     else if (this.#timer === null) {
@@ -134,6 +142,7 @@ export class AuditLog {
   /** Flushes, and reports (log, counter) what could not be stored before the store closes. */
   async close(): Promise<void> {
     await this.flush();
+    this.#closed = true;
     if (this.#queue.length === 0) return;
     this.#drop(this.#queue.length, 'audit entries dropped: the store failed at close');
     this.#queue = [];

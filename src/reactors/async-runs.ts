@@ -18,6 +18,12 @@ import type { InvokeInput } from './reactor-input.js';
 export const RESULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Lease beyond a run's timeout: time to store the result and notify before another worker may take the job. */
 const LEASE_MARGIN_MS = 60_000;
+/**
+ * The least lease beyond a run's timeout a run starts with. The claim's lease (60 s) already covers
+ * a run of the default 10 s timeout with 50 s to spare, so only longer runs renew it first: a
+ * renewal is a write (one commit) of its own per run (docs/performance.md).
+ */
+const LEASE_MARGIN_MIN_MS = 30_000;
 const JOB_KIND = 'reactor.run';
 
 /** The answer to an accepted asynchronous invocation (HTTP 202). */
@@ -172,8 +178,9 @@ export class AsyncRuns {
     let request = await store.getReactorRequest(tenantId, requestId);
     if (!request) return; // removed (its retention ended): nothing to run or announce
     if (request.status === 'pending' || request.status === 'running') {
-      await ctx.renew(request.timeoutMs + LEASE_MARGIN_MS);
-      await store.startReactorRequest(tenantId, requestId, clock.now());
+      const startedAt = clock.now();
+      if ((ctx.job.leaseExpiresAt ?? startedAt) - startedAt < request.timeoutMs + LEASE_MARGIN_MIN_MS) await ctx.renew(request.timeoutMs + LEASE_MARGIN_MS);
+      await store.startReactorRequest(tenantId, requestId, startedAt);
       let result: Buffer | null = null;
       let error: string | null = null;
       let problemStatus = 200;
@@ -188,9 +195,12 @@ export class AsyncRuns {
       }
       const completedAt = clock.now();
       const status = error === null ? 'completed' : 'failed';
-      await store.finishReactorRequest(tenantId, requestId, { status, result, error, completedAt, expiresAt: completedAt + RESULT_RETENTION_MS });
+      const outcome = { status, result, error, completedAt, expiresAt: completedAt + RESULT_RETENTION_MS } as const;
+      const finished = await store.finishReactorRequest(tenantId, requestId, outcome);
       this.#ended({ tenantId, reactorId: request.reactorId, status: problemStatus });
-      request = await store.getReactorRequest(tenantId, requestId);
+      // Finished here: the record is what was written. Else another worker finished it first (its
+      // lease ran out meanwhile): announce what that one stored.
+      request = finished ? { ...request, ...outcome, startedAt: request.startedAt ?? startedAt } : await store.getReactorRequest(tenantId, requestId);
       if (!request) return;
     }
     await this.#announce(request);

@@ -10,6 +10,7 @@ import { idempotencyConformance } from './store-conformance-idempotency.js';
 import { authorityConformance } from './store-conformance-authority.js';
 import { proxyConformance } from './store-conformance-proxies.js';
 import { tokenIntentConformance } from './store-conformance-token-intents.js';
+import { reactorRequestConformance } from './store-conformance-reactor-requests.js';
 import type { Store } from '../storage/store.js';
 import { T0, TENANT_A, TENANT_B, hex, makeToken, tokenHelpers } from './store-fixtures.js';
 
@@ -54,6 +55,7 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
     authorityConformance(() => store);
     proxyConformance(() => store);
     tokenIntentConformance(() => store);
+    reactorRequestConformance(() => store);
     const { create, createAll, remove, listIds, auditOf } = tokenHelpers(() => store);
 
     describe('migrations and tenants', () => {

@@ -64,6 +64,22 @@ describe('AuditLog flush failures', () => {
     expect(stored.map((e) => e.resourceId)).toEqual(['tok-3', 'tok-4', 'tok-5']);
   });
 
+  it('after close, drops (counts, logs) an entry recorded by work that outlived the vault, instead of retrying a closed store', async () => {
+    const { store, stored } = flakyStore();
+    const { logger, lines } = capturingLogger();
+    const appended: number[] = [];
+    const counted = { ...store, appendAudit: (entries: readonly AuditEntry[]) => (appended.push(entries.length), store.appendAudit(entries)) } as Store;
+    const audit = new AuditLog(counted, new ManualClock(), logger, { flushMs: 60_000 });
+    audit.record(read(1));
+    await audit.close();
+    audit.record(read(2));
+    await audit.flush();
+    expect(stored.map((e) => e.resourceId)).toEqual(['tok-1']);
+    expect(appended).toEqual([1]);
+    expect(audit.stats()).toEqual({ queued: 0, flushFailures: 0, droppedEntries: 1 });
+    expect(lines).toEqual([{ level: 'error', message: 'audit entry dropped: recorded after the vault closed', fields: { entries: 1 } }]);
+  });
+
   it('drops (and counts) a batch the store refuses as invalid, which no retry would store', async () => {
     const { store, state } = flakyStore();
     const audit = new AuditLog(store, new ManualClock(), capturingLogger().logger, { flushMs: 60_000 });

@@ -5,7 +5,10 @@
 // e.g. with main's build copied before a change: node test/bench/compare-reactors.mjs /tmp/base/dist dist
 // Each round measures, for every build in turn: raw QuickJS new context + eval p50 and the invoke
 // p50 (each call after one idle turn, as in reactors.mjs), then invocations per second with 1 and
-// with 16 in flight. It prints the medians of the per-round ratios and their range.
+// with 16 in flight. It prints the medians of the per-round ratios and their range, and the CPU time
+// per invoke (process.cpuUsage over the p50 calls: every thread of the process, the sandbox workers
+// included). On a loaded machine the wall-time rows measure the scheduler as much as the build; the
+// CPU per invoke moves far less, and where the cores are all busy it is what bounds the latency.
 // COMPARE_ROUNDS (default 7), COMPARE_SAMPLES (default 200) and COMPARE_SECONDS (default 1).
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -36,15 +39,18 @@ async function open(dist) {
   return { vault, invoke };
 }
 
+/** [p50 ms, CPU ms per call (all threads)] of SAMPLES calls, each after one idle turn. */
 async function p50(fn) {
   const samples = [];
+  const cpu = process.cpuUsage();
   for (let i = 0; i < SAMPLES; i++) {
     await new Promise((resolve) => setImmediate(resolve));
     const start = process.hrtime.bigint();
     await fn();
     samples.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  return median(samples);
+  const used = process.cpuUsage(cpu);
+  return [median(samples), (used.user + used.system) / 1000 / SAMPLES];
 }
 
 async function perSecond(fn, inFlight) {
@@ -62,16 +68,18 @@ async function perSecond(fn, inFlight) {
 }
 
 const builds = [];
-for (const dist of dists) builds.push({ name: dist, ...(await open(resolve(dist))), invokeRatio: [], scaling: [], invokeMs: [], rawMs: [] });
+for (const dist of dists) builds.push({ name: dist, ...(await open(resolve(dist))), invokeRatio: [], scaling: [], invokeMs: [], rawMs: [], invokeCpu: [], rawCpu: [] });
 for (let round = 0; round < ROUNDS; round++) {
   for (const b of builds) {
-    const rawMs = await p50(raw);
-    const invokeMs = await p50(b.invoke);
+    const [rawMs, rawCpu] = await p50(raw);
+    const [invokeMs, invokeCpu] = await p50(b.invoke);
     const one = await perSecond(b.invoke, 1);
     const sixteen = await perSecond(b.invoke, 16);
     b.rawMs.push(rawMs);
     b.invokeMs.push(invokeMs);
     b.invokeRatio.push(invokeMs / rawMs);
+    b.rawCpu.push(rawCpu);
+    b.invokeCpu.push(invokeCpu);
     b.scaling.push(sixteen / one);
   }
 }
@@ -80,7 +88,8 @@ console.log(`reactor rows: medians of ${ROUNDS} interleaved rounds (range in bra
 for (const b of builds) {
   console.log(
     `  ${b.name.padEnd(28)} invoke p50 of raw ${median(b.invokeRatio).toFixed(2)}x [${range(b.invokeRatio)}]  (${median(b.invokeMs).toFixed(3)} / ${median(b.rawMs).toFixed(3)} ms)` +
-      `   16 in flight of 1 ${median(b.scaling).toFixed(2)} [${range(b.scaling)}]`,
+      `   16 in flight of 1 ${median(b.scaling).toFixed(2)} [${range(b.scaling)}]` +
+      `   CPU per invoke ${median(b.invokeCpu).toFixed(3)} ms [${range(b.invokeCpu)}] (raw ${median(b.rawCpu).toFixed(3)} ms)`,
   );
 }
 for (const b of builds) await b.vault.close();

@@ -4,9 +4,11 @@
 //   POST /reactors/{id}/react-async (accepted/s; the job worker of each instance runs the reactors
 //   meanwhile, as it would in production).
 // Two instances are driven "behind a trivial round-robin": half of the connections go to each.
-// Server CPU per request is read from /proc (user + system time of the server processes during the
-// slice, divided by the requests answered), so it tells cost apart from the client's share of the
-// two cores. Slices are interleaved (sqlite, pg×1, pg×2, sqlite, …) so a busy machine slows all alike.
+// Server CPU per request is read from /proc (user + system time during the slice, divided by the
+// requests answered), so it tells cost apart from the client's share of the two cores: the
+// tokenvault processes', and the database side's (every process of this machine named postgres or
+// pgbouncer: the backends, the pooler and PostgreSQL's own writers; so run it where nothing else
+// uses PostgreSQL). Slices are interleaved (sqlite, pg×1, pg×2, sqlite, …) so a busy machine slows all alike.
 // Run after a build: `node test/bench/http-postgres.mjs` (also part of `npm run bench` when
 // TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL is set). BENCH_HTTP_SECONDS (default 8) per
 // configuration and endpoint. With TOKENVAULT_BENCH_PGBOUNCER_URL (or TOKENVAULT_TEST_PGBOUNCER_URL:
@@ -15,10 +17,11 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from './table.mjs';
 
 const PG_URL = process.env.TOKENVAULT_BENCH_PG_URL ?? process.env.TOKENVAULT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PGBOUNCER_URL = process.env.TOKENVAULT_BENCH_PGBOUNCER_URL ?? process.env.TOKENVAULT_TEST_PGBOUNCER_URL;
@@ -26,7 +29,6 @@ const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 8);
 const SLICES = 4;
 const CONNECTIONS = 50;
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** Starts `tokenvault serve` with these store flags; resolves when it listens. */
 async function serve(storeFlags, env) {
@@ -68,14 +70,19 @@ async function bootstrap(url, adminKey) {
   return { key: app.key, getPath: `/tokens/${token.id}`, asyncPath: probe.status === 202 ? `/reactors/${reactor.id}/react-async` : null, asyncBody };
 }
 
-function cpuSeconds(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    // Fields after the command name: utime is the 12th, stime the 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
+/** The processes of the database side: PostgreSQL's (backends and its own) and PgBouncer's. */
+function databasePids() {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const name = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+      if (name === 'postgres' || name === 'pgbouncer') pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
   }
-  return ticks / CLOCK_TICKS;
+  return pids;
 }
 
 /** One slice against a configuration: its connections split evenly over its instances. */
@@ -85,15 +92,19 @@ async function slice(config, endpoint, seconds) {
   const body = endpoint === 'GET' ? undefined : endpoint === 'POST' ? JSON.stringify({ type: 'card', data: CARD, deduplicate_token: false }) : config.paths.asyncBody;
   const headers = { 'SVC-API-KEY': config.paths.key, ...(body ? { 'content-type': 'application/json' } : {}) };
   const pids = config.instances.map((i) => i.child.pid);
+  const database = databasePids();
   const cpuBefore = cpuSeconds(pids);
+  const databaseBefore = cpuSeconds(database);
   const results = await Promise.all(
     config.instances.map((instance) =>
       autocannon({ url: instance.url + path, connections: CONNECTIONS / config.instances.length, duration: seconds, method: endpoint === 'GET' ? 'GET' : 'POST', headers, ...(body ? { body } : {}) }),
     ),
   );
   const cpu = cpuSeconds(pids) - cpuBefore;
+  // A backend that ended during the slice takes its CPU with it; the pools keep theirs open.
+  const databaseCpu = config.usesDatabase ? cpuSeconds(database) - databaseBefore : 0;
   const requests = results.reduce((sum, r) => sum + r.requests.total, 0);
-  return { requests, seconds: Math.max(...results.map((r) => r.duration)), cpu, p99: Math.max(...results.map((r) => r.latency.p99)), bad: results.reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0) };
+  return { requests, seconds: Math.max(...results.map((r) => r.duration)), cpu, databaseCpu, p99: Math.max(...results.map((r) => r.latency.p99)), bad: results.reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0) };
 }
 
 async function measure(configs, endpoint) {
@@ -107,6 +118,7 @@ async function measure(configs, endpoint) {
     return {
       rps: requests / slices.reduce((s, x) => s + x.seconds, 0),
       cpuMsPerRequest: (slices.reduce((s, x) => s + x.cpu, 0) * 1000) / Math.max(requests, 1),
+      databaseMsPerRequest: (slices.reduce((s, x) => s + x.databaseCpu, 0) * 1000) / Math.max(requests, 1),
       p99: p99s[Math.floor(p99s.length / 2)],
       bad: slices.reduce((s, x) => s + x.bad, 0),
     };
@@ -133,8 +145,8 @@ export async function run() {
     const pgPaths = await bootstrap(pgA.url, adminKey);
     const configs = [
       { name: 'SQLite, 1 instance     ', instances: [sqlite], paths: sqlitePaths },
-      { name: 'PostgreSQL, 1 instance ', instances: [pgA], paths: pgPaths },
-      { name: 'PostgreSQL, 2 instances', instances: [pgA, pgB], paths: pgPaths },
+      { name: 'PostgreSQL, 1 instance ', instances: [pgA], paths: pgPaths, usesDatabase: true },
+      { name: 'PostgreSQL, 2 instances', instances: [pgA, pgB], paths: pgPaths, usesDatabase: true },
     ];
     if (PGBOUNCER_URL) {
       const pooled = ['--postgres', PGBOUNCER_URL, '--postgres-schema', schema];
@@ -142,7 +154,10 @@ export async function run() {
       started.push(poolA);
       const poolB = await serve(pooled, env);
       started.push(poolB);
-      configs.push({ name: 'PgBouncer, 1 instance  ', instances: [poolA], paths: pgPaths }, { name: 'PgBouncer, 2 instances ', instances: [poolA, poolB], paths: pgPaths });
+      configs.push(
+        { name: 'PgBouncer, 1 instance  ', instances: [poolA], paths: pgPaths, usesDatabase: true },
+        { name: 'PgBouncer, 2 instances ', instances: [poolA, poolB], paths: pgPaths, usesDatabase: true },
+      );
     }
     const endpoints = [
       ['GET', 'GET /tokens/{id}'],
@@ -154,7 +169,7 @@ export async function run() {
       const results = await measure(configs, endpoint);
       console.log(label);
       results.forEach((r, i) => {
-        console.log(`  ${configs[i].name} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(4)} ms  server CPU ${r.cpuMsPerRequest.toFixed(3)} ms/request${r.bad ? `  non-2xx/errors ${r.bad}` : ''}`);
+        console.log(`  ${configs[i].name} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(4)} ms  server CPU ${(r.cpuMsPerRequest + r.databaseMsPerRequest).toFixed(3)} ms/request (tokenvault ${r.cpuMsPerRequest.toFixed(3)} + database ${r.databaseMsPerRequest.toFixed(3)})${r.bad ? `  non-2xx/errors ${r.bad}` : ''}`);
       });
       const [one, two] = [results[1].rps, results[2].rps];
       console.log(`  PostgreSQL 2 instances / 1 instance: ${(two / one).toFixed(2)}x; 1 instance PostgreSQL / SQLite: ${((one / results[0].rps) * 100).toFixed(0)}%`);

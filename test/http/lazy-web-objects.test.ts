@@ -86,6 +86,12 @@ describe('the Node adapter’s Request', () => {
     expect(new TextDecoder().decode(await seen((r) => r.arrayBuffer(), { method: 'POST', body }))).toBe(body);
     expect(await seen((r) => new Response(r.body).text(), { method: 'POST', body })).toBe(body);
     expect(await seen((r) => r.clone().json(), { method: 'POST', body })).toEqual({ n: 1 });
+    // A body that arrives in many chunks: the bytes exactly, in order, in an ArrayBuffer of their own.
+    const large = JSON.stringify({ s: 'abcdefghij'.repeat(30_000) });
+    const bytes = await seen((r) => r.arrayBuffer(), { method: 'POST', body: large });
+    expect(bytes.byteLength).toBe(large.length);
+    expect(new TextDecoder().decode(bytes)).toBe(large);
+    expect(await seen((r) => r.text(), { method: 'POST', body: large })).toBe(large);
     const names = await seen(async (r) => {
       const found: string[] = [];
       r.headers.forEach((_value, name) => found.push(name));

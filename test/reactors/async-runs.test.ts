@@ -287,6 +287,36 @@ describeEachStore('asynchronous reactor runs', (store) => {
     expect(await vault.reactors.result(user, reactorId, id)).toEqual(done);
   });
 
+  it('a run holds its job for its timeout plus at least 30 s; only a run the claim does not cover renews its lease', async () => {
+    for (const [timeoutMs, renewed] of [
+      [10_000, 0],
+      [45_000, 1],
+      [200_000, 1],
+    ] as const) {
+      const watch = await watchedSandbox();
+      const vault = await store.vault({ reactors: { sandbox: watch.sandbox } });
+      const { user, reactorId } = await setup(vault);
+      const renewals: number[] = [];
+      const renew = vault.store.renewJobLease;
+      vault.store.renewJobLease = (id, owner, until) => {
+        renewals.push(until);
+        return renew(id, owner, until);
+      };
+      const { id } = await vault.reactors.reactAsync(user, reactorId, { args: { n: 1 }, timeout_ms: timeoutMs });
+      watch.holdNext();
+      const claimedAt = vault.clock.now();
+      const running = vault.worker.runDue();
+      await watch.started();
+      // Another worker finds nothing to claim until the run's timeout and 30 s have passed.
+      vault.clock.advance(timeoutMs + 30_000 - 1);
+      expect(await vault.store.claimJobs('another-worker', vault.clock.now(), 60_000, 10, ['reactor.run'])).toEqual([]);
+      watch.release();
+      expect(await running).toBe(1);
+      expect(renewals).toEqual(renewed === 0 ? [] : [claimedAt + timeoutMs + 60_000]);
+      expect((await vault.reactors.result(user, reactorId, id)).status).toBe('completed');
+    }
+  });
+
   it('a vault closed mid-run releases the job; reopened on the same database, it finishes it', async () => {
     const masterKey = generateMasterKey();
     const place = reopenable(store);

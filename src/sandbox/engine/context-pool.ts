@@ -5,11 +5,20 @@
  * either. A context is handed out once and freed after its run: never returned, never reused.
  *
  * The work happens in `setImmediate` turns, i.e. once the run that took a context has handed back
- * control (the worker has posted its result), before the event loop waits for I/O again, so before
- * the worker's next message: each turn frees the ended runs' contexts first (the fresh context
- * then reuses their memory, and a run that used much of it never holds it past that turn), then
- * prepares one context. Runs that end within one turn (interleaved runs) leave at most MAX_UNFREED
- * contexts waiting; past that a context is freed at once.
+ * control (the worker has posted its result), before the event loop waits for I/O again: each turn
+ * frees the ended runs' contexts first (the fresh context then reuses their memory, and a run that
+ * used much of it never holds it past that turn), then prepares one context. Runs that end within
+ * one turn (interleaved runs) leave at most MAX_UNFREED contexts waiting; past that a context is
+ * freed at once.
+ *
+ * In a worker thread that turn does not always come before the next run: the MessagePort hands its
+ * handler every message that has arrived before the loop gets to its immediates, and on a loaded
+ * machine the next run's message usually has (the worker loses its core when it posts a result, and
+ * gets it back after the main thread has answered). Measured one call at a time: the prepared
+ * context was there for 15% of runs. Preparing it in the handler right after posting the result
+ * makes that 100%, but the next message then waits for the preparation instead, and the latency
+ * did not change (docs/performance.md, "Reactor pool, third round"). What the pool saves a run is
+ * the time its worker was idle before it, no more.
  *
  * The immediate is kept referenced on purpose. An unref'd immediate does not stop the event loop
  * from blocking in its poll phase, so it only ran once the next message had woken the loop, after

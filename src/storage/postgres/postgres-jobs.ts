@@ -6,6 +6,21 @@ const COLUMNS = 'id, tenant_id, kind, key, payload, run_at, attempts, lease_owne
 
 type Row = Record<string, unknown>;
 
+/**
+ * The INSERT of one job, its parameters numbered from `$first`: alone, or after a data-modifying
+ * WITH that stores what the job works on, so both are one statement (atomic, one round trip).
+ */
+export function jobInsert(s: string, first: number): string {
+  const params = COLUMNS.split(', ').map((_, i) => `$${first + i}`);
+  return `INSERT INTO ${s}.jobs (${COLUMNS}) VALUES (${params.join(', ')}) ON CONFLICT DO NOTHING`;
+}
+
+/** The parameters of jobInsert, in its order. */
+export function jobParams(job: JobRecord): unknown[] {
+  const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts } = job;
+  return [id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts];
+}
+
 const toJob = (row: Row): JobRecord => ({
   id: row['id'] as string,
   tenantId: row['tenant_id'] as string | null,
@@ -38,7 +53,7 @@ export class PostgresJobs {
     this.#db = db;
     const due = 'run_at <= $1 AND (lease_owner IS NULL OR lease_expires_at <= $1)';
     this.#sql = {
-      insert: `INSERT INTO ${s}.jobs (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
+      insert: jobInsert(s, 1),
       // SKIP LOCKED: concurrent claimers (other instances) pass over rows another claim is taking,
       // so each job goes to one of them and none waits on another.
       claim:
@@ -53,15 +68,8 @@ export class PostgresJobs {
     };
   }
 
-  enqueueJob(job: JobRecord): Promise<boolean> {
-    return this.enqueueWith(this.#db, job);
-  }
-
-  /** Enqueues on `db`: the pool, or a transaction that stores what the job will work on. */
-  async enqueueWith(db: Queryable, job: JobRecord): Promise<boolean> {
-    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts } = job;
-    const result = await db.query(this.#sql.insert, [id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts]);
-    return result.rowCount === 1;
+  async enqueueJob(job: JobRecord): Promise<boolean> {
+    return (await this.#db.query(this.#sql.insert, jobParams(job))).rowCount === 1;
   }
 
   async claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): Promise<JobRecord[]> {

@@ -1,7 +1,7 @@
 import type { JobRecord, ReactorRequestOutcome, ReactorRequestRecord } from '../store.js';
 import { checkLimit } from '../limit.js';
 import type { PgExecutor } from './pg-executor.js';
-import type { PostgresJobs } from './postgres-jobs.js';
+import { jobInsert, jobParams } from './postgres-jobs.js';
 
 const COLUMNS =
   'tenant_id, id, reactor_id, application_id, status, callback_url, timeout_ms, args, result, error, created_at, started_at, completed_at, expires_at';
@@ -28,14 +28,15 @@ const toRequest = (row: Row): ReactorRequestRecord => ({
 /** The PostgreSQL store's asynchronous-run operations (Store, "asynchronous reactor runs"); `s` is the quoted schema. */
 export class PostgresReactorRequests {
   readonly #db: PgExecutor;
-  readonly #jobs: PostgresJobs;
   readonly #sql: Record<'insert' | 'get' | 'start' | 'finish' | 'purge', string>;
 
-  constructor(db: PgExecutor, s: string, jobs: PostgresJobs) {
+  constructor(db: PgExecutor, s: string) {
     this.#db = db;
-    this.#jobs = jobs;
     this.#sql = {
-      insert: `INSERT INTO ${s}.reactor_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+      // The request and its job in one statement: atomic, and one round trip (not BEGIN, two INSERTs, COMMIT).
+      insert:
+        `WITH request AS (INSERT INTO ${s}.reactor_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)) ` +
+        jobInsert(s, 15),
       get: `SELECT ${COLUMNS} FROM ${s}.reactor_requests WHERE tenant_id = $1 AND id = $2`,
       start: `UPDATE ${s}.reactor_requests SET status = 'running', started_at = coalesce(started_at, $3) WHERE tenant_id = $1 AND id = $2 AND status IN ('pending', 'running')`,
       finish:
@@ -47,12 +48,9 @@ export class PostgresReactorRequests {
     };
   }
 
-  createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
+  async createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
     const r = request;
-    return this.#db.transaction(async (tx) => {
-      await tx.query(this.#sql.insert, [r.tenantId, r.id, r.reactorId, r.applicationId, r.status, r.callbackUrl, r.timeoutMs, r.args, r.result, r.error, r.createdAt, r.startedAt, r.completedAt, r.expiresAt]);
-      await this.#jobs.enqueueWith(tx, job);
-    });
+    await this.#db.query(this.#sql.insert, [r.tenantId, r.id, r.reactorId, r.applicationId, r.status, r.callbackUrl, r.timeoutMs, r.args, r.result, r.error, r.createdAt, r.startedAt, r.completedAt, r.expiresAt, ...jobParams(job)]);
   }
 
   async getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null> {

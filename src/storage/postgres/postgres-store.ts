@@ -41,7 +41,6 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
   const sql = recordStatements(s);
   const credentials = new PostgresCredentials(db, s);
   const applications = new PostgresApplications(db, s, sql, credentials);
-  const jobs = new PostgresJobs(db, s);
   const tokens = new PostgresTokens(db, schema, s);
   let closed: Promise<void> | undefined;
   const store = {
@@ -52,9 +51,9 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('credentials', credentials),
     ...bindPart('reactors', new PostgresReactors(db, s, sql)),
     ...bindPart('proxies', new PostgresProxies(db, s)),
-    ...bindPart('reactorRequests', new PostgresReactorRequests(db, s, jobs)),
+    ...bindPart('reactorRequests', new PostgresReactorRequests(db, s)),
     ...bindPart('idempotency', new PostgresIdempotency(db, s, sql)),
-    ...bindPart('jobs', jobs),
+    ...bindPart('jobs', new PostgresJobs(db, s)),
     ...bindPart('webhooks', new PostgresWebhooks(db, s)),
     ...bindPart('audit', new PostgresAudit(db, s, sql)),
     pool,
