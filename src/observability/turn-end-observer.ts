@@ -11,10 +11,10 @@ export interface TurnEndObserver {
 /**
  * Passes `observer` each turn's events together, in order, at the end of the turn in which they
  * came (`atTurnEnd`, as the Node adapter's `writeAtTurnEnd` writes that turn's responses). Why:
- * `tokenvault serve` formatting its access line (pino) from within each request cost several
- * microseconds more than formatting a turn's lines one after another, the code and data they share
- * still in the processor's caches: 5-6 µs of a token read's 60-65 µs against about 1 µs
- * (docs/performance.md, Logging). The events are the handler's own objects, made for each call
+ * `tokenvault serve` formatting its access line (pino) from within each request, on caches the
+ * request has filled with its own work, cost several microseconds more than formatting a turn's
+ * lines one after another: the access log cost 5-10 µs of a token read's 55-65 µs, and 1-5 µs
+ * formatted at the turn's end (docs/performance.md, Logging). The events are the handler's own objects, made for each call
  * and not changed after it, so holding them is safe. An observer that throws loses that one event.
  */
 export function observeAtTurnEnd(observer: ExchangeObserver): TurnEndObserver {
