@@ -11,72 +11,30 @@
 // BENCH_HTTP_SECONDS (default 8) per path and build under load; PG_STATEMENTS_PATHS=GET,POST (a
 // comma-separated subset of GET,POST,list,search,react) measures only those; PG_STATEMENTS_VERBOSE=1
 // lists the statements by kind. Needs PostgreSQL on this machine (TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL).
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { backendPids, cpuSeconds } from './table.mjs';
+import { CARD, startCountedServe, takeCounts } from './pg-counted-serve.mjs';
 
 const PG_URL = process.env.TOKENVAULT_BENCH_PG_URL ?? process.env.TOKENVAULT_TEST_PG_URL;
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 8);
 const SLICES = 4;
 const CONNECTIONS = 32;
 const SEQUENTIAL = 50;
-const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
-const PRELOAD = fileURLToPath(new URL('./pg-count-preload.mjs', import.meta.url));
 
 async function startServe(dist, dir, n) {
-  const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
-  const countFile = join(dir, `counts-${n}.json`);
-  const schema = `tv_stmts_${process.pid}_${n}_${randomBytes(3).toString('hex')}`;
-  const child = spawn(process.execPath, ['--import', PRELOAD, join(dist, 'cli.js'), 'serve', '--port', '0', '--postgres', PG_URL, '--postgres-schema', schema, '--access-log', 'off'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64'), PG_COUNT_FILE: countFile },
-  });
-  let out = '';
-  let url;
-  for await (const chunk of child.stdout) {
-    out += chunk;
-    url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-    if (url) break;
-  }
-  if (!url) throw new Error(`tokenvault serve did not start:\n${out}`);
-  child.stdout.resume();
-  const call = async (key, path, body) => {
-    const response = await fetch(url + path, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
-  const app = await call(adminKey, '/applications', { name: 'bench', type: 'private', permissions: ['token:create', 'token:read', 'token:search', 'token:use'] });
-  const token = await call(app.key, '/tokens', { type: 'card', data: CARD, deduplicate_token: false });
-  const formula = await call(adminKey, '/reactor-formulas', {
-    name: 'bench',
-    code: 'module.exports = async function (req) { return { raw: { last4: String(req.args.card.number).slice(-4) } }; };',
-    configuration: [],
-    request_parameters: [{ name: 'card', type: 'object' }],
-  });
-  const reactor = await call(adminKey, '/reactors', { name: 'bench', formula: { id: formula.id }, configuration: {} });
+  const server = await startCountedServe(dist, PG_URL, dir, n);
   const paths = {
-    GET: { method: 'GET', path: `/tokens/${token.id}` },
+    GET: { method: 'GET', path: `/tokens/${server.tokenId}` },
     POST: { method: 'POST', path: '/tokens', body: JSON.stringify({ type: 'card', data: CARD, deduplicate_token: false }) },
     list: { method: 'GET', path: '/tokens?size=10' },
     search: { method: 'POST', path: '/tokens/search', body: JSON.stringify({ query: 'type:card', size: 10 }) },
-    react: { method: 'POST', path: `/reactors/${reactor.id}/react`, body: JSON.stringify({ args: { card: `{{ ${token.id} }}` } }) },
+    react: { method: 'POST', path: `/reactors/${server.reactorId}/react`, body: JSON.stringify({ args: { card: `{{ ${server.tokenId} }}` } }) },
   };
-  return { dist, child, url, key: app.key, paths, countFile, schema };
-}
-
-/** The statements counted since the last call (the preload writes them on SIGUSR2). */
-async function takeCounts(server) {
-  rmSync(server.countFile, { force: true });
-  server.child.kill('SIGUSR2');
-  while (!existsSync(server.countFile)) await sleep(5);
-  await sleep(5);
-  return JSON.parse(readFileSync(server.countFile, 'utf8'));
+  return { ...server, paths };
 }
 
 const total = (counts) => Object.values(counts).reduce((s, n) => s + n, 0);
