@@ -143,6 +143,9 @@ export class AuditLog {
   async close(): Promise<void> {
     await this.flush();
     this.#closed = true;
+    // Entries recorded while that flush was in flight (the store still open) are stored too, unless
+    // it failed (no second wait on a store that is down). Later entries are refused by record().
+    if (this.#queue.length > 0 && !this.#backingOff) await this.flush();
     if (this.#queue.length === 0) return;
     this.#drop(this.#queue.length, 'audit entries dropped: the store failed at close');
     this.#queue = [];

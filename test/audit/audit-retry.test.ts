@@ -80,6 +80,31 @@ describe('AuditLog flush failures', () => {
     expect(lines).toEqual([{ level: 'error', message: 'audit entry dropped: recorded after the vault closed', fields: { entries: 1 } }]);
   });
 
+  it('stores an entry recorded while close() is flushing: the store is still open, so it is neither dropped nor blamed on the store', async () => {
+    const { store, stored } = flakyStore();
+    const { logger, lines } = capturingLogger();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // The first append (close's flush) waits at the gate, as a database round trip would.
+    let appends = 0;
+    const appendAudit = async (entries: readonly AuditEntry[]) => {
+      if (++appends === 1) await gate;
+      return store.appendAudit(entries);
+    };
+    const slow = { ...store, appendAudit } as Store;
+    const audit = new AuditLog(slow, new ManualClock(), logger, { flushMs: 60_000 });
+    audit.record(read(1));
+    const closing = audit.close();
+    // Let close's flush take its batch and start its append.
+    await new Promise((resolve) => setImmediate(resolve));
+    audit.record(read(2));
+    release();
+    await closing;
+    expect(stored.map((e) => e.resourceId)).toEqual(['tok-1', 'tok-2']);
+    expect(audit.stats()).toEqual({ queued: 0, flushFailures: 0, droppedEntries: 0 });
+    expect(lines).toEqual([]);
+  });
+
   it('drops (and counts) a batch the store refuses as invalid, which no retry would store', async () => {
     const { store, state } = flakyStore();
     const audit = new AuditLog(store, new ManualClock(), capturingLogger().logger, { flushMs: 60_000 });
