@@ -105,6 +105,20 @@ describe('AuditLog flush failures', () => {
     expect(lines).toEqual([]);
   });
 
+  it('a store failing at close is tried once: its entries are dropped (counted, logged), with no second wait on it', async () => {
+    const { store, state } = flakyStore();
+    const { logger, lines } = capturingLogger();
+    let appends = 0;
+    const appendAudit = (entries: readonly AuditEntry[]) => (appends++, store.appendAudit(entries));
+    const audit = new AuditLog({ ...store, appendAudit } as Store, new ManualClock(), logger, { flushMs: 60_000 });
+    audit.record(read(1));
+    state.failing = new ServiceUnavailableError();
+    await audit.close();
+    expect(appends).toBe(1);
+    expect(audit.stats()).toEqual({ queued: 0, flushFailures: 1, droppedEntries: 1 });
+    expect(lines.at(-1)).toEqual({ level: 'error', message: 'audit entries dropped: the store failed at close', fields: { entries: 1 } });
+  });
+
   it('drops (and counts) a batch the store refuses as invalid, which no retry would store', async () => {
     const { store, state } = flakyStore();
     const audit = new AuditLog(store, new ManualClock(), capturingLogger().logger, { flushMs: 60_000 });
