@@ -180,7 +180,12 @@ export class AsyncRuns {
     if (request.status === 'pending' || request.status === 'running') {
       const startedAt = clock.now();
       if ((ctx.job.leaseExpiresAt ?? startedAt) - startedAt < request.timeoutMs + LEASE_MARGIN_MIN_MS) await ctx.renew(request.timeoutMs + LEASE_MARGIN_MS);
-      await store.startReactorRequest(tenantId, requestId, startedAt);
+      // Another worker finished it since it was read (its lease had run out): announce that, do not run it again.
+      if (!(await store.startReactorRequest(tenantId, requestId, startedAt))) {
+        const finished = await store.getReactorRequest(tenantId, requestId);
+        if (finished) await this.#announce(finished);
+        return;
+      }
       let result: Buffer | null = null;
       let error: string | null = null;
       let problemStatus = 200;

@@ -287,6 +287,24 @@ describeEachStore('asynchronous reactor runs', (store) => {
     expect(await vault.reactors.result(user, reactorId, id)).toEqual(done);
   });
 
+  it('a run that another worker finished between its read and its start is announced, not run again', async () => {
+    const watch = await watchedSandbox();
+    const vault = await store.vault({ reactors: { sandbox: watch.sandbox } });
+    const { user, reactorId } = await setup(vault);
+    const before = watch.limits.length;
+    const { id } = await vault.reactors.reactAsync(user, reactorId, { args: { n: 1 } });
+    const start = vault.store.startReactorRequest;
+    const outcome = { status: 'failed', result: null, error: JSON.stringify({ status: 500, detail: 'the other worker' }), completedAt: vault.clock.now(), expiresAt: vault.clock.now() + HOUR } as const;
+    vault.store.startReactorRequest = async (tenantId, requestId, now) => {
+      // The other worker's run ends first.
+      expect(await vault.store.finishReactorRequest(tenantId, requestId, outcome)).toBe(true);
+      return start(tenantId, requestId, now);
+    };
+    expect(await vault.worker.runDue()).toBe(1);
+    expect(watch.limits).toHaveLength(before);
+    expect(await vault.reactors.result(user, reactorId, id)).toMatchObject({ status: 'failed', error: { detail: 'the other worker' } });
+  });
+
   it('a run holds its job for its timeout plus at least 30 s; only a run the claim does not cover renews its lease', async () => {
     for (const [timeoutMs, renewed] of [
       [10_000, 0],
