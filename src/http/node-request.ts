@@ -73,10 +73,13 @@ function realRequest(this: NodeRequest): Request {
     const controller = (this[abort] ??= new AbortController());
     const init: RequestInit & { duplex?: 'half' } = { method: req.method ?? 'GET', headers: this.headers, signal: controller.signal };
     if (hasNodeBody(req)) {
-      init.body = bodyStream(req);
+      // Already read straight from the message (arrayBuffer/text/json): nothing is left to stream.
+      init.body = this[consumed] ? new Uint8Array(0) : bodyStream(req);
       init.duplex = 'half';
     }
     this[real] = new Request(this[url], init);
+    // ... and the real Request says so, as one whose body was read would: bodyUsed, a body that cannot be read again.
+    if (this[consumed] && this[real].body !== null) void this[real].arrayBuffer();
   }
   return this[real];
 }

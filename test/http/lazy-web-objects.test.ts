@@ -109,5 +109,18 @@ describe('the Node adapter’s Request', () => {
       );
     }, { method: 'POST', body: 'x' });
     expect(second).toBeInstanceOf(TypeError);
+    // Read straight from the message, it is used as a real Request would be: bodyUsed, and its body stream cannot be read.
+    const after = await seen(async (r) => {
+      await r.arrayBuffer();
+      const used = r.bodyUsed;
+      const read = await Promise.resolve()
+        .then(() => new Response(r.body).text())
+        .then(
+          () => 'read again',
+          (error: unknown) => error,
+        );
+      return { used, read };
+    }, { method: 'POST', body: 'x' });
+    expect(after).toEqual({ used: true, read: expect.any(TypeError) });
   });
 });
