@@ -4,6 +4,7 @@ import { AuthenticationError, NotFoundError, ValidationError } from '../../src/e
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import type { Caller } from '../../src/auth/caller.js';
 import { describeEachStore } from '../support/stores.js';
+import { heldStoreMethod } from '../support/held-store-method.js';
 
 describeEachStore('applications service', (store) => {
   let vault: TestVault;
@@ -97,41 +98,22 @@ describeEachStore('applications service', (store) => {
 
   it('requests presenting a key during its lookup share it; a lookup begun before a change is not remembered', async () => {
     const inner = store.create();
-    let lookups = 0;
-    let held: Promise<void> | undefined;
-    const counted = new Proxy(inner, {
-      get(target, property, receiver) {
-        if (property === 'findApplicationKeys') {
-          return async (keyLookup: string) => {
-            const answer = await target.findApplicationKeys(keyLookup);
-            // Counted once the store has answered: on PostgreSQL a read only sent could still see a
-            // change made after it (the held lookup below must have read before the update).
-            lookups++;
-            await held;
-            return answer;
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const shared = await createTestVault({ store: counted });
+    const lookups = heldStoreMethod(inner, 'findApplicationKeys');
+    const shared = await createTestVault({ store: lookups.store });
     try {
       const root = await shared.authenticate(shared.adminKey);
       const app = await shared.applications.create(root, { name: 'a', type: 'private', permissions: ['token:read'] });
-      lookups = 0;
+      lookups.reset();
       const callers = await Promise.all([1, 2, 3, 4].map(() => shared.authenticate(app.key!)));
-      expect(lookups).toBe(1);
+      expect(lookups.answered).toBe(1);
       expect(callers.map((c) => c.applicationId)).toEqual([app.id, app.id, app.id, app.id]);
       // Lapsed; the next lookup is held while the application changes through the vault.
       shared.clock.advance(1000);
-      let release!: () => void;
-      held = new Promise<void>((resolve) => (release = resolve));
+      lookups.holdNext();
       const during = shared.authenticate(app.key!);
-      while (lookups === 1) await new Promise((resolve) => setImmediate(resolve));
-      held = undefined;
+      await lookups.answeredAtLeast(2);
       await shared.applications.update(root, app.id, { name: 'a', permissions: ['token:read', 'token:use'] });
-      release();
+      lookups.release();
       expect((await during).permissions.has('token:use')).toBe(false);
       expect((await shared.authenticate(app.key!)).permissions.has('token:use')).toBe(true);
     } finally {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachStore } from '../support/stores.js';
+import { heldStoreMethod } from '../support/held-store-method.js';
 import { createTestVault } from '../../src/testing/index.js';
-import type { Store } from '../../src/storage/store.js';
 import { EVENT_TYPES } from '../../src/webhooks/webhook-events.js';
 import { startReceiver, verify, type Receiver } from './receiver.js';
 
@@ -99,40 +99,23 @@ describeEachStore('webhook events', (store) => {
 
   it('the events of concurrent changes share one read of the subscriptions; a read begun before a webhook change is not kept', async () => {
     const inner = store.create();
-    let reads = 0;
-    let held: Promise<void> | undefined;
-    const counted = new Proxy(inner, {
-      get(target, property, receiver) {
-        if (property === 'listAllWebhooks') {
-          return async (...args: Parameters<Store['listAllWebhooks']>) => {
-            reads++;
-            const answer = await target.listAllWebhooks(...args);
-            await held;
-            return answer;
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const vault = await createTestVault({ store: counted, reactors: { egress: { allowPrivateNetwork: true } } });
+    const reads = heldStoreMethod(inner, 'listAllWebhooks');
+    const vault = await createTestVault({ store: reads.store, reactors: { egress: { allowPrivateNetwork: true } } });
     try {
       const admin = await vault.authenticate(vault.adminKey);
       const app = await vault.caller({ permissions: ['token:create'] });
       // Past the subscriptions' cache time: the first event of the tenant reads them.
       vault.clock.advance(60_000);
-      reads = 0;
+      reads.reset();
       await Promise.all(['a', 'b', 'c', 'd'].map((data) => vault.tokens.create(app, { type: 'token', data })));
-      expect(reads).toBe(1);
+      expect(reads.answered).toBe(1);
       // A read under way when a webhook is created: it answers its event, but the next event reads afresh.
       vault.clock.advance(60_000);
-      let release!: () => void;
-      held = new Promise<void>((resolve) => (release = resolve));
+      reads.holdNext();
       const during = vault.tokens.create(app, { type: 'token', data: 'e' });
-      while (reads === 1) await new Promise((resolve) => setImmediate(resolve));
-      held = undefined;
+      await reads.answeredAtLeast(2);
       await vault.webhooks.create(admin, { name: 'created', url: receiver.url, events: ['token.created'] });
-      release();
+      reads.release();
       await during;
       await vault.tokens.create(app, { type: 'token', data: 'f' });
       const deliveries = (await vault.webhooks.listDeliveries(admin)).data;
