@@ -1,3 +1,4 @@
+import { SharedLoads } from '../common/shared-loads.js';
 import type { Caller } from './caller.js';
 
 /** Past this many remembered keys the cache starts over (a bound, not an expected size). */
@@ -15,9 +16,7 @@ const MAX_CACHED_KEYS = 10_000;
 export class AuthCache {
   #entries = new Map<string, { caller: Caller; until: number }>();
   /** Lookups under way, by key hash: the requests presenting a key meanwhile wait for its lookup. */
-  #loading = new Map<string, Promise<Caller>>();
-  /** Counts `clear()` calls: a lookup begun before one is not remembered. */
-  #generation = 0;
+  #loading = new SharedLoads<string, { caller: Caller; notAfter?: number }>();
   #ms: number;
 
   constructor(ms: number) {
@@ -46,31 +45,12 @@ export class AuthCache {
    */
   load(keyHash: string, now: number, lookup: () => Promise<{ caller: Caller; notAfter?: number }>): Promise<Caller> {
     if (this.#ms <= 0) return lookup().then(({ caller }) => caller);
-    const under = this.#loading.get(keyHash);
-    if (under !== undefined) return under;
-    const generation = this.#generation;
-    const done = () => {
-      if (this.#loading.get(keyHash) === loading) this.#loading.delete(keyHash);
-    };
-    const loading: Promise<Caller> = lookup().then(
-      ({ caller, notAfter }) => {
-        done();
-        if (generation === this.#generation) this.set(keyHash, caller, now, notAfter);
-        return caller;
-      },
-      (error: unknown) => {
-        done();
-        throw error;
-      },
-    );
-    this.#loading.set(keyHash, loading);
-    return loading;
+    return this.#loading.load(keyHash, lookup, ({ caller, notAfter }) => this.set(keyHash, caller, now, notAfter)).then(({ caller }) => caller);
   }
 
   /** Forgets every remembered key, and every lookup under way. */
   clear(): void {
     this.#entries.clear();
-    this.#loading.clear();
-    this.#generation++;
+    this.#loading.forgetAll();
   }
 }

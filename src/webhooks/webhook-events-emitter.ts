@@ -5,6 +5,7 @@ import type { Store, WebhookRecord } from '../storage/store.js';
 import { formatIso } from '../common/time.js';
 import type { Deliveries } from './deliveries.js';
 import type { EventData, EventType } from './webhook-events.js';
+import { SharedLoads } from '../common/shared-loads.js';
 
 /** Most webhooks per tenant (create refuses more); also the most an event is matched against. */
 export const MAX_WEBHOOKS_PER_TENANT = 50;
@@ -38,7 +39,7 @@ export class WebhookEvents implements EventSink {
   #cacheMs: number;
   #cache = new Map<string, { webhooks: WebhookRecord[]; types: Set<string>; until: number }>();
   /** The read of a tenant's subscriptions under way, shared by the events that wait for it. */
-  #loading = new Map<string, Promise<WebhookRecord[]>>();
+  #loading = new SharedLoads<string, WebhookRecord[]>();
 
   constructor(deps: { store: Store; clock: Clock; logger: Logger; deliveries: Deliveries; cacheMs?: number }) {
     this.#store = deps.store;
@@ -65,29 +66,18 @@ export class WebhookEvents implements EventSink {
   /** Forgets the tenant's cached subscriptions (after a webhook change through this vault). */
   invalidate(tenantId: string): void {
     this.#cache.delete(tenantId);
-    this.#loading.delete(tenantId);
+    this.#loading.forget(tenantId);
   }
 
   #load(tenantId: string, now: number): Promise<WebhookRecord[]> {
-    const under = this.#loading.get(tenantId);
-    if (under !== undefined) return under;
-    const load: Promise<WebhookRecord[]> = this.#store.listAllWebhooks(tenantId, MAX_WEBHOOKS_PER_TENANT).then(
+    return this.#loading.load(
+      tenantId,
+      () => this.#store.listAllWebhooks(tenantId, MAX_WEBHOOKS_PER_TENANT),
       (webhooks) => {
-        // Still this tenant's read: no change through this vault came in while it ran.
-        if (this.#loading.get(tenantId) === load) {
-          this.#loading.delete(tenantId);
-          if (this.#cache.size >= MAX_CACHED_TENANTS) this.#cache.clear();
-          this.#cache.set(tenantId, { webhooks, types: new Set(webhooks.flatMap((w) => w.events)), until: now + this.#cacheMs });
-        }
-        return webhooks;
-      },
-      (error: unknown) => {
-        if (this.#loading.get(tenantId) === load) this.#loading.delete(tenantId);
-        throw error;
+        if (this.#cache.size >= MAX_CACHED_TENANTS) this.#cache.clear();
+        this.#cache.set(tenantId, { webhooks, types: new Set(webhooks.flatMap((w) => w.events)), until: now + this.#cacheMs });
       },
     );
-    this.#loading.set(tenantId, load);
-    return load;
   }
 
   async #fanOut(tenantId: string, webhooks: readonly WebhookRecord[], type: EventType, data: EventData, now: number): Promise<void> {
