@@ -9,7 +9,8 @@ import { CliError, UsageError } from './io.js';
 export type StoreTarget =
   /** exclusive: the process holds the file alone while it runs (serve, unless --shared-db). */
   | { kind: 'sqlite'; db: string; synchronous: 'full' | 'normal'; exclusive: boolean }
-  | { kind: 'postgres'; url: string; schema: string | undefined };
+  /** preparedStatements: serve's --postgres-prepared-statements (docs/scaling.md). */
+  | { kind: 'postgres'; url: string; schema: string | undefined; preparedStatements: boolean };
 
 /** The store flags every command takes. Defaults are applied by storeTarget, which must see what was given. */
 export const STORE_OPTIONS = {
@@ -19,13 +20,21 @@ export const STORE_OPTIONS = {
 } as const;
 
 /** The target the flags name (SQLite ./tokenvault.db by default). */
-export function storeTarget(values: { db?: string; postgres?: string; 'postgres-schema'?: string; synchronous?: string }): StoreTarget {
+export function storeTarget(values: {
+  db?: string;
+  postgres?: string;
+  'postgres-schema'?: string;
+  'postgres-prepared-statements'?: boolean;
+  synchronous?: string;
+}): StoreTarget {
+  const prepared = values['postgres-prepared-statements'];
   if (values.postgres !== undefined) {
     if (values.db !== undefined) throw new UsageError('--db and --postgres cannot be combined: choose SQLite (--db) or PostgreSQL (--postgres)');
     if (values.synchronous !== undefined) throw new UsageError('--synchronous applies to SQLite (--db) only');
-    return { kind: 'postgres', url: values.postgres, schema: values['postgres-schema'] };
+    return { kind: 'postgres', url: values.postgres, schema: values['postgres-schema'], preparedStatements: prepared === true };
   }
   if (values['postgres-schema'] !== undefined) throw new UsageError('--postgres-schema needs --postgres');
+  if (prepared !== undefined) throw new UsageError('--postgres-prepared-statements needs --postgres');
   const synchronous = values.synchronous ?? 'full';
   if (synchronous !== 'full' && synchronous !== 'normal') throw new UsageError("--synchronous must be 'full' or 'normal'");
   return { kind: 'sqlite', db: values.db ?? './tokenvault.db', synchronous, exclusive: false };
@@ -41,7 +50,11 @@ export function describeTarget(target: StoreTarget): string {
 export function openStore(target: StoreTarget): Store {
   try {
     if (target.kind === 'sqlite') return createSqliteStore({ filename: target.db, synchronous: target.synchronous, exclusive: target.exclusive });
-    return createPostgresStore({ connectionString: target.url, ...(target.schema === undefined ? {} : { schema: target.schema }) });
+    return createPostgresStore({
+      connectionString: target.url,
+      preparedStatements: target.preparedStatements,
+      ...(target.schema === undefined ? {} : { schema: target.schema }),
+    });
   } catch (error) {
     throw storeError(error, target);
   }

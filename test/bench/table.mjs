@@ -3,7 +3,8 @@
 //      file, synchronous full), of a bare node:http JSON server in its own process
 //   2. POST /tokens (card), the same two servers
 //   3. GET with the default access log, of the same server with `--access-log off`
-//   4. PostgreSQL server CPU per request, of SQLite's (GET / POST, one instance each, access log off)
+//   4. PostgreSQL server CPU per request, of SQLite's (GET / POST, one instance each, access log off);
+//      beside it, not a row of the issue, the same with --postgres-prepared-statements (opt-in)
 //   5. reactor invoke p50 on the worker pool, of a raw QuickJS context + eval (test/bench/reactors.mjs)
 //   6. reactor invocations/s with 16 in flight, of 1 in flight (test/bench/reactors.mjs)
 // autocannon with 32 connections; the servers run in child processes, interleaved in short slices
@@ -157,29 +158,44 @@ async function httpRows(dir, started) {
   ];
 }
 
-/** Row 4: one instance on PostgreSQL beside one on SQLite, access log off. */
-async function postgresRow(dir, started) {
-  if (!PG_URL) return ["PostgreSQL server CPU per request, of SQLite's", 'skipped', 'set TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL'];
+/**
+ * Row 4: one instance on PostgreSQL beside one on SQLite, access log off; and one started with
+ * --postgres-prepared-statements (in its own schema), when the build has that flag.
+ */
+async function postgresRows(dir, started) {
+  const name = "PostgreSQL server CPU per request, of SQLite's (GET / POST)";
+  if (!PG_URL) return [[name, 'skipped', 'set TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL']];
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
-  const schema = `tv_table_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const schemas = [1, 2].map((i) => `tv_table_${process.pid}_${i}_${randomBytes(3).toString('hex')}`);
+  const onPostgres = async (schema, flags = []) => {
+    const server = await startServe(['--postgres', PG_URL, '--postgres-schema', schema, '--access-log', 'off', ...flags]);
+    started.push(server);
+    server.pids = async () => [server.child.pid, ...(await backendPids(pool, server.child.pid))];
+    return server;
+  };
   try {
     const sqlite = await startServe(['--db', join(dir, 'cpu.db'), '--access-log', 'off']);
     started.push(sqlite);
-    const postgres = await startServe(['--postgres', PG_URL, '--postgres-schema', schema, '--access-log', 'off']);
-    started.push(postgres);
-    postgres.pids = async () => [postgres.child.pid, ...(await backendPids(pool, postgres.child.pid))];
-    const [sqliteGet, pgGet] = await measure([sqlite, postgres], 'GET');
-    const [sqlitePost, pgPost] = await measure([sqlite, postgres], 'POST');
-    return [
-      "PostgreSQL server CPU per request, of SQLite's (GET / POST)",
+    const servers = [sqlite, await onPostgres(schemas[0])];
+    // An older build (BENCH_DIST) without the flag measures the row alone.
+    const prepared = await onPostgres(schemas[1], ['--postgres-prepared-statements']).catch(() => null);
+    if (prepared) servers.push(prepared);
+    const [sqliteGet, ...getRuns] = await measure(servers, 'GET');
+    const [sqlitePost, ...postRuns] = await measure(servers, 'POST');
+    const row = (label, pgGet, pgPost) => [
+      label,
       `${fmt(pgGet.cpuMs / sqliteGet.cpuMs)}x / ${fmt(pgPost.cpuMs / sqlitePost.cpuMs)}x`,
       `PostgreSQL: tokenvault ${pgGet.ownCpuMs.toFixed(3)} + backends ${(pgGet.cpuMs - pgGet.ownCpuMs).toFixed(3)} / ${pgPost.ownCpuMs.toFixed(3)} + ${(pgPost.cpuMs - pgPost.ownCpuMs).toFixed(3)} ms; ` +
         `SQLite ${sqliteGet.cpuMs.toFixed(3)} / ${sqlitePost.cpuMs.toFixed(3)} ms; ${pgGet.rps.toFixed(0)} / ${pgPost.rps.toFixed(0)} req/s on PostgreSQL, ${sqliteGet.rps.toFixed(0)} / ${sqlitePost.rps.toFixed(0)} on SQLite${bad(pgGet, pgPost)}`,
     ];
+    const rows = [row(name, getRuns[0], postRuns[0])];
+    if (prepared) rows.push(row('  the same with --postgres-prepared-statements (opt-in)', getRuns[1], postRuns[1]));
+    return rows;
   } finally {
     await stopAll(started.splice(0));
-    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => pool.end());
+    for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
   }
 }
 
@@ -207,7 +223,7 @@ export async function run(reactorFigures) {
   try {
     if (!only || only === 'http') rows.push(...(await httpRows(dir, started)));
     await stopAll(started.splice(0));
-    if (!only || only === 'postgres') rows.push(await postgresRow(dir, started));
+    if (!only || only === 'postgres') rows.push(...(await postgresRows(dir, started)));
   } finally {
     await stopAll(started);
     rmSync(dir, { recursive: true, force: true });

@@ -21,14 +21,16 @@ const stop = async (cli: Running) => {
 };
 
 // Directly and through PgBouncer in transaction mode (docs/scaling.md), when one is set.
-describeEachPgRoute('tokenvault serve --postgres (the built CLI as child processes)', (url) => {
+describeEachPgRoute('tokenvault serve --postgres (the built CLI as child processes)', (url, route) => {
   beforeAll(() => ensureBuilt(), 120_000);
   it('two instances share one database: one bootstrap, token round trips over HTTP, migrate and keys rotate', async () => {
     const schema = freshSchema('cli');
     schemas.push(schema);
     const store = ['--postgres', url, '--postgres-schema', schema];
+    // Directly, the second names its statements (a pooler in transaction mode would lose them).
+    const prepared = route === 'postgres' ? ['--postgres-prepared-statements'] : [];
     // Started together on an empty schema: they race to migrate and to create the first tenant.
-    const instances = await Promise.all([startCli(['serve', '--port', '0', ...store], env), startCli(['serve', '--port', '0', ...store], env)]);
+    const instances = await Promise.all([startCli(['serve', '--port', '0', ...store], env), startCli(['serve', '--port', '0', ...store, ...prepared], env)]);
     const [one, two] = instances;
     try {
       expect(instances.filter((cli) => /created tenant/.test(cli.stdout()))).toHaveLength(1);

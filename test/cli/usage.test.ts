@@ -85,6 +85,7 @@ describe('usage', () => {
       [['serve', '--postgres', 'postgres://localhost/db', '--synchronous', 'normal'], /--synchronous applies to SQLite \(--db\) only/],
       [['serve', '--postgres', 'postgres://localhost/db', '--shared-db'], /--shared-db applies to SQLite \(--db\) only/],
       [['serve', '--postgres-schema', 'vault'], /--postgres-schema needs --postgres/],
+      [['serve', '--postgres-prepared-statements'], /--postgres-prepared-statements needs --postgres/],
       [['migrate', '--db', 'x.db', '--postgres', 'postgres://localhost/db'], /--db and --postgres cannot be combined/],
       [['keys', 'rotate', '--postgres-schema', 'vault'], /--postgres-schema needs --postgres/],
     ];

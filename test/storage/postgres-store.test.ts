@@ -59,6 +59,9 @@ describe('createPostgresStore options', () => {
       expect(Object.keys(validationErrorOf(() => createPostgresStore({ connectionString: url, max: max as number })).errors), String(max)).toEqual(['max']);
     }
     expect(Object.keys(validationErrorOf(() => createPostgresStore({ pool, max: 5 })).errors)).toEqual(['max']);
+    for (const preparedStatements of ['true', 1, null]) {
+      expect(Object.keys(validationErrorOf(() => createPostgresStore({ pool, preparedStatements: preparedStatements as never })).errors)).toEqual(['preparedStatements']);
+    }
     expect(Object.keys(validationErrorOf(() => createPostgresStore({ connectionString: url, database: 'x' } as never)).errors)).toEqual(['database']);
   });
 
@@ -138,6 +141,31 @@ describe('PostgreSQL store helpers (no server)', () => {
     expect(pool.texts).toEqual([begin, 'UPDATE x', 'COMMIT', 'ROLLBACK', begin, 'UPDATE x', 'COMMIT']);
   });
 
+  it('names statements with parameters, one name per text, only with preparedStatements', async () => {
+    const names = async (preparedStatements: boolean) => {
+      const seen: (string | undefined)[] = [];
+      const pool = scriptedPool(() => ({}));
+      const recording = { ...pool, query: async (config: { name?: string; text: string }) => (seen.push(config.name), pool.query(config)) };
+      const db = new PgExecutor(recording, { preparedStatements });
+      await db.query('SELECT $1::int AS a', [1]);
+      await db.query('SELECT $1::int AS b', [2]);
+      await db.query('SELECT $1::int AS a', [3]);
+      await db.query('SELECT 1');
+      return seen;
+    };
+    expect(await names(false)).toEqual([undefined, undefined, undefined, undefined]);
+    const [a, b, again, plain] = await names(true);
+    expect(a).toMatch(/^tokenvault_\d+_\d+$/);
+    expect([b, again, plain]).toEqual([expect.not.stringMatching(`^${a}$`), a, undefined]);
+  });
+
+  it('says what to change when a pooler lost a prepared statement', async () => {
+    for (const code of ['26000', '42P05']) {
+      const error = await new PgExecutor(scriptedPool(() => pgError(code)), { preparedStatements: true }).query('SELECT $1::int', [1]).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/preparedStatements option is on behind a pooler .*--postgres-prepared-statements\) off, or set max_prepared_statements/);
+    }
+  });
+
   it('has one migration per shipped schema version', () => {
     expect(MIGRATIONS.length).toBeGreaterThanOrEqual(1);
   });
@@ -168,6 +196,12 @@ if (PG_URL === undefined) {
   await runStoreConformance(
     'postgres (a fresh schema per test)',
     () => createPostgresStore({ pool: recorder.pool, schema: freshSchema() }),
+    (store) => dropSchema((store as PostgresStore).schema),
+  );
+  // The same contract with named (server-side prepared) statements, as --postgres-prepared-statements runs.
+  await runStoreConformance(
+    'postgres (prepared statements)',
+    () => createPostgresStore({ connectionString: url, schema: freshSchema('prep'), max: 4, preparedStatements: true }),
     (store) => dropSchema((store as PostgresStore).schema),
   );
   describe('PostgreSQL statements name the tenant', () => {
@@ -382,6 +416,41 @@ if (PG_URL === undefined) {
         expect(overlaps).toBe(0);
       } finally {
         await discard(one, two);
+      }
+    });
+  });
+
+  describe('PostgreSQL prepared statements', () => {
+    it('with preparedStatements, a connection prepares a statement once and runs it again by name', async () => {
+      for (const preparedStatements of [true, false]) {
+        const pool = new pg.Pool({ connectionString: url, max: 2 });
+        const store = createPostgresStore({ pool, schema: freshSchema('prep'), preparedStatements });
+        try {
+          await store.migrate();
+          const token = makeToken();
+          expect(await store.createToken(token, T0)).toEqual({ status: 'created' });
+          for (let i = 0; i < 6; i++) expect((await store.getToken(TENANT_A, token.id, T0))?.id).toBe(token.id);
+          // Both connections, each asked about its own prepared statements.
+          const clients = [await pool.connect(), await pool.connect()];
+          const prepared = [];
+          for (const client of clients) {
+            const { rows } = await client.query("SELECT name, statement, generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE name LIKE 'tokenvault_%'");
+            prepared.push(...rows);
+            client.release();
+          }
+          if (!preparedStatements) {
+            expect(prepared).toEqual([]);
+            continue;
+          }
+          const reads = prepared.filter((row) => /FROM "tv_prep_[^"]+"\.tokens t\b/.test(row.statement) && /\bt\.id = \$2/.test(row.statement));
+          expect(reads.length, JSON.stringify(prepared)).toBeGreaterThan(0);
+          // Six reads over at most two connections: one of them ran its prepared read at least three times.
+          expect(Math.max(...reads.map((row) => Number(row.runs)))).toBeGreaterThanOrEqual(3);
+        } finally {
+          await store.close();
+          await pool.end();
+          await dropSchema(store.schema);
+        }
       }
     });
   });

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PgPool, PgPoolClient, PgQueryResult } from './postgres-options.js';
+import type { PgPool, PgPoolClient, PgQueryConfig, PgQueryResult } from './postgres-options.js';
 import { isConnectionError, isRetryable, translateError } from './pg-errors.js';
 import { TYPE_PARSERS } from './type-parsers.js';
 
@@ -65,18 +65,51 @@ export function isRead(text: string): boolean {
 
 const ignore = () => undefined;
 
+/** Distinct statement texts a store names; later ones run unnamed, so a connection holds at most this many of its statements. */
+export const MAX_NAMED_STATEMENTS = 256;
+/** Executors made in this process: each names its statements apart, as two stores may share a caller's pool. */
+let executors = 0;
+
+/**
+ * One name per distinct text: pg refuses a name given to two texts on one connection. A store's
+ * texts are a bounded set (its statements, and the combinations of list filters and updated columns).
+ */
+class StatementNames {
+  readonly #prefix = `tokenvault_${++executors}_`;
+  readonly #names = new Map<string, string>();
+
+  of(text: string): string | undefined {
+    let name = this.#names.get(text);
+    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS) {
+      name = this.#prefix + this.#names.size;
+      this.#names.set(text, name);
+    }
+    return name;
+  }
+}
+
 /**
  * The store's access to PostgreSQL: every query goes with the store's column parsers, and is
  * retried and translated in one place.
  *
- * No named (server-side prepared) statements: they live per connection and break behind a pooler
- * in transaction mode (PgBouncer), and the statements are short enough that parsing is not the cost.
+ * Statements are unnamed unless `preparedStatements` is on: a named (server-side prepared)
+ * statement lives on one server connection, and a pooler in transaction mode (PgBouncer 1.18) runs
+ * the next use on another. Named, a statement is parsed and planned once per connection: that was
+ * half the database's CPU of a token read (docs/scaling.md). Only statements with parameters are
+ * named; the others (BEGIN, COMMIT, migrations' scripts) go by the simple protocol as before.
  */
 export class PgExecutor implements Queryable {
   readonly #pool: PgPool;
+  readonly #names: StatementNames | null;
 
-  constructor(pool: PgPool) {
+  constructor(pool: PgPool, options: { preparedStatements?: boolean } = {}) {
     this.#pool = pool;
+    this.#names = options.preparedStatements === true ? new StatementNames() : null;
+  }
+
+  #config(text: string, values: readonly unknown[]): PgQueryConfig {
+    const name = this.#names !== null && values.length > 0 ? this.#names.of(text) : undefined;
+    return name === undefined ? { text, values: [...values], types: TYPE_PARSERS } : { name, text, values: [...values], types: TYPE_PARSERS };
   }
 
   /**
@@ -84,7 +117,7 @@ export class PgExecutor implements Queryable {
    * connection when its connection was lost; a write is not (see ConnectionRetry).
    */
   query(text: string, values: readonly unknown[] = []): Promise<PgQueryResult> {
-    return retrying(() => this.#pool.query({ text, values: [...values], types: TYPE_PARSERS }), isRead(text) ? 'always' : 'never');
+    return retrying(() => this.#pool.query(this.#config(text, values)), isRead(text) ? 'always' : 'never');
   }
 
   /**
@@ -162,7 +195,7 @@ export class PgExecutor implements Queryable {
     client.on?.('error', ignore);
     let discarded = false;
     try {
-      const queryable: Queryable = { query: (text, values = []) => client.query({ text, values: [...values], types: TYPE_PARSERS }) };
+      const queryable: Queryable = { query: (text, values = []) => client.query(this.#config(text, values)) };
       return await fn(queryable, () => {
         discarded = true;
       });

@@ -12,11 +12,11 @@ import { composePostgresStore, type PostgresStore } from './postgres-store.js';
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const resolved = resolvePostgresStoreOptions(options);
-  if (resolved.pool !== undefined) return composePostgresStore(resolved.pool, resolved.schema, false);
+  if (resolved.pool !== undefined) return composePostgresStore(resolved.pool, resolved.schema, false, resolved.preparedStatements);
   const pool = new pg.Pool({ connectionString: resolved.connectionString, max: resolved.max, application_name: 'tokenvault' });
   // An idle connection that breaks (a server restart, a network cut) is reported on the pool; with
   // no listener, Node would end the process. The pool drops the connection and opens another on
   // the next query, which reports any lasting failure.
   pool.on('error', () => undefined);
-  return composePostgresStore(pool satisfies PgPool, resolved.schema, true);
+  return composePostgresStore(pool satisfies PgPool, resolved.schema, true, resolved.preparedStatements);
 }

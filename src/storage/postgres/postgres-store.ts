@@ -35,8 +35,8 @@ export type PostgresStore = Store & {
  * guarantee of the Store interface holds across them. Build it with `createPostgresStore`;
  * `owned`: whether `close()` ends the pool.
  */
-export function composePostgresStore(pool: PgPool, schema: string, owned: boolean): PostgresStore {
-  const db = new PgExecutor(pool);
+export function composePostgresStore(pool: PgPool, schema: string, owned: boolean, preparedStatements: boolean): PostgresStore {
+  const db = new PgExecutor(pool, { preparedStatements });
   const s = quoteSchema(schema);
   const sql = recordStatements(s);
   const credentials = new PostgresCredentials(db, s);
