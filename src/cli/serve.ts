@@ -29,10 +29,10 @@ Options:
   --postgres <url>           Use PostgreSQL instead of SQLite: postgres://user@host:5432/db
                              (instances sharing the database may run side by side)
   --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
-  --postgres-prepared-statements
-                             Prepare each statement once per connection (half the database's CPU
-                             per token read). Not behind PgBouncer in transaction mode unless it
-                             keeps prepared statements (1.21+, max_prepared_statements)
+  --postgres-prepared-statements <on|off>
+                             Prepare each statement once per connection: half the database's CPU
+                             per token read (default on; behind a pooler that loses them, such as
+                             PgBouncer 1.18 in transaction mode, the first loss turns it off)
   --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <prefix>-IDEMPOTENCY-KEY (default SVC)
   --max-body-bytes <n>       Largest request body accepted (default 1048576)
   --allow-private-network    Let reactor fetch, webhooks, reactor callbacks and /proxy reach
@@ -69,7 +69,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     host: { type: 'string', default: '127.0.0.1' },
     ...STORE_OPTIONS,
     synchronous: { type: 'string' },
-    'postgres-prepared-statements': { type: 'boolean' },
+    'postgres-prepared-statements': { type: 'string' },
     'shared-db': { type: 'boolean', default: false },
     'header-prefix': { type: 'string', default: 'SVC' },
     'max-body-bytes': { type: 'string', default: '1048576' },

@@ -24,14 +24,15 @@ export function storeTarget(values: {
   db?: string;
   postgres?: string;
   'postgres-schema'?: string;
-  'postgres-prepared-statements'?: boolean;
+  'postgres-prepared-statements'?: string;
   synchronous?: string;
 }): StoreTarget {
   const prepared = values['postgres-prepared-statements'];
   if (values.postgres !== undefined) {
     if (values.db !== undefined) throw new UsageError('--db and --postgres cannot be combined: choose SQLite (--db) or PostgreSQL (--postgres)');
     if (values.synchronous !== undefined) throw new UsageError('--synchronous applies to SQLite (--db) only');
-    return { kind: 'postgres', url: values.postgres, schema: values['postgres-schema'], preparedStatements: prepared === true };
+    if (prepared !== undefined && prepared !== 'on' && prepared !== 'off') throw new UsageError("--postgres-prepared-statements must be 'on' or 'off'");
+    return { kind: 'postgres', url: values.postgres, schema: values['postgres-schema'], preparedStatements: prepared !== 'off' };
   }
   if (values['postgres-schema'] !== undefined) throw new UsageError('--postgres-schema needs --postgres');
   if (prepared !== undefined) throw new UsageError('--postgres-prepared-statements needs --postgres');

@@ -149,7 +149,8 @@ export async function run() {
       { name: 'PostgreSQL, 2 instances', instances: [pgA, pgB], paths: pgPaths, usesDatabase: true },
     ];
     if (PGBOUNCER_URL) {
-      const pooled = ['--postgres', PGBOUNCER_URL, '--postgres-schema', schema];
+      // As docs/scaling.md starts instances behind PgBouncer 1.18, which loses named statements.
+      const pooled = ['--postgres', PGBOUNCER_URL, '--postgres-schema', schema, '--postgres-prepared-statements', 'off'];
       const poolA = await serve(pooled, env);
       started.push(poolA);
       const poolB = await serve(pooled, env);

@@ -4,7 +4,8 @@
 //   2. POST /tokens (card), the same two servers
 //   3. GET with the default access log, of the same server with `--access-log off`
 //   4. PostgreSQL server CPU per request, of SQLite's (GET / POST, one instance each, access log off);
-//      beside it, not a row of the issue, the same with --postgres-prepared-statements (opt-in)
+//      beside it, not a row of the issue, the same with --postgres-prepared-statements off (unnamed
+//      statements, as behind a pooler that loses prepared ones)
 //   5. reactor invoke p50 on the worker pool, of a raw QuickJS context + eval (test/bench/reactors.mjs)
 //   6. reactor invocations/s with 16 in flight, of 1 in flight (test/bench/reactors.mjs)
 // autocannon with 32 connections; the servers run in child processes, interleaved in short slices
@@ -160,7 +161,7 @@ async function httpRows(dir, started) {
 
 /**
  * Row 4: one instance on PostgreSQL beside one on SQLite, access log off; and one started with
- * --postgres-prepared-statements (in its own schema), when the build has that flag.
+ * --postgres-prepared-statements off (in its own schema), when the build has that flag.
  */
 async function postgresRows(dir, started) {
   const name = "PostgreSQL server CPU per request, of SQLite's (GET / POST)";
@@ -179,8 +180,8 @@ async function postgresRows(dir, started) {
     started.push(sqlite);
     const servers = [sqlite, await onPostgres(schemas[0])];
     // An older build (BENCH_DIST) without the flag measures the row alone.
-    const prepared = await onPostgres(schemas[1], ['--postgres-prepared-statements']).catch(() => null);
-    if (prepared) servers.push(prepared);
+    const unnamed = await onPostgres(schemas[1], ['--postgres-prepared-statements', 'off']).catch(() => null);
+    if (unnamed) servers.push(unnamed);
     const [sqliteGet, ...getRuns] = await measure(servers, 'GET');
     const [sqlitePost, ...postRuns] = await measure(servers, 'POST');
     const row = (label, pgGet, pgPost) => [
@@ -190,7 +191,7 @@ async function postgresRows(dir, started) {
         `SQLite ${sqliteGet.cpuMs.toFixed(3)} / ${sqlitePost.cpuMs.toFixed(3)} ms; ${pgGet.rps.toFixed(0)} / ${pgPost.rps.toFixed(0)} req/s on PostgreSQL, ${sqliteGet.rps.toFixed(0)} / ${sqlitePost.rps.toFixed(0)} on SQLite${bad(pgGet, pgPost)}`,
     ];
     const rows = [row(name, getRuns[0], postRuns[0])];
-    if (prepared) rows.push(row('  the same with --postgres-prepared-statements (opt-in)', getRuns[1], postRuns[1]));
+    if (unnamed) rows.push(row('  the same with --postgres-prepared-statements off', getRuns[1], postRuns[1]));
     return rows;
   } finally {
     await stopAll(started.splice(0));

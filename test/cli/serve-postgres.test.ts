@@ -27,8 +27,9 @@ describeEachPgRoute('tokenvault serve --postgres (the built CLI as child process
     const schema = freshSchema('cli');
     schemas.push(schema);
     const store = ['--postgres', url, '--postgres-schema', schema];
-    // Directly, the second names its statements (a pooler in transaction mode would lose them).
-    const prepared = route === 'postgres' ? ['--postgres-prepared-statements'] : [];
+    // Directly, the second does not name its statements (through the pooler both start naming them
+    // and stop at the first statement it loses).
+    const prepared = route === 'postgres' ? ['--postgres-prepared-statements', 'off'] : [];
     // Started together on an empty schema: they race to migrate and to create the first tenant.
     const instances = await Promise.all([startCli(['serve', '--port', '0', ...store], env), startCli(['serve', '--port', '0', ...store, ...prepared], env)]);
     const [one, two] = instances;

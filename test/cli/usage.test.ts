@@ -85,7 +85,8 @@ describe('usage', () => {
       [['serve', '--postgres', 'postgres://localhost/db', '--synchronous', 'normal'], /--synchronous applies to SQLite \(--db\) only/],
       [['serve', '--postgres', 'postgres://localhost/db', '--shared-db'], /--shared-db applies to SQLite \(--db\) only/],
       [['serve', '--postgres-schema', 'vault'], /--postgres-schema needs --postgres/],
-      [['serve', '--postgres-prepared-statements'], /--postgres-prepared-statements needs --postgres/],
+      [['serve', '--postgres-prepared-statements', 'on'], /--postgres-prepared-statements needs --postgres/],
+      [['serve', '--postgres', 'postgres://localhost/db', '--postgres-prepared-statements', 'yes'], /--postgres-prepared-statements must be 'on' or 'off'/],
       [['migrate', '--db', 'x.db', '--postgres', 'postgres://localhost/db'], /--db and --postgres cannot be combined/],
       [['keys', 'rotate', '--postgres-schema', 'vault'], /--postgres-schema needs --postgres/],
     ];

@@ -10,7 +10,7 @@ import type { StoredToken } from '../../src/storage/store.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import { APP_A, T0, TENANT_A, makeAudit, makeFormula, makeReactor, makeToken } from '../../src/testing/store-conformance.js';
 import { recordingPool, statementsWithoutTenant } from '../support/tenant-statements.js';
-import { PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 import { describeEachPgRoute } from '../support/stores.js';
 import { validationErrorOf } from '../support/field-errors.js';
 
@@ -141,7 +141,7 @@ describe('PostgreSQL store helpers (no server)', () => {
     expect(pool.texts).toEqual([begin, 'UPDATE x', 'COMMIT', 'ROLLBACK', begin, 'UPDATE x', 'COMMIT']);
   });
 
-  it('names statements with parameters, one name per text, only with preparedStatements', async () => {
+  it('names statements with parameters by a hash of their text, only with preparedStatements', async () => {
     const names = async (preparedStatements: boolean) => {
       const seen: (string | undefined)[] = [];
       const pool = scriptedPool(() => ({}));
@@ -155,15 +155,51 @@ describe('PostgreSQL store helpers (no server)', () => {
     };
     expect(await names(false)).toEqual([undefined, undefined, undefined, undefined]);
     const [a, b, again, plain] = await names(true);
-    expect(a).toMatch(/^tokenvault_\d+_\d+$/);
+    expect(a).toMatch(/^tokenvault_[0-9a-f]{40}$/);
     expect([b, again, plain]).toEqual([expect.not.stringMatching(`^${a}$`), a, undefined]);
+    // Another store (another process behind a pooler) gives the text the same name: never another statement's.
+    expect((await names(true))[0]).toBe(a);
   });
 
-  it('says what to change when a pooler lost a prepared statement', async () => {
+  it('when a pooler loses a named statement, stops naming and runs the work again unnamed', async () => {
     for (const code of ['26000', '42P05']) {
-      const error = await new PgExecutor(scriptedPool(() => pgError(code)), { preparedStatements: true }).query('SELECT $1::int', [1]).catch((e: unknown) => e);
-      expect((error as Error).message).toMatch(/preparedStatements option is on behind a pooler .*--postgres-prepared-statements\) off, or set max_prepared_statements/);
+      const seen: { name?: string; text: string }[] = [];
+      const pool = scriptedPool(() => ({ rows: [{ ok: 1 }], rowCount: 1 }));
+      const losing = {
+        ...pool,
+        query: async (config: { name?: string; text: string }) => {
+          seen.push(config);
+          return config.name === undefined ? pool.query(config) : Promise.reject(pgError(code));
+        },
+      };
+      losing.connect = async () => ({ query: losing.query, release: () => undefined });
+      const db = new PgExecutor(losing, { preparedStatements: true });
+      expect((await db.query('SELECT $1::int AS ok', [1])).rows).toEqual([{ ok: 1 }]);
+      expect(db.naming).toBe(false);
+      expect(seen.map((c) => c.name === undefined)).toEqual([false, true]);
+      // A transaction that lost one is rolled back and run again whole, unnamed.
+      const named = new PgExecutor(losing, { preparedStatements: true });
+      seen.length = 0;
+      let runs = 0;
+      expect(await named.transaction(async (tx) => (runs++, (await tx.query('UPDATE x SET a = $1', [1])).rowCount))).toBe(1);
+      expect(runs).toBe(2);
+      expect(seen.map((c) => `${c.text}${c.name === undefined ? '' : ' (named)'}`)).toEqual([
+        'BEGIN ISOLATION LEVEL READ COMMITTED',
+        'UPDATE x SET a = $1 (named)',
+        'ROLLBACK',
+        'BEGIN ISOLATION LEVEL READ COMMITTED',
+        'UPDATE x SET a = $1',
+        'COMMIT',
+      ]);
+      // A lock's transaction (withLock) that lost its statement before holding anything starts again.
+      const holder = new PgExecutor(losing, { preparedStatements: true });
+      expect(await holder.holding(async (tx) => void (await tx.query('SELECT pg_advisory_xact_lock($1)', [1])), async () => 'held')).toBe('held');
+      expect(holder.naming).toBe(false);
     }
+    // Any other failure leaves naming on.
+    const failing = new PgExecutor(scriptedPool(() => pgError('42P01')), { preparedStatements: true });
+    await expect(failing.query('SELECT $1::int', [1])).rejects.toMatchObject({ code: '42P01' });
+    expect(failing.naming).toBe(true);
   });
 
   it('has one migration per shipped schema version', () => {
@@ -198,10 +234,10 @@ if (PG_URL === undefined) {
     () => createPostgresStore({ pool: recorder.pool, schema: freshSchema() }),
     (store) => dropSchema((store as PostgresStore).schema),
   );
-  // The same contract with named (server-side prepared) statements, as --postgres-prepared-statements runs.
+  // The same contract with unnamed statements (preparedStatements: false, --postgres-prepared-statements off).
   await runStoreConformance(
-    'postgres (prepared statements)',
-    () => createPostgresStore({ connectionString: url, schema: freshSchema('prep'), max: 4, preparedStatements: true }),
+    'postgres (unnamed statements)',
+    () => createPostgresStore({ connectionString: url, schema: freshSchema('unnamed'), max: 4, preparedStatements: false }),
     (store) => dropSchema((store as PostgresStore).schema),
   );
   describe('PostgreSQL statements name the tenant', () => {
@@ -451,6 +487,30 @@ if (PG_URL === undefined) {
           await pool.end();
           await dropSchema(store.schema);
         }
+      }
+    });
+  });
+
+  describe.skipIf(PGBOUNCER_URL === undefined)(`PostgreSQL prepared statements through PgBouncer in transaction mode${PGBOUNCER_URL === undefined ? ` (${PGBOUNCER_SKIP_REASON})` : ''}`, () => {
+    it('a named statement the pooler loses turns naming off; every answer is still right', async () => {
+      const pool = new pg.Pool({ connectionString: PGBOUNCER_URL, max: 4 });
+      const db = new PgExecutor(pool, { preparedStatements: true });
+      try {
+        // PgBouncer 1.18 lends each transaction any server connection: a few rounds of concurrent
+        // statements reach one that never prepared what the client believes it did.
+        let round = 0;
+        for (; round < 200 && db.naming; round++) {
+          const [sum, [product], text] = await Promise.all([
+            db.query('SELECT $1::int + 1 AS v', [round]),
+            db.transaction(async (tx) => (await tx.query('SELECT $1::int * 2 AS w', [round])).rows),
+            db.query('SELECT $1::text AS t', [`r${round}`]),
+          ]);
+          expect([sum.rows[0]?.v, product?.w, text.rows[0]?.t]).toEqual([round + 1, round * 2, `r${round}`]);
+        }
+        expect(db.naming).toBe(false);
+        expect((await db.query('SELECT $1::int AS after', [7])).rows).toEqual([{ after: 7 }]);
+      } finally {
+        await pool.end();
       }
     });
   });

@@ -51,12 +51,6 @@ const UNIQUE_VIOLATION = '23505';
  */
 const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 
-/**
- * A named statement the server connection does not have (26000) or has already (42P05): the store
- * named its statements (preparedStatements) and a pooler gave it another server connection.
- */
-const LOST_PREPARED_STATEMENT = new Set(['26000', '42P05']);
-
 function sqlstate(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -81,14 +75,6 @@ export function translateError(error: unknown): unknown {
   const code = sqlstate(error);
   if (code === UNIQUE_VIOLATION) return new ConflictError('A record with this id already exists');
   if (code !== undefined && UNSTORABLE_TEXT.has(code)) return ValidationError.field('input', 'must not contain NUL characters (\\u0000)');
-  if (code !== undefined && LOST_PREPARED_STATEMENT.has(code)) {
-    return new Error(
-      `PostgreSQL says: ${(error as Error).message}. The store's preparedStatements option is on behind a pooler that does not keep ` +
-        'prepared statements across transactions (PgBouncer in transaction mode without max_prepared_statements): turn the option ' +
-        '(--postgres-prepared-statements) off, or set max_prepared_statements in PgBouncer 1.21 or later (docs/scaling.md)',
-      { cause: error },
-    );
-  }
   return error;
 }
 

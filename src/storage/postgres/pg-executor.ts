@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PgPool, PgPoolClient, PgQueryConfig, PgQueryResult } from './postgres-options.js';
 import { isConnectionError, isRetryable, translateError } from './pg-errors.js';
+import { StatementNames, isLostPreparedStatement } from './statement-names.js';
 import { TYPE_PARSERS } from './type-parsers.js';
 
 /** Runs one statement: the pool (autocommit) or a transaction's connection. */
@@ -65,46 +66,41 @@ export function isRead(text: string): boolean {
 
 const ignore = () => undefined;
 
-/** Distinct statement texts a store names; later ones run unnamed, so a connection holds at most this many of its statements. */
-export const MAX_NAMED_STATEMENTS = 256;
-/** Executors made in this process: each names its statements apart, as two stores may share a caller's pool. */
-let executors = 0;
-
-/**
- * One name per distinct text: pg refuses a name given to two texts on one connection. A store's
- * texts are a bounded set (its statements, and the combinations of list filters and updated columns).
- */
-class StatementNames {
-  readonly #prefix = `tokenvault_${++executors}_`;
-  readonly #names = new Map<string, string>();
-
-  of(text: string): string | undefined {
-    let name = this.#names.get(text);
-    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS) {
-      name = this.#prefix + this.#names.size;
-      this.#names.set(text, name);
-    }
-    return name;
-  }
-}
-
 /**
  * The store's access to PostgreSQL: every query goes with the store's column parsers, and is
  * retried and translated in one place.
  *
- * Statements are unnamed unless `preparedStatements` is on: a named (server-side prepared)
- * statement lives on one server connection, and a pooler in transaction mode (PgBouncer 1.18) runs
- * the next use on another. Named, a statement is parsed and planned once per connection: that was
- * half the database's CPU of a token read (docs/scaling.md). Only statements with parameters are
- * named; the others (BEGIN, COMMIT, migrations' scripts) go by the simple protocol as before.
+ * With `preparedStatements`, statements with parameters are named, so that each connection parses
+ * and plans one once (half the database's CPU of a token read, docs/scaling.md); the others (BEGIN,
+ * COMMIT, migrations' scripts) go by the simple protocol. A named statement lives on one server
+ * connection: a pooler in transaction mode that does not carry it over (PgBouncer before 1.21)
+ * answers a later use on another connection with an error, and the executor then stops naming
+ * statements and runs the failed work again (the statement did not run; a transaction was rolled
+ * back).
  */
 export class PgExecutor implements Queryable {
   readonly #pool: PgPool;
-  readonly #names: StatementNames | null;
+  #names: StatementNames | null;
 
   constructor(pool: PgPool, options: { preparedStatements?: boolean } = {}) {
     this.#pool = pool;
     this.#names = options.preparedStatements === true ? new StatementNames() : null;
+  }
+
+  /** Whether statements are still named (false from the start, or since a pooler lost one). */
+  get naming(): boolean {
+    return this.#names !== null;
+  }
+
+  /** Runs `work`; when a named statement was lost (a pooler), stops naming and runs it once more, unnamed. */
+  async #unnamedIfLost<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isLostPreparedStatement(error)) throw error;
+      this.#names = null;
+      return work();
+    }
   }
 
   #config(text: string, values: readonly unknown[]): PgQueryConfig {
@@ -117,7 +113,7 @@ export class PgExecutor implements Queryable {
    * connection when its connection was lost; a write is not (see ConnectionRetry).
    */
   query(text: string, values: readonly unknown[] = []): Promise<PgQueryResult> {
-    return retrying(() => this.#pool.query(this.#config(text, values)), isRead(text) ? 'always' : 'never');
+    return this.#unnamedIfLost(() => retrying(() => this.#pool.query(this.#config(text, values)), isRead(text) ? 'always' : 'never'));
   }
 
   /**
@@ -127,6 +123,10 @@ export class PgExecutor implements Queryable {
    * must only touch the database (no side effects outside it that a second run would repeat).
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.#unnamedIfLost(() => this.#transaction(fn));
+  }
+
+  #transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return retrying(() =>
       this.#withClient(async (tx, discard) => {
         // Explicitly READ COMMITTED, whatever the database's default: the store's transactions take
@@ -183,6 +183,11 @@ export class PgExecutor implements Queryable {
         }
       });
     } catch (error) {
+      // `begin` lost a named statement (a pooler): nothing is held and `fn` has not run.
+      if (!began && isLostPreparedStatement(error)) {
+        this.#names = null;
+        return this.holding(begin, fn);
+      }
       // Not reaching the database is a 503 like any store call; what `fn` throws is its own.
       throw began ? error : translateError(error);
     }

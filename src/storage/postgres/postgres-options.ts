@@ -65,11 +65,11 @@ export interface PostgresStoreOptions {
   max?: number;
   /**
    * Name the store's statements, so that each connection parses and plans one once and then only
-   * executes it (server-side prepared statements; default false). Measured here: half the
-   * database's CPU per token read (docs/scaling.md). Only for a direct connection or a pooler that
-   * keeps prepared statements (session pooling; PgBouncer 1.21+ with max_prepared_statements): a
-   * pooler in transaction mode without them (PgBouncer 1.18, Debian 12's) hands a statement to a
-   * server connection that never prepared it, and the request fails.
+   * executes it (server-side prepared statements; default true). Measured here: half the
+   * database's CPU per token read (docs/scaling.md). Behind a pooler in transaction mode that does
+   * not carry them between server connections (PgBouncer before 1.21, or without
+   * max_prepared_statements), the first statement it loses makes the store stop naming them, and
+   * that work runs again unnamed; `false` never names them (and spares the database log that error).
    */
   preparedStatements?: boolean;
 }
@@ -165,7 +165,7 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions | unde
     pool,
     schema: schema ?? DEFAULT_SCHEMA,
     max: max ?? DEFAULT_POOL_SIZE,
-    preparedStatements: preparedStatements ?? false,
+    preparedStatements: preparedStatements ?? true,
   });
 }
 

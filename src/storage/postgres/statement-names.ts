@@ -1,0 +1,38 @@
+/**
+ * Names of the store's statements when it prepares them (PostgresStoreOptions.preparedStatements,
+ * on by default). A name is a hash of the statement's text, so one name means one text in every
+ * process and store. That matters behind a pooler in transaction mode, which may run a statement
+ * by name on a server connection that another instance prepared: there the name is the same
+ * statement, or it is missing, an error the executor answers by no longer naming statements
+ * (pg-executor.ts); it is never another statement.
+ */
+import { createHash } from 'node:crypto';
+
+/** Distinct texts one store names; later ones run unnamed, so a connection holds at most this many of a store's statements. */
+export const MAX_NAMED_STATEMENTS = 256;
+
+/**
+ * SQLSTATEs of a name the server connection does not know (26000, invalid_sql_statement_name) or
+ * knows already (42P05, duplicate_prepared_statement): a pooler gave the statement another server
+ * connection than the one that prepared it. Either way the statement did not run.
+ */
+const LOST_PREPARED_STATEMENT = new Set(['26000', '42P05']);
+
+export function isLostPreparedStatement(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && LOST_PREPARED_STATEMENT.has(code);
+}
+
+/** The names of one store's statement texts (the store's statements, and the combinations of list filters and updated columns). */
+export class StatementNames {
+  readonly #names = new Map<string, string>();
+
+  of(text: string): string | undefined {
+    let name = this.#names.get(text);
+    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS) {
+      name = `tokenvault_${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
+      this.#names.set(text, name);
+    }
+    return name;
+  }
+}
