@@ -13,7 +13,8 @@
 // TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL is set). BENCH_HTTP_SECONDS (default 8) per
 // configuration and endpoint. With TOKENVAULT_BENCH_PGBOUNCER_URL (or TOKENVAULT_TEST_PGBOUNCER_URL:
 // a PgBouncer in transaction mode in front of the same database, docs/scaling.md), one and two
-// more instances on the same schema through the pooler join the interleaving.
+// more instances on the same schema through the pooler join the interleaving. BENCH_PG_FLAGS adds
+// comma-separated flags to the direct instances (e.g. --postgres-prepared-statements,off).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -132,7 +133,7 @@ export async function run() {
   const env = { TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64') };
   const schema = `tv_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-pg-bench-'));
-  const pgFlags = ['--postgres', PG_URL, '--postgres-schema', schema];
+  const pgFlags = ['--postgres', PG_URL, '--postgres-schema', schema, ...(process.env.BENCH_PG_FLAGS ? process.env.BENCH_PG_FLAGS.split(',') : [])];
   const started = [];
   try {
     const sqlite = await serve(['--db', join(dir, 'bench.db')], env);
