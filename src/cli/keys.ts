@@ -16,6 +16,9 @@ Options:
   --db <file>                SQLite database file (default ./tokenvault.db)
   --postgres <url>           A PostgreSQL database instead (postgres://user@host:5432/db)
   --postgres-schema <name>   Schema of the tokenvault tables (default public)
+  --postgres-prepared-statements <on|off>
+                             Name statements so each connection prepares them once (default on;
+                             off behind a pooler that loses them, such as PgBouncer 1.18)
   --tenant <id>              Only this tenant
   --skip-reencrypt           Rotate only; older tokens stay readable under their key
   -h, --help                 Show this help

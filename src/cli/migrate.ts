@@ -13,6 +13,9 @@ Options:
   --postgres <url>           A PostgreSQL database instead (postgres://user@host:5432/db); instances
                              migrating at once are serialized by an advisory lock
   --postgres-schema <name>   Schema of the tokenvault tables (default public; created if missing)
+  --postgres-prepared-statements <on|off>
+                             Name statements so each connection prepares them once (default on;
+                             off behind a pooler that loses them, such as PgBouncer 1.18)
   -h, --help                 Show this help
 
 Environment:

@@ -69,7 +69,6 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     host: { type: 'string', default: '127.0.0.1' },
     ...STORE_OPTIONS,
     synchronous: { type: 'string' },
-    'postgres-prepared-statements': { type: 'string' },
     'shared-db': { type: 'boolean', default: false },
     'header-prefix': { type: 'string', default: 'SVC' },
     'max-body-bytes': { type: 'string', default: '1048576' },

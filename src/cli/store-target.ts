@@ -9,7 +9,7 @@ import { CliError, UsageError } from './io.js';
 export type StoreTarget =
   /** exclusive: the process holds the file alone while it runs (serve, unless --shared-db). */
   | { kind: 'sqlite'; db: string; synchronous: 'full' | 'normal'; exclusive: boolean }
-  /** preparedStatements: serve's --postgres-prepared-statements (docs/scaling.md). */
+  /** preparedStatements: --postgres-prepared-statements (docs/scaling.md). */
   | { kind: 'postgres'; url: string; schema: string | undefined; preparedStatements: boolean };
 
 /** The store flags every command takes. Defaults are applied by storeTarget, which must see what was given. */
@@ -17,6 +17,7 @@ export const STORE_OPTIONS = {
   db: { type: 'string' },
   postgres: { type: 'string' },
   'postgres-schema': { type: 'string' },
+  'postgres-prepared-statements': { type: 'string' },
 } as const;
 
 /** The target the flags name (SQLite ./tokenvault.db by default). */

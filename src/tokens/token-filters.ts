@@ -5,6 +5,11 @@ import { TOKEN_INPUT_LIMITS } from './token-input-schemas.js';
 
 /** Most metadata filters of one list, or metadata terms of one search (as many as a token may have keys). */
 export const MAX_METADATA_FILTERS = TOKEN_INPUT_LIMITS.metadataKeys;
+/**
+ * Most `data:` terms of one search: as many as a token may have search indexes (more cannot all
+ * match). Each is a clause of the store's query; thousands kept PostgreSQL busy for minutes.
+ */
+export const MAX_DATA_TERMS = TOKEN_INPUT_LIMITS.searchIndexes;
 
 /**
  * The store filter of a search's terms, ANDed. `data:` terms become blind-index hashes (with
@@ -15,6 +20,7 @@ export function searchFilter(terms: readonly SearchTerm[], blindIndex: (value: s
   const filter: TokenFilter = {};
   let oracle = false;
   let metadataTerms = 0;
+  let dataTerms = 0;
   const single = (key: 'ids' | 'types' | 'fingerprints' | 'containers', value: string) => {
     const current = filter[key];
     // AND of two different values of a single-valued field matches nothing.
@@ -23,6 +29,7 @@ export function searchFilter(terms: readonly SearchTerm[], blindIndex: (value: s
   for (const term of terms) {
     switch (term.field) {
       case 'data':
+        if (++dataTerms > MAX_DATA_TERMS) throw ValidationError.field('query', `has more than ${MAX_DATA_TERMS} data terms (a token has at most ${MAX_DATA_TERMS} search indexes)`);
         oracle = true;
         (filter.searchHashes ??= []).push(blindIndex(term.value));
         break;

@@ -89,6 +89,7 @@ describe('usage', () => {
       [['serve', '--postgres', 'postgres://localhost/db', '--postgres-prepared-statements', 'yes'], /--postgres-prepared-statements must be 'on' or 'off'/],
       [['migrate', '--db', 'x.db', '--postgres', 'postgres://localhost/db'], /--db and --postgres cannot be combined/],
       [['keys', 'rotate', '--postgres-schema', 'vault'], /--postgres-schema needs --postgres/],
+      [['migrate', '--postgres-prepared-statements', 'off'], /--postgres-prepared-statements needs --postgres/],
     ];
     for (const [argv, message] of cases) {
       const result = await run(argv);

@@ -5,6 +5,7 @@ import { createPostgresStore, redactConnectionString, type PgPool, type Postgres
 import { MIGRATIONS, runMigrations } from '../../src/storage/postgres/migrations.js';
 import { decodeCursor, encodeCursor } from '../../src/storage/postgres/paging.js';
 import { MAX_ATTEMPTS, PgExecutor } from '../../src/storage/postgres/pg-executor.js';
+import { MAX_NAMED_TEXT_LENGTH } from '../../src/storage/postgres/statement-names.js';
 import { parseBytea } from '../../src/storage/postgres/type-parsers.js';
 import type { StoredToken } from '../../src/storage/store.js';
 import { runStoreConformance } from '../../src/testing/index.js';
@@ -159,6 +160,12 @@ describe('PostgreSQL store helpers (no server)', () => {
     expect([b, again, plain]).toEqual([expect.not.stringMatching(`^${a}$`), a, undefined]);
     // Another store (another process behind a pooler) gives the text the same name: never another statement's.
     expect((await names(true))[0]).toBe(a);
+    // A text longer than MAX_NAMED_TEXT_LENGTH (a search of many terms, shaped by the caller) runs unnamed.
+    const seen: (string | undefined)[] = [];
+    const pool = scriptedPool(() => ({}));
+    const db = new PgExecutor({ ...pool, query: async (config: { name?: string; text: string }) => (seen.push(config.name), pool.query(config)) }, { preparedStatements: true });
+    await db.query(`SELECT $1::int AS a /*${'x'.repeat(MAX_NAMED_TEXT_LENGTH)}*/`, [1]);
+    expect(seen).toEqual([undefined]);
   });
 
   it('when a pooler loses a named statement, stops naming and runs the work again unnamed', async () => {

@@ -321,7 +321,7 @@ describeEachStore('disclosure: the id guard', (store) => {
 });
 
 describeEachStore('disclosure: bad input is a 400 that changes nothing', (store) => {
-  it('tokenize with a 20,000-deep body, a metadata.__proto__ search term, 101 list metadata filters', async () => {
+  it('tokenize with a 20,000-deep body, a metadata.__proto__ search term, 101 list metadata filters, 101 data terms', async () => {
     const vault = await store.vault();
     const { revealer } = await setup(vault);
     let deep: unknown = { type: 'token', data: 'x' };
@@ -334,6 +334,10 @@ describeEachStore('disclosure: bad input is a 400 that changes nothing', (store)
     await refused(vault, revealer, () => vault.tokens.list(revealer, { metadata: many }), ValidationError, /at most 100/);
     const terms = Array.from({ length: 101 }, (_, i) => `metadata.k${i}:v`).join(' ');
     await refused(vault, revealer, () => vault.tokens.search(revealer, { query: terms }), ValidationError, /100 metadata/);
+    // Each data: term is a clause of the store's query: at most as many as a token has search indexes.
+    const dataTerms = (n: number) => Array.from({ length: n }, (_, i) => `data:v${i}`).join(' ');
+    await refused(vault, revealer, () => vault.tokens.search(revealer, { query: dataTerms(101) }), ValidationError, /more than 100 data terms/);
+    expect((await vault.tokens.search(revealer, { query: dataTerms(100) })).data).toEqual([]);
     const hundred = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, 'v']));
     expect((await vault.tokens.list(revealer, { metadata: hundred })).data).toEqual([]);
   });

@@ -161,7 +161,12 @@ export class PgExecutor implements Queryable {
    * transaction mode, where no session state survives a transaction (docs/scaling.md). `fn` queries
    * through other connections and is never run again here: its effects are its own.
    */
-  async holding<T>(begin: (tx: Queryable) => Promise<void>, fn: () => Promise<T>): Promise<T> {
+  holding<T>(begin: (tx: Queryable) => Promise<void>, fn: () => Promise<T>): Promise<T> {
+    return this.#holding(begin, fn, true);
+  }
+
+  /** `again`: whether a named statement `begin` lost may start it over (once, unnamed). */
+  async #holding<T>(begin: (tx: Queryable) => Promise<void>, fn: () => Promise<T>, again: boolean): Promise<T> {
     let began = false;
     try {
       return await this.#withClient(async (tx, discard) => {
@@ -184,9 +189,9 @@ export class PgExecutor implements Queryable {
       });
     } catch (error) {
       // `begin` lost a named statement (a pooler): nothing is held and `fn` has not run.
-      if (!began && isLostPreparedStatement(error)) {
+      if (!began && again && isLostPreparedStatement(error)) {
         this.#names = null;
-        return this.holding(begin, fn);
+        return this.#holding(begin, fn, false);
       }
       // Not reaching the database is a 503 like any store call; what `fn` throws is its own.
       throw began ? error : translateError(error);

@@ -4,12 +4,22 @@
  * process and store. That matters behind a pooler in transaction mode, which may run a statement
  * by name on a server connection that another instance prepared: there the name is the same
  * statement, or it is missing, an error the executor answers by no longer naming statements
- * (pg-executor.ts); it is never another statement.
+ * (pg-executor.ts); it is never another statement. (The same text means the same statement because
+ * every store statement names its schema; the migrations' unqualified ones run under a `SET LOCAL
+ * search_path` of their own transaction. A migration that changed the type of a selected column
+ * would make instances still running the old code fail on their prepared statements until they
+ * restart: migrations add columns, they do not retype them.)
  */
 import { createHash } from 'node:crypto';
 
 /** Distinct texts one store names; later ones run unnamed, so a connection holds at most this many of a store's statements. */
 export const MAX_NAMED_STATEMENTS = 256;
+/**
+ * Longer texts run unnamed. The store's fixed statements are under 1,100 characters; what is longer
+ * is a list or search with many filters, whose text the caller's terms shape: naming those would let
+ * one tenant fill the names (and every connection's memory) with statements used once.
+ */
+export const MAX_NAMED_TEXT_LENGTH = 2048;
 
 /**
  * SQLSTATEs of a name the server connection does not know (26000, invalid_sql_statement_name) or
@@ -29,7 +39,7 @@ export class StatementNames {
 
   of(text: string): string | undefined {
     let name = this.#names.get(text);
-    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS) {
+    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS && text.length <= MAX_NAMED_TEXT_LENGTH) {
       name = `tokenvault_${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
       this.#names.set(text, name);
     }
