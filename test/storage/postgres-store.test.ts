@@ -234,17 +234,13 @@ if (PG_URL === undefined) {
 
   // The conformance suite runs on a pool that records every statement: each one names the tenant
   // or is a named exception, so the schema can be distributed by tenant (docs/scaling.md).
+  // It runs with named statements (the default); unnamed ones, the same SQL, run through PgBouncer
+  // in the multi-instance tests and in pg-round-trips.test.ts.
   const recorder = recordingPool(url, 8);
   afterAll(() => recorder.pool.end());
   await runStoreConformance(
     'postgres (a fresh schema per test)',
     () => createPostgresStore({ pool: recorder.pool, schema: freshSchema() }),
-    (store) => dropSchema((store as PostgresStore).schema),
-  );
-  // The same contract with unnamed statements (preparedStatements: false, --postgres-prepared-statements off).
-  await runStoreConformance(
-    'postgres (unnamed statements)',
-    () => createPostgresStore({ connectionString: url, schema: freshSchema('unnamed'), max: 4, preparedStatements: false }),
     (store) => dropSchema((store as PostgresStore).schema),
   );
   describe('PostgreSQL statements name the tenant', () => {
