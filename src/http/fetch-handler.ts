@@ -135,6 +135,7 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
   // Sent by Elements' frames: the page they work for, checked against the application's allowed_origins.
   const pageOriginHeader = `${headerPrefix}-PAGE-ORIGIN`.toLowerCase();
   const replayedHeader = `${headerPrefix}-Idempotent-Replayed`.toLowerCase();
+  const storedHeader = `${headerPrefix}-Idempotent-Stored`.toLowerCase();
 
   const router = new Router<RouteDefinition>();
   for (const route of ROUTES) router.add(route);
@@ -186,7 +187,7 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
           response = respond(serialize(route.statusFor?.(result) ?? route.status, result));
         } else {
           const handled = route;
-          const { result, replayed } = await vault.idempotency.run(
+          const { result, replayed, stored } = await vault.idempotency.run(
             caller,
             {
               key: idempotencyKey,
@@ -199,6 +200,8 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
           );
           // A replay's status follows from its result as the first run's did.
           response = respond(serialize(route.statusFor?.(result) ?? route.status, result), replayed);
+          // The request ran but will not be replayed: a retry with this key answers 409.
+          if (stored === false) response.headers[storedHeader] = 'false';
         }
       }
     } catch (error) {

@@ -45,6 +45,11 @@ export interface IdempotentResult<T> {
   result: T;
   /** True when the result is an earlier run's, replayed. */
   replayed: boolean;
+  /**
+   * False when the run succeeded but its result could not be stored: the key stays claimed and a
+   * retry with it answers 409 (never runs again) instead of replaying this result. Absent otherwise.
+   */
+  stored?: false;
 }
 
 /** Deepest nesting walked for ids in a result (results are the vault's own JSON). */
@@ -94,6 +99,14 @@ export function fingerprintHash(fingerprint: string): string {
 /** A completed run's record carries this status (the store's column predates this service, when it held the HTTP status). */
 const COMPLETED = 200;
 /**
+ * The status of a record whose run succeeded but whose result could not be stored: done, without a
+ * body. The key answers 409 until it expires rather than running the request again (its side
+ * effect, a reactor's charge say, happened).
+ */
+const UNSTORED = 0;
+/** Unstored marks kept to write again when the store could not take them either (see #unmarked). */
+const MAX_UNMARKED = 1000;
+/**
  * Marks the sealed envelope `{ tokenvault_idempotent: 2, grants, tokens, read?, applications?, result }`
  * (earlier versions sealed the bare response; envelopes stored before `read` and `applications`
  * existed replay as if both were empty).
@@ -118,7 +131,8 @@ interface Envelope extends HeldState {
  * `<PREFIX>-IDEMPOTENCY-KEY` and for in-process callers alike. The key is claimed atomically in the
  * store; the first successful result is stored and replayed for 24 hours (by the vault clock). The
  * same key with another request is a 422; while the first run is still going it is a 409. A run
- * that throws releases the key, so the client may retry with it.
+ * that throws releases the key, so the client may retry with it. A run that succeeded but whose
+ * result could not be stored keeps the key: it answers 409 until it expires (docs/http-api.md).
  *
  * A claim is a lease: if the process running the request dies, the key becomes usable again when
  * the lease runs out instead of answering 409 for a day. The claim's time names it in complete and
@@ -144,6 +158,12 @@ export class IdempotencyService {
   #logger: Logger;
   #records: Pick<KeyRing, 'sealRecord' | 'openRecord'>;
   #held: HeldResults;
+  /**
+   * Claims whose run succeeded but whose result and UNSTORED mark both failed to be written (the
+   * store was down): their records are still the in-flight claims written before the run, so the
+   * mark is written again before each later run of this service, until one lands.
+   */
+  #unmarked = new Map<string, { claim: IdempotencyClaim; expiresAt: number }>();
 
   constructor(deps: { store: Store; clock: Clock; logger: Logger; records: Pick<KeyRing, 'sealRecord' | 'openRecord'> }) {
     this.#held = new HeldResults(deps.store);
@@ -165,6 +185,7 @@ export class IdempotencyService {
     const leaseMs = request.leaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
     if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > IDEMPOTENCY_TTL_MS) throw ValidationError.field('leaseMs', 'must be a whole number of milliseconds from 1000 to 24 hours');
     const hash = fingerprintHash(request.fingerprint);
+    await this.#writeUnmarked();
     const now = this.#clock.now();
     const claimed: IdempotencyClaim = { tenantId: caller.tenantId, applicationId: caller.applicationId, key, claimedAt: now };
     const context = ['idempotency', caller.applicationId, key];
@@ -182,8 +203,8 @@ export class IdempotencyService {
     } finally {
       dependencies.close();
     }
+    const completedAt = this.#clock.now();
     try {
-      const completedAt = this.#clock.now();
       const carried = request.tokenIds ? request.tokenIds(result) : idsIn(result);
       const { state, tokenIds } = await this.#held.hold(caller, carried, dependencies, completedAt);
       const envelope: Envelope = { ...state, result };
@@ -194,11 +215,48 @@ export class IdempotencyService {
         tokenIds,
       });
     } catch (error) {
-      // The run succeeded: its result is what the client needs. Releasing lets a retry run again.
-      this.#logger.error('could not store an idempotent response', { error: (error as Error).name });
-      await this.#release(claimed);
+      // The run succeeded, so its side effect happened: the result is what this caller needs, and
+      // the key must not run again. Releasing it would let a retry repeat the side effect.
+      this.#logger.error('could not store an idempotent response; its key answers 409 instead of replaying it', { error: (error as Error).name, applicationId: caller.applicationId });
+      await this.#markUnstored(claimed, completedAt + IDEMPOTENCY_TTL_MS);
+      return { result, replayed: false, stored: false };
     }
     return { result, replayed: false };
+  }
+
+  /**
+   * Marks a claim's record done without a result (UNSTORED) until `expiresAt`. When the store
+   * cannot take that either, the record stays the in-flight claim (a retry answers 409 while its
+   * lease lasts) and the mark is kept to write again before the next run.
+   */
+  async #markUnstored(claim: IdempotencyClaim, expiresAt: number): Promise<void> {
+    try {
+      await this.#store.completeIdempotencyKey(claim, { status: UNSTORED, body: null, expiresAt, tokenIds: [] });
+    } catch (error) {
+      this.#logger.error('could not mark an idempotency key whose response was not stored; the mark is written again before the next idempotent request', { error: (error as Error).name });
+      if (this.#unmarked.size >= MAX_UNMARKED) {
+        const [oldest] = this.#unmarked.keys();
+        if (oldest !== undefined) this.#unmarked.delete(oldest);
+        this.#logger.error('too many idempotency keys wait for their mark; the oldest is dropped and is usable again once its lease ends');
+      }
+      this.#unmarked.set(JSON.stringify([claim.tenantId, claim.applicationId, claim.key, claim.claimedAt]), { claim, expiresAt });
+    }
+  }
+
+  /**
+   * Writes the marks kept by #markUnstored, oldest first, stopping at the first the store still
+   * refuses. A mark changes only its own claim still in flight: once the lease ran out and another
+   * request claimed the key, or the sweep removed it, it changes nothing.
+   */
+  async #writeUnmarked(): Promise<void> {
+    for (const [id, { claim, expiresAt }] of this.#unmarked) {
+      try {
+        await this.#store.completeIdempotencyKey(claim, { status: UNSTORED, body: null, expiresAt, tokenIds: [] });
+        this.#unmarked.delete(id);
+      } catch {
+        return; // still down: this run will most likely answer 503 itself; the marks wait for the next.
+      }
+    }
   }
 
   /** The stored result of an earlier run with this key, if it may be replayed to `caller` now; otherwise the error saying why not. */
@@ -210,6 +268,11 @@ export class IdempotencyService {
       );
     }
     if (existing.state === 'in_flight') throw new ConflictError('A request with this idempotency key is still in progress');
+    if (existing.status === UNSTORED) {
+      throw new ConflictError(
+        'The first request with this idempotency key ran, but its response could not be stored, so it is neither replayed nor run again; check its outcome and send any new request with a new key',
+      );
+    }
     const stored = existing.body === null ? null : (JSON.parse((await this.#records.openRecord(caller.tenantId, context, existing.body)).toString('utf8')) as unknown);
     if (!isEnvelope(stored)) throw new ConflictError('The response for this idempotency key was stored by an earlier version and is not replayed; send the request with a new key');
     const stale = await this.#held.stale(caller, stored, now);

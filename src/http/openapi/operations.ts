@@ -82,6 +82,10 @@ export function operationOf(route: RouteDefinition, options: OperationOptions): 
           description: 'Present (true) when this is the stored response of an earlier request with the same idempotency key.',
           schema: { type: 'string', enum: ['true'] },
         },
+        [`${options.headerPrefix}-Idempotent-Stored`]: {
+          description: 'Present (false) when the request ran but its response could not be stored: a retry with this idempotency key answers 409 instead of a replay.',
+          schema: { type: 'string', enum: ['false'] },
+        },
       };
     }
     responses[String(status)] = success;
