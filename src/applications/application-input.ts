@@ -11,7 +11,7 @@ import {
   TRANSFORMS,
 } from '../permissions/permissions.js';
 import { normalizeContainer } from '../auth/containers.js';
-import { parseOrigin } from '../elements/origin.js';
+import { MAX_ORIGIN_LENGTH, ORIGIN_GRAMMAR, parseOrigin } from '../elements/origin.js';
 
 /** An unknown permission's message lists the valid ones, so the fix is in the error. */
 const UNKNOWN_PERMISSION = `is not a known permission; valid permissions: ${PERMISSIONS.join(', ')}`;
@@ -29,13 +29,13 @@ export const RuleSchema = v.strictObject({
 });
 
 /**
- * A page origin as browsers send it: scheme, host and port only (`https://shop.example`), http or
- * https; normalized (lowercase host, default port dropped). No wildcards: each origin is listed.
+ * A page origin as browsers send it (parseOrigin: the one grammar of origins), normalized
+ * (lowercase, default port dropped). No wildcards: each origin is listed.
  */
 const Origin = v.pipe(
   v.string('must be a string'),
-  v.maxLength(200, 'must be at most 200 characters'),
-  v.check((value) => parseOrigin(value) !== null, 'must be an origin: http(s)://host[:port], without a path, query or trailing slash'),
+  v.maxLength(MAX_ORIGIN_LENGTH, `must be at most ${MAX_ORIGIN_LENGTH} characters`),
+  v.check((value) => parseOrigin(value) !== null, `must be an origin: ${ORIGIN_GRAMMAR}`),
   v.transform((value) => parseOrigin(value)!),
 );
 

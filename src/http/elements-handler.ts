@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ELEMENTS_PATH, ELEMENT_TYPES } from '../elements/protocol.js';
-import { parseOrigin } from '../elements/origin.js';
+import { ORIGIN_GRAMMAR, parseOrigin } from '../elements/origin.js';
 
 /*
  * Serves Elements (docs/elements.md) as a pure (Request) => Promise<Response> function: the page
@@ -76,9 +76,12 @@ function text(status: number, body: string, headers: Record<string, string> = {}
 /** The frame page for one element, or a 400 saying which parameter is wrong. */
 function framePage(query: URLSearchParams): Response {
   const element = query.get('element');
-  const origin = parseOrigin(query.get('origin') ?? '');
+  const given = query.get('origin') ?? '';
+  const origin = parseOrigin(given);
   if (element === null || !(ELEMENT_TYPES as readonly string[]).includes(element)) return text(400, `element must be one of ${ELEMENT_TYPES.join(', ')}`);
-  if (origin === null) return text(400, "origin must be the embedding page's origin, such as https://shop.example");
+  if (origin === null) return text(400, `origin must be the embedding page's origin, such as https://shop.example: ${ORIGIN_GRAMMAR}`);
+  // The frame uses the parameter as given (postMessage's target, its page-origin header): it must be the form browsers write.
+  if (origin !== given) return text(400, `origin must be written as browsers write it (lower case, no default port): ${origin}`);
   if (!ID.test(query.get('instance') ?? '') || !ID.test(query.get('id') ?? '')) return text(400, 'instance and id must be the identifiers tokenvault Elements generates');
   for (const name of query.keys()) if (!['element', 'origin', 'instance', 'id'].includes(name)) return text(400, `Unknown query parameter: ${name}`);
   const csp = [

@@ -74,12 +74,26 @@ describe('Elements files', async () => {
     expect(html).not.toMatch(/<script>|\sstyle=|\son\w+=/); // no inline script or style: the policy would refuse them
   });
 
+  it("frame-ancestors is the page origin and nothing more, an IPv6 page's included", async () => {
+    const response = await get(FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', encodeURIComponent('http://[::1]:8080')));
+    expect(response.status).toBe(200);
+    const directives = response.headers.get('content-security-policy')!.split('; ');
+    expect(directives.at(-1)).toBe('frame-ancestors http://[::1]:8080');
+    expect(directives).toHaveLength(10);
+  });
+
   it('refuses a frame address that is not one Elements makes, in its own words, and unknown files and methods', async () => {
     const cases: [string, RegExp][] = [
       [FRAME.replace('cardNumber', 'password'), /element must be one of/],
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'javascript%3Aalert(1)'), /origin must be/],
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', '*'), /origin must be/],
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'http%3A%2F%2Fa.example%3B%20script-src%20*'), /origin must be/],
+      // Issue 33: no space needed to add a directive (`;`) or a second source (`,`) to frame-ancestors.
+      [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'https%3A%2F%2Fshop.example%3Bsandbox'), /origin must be the embedding page's origin.*nothing else/],
+      [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'https%3A%2F%2Fshop.example%2Chttps%3A%2F%2Fevil.example'), /origin must be/],
+      [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'https%3A%2F%2Fshop.example%3B'), /origin must be/],
+      // The frame posts to and names its page by the parameter as given: only the form browsers write.
+      [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'HTTPS%3A%2F%2FShop.example%3A443'), /written as browsers write it .*: https:\/\/shop\.example$/],
       [FRAME.replace('instance=0123456789abcdef01234567', 'instance=x'), /instance and id/],
       [`${FRAME}&key=tv_secret`, /Unknown query parameter: key/],
     ];

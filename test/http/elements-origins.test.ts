@@ -51,6 +51,24 @@ describeEachStore('Elements: a public application\'s allowed page origins (docs/
     expect('allowed_origins' in (await s.call('GET', '/applications?size=100', s.vault.adminKey)).body.data.find((a: { type: string }) => a.type === 'management')).toBe(false);
   });
 
+  it('an origin carrying a directive, a second origin or anything past host and port is a 400 naming the field, over HTTP and in process; nothing is stored (issue 33)', async () => {
+    const s = await setup();
+    const smuggled = ['https://shop.example;sandbox', 'https://shop.example,https://evil.example', 'https://shop.example;frame-ancestors *', 'http://0x7f.0.0.1', 'https://shop.example.'];
+    for (const bad of smuggled) {
+      const created = expectProblem(await s.call('POST', '/applications', s.vault.adminKey, { name: 'checkout', type: 'public', permissions: ['token:create'], allowed_origins: [SHOP, bad] }), 400);
+      expect(created.errors['allowed_origins[1]'], bad).toEqual([expect.stringMatching(/^must be an origin: http:\/\/ or https:\/\/, a host .* and an optional port 1-65535, nothing else/)]);
+      expect(created.detail).not.toContain(bad);
+      const updated = expectProblem(await s.call('PUT', `/applications/${s.app.id}`, s.vault.adminKey, { name: 'checkout', allowed_origins: [bad] }), 400);
+      expect(Object.keys(updated.errors)).toEqual(['allowed_origins[0]']);
+      const admin = await s.vault.authenticate(s.vault.adminKey);
+      const inProcess = s.vault.applications.create(admin, { name: 'checkout', type: 'public', permissions: ['token:create'], allowed_origins: [bad] });
+      await expect(inProcess).rejects.toMatchObject({ code: 'validation_error', errors: { 'allowed_origins[0]': [expect.stringMatching(/must be an origin/)] } });
+    }
+    expect((await s.call('GET', `/applications/${s.app.id}`, s.vault.adminKey)).body.allowed_origins).toEqual([SHOP, 'https://shop.example']);
+    const names = (await s.call('GET', '/applications?size=100', s.vault.adminKey)).body.data.map((a: { name: string }) => a.name);
+    expect(names.filter((name: string) => name === 'checkout')).toEqual(['checkout']);
+  });
+
   it('a frame\'s request from an allowed page works; from another page it is a 403 that creates nothing; without the header (not a frame) the key works as before', async () => {
     const s = await setup();
     expect((await s.call('POST', '/tokens', s.app.key, { type: 'card', data: VISA }, SHOP)).status).toBe(201);
