@@ -95,6 +95,8 @@ describeEachStore('idempotency after a failed result write', (store) => {
     expect(first.status, first.text).toBe(200);
     expect(first.body.raw.charge).toEqual(expect.any(String));
     expect(first.headers.get('svc-idempotent-stored')).toBe('false');
+    const openapi = (await h.call('GET', '/openapi.json')).body;
+    expect(openapi.paths['/reactors/{id}/react'].post.responses['200'].headers['SVC-Idempotent-Stored'].schema).toEqual({ type: 'string', enum: ['false'] });
     const retry = await react();
     expect(expectProblem(retry, 409).detail).toMatch(UNSTORED);
     const charges = await h.call('GET', '/tokens', { key: ledger.key });
