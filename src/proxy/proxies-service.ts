@@ -6,13 +6,15 @@
  * the reactor rules (auth/binding-authz.ts, docs/authority.md); changing what a proxy does with the
  * data that passes through it (destination, transforms, configuration) is for its author or a
  * tenant administrator, as a reactor's code is. The destination follows the ephemeral proxy's URL
- * rules (proxy-destination.ts); its address is checked when the proxy is called.
+ * rules (proxy-destination.ts); its address is checked when the proxy is called. A proxy made by a
+ * non-administrator answers to its maker's credentials (proxy-maker.ts): each change is audited and
+ * announced, so an application's owners see the proxies made with its keys.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit/audit.js';
 import { hashApiKey } from '../auth/api-keys.js';
 import { mayBindTo, requireMayBind } from '../auth/binding-authz.js';
-import { type Caller, isTenantAdministrator, requirePermission } from '../auth/caller.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
 import { boundGrantsFor } from '../auth/session-grants.js';
 import type { Clock } from '../common/clock.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
@@ -25,6 +27,7 @@ import { type DestinationRules, destinationUrl, unresolvedTarget } from './proxy
 import { type CreateProxyRequest, type PatchProxyRequest, type ProxyInput, type UpdateProxyRequest, parseProxy, parseProxyPatch } from './proxies-input.js';
 import { type ProxyView, proxyView } from './proxies-view.js';
 import { confirmedMaker, keyStanding, makerOf } from './proxy-maker.js';
+import { requireMayReconfigure, stripNullValues } from './proxy-change-rules.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
 import type { EventType } from '../webhooks/webhook-events.js';
 
@@ -331,23 +334,4 @@ function newProxyKey(): string {
 
 function names(configuration: Record<string, unknown> | null): string[] | null {
   return configuration === null ? null : Object.keys(configuration);
-}
-
-/**
- * The author or a tenant administrator only: whoever else holds proxy:update could otherwise send
- * the next caller's data (and, for an inbound proxy, a third party's) to a destination of its own.
- */
-function requireMayReconfigure(caller: Caller, proxy: ProxyRecord): void {
-  if (isTenantAdministrator(caller) || (proxy.createdBy !== null && proxy.createdBy === caller.applicationId)) return;
-  throw new AuthorizationError(
-    `Changing the destination, transforms, configuration, authentication or key of proxy '${proxy.id}' is for the application that created it or a tenant administrator. Its name and application may be changed with proxy:update`,
-  );
-}
-
-/** A merge patch's configuration with its null values (removals) taken out, for validation. */
-function stripNullValues(body: unknown): unknown {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-  const configuration = (body as Record<string, unknown>)['configuration'];
-  if (configuration === null || typeof configuration !== 'object' || Array.isArray(configuration)) return body;
-  return { ...(body as object), configuration: Object.fromEntries(Object.entries(configuration).filter(([, value]) => value !== null)) };
 }
