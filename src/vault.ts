@@ -169,7 +169,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
 
   const proxyOptions = resolveProxyOptions(options.proxy);
   const proxy = new ProxyService({ tokens: detokenizeSource, expressions, audit, options: proxyOptions, allowPrivateNetwork });
-  const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts } });
+  const proxies = new ProxiesService({ store, clock, audit, records: keyRing, rules: { allowPrivateNetwork, allowPorts: proxyOptions.allowPorts }, events });
   const keyedProxy = new KeyedProxyService({
     store,
     clock,

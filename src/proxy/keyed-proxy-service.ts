@@ -20,6 +20,7 @@ import { runOwner } from '../reactors/run-owner.js';
 import type { ProxyRecord, Store } from '../storage/store.js';
 import type { ConfigurationSealer } from './proxies-service.js';
 import { configurationContext } from './proxies-service.js';
+import { requireMakerCredentials } from './proxy-maker.js';
 import type { RequestTransform, ResponseTransform } from './proxies-input.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
 import type { ProxyMessage } from './proxy-message.js';
@@ -79,6 +80,8 @@ export class KeyedProxyService {
     const record = { proxy_id: proxy.id, authenticated: caller !== null, method, host: null as string | null, path: null as string | null, query_keys: [] as string[], token_ids: [] as string[], created_token_ids: [] as string[], status: null as number | null, latency_ms: 0 };
     const actor = caller?.applicationId ?? `proxy:${proxy.id}`;
     try {
+      // A proxy key ends with the credentials of the application that made it (proxy-maker.ts).
+      await requireMakerCredentials(this.#store, proxy);
       if (caller === null && proxy.requireAuth) {
         throw new AuthenticationError("This proxy requires an API key as well as its proxy key: send the API key of an application of the proxy's tenant that holds proxy:invoke");
       }

@@ -6,13 +6,15 @@
  * the reactor rules (auth/binding-authz.ts, docs/authority.md); changing what a proxy does with the
  * data that passes through it (destination, transforms, configuration) is for its author or a
  * tenant administrator, as a reactor's code is. The destination follows the ephemeral proxy's URL
- * rules (proxy-destination.ts); its address is checked when the proxy is called.
+ * rules (proxy-destination.ts); its address is checked when the proxy is called. A proxy made by a
+ * non-administrator answers to its maker's credentials (proxy-maker.ts): each change is audited and
+ * announced, so an application's owners see the proxies made with its keys.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit/audit.js';
 import { hashApiKey } from '../auth/api-keys.js';
 import { mayBindTo, requireMayBind } from '../auth/binding-authz.js';
-import { type Caller, isTenantAdministrator, requirePermission } from '../auth/caller.js';
+import { type Caller, requirePermission } from '../auth/caller.js';
 import { boundGrantsFor } from '../auth/session-grants.js';
 import type { Clock } from '../common/clock.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
@@ -24,6 +26,10 @@ import { refuseNul } from '../validation/no-nul.js';
 import { type DestinationRules, destinationUrl, unresolvedTarget } from './proxy-destination.js';
 import { type CreateProxyRequest, type PatchProxyRequest, type ProxyInput, type UpdateProxyRequest, parseProxy, parseProxyPatch } from './proxies-input.js';
 import { type ProxyView, proxyView } from './proxies-view.js';
+import { confirmedMaker, keyStanding, makerOf } from './proxy-maker.js';
+import { requireMayReconfigure, stripNullValues } from './proxy-change-rules.js';
+import type { EventSink } from '../webhooks/webhook-events-emitter.js';
+import type { EventType } from '../webhooks/webhook-events.js';
 
 /** Proxy keys carry their own prefix: a leaked one is recognizable, and never taken for an API key. */
 export const PROXY_KEY_PREFIX = 'tvp_';
@@ -45,8 +51,10 @@ export class ProxiesService {
   readonly #audit: AuditLog;
   readonly #sealer: ConfigurationSealer;
   readonly #rules: DestinationRules;
+  readonly #events: EventSink | undefined;
 
-  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; records: ConfigurationSealer; rules: DestinationRules }) {
+  constructor(deps: { store: Store; clock: Clock; audit: AuditLog; records: ConfigurationSealer; rules: DestinationRules; events?: EventSink }) {
+    this.#events = deps.events;
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#audit = deps.audit;
@@ -79,6 +87,7 @@ export class ProxiesService {
         boundGrants: application ? boundGrantsFor(caller, application) : null,
         requireAuth: input.requireAuth,
         ...hashApiKey(key),
+        maker: await makerOf(this.#store, caller),
         createdBy: caller.applicationId,
         createdAt: this.#clock.now(),
         modifiedBy: null,
@@ -86,7 +95,8 @@ export class ProxiesService {
       };
       requireCreated(await this.#store.createProxy(proxy), 'Proxy', id);
       this.#record(caller, 'proxy:create', id);
-      return proxyView(proxy, names(input.configuration), true, key);
+      await this.#emit(caller, 'proxy.created', proxy);
+      return proxyView(proxy, names(input.configuration), true, key, await keyStanding(this.#store, proxy));
     });
   }
 
@@ -175,6 +185,7 @@ export class ProxiesService {
       await this.#requireMayChange(caller, current);
       if (!(await this.#store.deleteProxy(caller.tenantId, id))) throw new NotFoundError('Proxy', id);
       this.#record(caller, 'proxy:delete', id);
+      await this.#emit(caller, 'proxy.deleted', current);
     });
   }
 
@@ -188,11 +199,39 @@ export class ProxiesService {
       // A new key lets new callers in: for the author or an administrator, as a change of destination is.
       requireMayReconfigure(caller, current);
       const key = newProxyKey();
-      const result = await this.#store.updateProxy(caller.tenantId, id, { key: hashApiKey(key), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() }, { applicationId: current.applicationId });
+      // The new key stands on the rotating caller's credentials (an administrator's: on none).
+      const changes = { key: hashApiKey(key), maker: await makerOf(this.#store, caller), modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() };
+      const result = await this.#store.updateProxy(caller.tenantId, id, changes, { applicationId: current.applicationId });
       if (result.status === 'not_found') throw new NotFoundError('Proxy', id);
       if (result.status === 'changed') throw concurrentChange('Proxy', id);
       this.#record(caller, 'proxy:rotate_key', id);
+      await this.#emit(caller, 'proxy.key_rotated', result.record);
       return { ...(await this.#view(caller, result.record)), key };
+    });
+  }
+
+  /**
+   * Confirms a proxy whose key ended with its maker's credentials (proxy:update): it stands on the
+   * maker's current credentials from now on, and ends again at their next change (who may, and
+   * when it is a 409: confirmedMaker). The caller must also be one that may change the proxy.
+   */
+  async confirm(caller: Caller, id: string): Promise<ProxyView> {
+    return this.#audit.guard(caller, 'proxy:confirm', id, async () => {
+      requirePermission(caller, 'proxy:update');
+      refuseNul(id, 'id');
+      const current = await this.#find(caller, id);
+      await this.#requireMayChange(caller, current);
+      const maker = await confirmedMaker(this.#store, caller, current);
+      let record = current;
+      if (maker !== null) {
+        const result = await this.#store.updateProxy(caller.tenantId, id, { maker, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() }, { applicationId: current.applicationId });
+        if (result.status === 'not_found') throw new NotFoundError('Proxy', id);
+        if (result.status === 'changed') throw concurrentChange('Proxy', id);
+        record = result.record;
+      }
+      this.#record(caller, 'proxy:confirm', id);
+      await this.#emit(caller, 'proxy.confirmed', record);
+      return this.#view(caller, record);
     });
   }
 
@@ -217,6 +256,8 @@ export class ProxiesService {
       applicationId: application?.id ?? null,
       ...(rebinds ? { boundGrants: application ? boundGrantsFor(caller, application) : null } : {}),
       requireAuth: input.requireAuth,
+      // What the proxy does now stands on the credentials of whoever changed it.
+      ...(changesData ? { maker: await makerOf(this.#store, caller) } : {}),
       modifiedBy: caller.applicationId,
       modifiedAt: this.#clock.now(),
     };
@@ -225,7 +266,8 @@ export class ProxiesService {
     if (result.status === 'not_found') throw new NotFoundError('Proxy', current.id);
     if (result.status === 'changed') throw concurrentChange('Proxy', current.id);
     this.#record(caller, 'proxy:update', current.id);
-    return proxyView(result.record, names(input.configuration), true);
+    await this.#emit(caller, 'proxy.updated', result.record);
+    return proxyView(result.record, names(input.configuration), true, undefined, await keyStanding(this.#store, result.record));
   }
 
   /** The destination follows the ephemeral proxy's URL rules; a stored URL is the one checked. */
@@ -258,7 +300,7 @@ export class ProxiesService {
 
   async #view(caller: Caller, proxy: ProxyRecord): Promise<ProxyView> {
     const application = proxy.applicationId === null ? null : await this.#store.getApplication(proxy.tenantId, proxy.applicationId);
-    return proxyView(proxy, names(await this.#open(proxy)), application !== null && mayBindTo(caller, application));
+    return proxyView(proxy, names(await this.#open(proxy)), application !== null && mayBindTo(caller, application), undefined, await keyStanding(this.#store, proxy));
   }
 
   async #seal(tenantId: string, id: string, configuration: ProxyInput['configuration']): Promise<Uint8Array | null> {
@@ -270,6 +312,11 @@ export class ProxiesService {
   async #open(proxy: ProxyRecord): Promise<Record<string, string | number | boolean> | null> {
     if (proxy.configuration === null) return null;
     return JSON.parse((await this.#sealer.openRecord(proxy.tenantId, context(proxy.id), proxy.configuration)).toString('utf8')) as Record<string, string | number | boolean>;
+  }
+
+  /** Ids only (docs/webhooks.md): the proxy, the application whose credentials it stands on, and who acted. */
+  async #emit(caller: Caller, type: EventType, proxy: ProxyRecord): Promise<void> {
+    await this.#events?.emit(caller.tenantId, type, { proxy_id: proxy.id, maker_application_id: proxy.maker?.applicationId ?? null, actor: caller.applicationId });
   }
 
   #record(caller: Caller, operation: string, resourceId: string | null): void {
@@ -287,23 +334,4 @@ function newProxyKey(): string {
 
 function names(configuration: Record<string, unknown> | null): string[] | null {
   return configuration === null ? null : Object.keys(configuration);
-}
-
-/**
- * The author or a tenant administrator only: whoever else holds proxy:update could otherwise send
- * the next caller's data (and, for an inbound proxy, a third party's) to a destination of its own.
- */
-function requireMayReconfigure(caller: Caller, proxy: ProxyRecord): void {
-  if (isTenantAdministrator(caller) || (proxy.createdBy !== null && proxy.createdBy === caller.applicationId)) return;
-  throw new AuthorizationError(
-    `Changing the destination, transforms, configuration, authentication or key of proxy '${proxy.id}' is for the application that created it or a tenant administrator. Its name and application may be changed with proxy:update`,
-  );
-}
-
-/** A merge patch's configuration with its null values (removals) taken out, for validation. */
-function stripNullValues(body: unknown): unknown {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-  const configuration = (body as Record<string, unknown>)['configuration'];
-  if (configuration === null || typeof configuration !== 'object' || Array.isArray(configuration)) return body;
-  return { ...(body as object), configuration: Object.fromEntries(Object.entries(configuration).filter(([, value]) => value !== null)) };
 }

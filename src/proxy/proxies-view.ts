@@ -7,6 +7,7 @@
  */
 import { formatIso } from '../common/time.js';
 import type { ProxyRecord } from '../storage/store.js';
+import type { KeyStanding } from './proxy-maker.js';
 
 /** What a configuration value reads as: the secret is never shown, in full or in part. */
 export const MASKED_VALUE = '********';
@@ -29,13 +30,20 @@ export interface ProxyView {
   require_auth: boolean;
   /** Only in the answer of a create or a key rotation. */
   key?: string;
+  /**
+   * The application whose credentials the key stands on (it made, confirmed or last gave the
+   * proxy a key) and whether the key still works: `ended` once that application's keys were
+   * regenerated or one deleted, `maker_deleted` once it was deleted. Null: made by a tenant
+   * administrator, it ends with no application's keys (docs/proxies.md, When a proxy's key ends).
+   */
+  key_credentials: { application_id: string; status: 'current' | 'ended' | 'maker_deleted' } | null;
   created_by: string | null;
   created_at: string;
   modified_by: string | null;
   modified_at: string | null;
 }
 
-export function proxyView(proxy: ProxyRecord, configurationNames: string[] | null, showApplication: boolean, key?: string): ProxyView {
+export function proxyView(proxy: ProxyRecord, configurationNames: string[] | null, showApplication: boolean, key?: string, standing: KeyStanding = null): ProxyView {
   const shown = proxy.applicationId !== null && showApplication;
   return {
     id: proxy.id,
@@ -51,6 +59,7 @@ export function proxyView(proxy: ProxyRecord, configurationNames: string[] | nul
     ...(shown ? { application_id: proxy.applicationId! } : {}),
     require_auth: proxy.requireAuth,
     ...(key === undefined ? {} : { key }),
+    key_credentials: proxy.maker === null ? null : { application_id: proxy.maker.applicationId, status: standing ?? 'current' },
     created_by: proxy.createdBy,
     created_at: formatIso(proxy.createdAt),
     modified_by: proxy.modifiedBy,

@@ -22,6 +22,10 @@ export function proxyColumns(changes: ProxyChanges): ColumnChange[] {
     plain('key_hash', changes.key.keyHash);
     plain('key_lookup', changes.key.keyLookup);
   }
+  if (changes.maker !== undefined) {
+    plain('maker_application_id', changes.maker?.applicationId ?? null);
+    plain('maker_generation', changes.maker?.credentialsGeneration ?? null);
+  }
   plain('modified_by', changes.modifiedBy ?? null);
   plain('modified_at', changes.modifiedAt);
   return out;

@@ -9,7 +9,7 @@ import type { SessionGrants } from './store.js';
 /** The columns both stores select (table alias `t`). */
 export const PROXY_COLUMNS =
   't.seq, t.tenant_id, t.id, t.name, t.destination_url, t.request_transforms, t.response_transforms, t.configuration, t.application_id, t.bound_grants, ' +
-  't.require_auth, t.key_hash, t.key_lookup, t.created_by, t.created_at, t.modified_by, t.modified_at';
+  't.require_auth, t.key_hash, t.key_lookup, t.maker_application_id, t.maker_generation, t.created_by, t.created_at, t.modified_by, t.modified_at';
 
 const json = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
 
@@ -27,6 +27,7 @@ export function proxyFromRow(row: Record<string, unknown>): ProxyRecord {
     requireAuth: row['require_auth'] === true || row['require_auth'] === 1,
     keyHash: row['key_hash'] as string,
     keyLookup: row['key_lookup'] as string,
+    maker: row['maker_application_id'] == null ? null : { applicationId: row['maker_application_id'] as string, credentialsGeneration: Number(row['maker_generation'] ?? 0) },
     createdBy: (row['created_by'] ?? null) as string | null,
     createdAt: Number(row['created_at']),
     modifiedBy: (row['modified_by'] ?? null) as string | null,

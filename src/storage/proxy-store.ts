@@ -27,10 +27,22 @@ export interface ProxyRecord {
   requireAuth: boolean;
   keyHash: string;
   keyLookup: string;
+  /**
+   * The application whose credentials the proxy's key stands on, and their credentialsGeneration
+   * when it was made, confirmed or given a new key (docs/proxies.md, When a proxy's key ends); null:
+   * made by a tenant administrator, and it ends with no application's keys. Stored as given.
+   */
+  maker: ProxyMaker | null;
   createdBy: string | null;
   createdAt: number;
   modifiedBy: string | null;
   modifiedAt: number | null;
+}
+
+/** Who a proxy's key answers to: an application, at one generation of its credentials. */
+export interface ProxyMaker {
+  applicationId: string;
+  credentialsGeneration: number;
 }
 
 export interface ProxyFilter {
@@ -50,6 +62,7 @@ export interface ProxyChanges {
   requireAuth?: boolean;
   /** A rotated key (hash and lookup only). */
   key?: { keyHash: string; keyLookup: string };
+  maker?: ProxyMaker | null;
   modifiedBy: string | null;
   modifiedAt: number;
 }

@@ -19,6 +19,7 @@ export function makeProxy(overrides: Partial<ProxyRecord> = {}): ProxyRecord {
     requireAuth: true,
     keyHash,
     keyLookup: keyHash.slice(0, 16),
+    maker: null,
     createdBy: APP_A,
     createdAt: T0,
     modifiedBy: null,
@@ -96,6 +97,20 @@ export function proxyConformance(current: () => Store): void {
       expect(await store.listProxies(TENANT_A, { name: 'STRIPE' }, offset(10, 1))).toMatchObject({ totalItems: 2, items: [{ name: 'Stripe live' }, { name: 'stripe TEST' }] });
       expect((await store.listProxies(TENANT_A, { name: 's*e t' }, cursor(10))).items.map((p) => p.name)).toEqual(['stripe TEST']);
       expect((await store.listProxies(TENANT_A, { name: '%' }, cursor(10))).items).toEqual([]);
+    });
+
+    it('keeps the maker a proxy answers to as given, and changes it only when told (null is an administrator)', async () => {
+      const proxy = makeProxy({ maker: { applicationId: APP_A, credentialsGeneration: 3 } });
+      await store.createProxy(proxy);
+      expect((await store.getProxy(TENANT_A, proxy.id))?.maker).toEqual({ applicationId: APP_A, credentialsGeneration: 3 });
+      const renamed = await store.updateProxy(TENANT_A, proxy.id, { name: 'Renamed', modifiedBy: APP_A, modifiedAt: T0 + 1 });
+      expect(renamed.status === 'updated' && renamed.record.maker).toEqual({ applicationId: APP_A, credentialsGeneration: 3 });
+      const confirmed = await store.updateProxy(TENANT_A, proxy.id, { maker: { applicationId: APP_A, credentialsGeneration: 4 }, modifiedBy: null, modifiedAt: T0 + 2 });
+      expect(confirmed.status === 'updated' && confirmed.record.maker).toEqual({ applicationId: APP_A, credentialsGeneration: 4 });
+      expect((await store.findProxiesByKeyLookup(proxy.keyLookup))[0]?.maker).toEqual({ applicationId: APP_A, credentialsGeneration: 4 });
+      const cleared = await store.updateProxy(TENANT_A, proxy.id, { maker: null, modifiedBy: null, modifiedAt: T0 + 3 });
+      expect(cleared.status === 'updated' && cleared.record.maker).toBeNull();
+      expect((await store.listProxies(TENANT_A, {}, cursor(10))).items.map((p) => p.maker)).toEqual([null]);
     });
 
     it('deletes a proxy once', async () => {

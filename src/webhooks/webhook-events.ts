@@ -15,6 +15,11 @@ export const EVENT_TYPES = [
   'application.deleted',
   'application.key_created',
   'application.key_deleted',
+  'proxy.created',
+  'proxy.updated',
+  'proxy.deleted',
+  'proxy.key_rotated',
+  'proxy.confirmed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

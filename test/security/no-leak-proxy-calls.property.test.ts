@@ -14,7 +14,9 @@
  * body and a header (one of another tenant, sometimes); keyed calls (current, rotated, unknown or
  * another tenant's key; authenticated or anonymous; a token for the code transforms to read through
  * `req.bt`; the destination answering 200 or 422); key rotations; an application widened by the
- * administrator after a binding; another tenant's caller with this tenant's key or token. Calls go
+ * administrator after a binding; the key of the application that made proxies regenerated (their
+ * keys then open nothing, for anyone, until an administrator confirms them or rotates their key) or a
+ * bound application's (which ends nothing); an administrator's confirmation (proxy-maker-steps.ts); another tenant's caller with this tenant's key or token. Calls go
  * in-process (`vault.proxy`) or over HTTP (`createFetchHandler`, the key in the header or query).
  * After every step:
  * - a call succeeds exactly when the model entitles it: proxy:invoke (authenticated calls), every
@@ -41,6 +43,7 @@ import type { Permission } from '../../src/permissions/permissions.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { type ModelApp, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, modelTransform } from './reference-model.js';
+import { madeBy, rotatedByAdministrator, runMakerStep } from './proxy-maker-steps.js';
 import { Destination, FUZZ_RUNS, type ProxySpec, type Step, actorSpec, boundSpec, proxySpec, step, transformsOf } from './proxy-call-fixtures.js';
 import {
   AUDIT_FIELDS,
@@ -129,10 +132,10 @@ async function runSequence(shared: Shared, actorSpecs: Specs<typeof actorSpec>[]
       ...transformsOf(spec),
     } as never);
     shared.never.add(created.key!);
-    proxies.push({ spec, id: created.id, key: created.key!, oldKeys: [], app, atBinding: app && spec.byBinder ? structuredClone(app.model) : null, config });
+    proxies.push({ spec, id: created.id, key: created.key!, oldKeys: [], app, atBinding: app && spec.byBinder ? structuredClone(app.model) : null, config, ...madeBy(spec.byBinder) });
   }
   const tokens: PToken[] = [];
-  const world: World = { shared, admin, owner, actors, bound, proxies, tokens };
+  const world: World = { shared, admin, owner, binder, actors, bound, proxies, tokens };
   await createToken(world, true, ['/pci/high/']);
   await createToken(world, false, ['/general/high/']);
   for (const s of steps) await runStep(world, s);
@@ -142,6 +145,8 @@ interface World {
   shared: Shared;
   admin: Caller;
   owner: Principal;
+  /** The private application that makes the proxies not made by the administrator. */
+  binder: Principal;
   actors: Principal[];
   bound: Principal[];
   proxies: PProxy[];
@@ -190,6 +195,11 @@ async function runStep(world: World, s: Step): Promise<void> {
     shared.never.add(rotated.key!);
     proxy.oldKeys.push(proxy.key);
     proxy.key = rotated.key!;
+    rotatedByAdministrator(proxy);
+    return;
+  }
+  if (s.kind === 'regenerate' || s.kind === 'confirm') {
+    await runMakerStep(world, s);
     return;
   }
   if (s.kind === 'widen') {
@@ -248,7 +258,9 @@ async function runStep(world: World, s: Step): Promise<void> {
     const requestContainer = containerOf(proxy.spec.requestContainer, '/pci/high/');
     const responseContainer = containerOf(proxy.spec.responseContainer, '/general/high/');
     const mayCreate = (container: string) => app !== null && modelTransform(app, 'token:create', [container]) !== null;
-    const reaches = valid && !(actor === null && proxy.spec.requireAuth);
+    // A key whose maker's credentials changed since opens nothing until confirmed or rotated (a 401, audited).
+    const reaches = valid && !proxy.ended && !(actor === null && proxy.spec.requireAuth);
+    if (valid && proxy.ended) tally.set('keyed:ended key', (tally.get('keyed:ended key') ?? 0) + 1);
     const checksPass =
       reaches &&
       (actor === null || (actor.model.permissions.includes('proxy:invoke') && foreignToken === null && named.every(({ token }) => modelTransform(actor.model, 'token:use', token.containers) !== null)));

@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 import { TOKEN_CONTAINERS, rulesOf } from './reference-model.js';
+import { makerStep } from './proxy-maker-steps.js';
 
 export const FUZZ_RUNS = Number(process.env.TOKENVAULT_FUZZ_RUNS ?? 0);
 export const REQUEST_KINDS = ['code', 'tokenize'] as const;
@@ -75,6 +76,8 @@ export const step = fc.oneof(
   },
   fc.record({ kind: fc.constant('rotate' as const), proxy: n }),
   fc.record({ kind: fc.constant('widen' as const), app: n }),
+  // The maker's key regenerated (or a bound application's), and an administrator's confirmation.
+  { arbitrary: makerStep, weight: 2 },
   fc.record({ kind: fc.constant('foreign' as const), proxy: n, how: fc.constantFrom('their caller, our key', 'their caller, our token') }),
 );
 export type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;

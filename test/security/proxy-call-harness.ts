@@ -12,6 +12,7 @@ import type { AccessRule, Permission } from '../../src/permissions/permissions.j
 import type { TestVault } from '../../src/testing/index.js';
 import { type ModelApp, TOKEN_PERMISSIONS, luhn } from './reference-model.js';
 import type { Destination, ProxySpec } from './proxy-call-fixtures.js';
+import type { MakerState } from './proxy-maker-steps.js';
 
 export const REVEAL_ALL: AccessRule[] = [{ priority: 0, container: '/', transform: 'reveal', permissions: [...TOKEN_PERMISSIONS] }];
 /** The fields docs/proxies.md (Audit) lists for a proxy:invoke entry's detail: every call's, a keyed call's, a refusal's. */
@@ -31,7 +32,8 @@ export interface PToken {
   secret: string;
   card: boolean;
 }
-export interface PProxy {
+/** `maker`, `ended`: whose credentials its key stands on, and whether they changed since (proxy-maker-steps.ts). */
+export interface PProxy extends MakerState {
   spec: ProxySpec;
   id: string;
   key: string;

@@ -167,6 +167,13 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
       application_id: uuid('The bound application, where `application` shows it (the Basis Theory SDK reads it as applicationId).'),
       require_auth: { type: 'boolean' },
       key: str('The proxy key (create and key rotation only): send it as <prefix>-PROXY-KEY.'),
+      key_credentials: {
+        type: ['object', 'null'],
+        description:
+          "The application whose credentials the proxy's key stands on, and whether the key still works (`ended`: that application's keys were regenerated or one deleted; confirm or rotate). Null: made by a tenant administrator.",
+        required: ['application_id', 'status'],
+        properties: { application_id: uuid(), status: { enum: ['current', 'ended', 'maker_deleted'] } },
+      },
       created_by: uuid(),
       created_at: dateTime(),
       modified_by: uuid(),

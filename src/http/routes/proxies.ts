@@ -86,4 +86,14 @@ export const proxyRoutes: AuthenticatedRoute[] = [
     docs: { summary: "Give a proxy a new key (the old one stops working; the new one is in this answer only)", tag: 'Proxies', responseSchema: 'Proxy' },
     handle: ({ vault, caller, params }) => vault.proxies.rotateKey(caller, params['id']!),
   },
+  {
+    method: 'POST',
+    path: '/proxies/{id}/confirm',
+    operationId: 'confirmProxy',
+    auth: true,
+    permission: 'proxy:update',
+    status: 200,
+    docs: { summary: "Confirm a proxy whose key ended with its maker's credentials: it stands on their current generation again", tag: 'Proxies', responseSchema: 'Proxy' },
+    handle: ({ vault, caller, params }) => vault.proxies.confirm(caller, params['id']!),
+  },
 ];

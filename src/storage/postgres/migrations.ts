@@ -187,6 +187,13 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   );
   CREATE INDEX proxies_key_lookup ON proxies (key_lookup);
   `,
+  /* 16: the application whose credentials a proxy's key stands on (docs/proxies.md, When a proxy's key ends) */ `
+  ALTER TABLE proxies ADD COLUMN maker_application_id text;
+  ALTER TABLE proxies ADD COLUMN maker_generation integer;
+  -- A proxy made before by an application other than a management one answers to its maker's credentials as they are now.
+  UPDATE proxies p SET maker_application_id = p.created_by, maker_generation = a.credentials_generation
+    FROM applications a WHERE a.tenant_id = p.tenant_id AND a.id = p.created_by AND a.type <> 'management';
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -22,8 +22,8 @@ export class PostgresProxies {
     this.#sql = Object.freeze({
       insert:
         `INSERT INTO ${s}.proxies (tenant_id, id, name, name_lower, destination_url, request_transforms, response_transforms, configuration, application_id, bound_grants, ` +
-        'require_auth, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) ' +
-        'VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10::json, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (tenant_id, id) DO NOTHING',
+        'require_auth, key_hash, key_lookup, maker_application_id, maker_generation, created_by, created_at, modified_by, modified_at) ' +
+        'VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10::json, $11, $12, $13, $14, $15::integer, $16, $17, $18, $19) ON CONFLICT (tenant_id, id) DO NOTHING',
       get: `SELECT ${PROXY_COLUMNS} FROM ${s}.proxies t WHERE t.tenant_id = $1 AND t.id = $2`,
       byLookup: `SELECT ${PROXY_COLUMNS} FROM ${s}.proxies t WHERE key_lookup = $1`,
       delete: `DELETE FROM ${s}.proxies WHERE tenant_id = $1 AND id = $2`,
@@ -46,6 +46,8 @@ export class PostgresProxies {
       proxy.requireAuth,
       proxy.keyHash,
       proxy.keyLookup,
+      proxy.maker?.applicationId ?? null,
+      proxy.maker?.credentialsGeneration ?? null,
       proxy.createdBy ?? null,
       proxy.createdAt,
       proxy.modifiedBy ?? null,

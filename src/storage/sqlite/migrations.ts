@@ -165,6 +165,14 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   CREATE INDEX proxies_tenant_seq ON proxies (tenant_id, seq);
   CREATE INDEX proxies_key_lookup ON proxies (key_lookup);
   `,
+  /* 15: the application whose credentials a proxy's key stands on (docs/proxies.md, When a proxy's key ends) */ `
+  ALTER TABLE proxies ADD COLUMN maker_application_id TEXT;
+  ALTER TABLE proxies ADD COLUMN maker_generation INTEGER;
+  -- A proxy made before by an application other than a management one answers to its maker's credentials as they are now.
+  UPDATE proxies SET maker_application_id = created_by,
+    maker_generation = (SELECT a.credentials_generation FROM applications a WHERE a.tenant_id = proxies.tenant_id AND a.id = proxies.created_by)
+    WHERE EXISTS (SELECT 1 FROM applications a WHERE a.tenant_id = proxies.tenant_id AND a.id = proxies.created_by AND a.type <> 'management');
+  `,
 ]);
 
 /**

@@ -11,7 +11,7 @@ import type { StatementCache } from './statement-cache.js';
 const SQL = {
   insert:
     'INSERT INTO proxies (tenant_id, id, name, name_lower, destination_url, request_transforms, response_transforms, configuration, application_id, bound_grants, ' +
-    'require_auth, key_hash, key_lookup, created_by, created_at, modified_by, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
+    'require_auth, key_hash, key_lookup, maker_application_id, maker_generation, created_by, created_at, modified_by, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   get: `SELECT ${PROXY_COLUMNS} FROM proxies t WHERE t.tenant_id = ? AND t.id = ?`,
   byLookup: `SELECT ${PROXY_COLUMNS} FROM proxies t WHERE t.key_lookup = ?`,
   delete: 'DELETE FROM proxies WHERE tenant_id = ? AND id = ?',
@@ -48,6 +48,8 @@ export class SqliteProxies {
         proxy.requireAuth ? 1 : 0,
         proxy.keyHash,
         proxy.keyLookup,
+        proxy.maker?.applicationId ?? null,
+        proxy.maker?.credentialsGeneration ?? null,
         proxy.createdBy ?? null,
         proxy.createdAt,
         proxy.modifiedBy ?? null,
