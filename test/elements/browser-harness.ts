@@ -31,28 +31,40 @@ function listen(server: Server, host: string): Promise<number> {
   return new Promise((resolve) => server.listen(0, host, () => resolve((server.address() as AddressInfo).port)));
 }
 
-/**
- * The vault on `localhost:PORT2` and a merchant's page server on `127.0.0.1:PORT1`: two origins, as
- * a shop and its vault are. `pages` maps paths to the HTML the merchant serves.
- */
-export async function startOrigins(vault: TestVault): Promise<{ vaultUrl: string; shopUrl: string; pages: Map<string, string>; close(): Promise<void> }> {
-  const vaultServer = createServer(toNodeListener(createFetchHandler(vault)));
-  const pages = new Map<string, string>();
-  const shopServer = createServer((req, res) => {
+/** A server of HTML pages (path → HTML). */
+function pageServer(pages: Map<string, string>): Server {
+  return createServer((req, res) => {
     const html = pages.get(req.url ?? '');
     res.writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(html ?? 'not found');
   });
+}
+
+/**
+ * The vault on `localhost:PORT2` and a merchant's page server on `127.0.0.1:PORT1`: two origins, as
+ * a shop and its vault are. `pages` maps paths to the HTML the merchant serves. `hostileUrl`
+ * (`127.0.0.2:PORT3`, another host) serves `hostilePages`: an attacker's site, for the red-team
+ * probes (browser-hostile.test.ts).
+ */
+export async function startOrigins(vault: TestVault): Promise<{ vaultUrl: string; shopUrl: string; pages: Map<string, string>; hostileUrl: string; hostilePages: Map<string, string>; close(): Promise<void> }> {
+  const vaultServer = createServer(toNodeListener(createFetchHandler(vault)));
+  const pages = new Map<string, string>();
+  const hostilePages = new Map<string, string>();
+  const shopServer = pageServer(pages);
+  const hostileServer = pageServer(hostilePages);
   const vaultPort = await listen(vaultServer, '127.0.0.1');
   const shopPort = await listen(shopServer, '127.0.0.1');
+  const hostilePort = await listen(hostileServer, '127.0.0.2');
+  const servers = [vaultServer, shopServer, hostileServer];
   return {
     vaultUrl: `http://localhost:${vaultPort}`,
     shopUrl: `http://127.0.0.1:${shopPort}`,
     pages,
+    hostileUrl: `http://127.0.0.2:${hostilePort}`,
+    hostilePages,
     close: async () => {
-      vaultServer.closeAllConnections();
-      shopServer.closeAllConnections();
-      await Promise.all([new Promise((r) => vaultServer.close(r)), new Promise((r) => shopServer.close(r))]);
+      for (const server of servers) server.closeAllConnections();
+      await Promise.all(servers.map((server) => new Promise((r) => server.close(r))));
     },
   };
 }

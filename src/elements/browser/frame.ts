@@ -147,7 +147,19 @@ function start(config: FrameConfig): void {
   }
 
   async function reveal(tokenId: string): Promise<void> {
-    const token = (await vault('GET', `/tokens/${encodeURIComponent(tokenId)}`)) as { data?: unknown };
+    let token: { data?: unknown };
+    try {
+      token = (await vault('GET', `/tokens/${encodeURIComponent(tokenId)}`)) as { data?: unknown };
+    } catch (error) {
+      // A failed reveal (an expired session, a token gone) shows nothing: what an earlier reveal
+      // showed would pass for the token asked for now (docs/elements.md, "Revealing with a session").
+      if (revealed) {
+        revealed = false;
+        for (const field of fields) field.clear();
+        onChange();
+      }
+      throw error;
+    }
     revealed = true;
     for (const field of fields) {
       field.show(token.data);

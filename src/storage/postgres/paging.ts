@@ -82,14 +82,14 @@ export async function runPage<T>(
     const number = checkPositive('page', page.page);
     const offset = (number - 1) * size;
     if (!Number.isSafeInteger(offset)) throw ValidationError.field('page', 'is too large');
-    const { rows } = await db.query(offsetPageSql(query, offset, size), query.params.values);
+    const { rows } = await db.query(offsetPageSql(query, offset, size), query.params.values, 'shaped');
     const totalItems = (rows[0]?.['total_items'] as number | undefined) ?? 0;
     const items = rows.filter((row) => row['seq'] !== null).map(map);
     return { mode: 'offset', items, totalItems };
   }
   if (page.mode !== 'cursor') throw ValidationError.field('mode', "must be 'cursor' or 'offset'");
   const afterSeq = page.start === undefined ? 0 : decodeCursor(page.start);
-  const { rows } = await db.query(cursorPageSql(query, afterSeq, size), query.params.values);
+  const { rows } = await db.query(cursorPageSql(query, afterSeq, size), query.params.values, 'shaped');
   const more = rows.length > size;
   if (more) rows.length = size;
   return { mode: 'cursor', items: rows.map(map), next: more ? encodeCursor(rows[rows.length - 1]!['seq'] as number) : null };

@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PgPool, PgPoolClient, PgQueryConfig, PgQueryResult } from './postgres-options.js';
 import { isConnectionError, isRetryable, translateError } from './pg-errors.js';
-import { StatementNames, isLostPreparedStatement } from './statement-names.js';
+import { type StatementShape, StatementNames, isLostPreparedStatement } from './statement-names.js';
 import { TYPE_PARSERS } from './type-parsers.js';
 
 /** Runs one statement: the pool (autocommit) or a transaction's connection. */
 export interface Queryable {
-  query(text: string, values?: readonly unknown[]): Promise<PgQueryResult>;
+  /** `shape`: `shaped` for a text built from the caller's filters or fields (statement-names.ts); default `fixed`. */
+  query(text: string, values?: readonly unknown[], shape?: StatementShape): Promise<PgQueryResult>;
 }
 
 /** Attempts per operation before a retryable failure is reported (the first try included). */
@@ -103,8 +104,8 @@ export class PgExecutor implements Queryable {
     }
   }
 
-  #config(text: string, values: readonly unknown[]): PgQueryConfig {
-    const name = this.#names !== null && values.length > 0 ? this.#names.of(text) : undefined;
+  #config(text: string, values: readonly unknown[], shape: StatementShape = 'fixed'): PgQueryConfig {
+    const name = this.#names !== null && values.length > 0 ? this.#names.of(text, shape) : undefined;
     return name === undefined ? { text, values: [...values], types: TYPE_PARSERS } : { name, text, values: [...values], types: TYPE_PARSERS };
   }
 
@@ -112,8 +113,8 @@ export class PgExecutor implements Queryable {
    * One statement on its own (autocommit): atomic by itself. A read is run again once on a fresh
    * connection when its connection was lost; a write is not (see ConnectionRetry).
    */
-  query(text: string, values: readonly unknown[] = []): Promise<PgQueryResult> {
-    return this.#unnamedIfLost(() => retrying(() => this.#pool.query(this.#config(text, values)), isRead(text) ? 'always' : 'never'));
+  query(text: string, values: readonly unknown[] = [], shape?: StatementShape): Promise<PgQueryResult> {
+    return this.#unnamedIfLost(() => retrying(() => this.#pool.query(this.#config(text, values, shape)), isRead(text) ? 'always' : 'never'));
   }
 
   /**
@@ -205,7 +206,7 @@ export class PgExecutor implements Queryable {
     client.on?.('error', ignore);
     let discarded = false;
     try {
-      const queryable: Queryable = { query: (text, values = []) => client.query(this.#config(text, values)) };
+      const queryable: Queryable = { query: (text, values = [], shape) => client.query(this.#config(text, values, shape)) };
       return await fn(queryable, () => {
         discarded = true;
       });

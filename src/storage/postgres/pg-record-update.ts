@@ -1,10 +1,12 @@
 import type { ColumnChange } from '../record-changes.js';
 import { SqlParams } from './paging.js';
 import type { Queryable } from './pg-executor.js';
+import type { StatementShape } from './statement-names.js';
 
 /**
  * One UPDATE … RETURNING of `columns` on the tenant's row `id` in schema `s`, under `condition` (a
- * precondition whose values follow the columns'); returns [text, values].
+ * precondition whose values follow the columns'); returns [text, values, 'shaped'] (the caller's
+ * changed fields choose the columns: statement-names.ts).
  */
 export function updateSql(
   s: string,
@@ -14,12 +16,12 @@ export function updateSql(
   id: string,
   columns: readonly ColumnChange[],
   condition: readonly { sql: (placeholder: string) => string; value: unknown }[],
-): [string, unknown[]] {
+): [string, unknown[], StatementShape] {
   const values: unknown[] = [];
   const bind = (value: unknown) => `$${values.push(value)}`;
   const set = columns.map((c) => `${c.column} = ${bind(c.value)}${c.json ? '::json' : ''}`).join(', ');
   const where = [`t.tenant_id = ${bind(tenantId)}`, `t.id = ${bind(id)}`, ...condition.map((c) => c.sql(bind(c.value)))];
-  return [`UPDATE ${s}.${table} AS t SET ${set} WHERE ${where.join(' AND ')} RETURNING ${returning}`, values];
+  return [`UPDATE ${s}.${table} AS t SET ${set} WHERE ${where.join(' AND ')} RETURNING ${returning}`, values, 'shaped'];
 }
 
 /** `changed` or `not_found` after an update that matched no row under a precondition. */

@@ -85,7 +85,7 @@ export class PostgresProxies {
       .join(', ');
     const where = [`t.tenant_id = ${bind(tenantId)}`, `t.id = ${bind(id)}`];
     if (expected !== undefined) where.push(`t.application_id IS NOT DISTINCT FROM ${bind(expected.applicationId)}::text`);
-    const { rows } = await this.#db.query(`UPDATE ${this.#s}.proxies AS t SET ${set} WHERE ${where.join(' AND ')} RETURNING ${PROXY_COLUMNS}`, values);
+    const { rows } = await this.#db.query(`UPDATE ${this.#s}.proxies AS t SET ${set} WHERE ${where.join(' AND ')} RETURNING ${PROXY_COLUMNS}`, values, 'shaped');
     if (rows.length === 1) return { status: 'updated', record: proxyFromRow(rows[0]!) };
     if (expected === undefined) return { status: 'not_found' };
     const found = await this.#db.query(this.#sql.exists, [tenantId, id]);

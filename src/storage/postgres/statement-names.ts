@@ -12,8 +12,21 @@
  */
 import { createHash } from 'node:crypto';
 
-/** Distinct texts one store names; later ones run unnamed, so a connection holds at most this many of a store's statements. */
+/**
+ * Whose choices a statement's text follows: `fixed`, the store's own statements (their number is
+ * the code's); `shaped`, a text built per call from the caller's filters or changed fields (lists,
+ * searches, updates of some columns), of which a tenant can make thousands.
+ */
+export type StatementShape = 'fixed' | 'shaped';
+
+/** Distinct fixed texts one store names; later ones run unnamed, so a connection holds at most this many of a store's statements. */
 export const MAX_NAMED_STATEMENTS = 256;
+/**
+ * Distinct shaped texts one store names, apart from the fixed ones: one tenant's list requests of
+ * a few hundred shapes take these (first come, first served), never a name a fixed statement needs
+ * (issue 33's red team; docs/scaling.md, "Prepared statements").
+ */
+export const MAX_NAMED_SHAPED_STATEMENTS = 64;
 /**
  * Longer texts run unnamed. The store's fixed statements are under 1,100 characters; what is longer
  * is a list or search with many filters, whose text the caller's terms shape: naming those would let
@@ -33,15 +46,18 @@ export function isLostPreparedStatement(error: unknown): boolean {
   return typeof code === 'string' && LOST_PREPARED_STATEMENT.has(code);
 }
 
-/** The names of one store's statement texts (the store's statements, and the combinations of list filters and updated columns). */
+/** The names of one store's statement texts: the store's statements, and (on their own budget) the shapes of lists and updates. */
 export class StatementNames {
   readonly #names = new Map<string, string>();
+  readonly #count: Record<StatementShape, number> = { fixed: 0, shaped: 0 };
 
-  of(text: string): string | undefined {
+  of(text: string, shape: StatementShape = 'fixed'): string | undefined {
     let name = this.#names.get(text);
-    if (name === undefined && this.#names.size < MAX_NAMED_STATEMENTS && text.length <= MAX_NAMED_TEXT_LENGTH) {
+    const limit = shape === 'fixed' ? MAX_NAMED_STATEMENTS : MAX_NAMED_SHAPED_STATEMENTS;
+    if (name === undefined && this.#count[shape] < limit && text.length <= MAX_NAMED_TEXT_LENGTH) {
       name = `tokenvault_${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
       this.#names.set(text, name);
+      this.#count[shape]++;
     }
     return name;
   }
