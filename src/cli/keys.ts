@@ -5,7 +5,7 @@ import { pinoVaultLogger } from '../observability/access-log.js';
 import { cliLogger } from './logging.js';
 import { CliError, type CliIo, UsageError, parse } from './io.js';
 import { openOperatorAt } from './open-operator.js';
-import { STORE_OPTIONS, storeTarget } from './store-target.js';
+import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
 
 export const KEYS_HELP = `Usage: tokenvault keys rotate [options]
 
@@ -19,7 +19,7 @@ Options:
   --postgres-prepared-statements <on|off>
                              Name statements so each connection prepares them once (default on;
                              off behind a pooler that loses them, such as PgBouncer 1.18)
-  --tenant <id>              Only this tenant
+${TIMEOUT_HELP}  --tenant <id>              Only this tenant
   --skip-reencrypt           Rotate only; older tokens stay readable under their key
   -h, --help                 Show this help
 

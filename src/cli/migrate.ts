@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { type CliIo, parse } from './io.js';
 import type { MigrationOutcome } from '../storage/store.js';
-import { STORE_OPTIONS, describeTarget, openStore, storeError, storeTarget } from './store-target.js';
+import { STORE_OPTIONS, describeTarget, openStore, storeError, storeTarget, TIMEOUT_HELP } from './store-target.js';
 
 export const MIGRATE_HELP = `Usage: tokenvault migrate [options]
 
@@ -16,7 +16,7 @@ Options:
   --postgres-prepared-statements <on|off>
                              Name statements so each connection prepares them once (default on;
                              off behind a pooler that loses them, such as PgBouncer 1.18)
-  -h, --help                 Show this help
+${TIMEOUT_HELP}  -h, --help                 Show this help
 
 Environment:
   PGPASSWORD                 The PostgreSQL password, when the URL has none

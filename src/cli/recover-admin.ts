@@ -8,7 +8,7 @@ import { pinoVaultLogger } from '../observability/access-log.js';
 import { CliError, type CliIo, parse } from './io.js';
 import { cliLogger } from './logging.js';
 import { openOperatorAt } from './open-operator.js';
-import { STORE_OPTIONS, storeTarget } from './store-target.js';
+import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
 
 export const RECOVER_ADMIN_HELP = `Usage: tokenvault recover-admin [options]
 
@@ -24,7 +24,7 @@ Options:
   --postgres-prepared-statements <on|off>
                              Name statements so each connection prepares them once (default on;
                              off behind a pooler that loses them, such as PgBouncer 1.18)
-  --tenant <id>              The tenant (required when the database holds more than one)
+${TIMEOUT_HELP}  --tenant <id>              The tenant (required when the database holds more than one)
   --name <name>              The new application's name (default "Recovered administrator")
   -h, --help                 Show this help
 

@@ -15,7 +15,7 @@ import { CliError, type CliIo, UsageError, integerFlag, parse } from './io.js';
 import { aborted, listen, shutdown, urlOf } from './http-server.js';
 import { cliLogger } from './logging.js';
 import { openOperatorAt } from './open-operator.js';
-import { STORE_OPTIONS, storeTarget } from './store-target.js';
+import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
 
 export const SERVE_HELP = `Usage: tokenvault serve [options]
 
@@ -33,7 +33,7 @@ Options:
                              Prepare each statement once per connection: half the database's CPU
                              per token read (default on; behind a pooler that loses them, such as
                              PgBouncer 1.18 in transaction mode, the first loss turns it off)
-  --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <prefix>-IDEMPOTENCY-KEY (default SVC)
+${TIMEOUT_HELP}  --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <prefix>-IDEMPOTENCY-KEY (default SVC)
   --max-body-bytes <n>       Largest request body accepted (default 1048576)
   --allow-private-network    Let reactor fetch, webhooks, reactor callbacks and /proxy reach
                              loopback and private addresses, and /proxy use http to loopback

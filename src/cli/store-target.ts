@@ -3,14 +3,40 @@ import { createPostgresStore, redactConnectionString } from '../postgres.js';
 import { createSqliteStore } from '../sqlite.js';
 import { ServiceUnavailableError, VaultError } from '../errors/errors.js';
 import type { Store } from '../storage/store.js';
-import { CliError, UsageError } from './io.js';
+import { MAX_TIMEOUT_MS, type PostgresStoreOptions } from '../storage/postgres/postgres-options.js';
+import { CliError, UsageError, integerFlag } from './io.js';
 
 /** Where the vault's data lives: an SQLite file (or :memory:), or a PostgreSQL database and schema. */
 export type StoreTarget =
   /** exclusive: the process holds the file alone while it runs (serve, unless --shared-db). */
   | { kind: 'sqlite'; db: string; synchronous: 'full' | 'normal'; exclusive: boolean }
-  /** preparedStatements: --postgres-prepared-statements (docs/scaling.md). */
-  | { kind: 'postgres'; url: string; schema: string | undefined; preparedStatements: boolean };
+  /** preparedStatements: --postgres-prepared-statements (docs/scaling.md); timeouts: the --postgres-*-timeout-ms given. */
+  | { kind: 'postgres'; url: string; schema: string | undefined; preparedStatements: boolean; timeouts: PostgresTimeoutOptions };
+
+type PostgresTimeoutOptions = Pick<PostgresStoreOptions, 'statementTimeoutMs' | 'lockTimeoutMs' | 'connectTimeoutMs' | 'idleInTransactionTimeoutMs' | 'migrationTimeoutMs'>;
+
+/** Each timeout flag and the store option it sets (docs/storage.md, "Timeouts"). */
+const TIMEOUT_FLAGS = {
+  'postgres-statement-timeout-ms': 'statementTimeoutMs',
+  'postgres-lock-timeout-ms': 'lockTimeoutMs',
+  'postgres-connect-timeout-ms': 'connectTimeoutMs',
+  'postgres-idle-in-transaction-timeout-ms': 'idleInTransactionTimeoutMs',
+  'postgres-migration-timeout-ms': 'migrationTimeoutMs',
+} as const satisfies Record<string, keyof PostgresTimeoutOptions>;
+
+/** The help lines of the timeout flags, shared by every command's usage text. */
+export const TIMEOUT_HELP = `  --postgres-statement-timeout-ms <n>
+                             Longest a statement may run before PostgreSQL cancels it and the
+                             request answers 503 (default 15000; 0 leaves it to the server)
+  --postgres-lock-timeout-ms <n>
+                             Longest wait for a lock another transaction holds (default 3000)
+  --postgres-connect-timeout-ms <n>
+                             Longest wait to open a connection or get a free one (default 5000)
+  --postgres-idle-in-transaction-timeout-ms <n>
+                             A transaction left idle this long is ended (default 60000)
+  --postgres-migration-timeout-ms <n>
+                             Statement and lock timeout of migrations (default 0: no bound)
+`;
 
 /** The store flags every command takes. Defaults are applied by storeTarget, which must see what was given. */
 export const STORE_OPTIONS = {
@@ -18,6 +44,11 @@ export const STORE_OPTIONS = {
   postgres: { type: 'string' },
   'postgres-schema': { type: 'string' },
   'postgres-prepared-statements': { type: 'string' },
+  'postgres-statement-timeout-ms': { type: 'string' },
+  'postgres-lock-timeout-ms': { type: 'string' },
+  'postgres-connect-timeout-ms': { type: 'string' },
+  'postgres-idle-in-transaction-timeout-ms': { type: 'string' },
+  'postgres-migration-timeout-ms': { type: 'string' },
 } as const;
 
 /** The target the flags name (SQLite ./tokenvault.db by default). */
@@ -27,13 +58,20 @@ export function storeTarget(values: {
   'postgres-schema'?: string;
   'postgres-prepared-statements'?: string;
   synchronous?: string;
-}): StoreTarget {
+} & { [flag in keyof typeof TIMEOUT_FLAGS]?: string }): StoreTarget {
   const prepared = values['postgres-prepared-statements'];
+  const timeouts: { -readonly [K in keyof PostgresTimeoutOptions]: number } = {};
+  for (const [flag, option] of Object.entries(TIMEOUT_FLAGS) as [keyof typeof TIMEOUT_FLAGS, keyof PostgresTimeoutOptions][]) {
+    const given = values[flag];
+    if (given === undefined) continue;
+    if (values.postgres === undefined) throw new UsageError(`--${flag} needs --postgres`);
+    timeouts[option] = integerFlag(flag, given, 0, MAX_TIMEOUT_MS);
+  }
   if (values.postgres !== undefined) {
     if (values.db !== undefined) throw new UsageError('--db and --postgres cannot be combined: choose SQLite (--db) or PostgreSQL (--postgres)');
     if (values.synchronous !== undefined) throw new UsageError('--synchronous applies to SQLite (--db) only');
     if (prepared !== undefined && prepared !== 'on' && prepared !== 'off') throw new UsageError("--postgres-prepared-statements must be 'on' or 'off'");
-    return { kind: 'postgres', url: values.postgres, schema: values['postgres-schema'], preparedStatements: prepared !== 'off' };
+    return { kind: 'postgres', url: values.postgres, schema: values['postgres-schema'], preparedStatements: prepared !== 'off', timeouts };
   }
   if (values['postgres-schema'] !== undefined) throw new UsageError('--postgres-schema needs --postgres');
   if (prepared !== undefined) throw new UsageError('--postgres-prepared-statements needs --postgres');
@@ -55,6 +93,7 @@ export function openStore(target: StoreTarget): Store {
     return createPostgresStore({
       connectionString: target.url,
       preparedStatements: target.preparedStatements,
+      ...target.timeouts,
       ...(target.schema === undefined ? {} : { schema: target.schema }),
     });
   } catch (error) {

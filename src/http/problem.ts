@@ -44,12 +44,22 @@ export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Rec
   if (error instanceof InternalError) logger.error('request failed with an internal error', { error: error.message, ...stackOf(error) });
   else if (!(error instanceof VaultError) && !(error instanceof RouteError)) {
     logger.error('request failed with an unexpected error', unexpectedErrorFields(error));
+  } else if (error instanceof ServiceUnavailableError) {
+    // A condition of the database or the host (a lock or statement timeout, a lost connection, a
+    // full disk), not a bug: one warning line, no stack (docs/logging.md).
+    logger.warn('request answered 503: service unavailable', unavailableFields(error));
   }
   const problem = problemOf(error);
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...extraHeaders };
   if (error instanceof RouteError && error.allow.length > 0) headers['allow'] = error.allow.join(', ');
   if (error instanceof ServiceUnavailableError || error instanceof TooManyRequestsError) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+/** Our message (it names the condition) and the driver's code (a SQLSTATE or a socket error), never its message. */
+function unavailableFields(error: ServiceUnavailableError): Record<string, string> {
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return { error: error.code, detail: error.message, ...(typeof code === 'string' && /^[A-Z0-9_]{1,32}$/.test(code) ? { cause: code } : {}) };
 }
 
 function stackOf(error: Error): { stack?: string } {

@@ -240,5 +240,7 @@ export async function runMigrations(db: PgExecutor, schema: string, migrations: 
       applied.push(version);
     }
     return { applied, version: Math.max(current, migrations.length) };
-  });
+    // Its own bounds (migrationTimeoutMs, none by default): DDL may lock and rewrite a large table,
+    // and instances starting together wait here for the one migrating.
+  }, 'migration');
 }

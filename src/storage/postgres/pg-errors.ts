@@ -20,6 +20,8 @@ export const CONNECTION_SQLSTATES: Readonly<Record<string, string>> = Object.fre
   '57P01': 'admin_shutdown',
   '57P02': 'crash_shutdown',
   '57P03': 'cannot_connect_now',
+  // The server ended a session left idle in a transaction past idle_in_transaction_session_timeout.
+  '25P03': 'idle_in_transaction_session_timeout',
   '08000': 'connection_exception',
   '08001': 'sqlclient_unable_to_establish_sqlconnection',
   '08003': 'connection_does_not_exist',
@@ -30,13 +32,58 @@ export const CONNECTION_SQLSTATES: Readonly<Record<string, string>> = Object.fre
 /** Socket errors of a lost or refused connection (Node error codes). */
 const CONNECTION_NODE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /** pg's own errors for a connection lost mid-use (they carry no code). */
-const CONNECTION_MESSAGES = [/Connection terminated/i, /connection error and is not queryable/i, /timeout exceeded when trying to connect/i, /Client was closed/i];
+const CONNECTION_MESSAGES = [/Connection terminated/i, /connection error and is not queryable/i, /Client was closed/i];
+
+/**
+ * A wait cut short by a bound (docs/storage.md, "Timeouts"): the database, or the store, gave up
+ * waiting; nothing says the request or the connection is wrong. `statement_timeout` and
+ * `lock_timeout` are the bounds the store sets (57014 "due to statement timeout", 55P03);
+ * `query_canceled` is a 57014 for another reason (an administrator's pg_cancel_backend, a cancel
+ * request); `connect_timeout` is a connection not had within connectTimeoutMs (opening one, or
+ * waiting for a free one of the pool); `answer_timeout` is the store's client-side backstop.
+ */
+export type DatabaseWait = 'statement_timeout' | 'query_canceled' | 'lock_timeout' | 'connect_timeout' | 'answer_timeout';
+
+const QUERY_CANCELED = '57014';
+const LOCK_NOT_AVAILABLE = '55P03';
+/** pg-pool's messages when connectionTimeoutMillis passed (no code): no free connection, or none opened. */
+const CONNECT_TIMEOUT_MESSAGES = [/timeout exceeded when trying to connect/i, /Connection terminated due to connection timeout/i];
+/** pg's message when a query's query_timeout passed. */
+const ANSWER_TIMEOUT_MESSAGE = /^Query read timeout$/;
+
+/** Which wait the error ended, if it is one (never run again by the executor: see pg-executor.ts). */
+export function databaseWait(error: unknown): DatabaseWait | undefined {
+  const code = sqlstate(error);
+  if (code === QUERY_CANCELED) return /statement timeout/i.test(messageOf(error)) ? 'statement_timeout' : 'query_canceled';
+  if (code === LOCK_NOT_AVAILABLE) return 'lock_timeout';
+  if (code !== undefined) return undefined;
+  const message = messageOf(error);
+  if (CONNECT_TIMEOUT_MESSAGES.some((pattern) => pattern.test(message))) return 'connect_timeout';
+  return ANSWER_TIMEOUT_MESSAGE.test(message) ? 'answer_timeout' : undefined;
+}
+
+function messageOf(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : '';
+}
+
+/** What the caller is told of each wait, in our words (the driver's message stays in `cause`). */
+const WAIT_MESSAGES: Readonly<Record<DatabaseWait, string>> = Object.freeze({
+  statement_timeout: 'The database did not finish the statement within the statement timeout; retry the request shortly',
+  query_canceled: 'The database cancelled the statement; retry the request shortly',
+  lock_timeout: 'A database lock was not granted within the lock timeout (another transaction holds it); retry the request shortly',
+  connect_timeout: 'No database connection was free or could be opened within the connect timeout; retry the request shortly',
+  answer_timeout: 'The database did not answer in time; retry the request shortly',
+});
 
 /**
  * Whether the error means the connection was lost or could not be made (not that the statement was
- * wrong): running the work again on a fresh connection may succeed.
+ * wrong): running the work again on a fresh connection may succeed. A connect timeout is a wait
+ * (databaseWait), not a loss: running it again would only wait as long again on a pool that is
+ * full or a server that does not answer.
  */
 export function isConnectionError(error: unknown): boolean {
+  if (databaseWait(error) !== undefined) return false;
   const code = sqlstate(error);
   if (code !== undefined && (Object.hasOwn(CONNECTION_SQLSTATES, code) || CONNECTION_NODE_CODES.has(code))) return true;
   const message = (error as { message?: unknown } | null)?.message;
@@ -66,10 +113,14 @@ export function isRetryable(error: unknown): boolean {
  * promises a result rather than an error, so a unique violation reaching here is a record that
  * already exists: ConflictError (without the driver's detail, which quotes the key values).
  * Unstorable text is a ValidationError. A lost connection (after the executor's retry), or a
- * serialization failure that outlasted every retry, is an ServiceUnavailableError (503 with Retry-After).
+ * serialization failure that outlasted every retry, is an ServiceUnavailableError (503 with Retry-After),
+ * and so is a wait cut short (databaseWait: a statement or lock timeout, a cancelled statement, no
+ * connection in time), its message naming which.
  * Anything else is passed on unchanged: an internal error, rendered as a generic 500 over HTTP.
  */
 export function translateError(error: unknown): unknown {
+  const wait = databaseWait(error);
+  if (wait !== undefined) return new ServiceUnavailableError(WAIT_MESSAGES[wait], 1, error);
   if (isConnectionError(error)) return new ServiceUnavailableError('The database connection was lost; retry the request shortly', 1, error);
   if (isRetryable(error)) return new ServiceUnavailableError('The database kept refusing the transaction as conflicting; retry the request shortly', 1, error);
   const code = sqlstate(error);

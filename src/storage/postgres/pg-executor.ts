@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PgPool, PgPoolClient, PgQueryConfig, PgQueryResult } from './postgres-options.js';
-import { isConnectionError, isRetryable, translateError } from './pg-errors.js';
+import type { PgPool, PgPoolClient, PgQueryConfig, PgQueryResult, PostgresTimeouts } from './postgres-options.js';
+import { databaseWait, isConnectionError, isRetryable, translateError } from './pg-errors.js';
 import { type StatementShape, StatementNames, isLostPreparedStatement } from './statement-names.js';
 import { TYPE_PARSERS } from './type-parsers.js';
 
@@ -60,12 +60,49 @@ export async function retrying<T>(fn: () => Promise<T>, onLost: ConnectionRetry 
   }
 }
 
+/** The store's backstop passed: the statement may still run on that connection. */
+function isUnanswered(error: unknown): boolean {
+  return databaseWait(error) === 'answer_timeout';
+}
+
 /** A statement that only reads (a lone SELECT): safe to run again after a lost connection. */
 export function isRead(text: string): boolean {
   return /^\s*SELECT\b/i.test(text);
 }
 
 const ignore = () => undefined;
+
+/**
+ * How much longer than the statement timeout the store itself waits for an answer (pg's
+ * query_timeout), so that the server's cancellation (57014, the connection still usable) comes
+ * first when the timeout is in effect there; where it is not (behind PgBouncer, a lone statement:
+ * docs/storage.md, "Timeouts"), this backstop is the bound.
+ */
+export const ANSWER_MARGIN_MS = 1_000;
+
+/** What one kind of work runs under: text appended to its BEGIN, and the backstop of each statement (ms). */
+interface Bounds {
+  readonly local: string;
+  readonly answerMs: number | undefined;
+}
+
+const NO_BOUNDS: Bounds = Object.freeze({ local: '', answerMs: undefined });
+
+/**
+ * `SET LOCAL` of each timeout set, in the BEGIN's simple query (one round trip, and the settings
+ * go with the transaction, so they hold behind a pooler in transaction mode). A value of 0 is left
+ * to the server, except where `explicit` (migrations: no bound, whatever the server's default).
+ */
+function boundsOf(settings: Readonly<Record<string, number>>, statementMs: number, explicit: boolean): Bounds {
+  const local = Object.entries(settings)
+    .filter(([, ms]) => explicit || ms > 0)
+    .map(([name, ms]) => `; SET LOCAL ${name} = ${ms}`)
+    .join('');
+  return Object.freeze({ local, answerMs: statementMs > 0 ? statementMs + ANSWER_MARGIN_MS : undefined });
+}
+
+/** The work of one request (`request`) or a schema change or setup under a lock (`migration`). */
+export type WorkKind = 'request' | 'migration';
 
 /**
  * The store's access to PostgreSQL: every query goes with the store's column parsers, and is
@@ -82,10 +119,26 @@ const ignore = () => undefined;
 export class PgExecutor implements Queryable {
   readonly #pool: PgPool;
   #names: StatementNames | null;
+  readonly #bounds: Readonly<Record<WorkKind, Bounds>>;
+  /** withLock's transaction idles by design while its callback runs: no idle bound there. */
+  readonly #holdingBounds: Bounds;
 
-  constructor(pool: PgPool, options: { preparedStatements?: boolean } = {}) {
+  /** `timeouts`: the store's bounds (docs/storage.md, "Timeouts"); without them, none are set. */
+  constructor(pool: PgPool, options: { preparedStatements?: boolean; timeouts?: PostgresTimeouts } = {}) {
     this.#pool = pool;
     this.#names = options.preparedStatements === true ? new StatementNames() : null;
+    const t = options.timeouts;
+    if (t === undefined) {
+      this.#bounds = { request: NO_BOUNDS, migration: NO_BOUNDS };
+      this.#holdingBounds = NO_BOUNDS;
+      return;
+    }
+    const migration = { statement_timeout: t.migrationTimeoutMs, lock_timeout: t.migrationTimeoutMs };
+    this.#bounds = Object.freeze({
+      request: boundsOf({ statement_timeout: t.statementTimeoutMs, lock_timeout: t.lockTimeoutMs, idle_in_transaction_session_timeout: t.idleInTransactionTimeoutMs }, t.statementTimeoutMs, false),
+      migration: boundsOf(migration, t.migrationTimeoutMs, true),
+    });
+    this.#holdingBounds = boundsOf({ ...migration, idle_in_transaction_session_timeout: 0 }, t.migrationTimeoutMs, true);
   }
 
   /** Whether statements are still named (false from the start, or since a pooler lost one). */
@@ -104,9 +157,11 @@ export class PgExecutor implements Queryable {
     }
   }
 
-  #config(text: string, values: readonly unknown[], shape: StatementShape = 'fixed'): PgQueryConfig {
+  #config(text: string, values: readonly unknown[], answerMs: number | undefined, shape: StatementShape = 'fixed'): PgQueryConfig {
     const name = this.#names !== null && values.length > 0 ? this.#names.of(text, shape) : undefined;
-    return name === undefined ? { text, values: [...values], types: TYPE_PARSERS } : { name, text, values: [...values], types: TYPE_PARSERS };
+    const config: PgQueryConfig = name === undefined ? { text, values: [...values], types: TYPE_PARSERS } : { name, text, values: [...values], types: TYPE_PARSERS };
+    if (answerMs !== undefined) config.query_timeout = answerMs;
+    return config;
   }
 
   /**
@@ -114,7 +169,8 @@ export class PgExecutor implements Queryable {
    * connection when its connection was lost; a write is not (see ConnectionRetry).
    */
   query(text: string, values: readonly unknown[] = [], shape?: StatementShape): Promise<PgQueryResult> {
-    return this.#unnamedIfLost(() => retrying(() => this.#pool.query(this.#config(text, values, shape)), isRead(text) ? 'always' : 'never'));
+    const { answerMs } = this.#bounds.request;
+    return this.#unnamedIfLost(() => retrying(() => this.#pool.query(this.#config(text, values, answerMs, shape)), isRead(text) ? 'always' : 'never'));
   }
 
   /**
@@ -122,31 +178,34 @@ export class PgExecutor implements Queryable {
    * rolling back when it throws. The whole transaction is retried (after a serialization failure,
    * and once on a fresh connection when the connection was lost before COMMIT was sent), so `fn`
    * must only touch the database (no side effects outside it that a second run would repeat).
+   * A wait cut short (a statement or lock timeout) is not retried: the caller gets the 503.
+   * `kind`: `migration` runs under migrationTimeoutMs instead of the request bounds.
    */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.#unnamedIfLost(() => this.#transaction(fn));
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, kind: WorkKind = 'request'): Promise<T> {
+    return this.#unnamedIfLost(() => this.#transaction(fn, this.#bounds[kind]));
   }
 
-  #transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  #transaction<T>(fn: (tx: Queryable) => Promise<T>, bounds: Bounds): Promise<T> {
     return retrying(() =>
-      this.#withClient(async (tx, discard) => {
+      this.#withClient(bounds, async (tx, discard) => {
         // Explicitly READ COMMITTED, whatever the database's default: the store's transactions take
         // a lock and then rely on their next statement seeing what the lock's previous holder
         // committed, which a transaction-wide snapshot (REPEATABLE READ, SERIALIZABLE) would hide.
-        await tx.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+        await tx.query(`BEGIN ISOLATION LEVEL READ COMMITTED${bounds.local}`);
         try {
           const result = await fn(tx);
           try {
             await tx.query('COMMIT');
           } catch (error) {
             discard();
-            throw isConnectionError(error) ? new CommitOutcomeUnknown(error) : error;
+            throw isConnectionError(error) || isUnanswered(error) ? new CommitOutcomeUnknown(error) : error;
           }
           return result;
         } catch (error) {
           if (error instanceof CommitOutcomeUnknown) throw error;
-          // A connection that cannot roll back (it died) must not return to the pool mid-transaction.
-          if (isConnectionError(error)) discard();
+          // A connection that cannot roll back (it died) must not return to the pool mid-transaction;
+          // nor one whose statement still runs past the backstop (a ROLLBACK would wait behind it).
+          if (isConnectionError(error) || isUnanswered(error)) discard();
           else await tx.query('ROLLBACK').catch(discard);
           throw error;
         }
@@ -170,9 +229,9 @@ export class PgExecutor implements Queryable {
   async #holding<T>(begin: (tx: Queryable) => Promise<void>, fn: () => Promise<T>, again: boolean): Promise<T> {
     let began = false;
     try {
-      return await this.#withClient(async (tx, discard) => {
+      return await this.#withClient(this.#holdingBounds, async (tx, discard) => {
         try {
-          await tx.query('BEGIN');
+          await tx.query(`BEGIN${this.#holdingBounds.local}`);
           await begin(tx);
         } catch (error) {
           // A connection that cannot roll back (it died) must not return to the pool mid-transaction.
@@ -199,14 +258,14 @@ export class PgExecutor implements Queryable {
     }
   }
 
-  async #withClient<T>(fn: (client: Queryable, discard: () => void) => Promise<T>): Promise<T> {
+  async #withClient<T>(bounds: Bounds, fn: (client: Queryable, discard: () => void) => Promise<T>): Promise<T> {
     const client: PgPoolClient = await this.#pool.connect();
     // While checked out, pg leaves a connection's 'error' event without a listener: a connection
     // lost between two statements would crash the process. The failing query reports it instead.
     client.on?.('error', ignore);
     let discarded = false;
     try {
-      const queryable: Queryable = { query: (text, values = [], shape) => client.query(this.#config(text, values, shape)) };
+      const queryable: Queryable = { query: (text, values = [], shape) => client.query(this.#config(text, values, bounds.answerMs, shape)) };
       return await fn(queryable, () => {
         discarded = true;
       });

@@ -14,6 +14,8 @@ export interface PgQueryConfig {
   text: string;
   values?: unknown[];
   types?: PgTypeParsers;
+  /** pg's client-side bound on the answer, in ms (the store's backstop: pg-executor.ts). */
+  query_timeout?: number;
 }
 
 export interface PgQueryResult {
@@ -72,6 +74,38 @@ export interface PostgresStoreOptions {
    * that work runs again unnamed; `false` never names them (and spares the database log that error).
    */
   preparedStatements?: boolean;
+  /**
+   * Longest a statement may run, in ms (default 15000; 0: the store sets none, the server's own
+   * setting applies). PostgreSQL cancels it (57014) and the call fails with a 503
+   * ServiceUnavailableError. Set on each connection and by `SET LOCAL` in each transaction, so it
+   * holds through PgBouncer in transaction mode (docs/storage.md, "Timeouts").
+   */
+  statementTimeoutMs?: number;
+  /** Longest wait for a lock (a row or table another transaction holds), in ms (default 3000; 0: none set). 55P03, a 503. */
+  lockTimeoutMs?: number;
+  /**
+   * Longest wait for a connection, in ms: opening one, and waiting for a free one of the pool
+   * (default 5000; 0: no bound). Only for a pool the store creates: bound yours with pg's
+   * `connectionTimeoutMillis`.
+   */
+  connectTimeoutMs?: number;
+  /** A transaction left idle this long (ms) has its connection ended by the server (default 60000; 0: none set). */
+  idleInTransactionTimeoutMs?: number;
+  /**
+   * Statement and lock timeout of `migrate()`'s transaction and of `withLock` (default 0: no bound,
+   * whatever the server's setting): a migration may lock and rewrite a large table, and instances
+   * starting together wait for the one migrating.
+   */
+  migrationTimeoutMs?: number;
+}
+
+/** The timeouts, in ms; 0: not set by the store (connectTimeoutMs, migrationTimeoutMs 0: no bound). */
+export interface PostgresTimeouts {
+  readonly statementTimeoutMs: number;
+  readonly lockTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly idleInTransactionTimeoutMs: number;
+  readonly migrationTimeoutMs: number;
 }
 
 /** Options after validation: frozen, defaults applied. */
@@ -81,10 +115,26 @@ export interface ResolvedPostgresStoreOptions {
   readonly schema: string;
   readonly max: number;
   readonly preparedStatements: boolean;
+  readonly timeouts: PostgresTimeouts;
 }
 
 export const DEFAULT_SCHEMA = 'public';
 export const DEFAULT_POOL_SIZE = 10;
+/**
+ * An OLTP vault's statements take milliseconds; these bounds are for when the database cannot
+ * answer (a lock held by a migration or an administrator, an overloaded server), so that a request
+ * fails with a 503 the client retries instead of hanging past its own timeout. Why each value:
+ * docs/storage.md, "Timeouts".
+ */
+export const DEFAULT_TIMEOUTS: PostgresTimeouts = Object.freeze({
+  statementTimeoutMs: 15_000,
+  lockTimeoutMs: 3_000,
+  connectTimeoutMs: 5_000,
+  idleInTransactionTimeoutMs: 60_000,
+  migrationTimeoutMs: 0,
+});
+/** A day: longer is no bound in practice (and past 2^31 ms, Node's timers fire at once). */
+export const MAX_TIMEOUT_MS = 86_400_000;
 
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -104,6 +154,13 @@ function isConnectionUrl(value: string): boolean {
     return false;
   }
 }
+
+const TimeoutSchema = v.pipe(
+  v.number('must be a number of milliseconds'),
+  v.integer('must be a whole number of milliseconds'),
+  v.minValue(0, 'must be 0 (none) or more'),
+  v.maxValue(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} (a day)`),
+);
 
 const OptionsSchema = v.pipe(
   v.strictObject(
@@ -129,6 +186,11 @@ const OptionsSchema = v.pipe(
         ),
       ),
       preparedStatements: v.optional(v.boolean('must be true or false')),
+      statementTimeoutMs: v.optional(TimeoutSchema),
+      lockTimeoutMs: v.optional(TimeoutSchema),
+      connectTimeoutMs: v.optional(TimeoutSchema),
+      idleInTransactionTimeoutMs: v.optional(TimeoutSchema),
+      migrationTimeoutMs: v.optional(TimeoutSchema),
     },
     'must be an object',
   ),
@@ -152,6 +214,14 @@ const OptionsSchema = v.pipe(
     v.partialCheck([['pool'], ['max']], (input) => input.pool === undefined || input.max === undefined, 'applies only to a pool the store creates'),
     ['max'],
   ),
+  v.forward(
+    v.partialCheck(
+      [['pool'], ['connectTimeoutMs']],
+      (input) => input.pool === undefined || input.connectTimeoutMs === undefined,
+      "applies only to a pool the store creates (set pg's connectionTimeoutMillis on yours)",
+    ),
+    ['connectTimeoutMs'],
+  ),
 );
 
 /** Validates the options once, at construction; throws ValidationError keyed by option name. */
@@ -159,13 +229,16 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions | unde
   const result = v.safeParse(OptionsSchema, options ?? {});
   // Keyed by option name; an issue with the options as a whole under 'options'.
   if (!result.success) throw validationFromIssues(result.issues, '', 'options');
-  const { connectionString, pool, schema, max, preparedStatements } = result.output;
+  const { connectionString, pool, schema, max, preparedStatements, ...given } = result.output;
+  const timeouts: { -readonly [K in keyof PostgresTimeouts]: number } = { ...DEFAULT_TIMEOUTS };
+  for (const [name, value] of Object.entries(given) as [keyof PostgresTimeouts, number | undefined][]) if (value !== undefined) timeouts[name] = value;
   return Object.freeze({
     connectionString,
     pool,
     schema: schema ?? DEFAULT_SCHEMA,
     max: max ?? DEFAULT_POOL_SIZE,
     preparedStatements: preparedStatements ?? true,
+    timeouts: Object.freeze(timeouts),
   });
 }
 

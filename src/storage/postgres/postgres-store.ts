@@ -2,7 +2,7 @@ import type { MigrationOutcome, Store } from '../store.js';
 import { bindPart } from '../store-parts.js';
 import { runMigrations } from './migrations.js';
 import { PgExecutor } from './pg-executor.js';
-import { quoteSchema, type PgPool } from './postgres-options.js';
+import { quoteSchema, type PgPool, type PostgresTimeouts } from './postgres-options.js';
 import { PostgresApplications } from './postgres-applications.js';
 import { PostgresAudit } from './postgres-audit.js';
 import { PostgresCredentials } from './postgres-credentials.js';
@@ -33,10 +33,10 @@ export type PostgresStore = Store & {
  * The PostgreSQL Store (pg): one part per area (store-parts.ts) joined here. Stateless apart from
  * its pool: any number of instances, in any number of processes, may share one database; every
  * guarantee of the Store interface holds across them. Build it with `createPostgresStore`;
- * `owned`: whether `close()` ends the pool.
+ * `owned`: whether `close()` ends the pool; `timeouts`: the bounds of its statements (docs/storage.md, "Timeouts").
  */
-export function composePostgresStore(pool: PgPool, schema: string, owned: boolean, preparedStatements: boolean): PostgresStore {
-  const db = new PgExecutor(pool, { preparedStatements });
+export function composePostgresStore(pool: PgPool, schema: string, owned: boolean, preparedStatements: boolean, timeouts?: PostgresTimeouts): PostgresStore {
+  const db = new PgExecutor(pool, { preparedStatements, ...(timeouts === undefined ? {} : { timeouts }) });
   const s = quoteSchema(schema);
   const sql = recordStatements(s);
   const credentials = new PostgresCredentials(db, s);
