@@ -82,9 +82,9 @@ export class AuditLog {
       return;
     }
     this.#queue.push(this.entry(input));
-    if (this.#queue.length >= this.#maxBatch && !this.#backingOff) void this.flush();
+    if (this.#queue.length >= this.#maxBatch && !this.#backingOff) this.#flushInBackground();
     else if (this.#timer === null) {
-      this.#timer = setTimeout(() => void this.flush(), this.#flushMs);
+      this.#timer = setTimeout(() => this.#flushInBackground(), this.#flushMs);
       this.#timer.unref();
     }
   }
@@ -151,6 +151,11 @@ export class AuditLog {
     this.#queue = [];
   }
 
+  #flushInBackground(): void {
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- flush() never rejects: a failed append is caught inside it, logged and requeued
+    void this.flush();
+  }
+
   #failed(batch: AuditEntry[], error: unknown): void {
     this.#flushFailures++;
     const reason = error instanceof VaultError ? error.code : error instanceof Error ? error.name : typeof error;
@@ -169,7 +174,7 @@ export class AuditLog {
     }
     if (this.#timer === null) {
       // Retried after a pause (an outage is rarely over at once): ten flush periods, at most 5 s.
-      this.#timer = setTimeout(() => void this.flush(), Math.min(5_000, this.#flushMs * 10));
+      this.#timer = setTimeout(() => this.#flushInBackground(), Math.min(5_000, this.#flushMs * 10));
       this.#timer.unref();
     }
   }

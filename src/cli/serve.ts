@@ -3,6 +3,7 @@ import { type Server, createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { MIN_KEY_LENGTH } from '../auth/api-keys.js';
+import { unexpectedErrorFields } from '../common/logger.js';
 import { createFetchHandler } from '../http/index.js';
 import { MAX_TRUSTED_PROXIES, type TrustForwardedFor, TrustForwardedForSchema } from '../http/client-address.js';
 import { toNodeListener } from '../http/node.js';
@@ -117,11 +118,16 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, trustForwardedFor, ...(onExchange ? { onExchange } : {}) });
     // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
     const created = await bootstrap(vault, adminKey);
-    server = createServer(toNodeListener(handler, { writeAtTurnEnd: true }));
+    server = createServer(toNodeListener(handler, { writeAtTurnEnd: true, logger }));
     const url = urlOf(await listen(server, port, values.host));
     let announcement = `listening on ${url}\n`;
     if (metrics && metricsPort !== undefined) {
-      metricsServer = createServer((req, res) => void serveMetrics(metrics, req.method, req.url, res));
+      metricsServer = createServer((req, res) => {
+        serveMetrics(metrics, req.method, req.url, res).catch((error: unknown) => {
+          logger.error('metrics request failed', unexpectedErrorFields(error));
+          res.destroy();
+        });
+      });
       announcement += `metrics on ${urlOf(await listen(metricsServer, metricsPort, values.host))}/metrics\n`;
     }
     // Background work (async reactor runs, webhook deliveries, the sweep) runs with the server.

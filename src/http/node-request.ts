@@ -79,6 +79,7 @@ function realRequest(this: NodeRequest): Request {
     }
     this[real] = new Request(this[url], init);
     // ... and the real Request says so, as one whose body was read would: bodyUsed, a body that cannot be read again.
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- reading a 0-byte body held in memory cannot fail
     if (this[consumed] && this[real].body !== null) void this[real].arrayBuffer();
   }
   return this[real];

@@ -8,7 +8,9 @@
  * createServer(toNodeListener(createFetchHandler(vault))).listen(8080);
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger as PinoLogger } from 'pino';
 import * as v from 'valibot';
+import { isLoggerLike, type Logger, toLogger, unexpectedErrorFields } from '../common/logger.js';
 import { atTurnEnd } from '../common/turn-end.js';
 import { PROBLEMS } from '../errors/problem.js';
 import { abortRequest, hasNodeBody, nodeRequest } from './node-request.js';
@@ -30,9 +32,18 @@ export interface NodeListenerOptions {
    * turns it on), not for long streams. Idle, a response waits only for the end of the current turn.
    */
   writeAtTurnEnd?: boolean;
+  /**
+   * Where a response that could not be written is logged (the handler answered something that is
+   * not a Response): the client gets a bare 500, or a cut connection once the status is sent.
+   * A Logger or a pino logger; default: JSON lines on stderr, as `createVault`'s.
+   */
+  logger?: Logger | PinoLogger;
 }
 
-const OptionsSchema = v.strictObject({ writeAtTurnEnd: v.optional(v.boolean('must be a boolean')) });
+const OptionsSchema = v.strictObject({
+  writeAtTurnEnd: v.optional(v.boolean('must be a boolean')),
+  logger: v.optional(v.custom<Logger | PinoLogger>(isLoggerLike, 'must have info, warn and error (a Logger or a pino logger)')),
+});
 
 /**
  * Converts a fetch handler into a Node request listener: the IncomingMessage becomes a Request
@@ -44,8 +55,14 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>,
   const parsed = v.safeParse(OptionsSchema, options ?? {});
   if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
   const batch = parsed.output.writeAtTurnEnd === true ? new TurnEndWriter() : null;
+  const logger = toLogger(parsed.output.logger);
   return (req, res) => {
-    void serve(handler, req, res, batch);
+    // A handler may answer something that is not a Response; the request is then cut, never the process.
+    serve(handler, req, res, batch).catch((error: unknown) => {
+      logger.error('response could not be written', unexpectedErrorFields(error));
+      if (res.headersSent) res.destroy();
+      else res.writeHead(500, { 'content-length': '0', 'cache-control': 'no-store' }).end();
+    });
   };
 }
 

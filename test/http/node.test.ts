@@ -122,6 +122,18 @@ describe('toNodeListener', () => {
     expect(sent.text).toBe('');
   });
 
+  it('a handler answering something that is not a Response gets an empty 500, logged through the logger option, and the process goes on', async () => {
+    const logged: { message: string; fields: Record<string, unknown> | undefined }[] = [];
+    const logger = { info() {}, warn() {}, error: (message: string, fields?: Record<string, unknown>) => logged.push({ message, fields }) };
+    const port = await start(async () => undefined as unknown as Response, { logger });
+    const sent = await send(port, {});
+    expect(sent.status).toBe(500);
+    expect(sent.text).toBe('');
+    expect(logged).toEqual([{ message: 'response could not be written', fields: expect.objectContaining({ error: 'TypeError' }) }]);
+    // The server still answers.
+    expect((await send(port, {})).status).toBe(500);
+  });
+
   it('an unparseable Host header falls back to localhost', async () => {
     const port = await start(async (request) => new Response(new URL(request.url).host));
     const sent = await send(port, { headers: { host: 'bad host:x' } });
@@ -159,6 +171,7 @@ describe('toNodeListener with createFetchHandler, writing at the end of each tur
     const handler = async () => new Response(null);
     expect(() => toNodeListener(handler, { writeAtTurnEnd: 'yes' } as never)).toThrow(ValidationError);
     expect(() => toNodeListener(handler, { writeAtTurnEnd: true, batch: 1 } as never)).toThrow(/batch/);
+    expect(() => toNodeListener(handler, { logger: console.log } as never)).toThrow(/logger/);
   });
 
   it('serves a token round trip with content-length, keep-alive and the API headers', async () => {

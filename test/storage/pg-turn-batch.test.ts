@@ -83,3 +83,29 @@ describe('TurnBatch in-flight bound', () => {
     expect(await next).toBe('value of c');
   });
 });
+
+/** A fire-and-forget batch that failed anyway must not leave its keys waiting forever (nor reject unhandled). */
+describe('TurnBatch with a statement that throws instead of rejecting', () => {
+  const boom = () => {
+    throw new Error('boom');
+  };
+
+  it('a lone key gets the error, and the in-flight slot is freed for the next key', async () => {
+    const { sent, gates, one, many } = gatedStatements();
+    let broken = true;
+    const batch = new TurnBatch((key: string) => (broken ? boom() : one(key)), many, { maxInFlight: 1 });
+    await expect(batch.load('a')).rejects.toThrow('boom');
+    broken = false;
+    const next = batch.load('b');
+    await nextTurn();
+    expect(sent).toEqual([['b']]);
+    gates[0]!();
+    expect(await next).toBe('value of b');
+  });
+
+  it('every key of a batch retried one by one gets the error', async () => {
+    const batch = new TurnBatch<string, string>(boom, () => Promise.reject(new Error('batch failed')), { alone: () => true });
+    const settled = await Promise.allSettled([batch.load('a'), batch.load('b')]);
+    expect(settled.map((s) => (s.status === 'rejected' ? (s.reason as Error).message : 'answered'))).toEqual(['boom', 'boom']);
+  });
+});

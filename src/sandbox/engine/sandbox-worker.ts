@@ -111,6 +111,7 @@ function memory(): number {
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'reply') answer(message);
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- start() posts its own failure; anything escaping it ends this worker, which the pool handles as a crash (the run fails, a worker replaces it)
   else void start(message);
 });
 post({ type: 'ready' });

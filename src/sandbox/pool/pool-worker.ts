@@ -112,6 +112,7 @@ export function spawnPoolWorker(
   setTimeout(() => {
     if (w.ready || w.gone) return;
     events.onExit(w, null);
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- Worker.terminate() does not reject: it resolves with the exit code (undefined once the worker is gone)
     void worker.terminate();
   }, WORKER_START_TIMEOUT_MS).unref();
   return w;

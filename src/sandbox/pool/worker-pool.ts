@@ -281,6 +281,7 @@ export class WorkerPool {
    */
   #retire(w: PoolWorker): void {
     this.#drop(w);
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- Worker.terminate() does not reject: it resolves with the exit code (undefined once the worker is gone)
     void w.worker.terminate();
     this.#pump();
     if (w.lane === 0) this.warm();

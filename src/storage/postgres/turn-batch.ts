@@ -81,7 +81,12 @@ export class TurnBatch<K, V> {
       };
       const stall = Number.isFinite(this.#maxInFlight) ? setTimeout(release, STALL_MS) : undefined;
       stall?.unref?.();
-      this.#dispatch(batch).then(release);
+      // #dispatch answers every key itself; should it still fail (a `one` that throws instead of
+      // rejecting), its keys get that error rather than wait forever (settled ones ignore it).
+      this.#dispatch(batch).then(release, (error: unknown) => {
+        release();
+        for (const w of batch) w.reject(error);
+      });
     }
   };
 

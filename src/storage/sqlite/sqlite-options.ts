@@ -13,7 +13,6 @@ export interface SqliteStatement {
 }
 
 // Spelled like better-sqlite3's own typings so that its Database is assignable to the shape.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyFunction = (...params: any[]) => unknown;
 type ArgumentsOf<F extends AnyFunction> = F extends (...args: infer A) => unknown ? A : never;
 
