@@ -185,7 +185,9 @@ export class ProxyService {
     const limits = { timeoutMs: this.#options.timeoutMs, maxResponseBytes: this.#options.maxResponseBytes, setTimer: this.#options.setTimer };
     const fetchImpl = this.#options.unsafeFetch;
     if (fetchImpl !== undefined) return sendWithFetch(fetchImpl, target, request, limits);
-    return sendToDestination(target, request, limits, this.#agents.for(tenantId, target.url.protocol === 'https:'));
+    // The pool is held until the answer is read (or the call failed): an eviction in between lets it finish.
+    const lease = this.#agents.lease(tenantId, target.url.protocol === 'https:');
+    return sendToDestination(target, request, limits, lease.agent).finally(lease.release);
   }
 
   /** Closes the tenants' idle connections (the vault closes). */
