@@ -24,7 +24,7 @@ import type { RequestTransform, ResponseTransform } from './proxies-input.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
 import type { ProxyMessage } from './proxy-message.js';
 import { FixedWindowLimiter, addressBucket } from './proxy-rate-limit.js';
-import { type ProxyRequest, type ProxyResponse, type ProxyService, outgoingMessage } from './proxy-service.js';
+import { type ProxyRequest, type ProxyResponse, type ProxyService, checkMethod, outgoingMessage } from './proxy-service.js';
 import { type TransformContext, type TransformDeps, runRequestTransforms, runResponseTransforms } from './proxy-transforms.js';
 import { askWholeAnswer, wholeAnswer } from './whole-answer.js';
 
@@ -61,6 +61,8 @@ export class KeyedProxyService {
     // tenant's audit log; every unauthenticated call past both limits is recorded, whatever its
     // outcome, so their entries are bounded by the per-proxy limit.
     if (caller === null) this.#perAddress.take(addressBucket(request.clientAddress ?? null), 'from this address');
+    // A method the proxy does not carry is refused once counted, before any lookup (docs/proxies.md, Methods).
+    checkMethod(method);
     let proxy: ProxyRecord;
     try {
       proxy = await this.#find(request.key);
