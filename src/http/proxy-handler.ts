@@ -12,7 +12,8 @@ import { AuthenticationError, PayloadTooLargeError, ValidationError } from '../e
 import type { Logger } from '../common/logger.js';
 import type { Vault } from '../vault.js';
 import { webBodyReader } from './body.js';
-import { errorResponse } from './problem.js';
+import { PROXY_METHODS } from '../proxy/proxy-service.js';
+import { RouteError, errorResponse } from './problem.js';
 import { type TrustForwardedFor, clientAddressResolver } from './client-address.js';
 
 export interface ProxyHandlerOptions {
@@ -47,10 +48,12 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
   const statusHeader = `${headerPrefix}-PROXY-DESTINATION-STATUS`;
 
   return async (request, pathname, search, seen) => {
+    const carried = PROXY_METHODS.has(request.method.toUpperCase());
     try {
       const { key: queryKey, rest: query } = takeQueryKey(search, keyParameter);
       const key = request.headers.get(keyHeader) ?? queryKey;
       const apiKey = request.headers.get(apiKeyHeader);
+      if (!carried) await refuseMethod(key, apiKey, query, request);
       let caller: Caller | null = null;
       // A pre-configured proxy with require_auth: false is called without an API key (docs/proxies.md).
       if (key === null || apiKey !== null) {
@@ -81,12 +84,30 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
       return new Response(NULL_BODY.has(status) || request.method === 'HEAD' ? null : (answer.body as BodyInit), { status, headers: out });
     } catch (error) {
       const problem = errorResponse(error, logger, {}, headerPrefix);
+      const kept = Object.entries(problem.headers).filter(([name]) => name === 'retry-after' || name === 'allow');
       return new Response(JSON.stringify({ proxy_error: JSON.parse(problem.body ?? 'null') as unknown }), {
         status: problem.status,
-        headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...(problem.headers['retry-after'] === undefined ? {} : { 'retry-after': problem.headers['retry-after'] }) },
+        headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...Object.fromEntries(kept) },
       });
     }
   };
+
+  /**
+   * A method the proxy does not carry (TRACE, CONNECT, WebDAV's, any other token): a 405 with Allow,
+   * its body never read (a web Request cannot even be made for TRACE or CONNECT). An unauthenticated
+   * call with a proxy key is first counted as any other is (the inbound rate limit: a flood of them
+   * meets its 429), through the service, which refuses the method right after counting it.
+   */
+  async function refuseMethod(key: string | null, apiKey: string | null, query: string, request: Request): Promise<never> {
+    if (key !== null && apiKey === null) {
+      try {
+        await vault.proxy(null, { method: request.method, key, query, clientAddress: clientAddressOf(request), body: null });
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+      }
+    }
+    throw new RouteError('method_not_allowed', [...PROXY_METHODS]);
+  }
 }
 
 /**

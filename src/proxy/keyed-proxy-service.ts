@@ -25,8 +25,9 @@ import type { RequestTransform, ResponseTransform } from './proxies-input.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './proxy-headers.js';
 import type { ProxyMessage } from './proxy-message.js';
 import { FixedWindowLimiter, addressBucket } from './proxy-rate-limit.js';
-import { type ProxyRequest, type ProxyResponse, type ProxyService, outgoingMessage } from './proxy-service.js';
+import { type ProxyRequest, type ProxyResponse, type ProxyService, checkMethod, outgoingMessage } from './proxy-service.js';
 import { type TransformContext, type TransformDeps, runRequestTransforms, runResponseTransforms } from './proxy-transforms.js';
+import { askWholeAnswer, wholeAnswer } from './whole-answer.js';
 
 
 export class KeyedProxyService {
@@ -61,6 +62,8 @@ export class KeyedProxyService {
     // tenant's audit log; every unauthenticated call past both limits is recorded, whatever its
     // outcome, so their entries are bounded by the per-proxy limit.
     if (caller === null) this.#perAddress.take(addressBucket(request.clientAddress ?? null), 'from this address');
+    // A method the proxy does not carry is refused once counted, before any lookup (docs/proxies.md, Methods).
+    checkMethod(method);
     let proxy: ProxyRecord;
     try {
       proxy = await this.#find(request.key);
@@ -106,9 +109,9 @@ export class KeyedProxyService {
       if ('status' in transformed) answer = transformed;
       else {
         const headers = forwardedRequestHeaders(Object.entries(transformed.headers));
-        // Response transforms read the body: ask for it uncompressed.
-        if (proxy.responseTransforms.length > 0) delete headers['accept-encoding'];
-        const sent = await this.#proxy.send(proxy.tenantId, target, { method, headers, body: transformed.body });
+        // Response transforms read the whole body, uncompressed (whole-answer.ts).
+        if (proxy.responseTransforms.length > 0) askWholeAnswer(headers);
+        const sent = wholeAnswer(proxy.responseTransforms.length > 0, await this.#proxy.send(proxy.tenantId, target, { method, headers, body: transformed.body }));
         answer = { status: sent.status, message: { headers: joined(sent.headers), body: sent.body } };
         // Only a success is transformed: an error answer comes back as the destination sent it.
         if (sent.status >= 200 && sent.status < 300 && proxy.responseTransforms.length > 0) {

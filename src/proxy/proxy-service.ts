@@ -60,6 +60,11 @@ export interface ProxyResponse {
 }
 
 export const PROXY_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** ValidationError (400; 405 over HTTP, proxy-handler.ts) for a method the proxy does not carry; `method` upper-cased. */
+export function checkMethod(method: string): void {
+  if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
+}
 const encoder = new TextEncoder();
 
 /** What the audit entry of a call says (docs/proxies.md, Audit). */
@@ -140,7 +145,7 @@ export class ProxyService {
    * the request's path and query, its address resolved; what the audit says of it is set in `record`.
    */
   async destination(method: string, base: string | null, request: ProxyRequest, record: { host: string | null; path: string | null; query_keys: string[] }): Promise<{ url: URL; target: Target }> {
-    if (!PROXY_METHODS.has(method)) throw ValidationError.field('method', `must be one of ${[...PROXY_METHODS].join(', ')}`);
+    checkMethod(method);
     const url = destinationUrl(base, request.path ?? '', request.query ?? '', this.#rules);
     record.host = url.hostname;
     record.path = url.pathname;
@@ -185,7 +190,9 @@ export class ProxyService {
     const limits = { timeoutMs: this.#options.timeoutMs, maxResponseBytes: this.#options.maxResponseBytes, setTimer: this.#options.setTimer };
     const fetchImpl = this.#options.unsafeFetch;
     if (fetchImpl !== undefined) return sendWithFetch(fetchImpl, target, request, limits);
-    return sendToDestination(target, request, limits, this.#agents.for(tenantId, target.url.protocol === 'https:'));
+    // The pool is held until the answer is read (or the call failed): an eviction in between lets it finish.
+    const lease = this.#agents.lease(tenantId, target.url.protocol === 'https:');
+    return sendToDestination(target, request, limits, lease.agent).finally(lease.release);
   }
 
   /** Closes the tenants' idle connections (the vault closes). */

@@ -8,6 +8,8 @@ export interface Received {
   url: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** The client's port: which connection of the vault's pool carried the request. */
+  remotePort: number;
 }
 
 export interface Receiver {
@@ -34,7 +36,7 @@ export async function startReceiver(host = 'localhost'): Promise<Receiver> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), remotePort: req.socket.remotePort ?? 0 };
       receiver.received.push(request);
       receiver.answer(request, res);
     });

@@ -44,6 +44,7 @@ import { createTestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { type ModelApp, TOKEN_CONTAINERS, TOKEN_PERMISSIONS, modelTransform } from './reference-model.js';
 import { madeBy, rotatedByAdministrator, runMakerStep } from './proxy-maker-steps.js';
+import { type RangedStep, isRanged, runRangedStep, withRanged } from './proxy-range-steps.js';
 import { Destination, FUZZ_RUNS, type ProxySpec, type Step, actorSpec, boundSpec, proxySpec, step, transformsOf } from './proxy-call-fixtures.js';
 import {
   AUDIT_FIELDS,
@@ -85,7 +86,7 @@ describeEachStore('proxy calls: no caller, destination or transform learns more 
           fc.array(actorSpec, { minLength: 2, maxLength: 4 }),
           fc.array(boundSpec, { minLength: 1, maxLength: 3 }),
           fc.array(proxySpec, { minLength: 1, maxLength: 3 }),
-          fc.array(step, { minLength: 4, maxLength: 14 }),
+          fc.array(withRanged(step), { minLength: 4, maxLength: 14 }),
           async (actorSpecs, boundSpecs, proxySpecs, steps) => runSequence(shared, actorSpecs, boundSpecs, proxySpecs, steps),
         ),
         { numRuns: runs, ...(FUZZ_RUNS > 0 ? {} : { seed: 20261127 }) },
@@ -101,7 +102,7 @@ describeEachStore('proxy calls: no caller, destination or transform learns more 
 
 type Specs<T> = T extends fc.Arbitrary<infer U> ? U : never;
 
-async function runSequence(shared: Shared, actorSpecs: Specs<typeof actorSpec>[], boundSpecs: Specs<typeof boundSpec>[], proxySpecs: ProxySpec[], steps: Step[]): Promise<void> {
+async function runSequence(shared: Shared, actorSpecs: Specs<typeof actorSpec>[], boundSpecs: Specs<typeof boundSpec>[], proxySpecs: ProxySpec[], steps: (Step | RangedStep)[]): Promise<void> {
   const { vault } = shared;
   // Each run checks its own values and the other tenant's (checking every earlier run's too would grow with the runs).
   shared.secrets = new Set(shared.base.secrets);
@@ -138,7 +139,7 @@ async function runSequence(shared: Shared, actorSpecs: Specs<typeof actorSpec>[]
   const world: World = { shared, admin, owner, binder, actors, bound, proxies, tokens };
   await createToken(world, true, ['/pci/high/']);
   await createToken(world, false, ['/general/high/']);
-  for (const s of steps) await runStep(world, s);
+  for (const s of steps) await (isRanged(s) ? runRangedStep(shared, proxies, s) : runStep(world, s));
 }
 
 interface World {

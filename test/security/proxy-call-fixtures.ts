@@ -160,6 +160,15 @@ export class Destination {
     } catch {
       // Not JSON: echoed as text.
     }
-    return new Response(JSON.stringify({ received: parsed, header: headers['x-echo'] ?? null, issued }), { status: this.failWith ?? 200, headers: { 'content-type': 'application/json' } });
+    const answer = JSON.stringify({ received: parsed, header: headers['x-echo'] ?? null, issued });
+    // A Range is honoured as servers do, with a 206 slice of the text (proxy-range-steps.ts).
+    const range = this.failWith === null ? /^bytes=(\d*)-(\d*)$/.exec(headers['range'] ?? '') : null;
+    const [first, last] = [range?.[1] ?? '', range?.[2] ?? ''];
+    if (range !== null && first + last !== '') {
+      const from = first === '' ? Math.max(0, answer.length - Number(last)) : Number(first);
+      const to = first === '' || last === '' ? answer.length - 1 : Math.min(Number(last), answer.length - 1);
+      return new Response(answer.slice(from, to + 1), { status: 206, headers: { 'content-type': 'application/json', 'content-range': `bytes ${from}-${to}/${answer.length}` } });
+    }
+    return new Response(answer, { status: this.failWith ?? 200, headers: { 'content-type': 'application/json' } });
   }) as typeof fetch;
 }
