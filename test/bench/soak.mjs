@@ -126,6 +126,19 @@ function counters() {
   return { requests: 0, failed: 0, behind: 0, statuses: new Map(), latencies: [] };
 }
 
+/** A card number that passes the Luhn check: 4242, eleven digits of `n`, a check digit. */
+function cardNumber(n) {
+  const body = `4242${String(n).padStart(11, '0').slice(-11)}`;
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    // From the right, the check digit's neighbour is doubled first.
+    let d = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return body + String((10 - (sum % 10)) % 10);
+}
+
 function percentile(sorted, p) {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 }
@@ -161,15 +174,19 @@ export async function run() {
     const total = counters();
     const kinds = new Map();
 
+    const patchHeaders = { ...headers, 'content-type': 'application/merge-patch+json' };
+    /** The first failure's answer per kind and status (the vault's own problem text, no token data). */
+    const firstFailures = new Map();
     const request = async (kind, method, path, body) => {
       inFlight++;
       const started = performance.now();
       let status = 0;
       let json;
       try {
-        const response = await fetch(url + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+        const response = await fetch(url + path, { method, headers: method === 'PATCH' ? patchHeaders : headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
         status = response.status;
         const text = await response.text();
+        if (!response.ok && !firstFailures.has(`${kind} ${status}`)) firstFailures.set(`${kind} ${status}`, text.slice(0, 300));
         if (response.ok && text !== '') json = JSON.parse(text);
       } catch {
         status = -1;
@@ -193,7 +210,7 @@ export async function run() {
       const n = serial++;
       const token = await request('create', 'POST', '/tokens', {
         type: 'card',
-        data: { ...CARD, number: `4242${String(100000000000 + n).slice(-12)}` },
+        data: { ...CARD, number: cardNumber(n) },
         metadata: { soak: 'yes', bucket: String(n % 50), n: String(n) },
         deduplicate_token: false,
       });
@@ -264,12 +281,15 @@ export async function run() {
     while (inFlight > 0 && !exited) await new Promise((r) => setTimeout(r, 20));
     if (exited) console.log(`  the server exited during the soak:\n${server.errors()}`);
     report(samples, total, kinds);
+    for (const [what, text] of firstFailures) console.log(`  first ${what}: ${text}`);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (exited ? r() : child.once('exit', r)));
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const signed = (mb) => `${mb >= 0 ? '+' : ''}${mb.toFixed(1)}`;
 
 function report(samples, total, kinds) {
   console.log(`\n  requests: ${total.requests} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); failed ${total.failed}${total.failed ? ` (${[...total.statuses].map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''}; skipped while ${MAX_IN_FLIGHT} were in flight: ${total.behind}`);
@@ -300,9 +320,9 @@ function report(samples, total, kinds) {
   const explained = cache(z.db) - cache(a.db);
   const growth = z.rss - a.rss;
   const anonGrowth = z.anon - a.anon;
-  console.log(`  database (file + WAL) ${a.db.toFixed(1)} → ${z.db.toFixed(1)} MB: the page cache can explain at most ${explained.toFixed(1)} MB of the ${growth.toFixed(1)} MB RSS growth (anonymous memory +${anonGrowth.toFixed(1)} MB, file/shared +${(z.file - a.file).toFixed(1)} MB)`);
+  console.log(`  database (file + WAL) ${a.db.toFixed(1)} → ${z.db.toFixed(1)} MB: the page cache can explain at most ${explained.toFixed(1)} MB of the ${signed(growth)} MB change in RSS (anonymous memory ${signed(anonGrowth)} MB, file/shared ${signed(z.file - a.file)} MB)`);
   const rest = growth - Math.max(0, explained);
-  console.log(`  not explained by the page cache: ${rest.toFixed(1)} MB${z.live !== undefined && a.live !== undefined ? ` (of which the main JS heap's live size: ${(z.live - a.live).toFixed(1)} MB)` : ''}`);
+  console.log(`  not explained by the page cache: ${signed(rest)} MB${z.live !== undefined && a.live !== undefined ? ` (the main JS heap's live size moved ${signed(z.live - a.live)} MB)` : ''}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();
