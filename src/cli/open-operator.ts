@@ -75,7 +75,11 @@ function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean, ops: KeyFil
     // An empty key file beside no data: an earlier start failed while writing it (before this file
     // was written atomically). No token can be under it, so it is replaced.
     io.stderr(`tokenvault: warning: ${keyFile} is empty and the database holds nothing yet; writing a new master key\n`);
-    ops.unlink(keyFile);
+    try {
+      ops.unlink(keyFile);
+    } catch (error) {
+      throw new CliError(`could not replace the empty master key file ${keyFile} (${(error as { code?: string }).code ?? 'error'}); remove it and start again`);
+    }
   }
   if (existsSync(keyFile)) return readKeyFile(keyFile, io, ops);
   if (!mayCreate || !dbIsNew) {

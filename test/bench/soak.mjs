@@ -307,8 +307,11 @@ function report(samples, total, kinds) {
   const firstSlope = slope(first, 'rss');
   const lastSlope = slope(last, 'rss');
   const levelled = lastSlope <= Math.max(0.1, firstSlope * 0.25);
+  // The same slopes less the page cache's filling (below): what would still grow once it is full.
+  const net = (rows) => fit(rows.map((r) => [r.t / 60, r.rss - Math.min(r.db, CACHE_MIB) * 1.05]));
   console.log(`  RSS ${a.rss.toFixed(1)} → ${z.rss.toFixed(1)} MB from t=${a.t.toFixed(0)} s to t=${z.t.toFixed(0)} s (peak ${Math.max(...warm.map((r) => r.rss)).toFixed(1)} MB)`);
   console.log(`  RSS slope: first third ${firstSlope.toFixed(2)} MB/min, last third ${lastSlope.toFixed(2)} MB/min → ${levelled ? 'levelled off' : 'STILL GROWING'} (levelled = last ≤ max(0.1, ¼ of first))`);
+  console.log(`  RSS slope less the page cache's fill: first third ${net(first).toFixed(2)} MB/min, last third ${net(last).toFixed(2)} MB/min`);
   const heapLive = warm.filter((r) => r.live !== undefined);
   if (heapLive.length > 1) {
     console.log(`  main heap after mark-compact: ${heapLive[0].live.toFixed(1)} → ${heapLive.at(-1).live.toFixed(1)} MB (last third ${slope(last, 'live').toFixed(2)} MB/min)`);
