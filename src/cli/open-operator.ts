@@ -1,18 +1,20 @@
 /** Opening a vault from the CLI: the master key from the environment or the key file, checked at start. */
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
 import type { Logger } from '../common/logger.js';
 import { type Operator, openOperator } from '../operator/operator.js';
 import type { VaultOptions } from '../vault.js';
 import { CliError, type CliIo } from './io.js';
+import { type KeyFileOps, createKeyFile, nodeKeyFileOps, removeLeftovers } from './master-key-file.js';
 import { type StoreTarget, describeTarget, openStore, storeError } from './store-target.js';
 
 /**
  * Opens the vault on this target, as its operator (the CLI holds the store and the master key): the
  * master key from TOKENVAULT_MASTER_KEY or (SQLite) the key file beside the database, created when
  * `mayCreateKey` and the database is new; a key that does not match the database fails here rather
- * than on the first request. `serve` hands only `operator.vault` to the HTTP layer.
+ * than on the first request. `serve` hands only `operator.vault` to the HTTP layer. A new key file
+ * is whole and durable before the store opens (`keyFileOps`: node:fs, or a test's).
  */
 export async function openOperatorAt(
   target: StoreTarget,
@@ -20,12 +22,13 @@ export async function openOperatorAt(
   logger: Logger,
   extra: Pick<VaultOptions, 'reactors'>,
   mayCreateKey: boolean,
+  keyFileOps: KeyFileOps = nodeKeyFileOps,
 ): Promise<Operator> {
   let masterKey: string;
   if (target.kind === 'sqlite') {
     const { db } = target;
     if (db !== ':memory:' && !existsSync(dirname(resolve(db)))) throw new CliError(`cannot open the database ${db}: its directory does not exist`);
-    masterKey = resolveMasterKey(db, io, mayCreateKey);
+    masterKey = resolveMasterKey(db, io, mayCreateKey, keyFileOps);
   } else {
     masterKey = requiredMasterKey(io);
   }
@@ -62,32 +65,46 @@ async function checkMasterKey(operator: Operator, target: StoreTarget): Promise<
  * The master key: TOKENVAULT_MASTER_KEY; else an ephemeral one for `:memory:`; else the key file
  * beside the database, created (mode 0600) when neither it nor the database exists yet.
  */
-function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean): string {
+function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean, ops: KeyFileOps): string {
   const fromEnv = masterKeyFromEnv(io);
   if (fromEnv !== undefined) return fromEnv;
   if (db === ':memory:') return generateMasterKey();
   const keyFile = `${db}.key`;
-  if (existsSync(keyFile)) {
-    const mode = statSync(keyFile).mode & 0o777;
-    if ((mode & 0o077) !== 0) io.stderr(`tokenvault: warning: ${keyFile} is readable by other users (mode ${mode.toString(8)}); run chmod 600 on it\n`);
-    const key = readFileSync(keyFile, 'utf8').trim();
+  const dbIsNew = !existsSync(db) || statSync(db).size === 0;
+  if (existsSync(keyFile) && statSync(keyFile).size === 0 && dbIsNew && mayCreate) {
+    // An empty key file beside no data: an earlier start failed while writing it (before this file
+    // was written atomically). No token can be under it, so it is replaced.
+    io.stderr(`tokenvault: warning: ${keyFile} is empty and the database holds nothing yet; writing a new master key\n`);
     try {
-      decodeMasterKey(key);
-    } catch {
-      throw new CliError(`${keyFile} does not hold a master key (the base64 of 32 bytes)`);
+      ops.unlink(keyFile);
+    } catch (error) {
+      throw new CliError(`could not replace the empty master key file ${keyFile} (${(error as { code?: string }).code ?? 'error'}); remove it and start again`);
     }
-    return key;
   }
-  if (!mayCreate || (existsSync(db) && statSync(db).size > 0)) {
+  if (existsSync(keyFile)) return readKeyFile(keyFile, io, ops);
+  if (!mayCreate || !dbIsNew) {
     throw new CliError(`no master key for ${db}: set TOKENVAULT_MASTER_KEY, or restore its key file ${keyFile}`);
   }
   const key = generateMasterKey();
-  writeFileSync(keyFile, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  chmodSync(keyFile, 0o600);
+  // 'exists': another process starting on this database wrote its key first; both use that one.
+  if (createKeyFile(keyFile, key, ops) === 'exists') return readKeyFile(keyFile, io, ops);
   io.stderr(
     `tokenvault: warning: TOKENVAULT_MASTER_KEY is not set; generated a master key in ${keyFile} (mode 0600).\n` +
       '  Back it up: without it the database cannot be read. In production, set TOKENVAULT_MASTER_KEY.\n',
   );
+  return key;
+}
+
+function readKeyFile(keyFile: string, io: CliIo, ops: KeyFileOps): string {
+  const mode = statSync(keyFile).mode & 0o777;
+  if ((mode & 0o077) !== 0) io.stderr(`tokenvault: warning: ${keyFile} is readable by other users (mode ${mode.toString(8)}); run chmod 600 on it\n`);
+  const key = readFileSync(keyFile, 'utf8').trim();
+  try {
+    decodeMasterKey(key);
+  } catch {
+    throw new CliError(`${keyFile} does not hold a master key (the base64 of 32 bytes)`);
+  }
+  removeLeftovers(keyFile, ops);
   return key;
 }
 

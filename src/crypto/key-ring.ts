@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomFillSync } from 'node:crypto';
 import type { Clock } from '../common/clock.js';
+import { SharedLoads } from '../common/shared-loads.js';
 import type { Store, WrappedKeyRecord } from '../storage/store.js';
 import type { KeyProvider } from './key-provider.js';
 
@@ -39,7 +40,7 @@ export class KeyRing {
   #provider: KeyProvider;
   #clock: Clock;
   #tenants = new Map<string, TenantKeys>();
-  #loading = new Map<string, Promise<TenantKeys>>();
+  #loads = new SharedLoads<string, TenantKeys>();
   #refreshMs: number;
 
   constructor(store: Store, provider: KeyProvider, clock: Clock, options: { refreshMs?: number } = {}) {
@@ -168,14 +169,19 @@ export class KeyRing {
     }
   }
 
-  async #load(tenantId: string, force = false): Promise<TenantKeys> {
-    const pending = this.#loading.get(tenantId);
-    if (pending && !force) return pending;
-    const promise = this.#read(tenantId).finally(() => this.#loading.delete(tenantId));
-    this.#loading.set(tenantId, promise);
-    const keys = await promise;
-    this.#tenants.set(tenantId, keys);
-    return keys;
+  /**
+   * Loads the tenant's keys, sharing a read under way. A forced load (a version is missing, or this
+   * ring just rotated) starts a read of its own, and a read begun before it is not kept when it ends
+   * later: its list predates the newer one, and keeping it would put writes back on an old key for
+   * up to `refreshMs`.
+   */
+  #load(tenantId: string, force = false): Promise<TenantKeys> {
+    if (force) this.#loads.forget(tenantId);
+    return this.#loads.load(
+      tenantId,
+      () => this.#read(tenantId),
+      (keys) => this.#tenants.set(tenantId, keys),
+    );
   }
 
   async #read(tenantId: string): Promise<TenantKeys> {
