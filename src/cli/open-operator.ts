@@ -75,11 +75,7 @@ function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean, ops: KeyFil
     // An empty key file beside no data: an earlier start failed while writing it (before this file
     // was written atomically). No token can be under it, so it is replaced.
     io.stderr(`tokenvault: warning: ${keyFile} is empty and the database holds nothing yet; writing a new master key\n`);
-    try {
-      ops.unlink(keyFile);
-    } catch (error) {
-      throw new CliError(`could not replace the empty master key file ${keyFile} (${(error as { code?: string }).code ?? 'error'}); remove it and start again`);
-    }
+    setEmptyKeyFileAside(keyFile, ops);
   }
   if (existsSync(keyFile)) return readKeyFile(keyFile, io, ops);
   if (!mayCreate || !dbIsNew) {
@@ -93,6 +89,34 @@ function resolveMasterKey(db: string, io: CliIo, mayCreate: boolean, ops: KeyFil
       '  Back it up: without it the database cannot be read. In production, set TOKENVAULT_MASTER_KEY.\n',
   );
   return key;
+}
+
+/**
+ * Moves an empty key file out of the way without ever removing a real key: a rename is atomic, so
+ * of two processes starting together on the leftover only one takes it; and should the file taken
+ * aside have been replaced by a concurrent start's whole key since it was found empty, that key is
+ * linked back (a link never replaces what is there) instead of being removed.
+ */
+function setEmptyKeyFileAside(keyFile: string, ops: KeyFileOps): void {
+  const aside = `${keyFile}.empty-${process.pid}`;
+  try {
+    ops.rename(keyFile, aside);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return; // another start took it first
+    throw new CliError(`could not replace the empty master key file ${keyFile} (${(error as { code?: string }).code ?? 'error'}); remove it and start again`);
+  }
+  if (statSync(aside).size > 0) {
+    try {
+      ops.link(aside, keyFile);
+    } catch {
+      throw new CliError(`${keyFile} changed while this start replaced it as empty; another process is starting on the same database: keep ${aside}, stop the others and start one again`);
+    }
+  }
+  try {
+    ops.unlink(aside);
+  } catch {
+    // Left beside the database: an empty file, or a second name of the key file just linked back.
+  }
 }
 
 function readKeyFile(keyFile: string, io: CliIo, ops: KeyFileOps): string {

@@ -181,4 +181,22 @@ describe('the master key file', () => {
     writeFileSync(`${db}.key`, '');
     await expect(openOperatorAt(target(db), io().io, silentLogger, {}, true)).rejects.toThrow(/does not hold a master key/);
   });
+
+  it('an empty key file replaced by a concurrent start between the check and the replacement: its key is kept and used, never removed', async () => {
+    const db = join(dir, 'r.db');
+    const keyFile = `${db}.key`;
+    writeFileSync(keyFile, '', { mode: 0o600 });
+    const theirs = generateMasterKey();
+    // The other start took the empty file aside and published its own whole key just before this one renames.
+    const racing = recording(db, {
+      rename: (from, to) => {
+        if (from === keyFile) writeFileSync(keyFile, `${theirs}\n`, { mode: 0o600 });
+        nodeKeyFileOps.rename(from, to);
+      },
+    });
+    const operator = await openOperatorAt(target(db), io().io, silentLogger, {}, true, racing.ops);
+    await operator.close();
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(theirs);
+    expect(entries().filter((name) => name.startsWith('r.db.key'))).toEqual(['r.db.key']);
+  });
 });
