@@ -3,7 +3,6 @@ import { formatIso } from '../common/time.js';
 import { type KeyRing, versionOf } from '../crypto/key-ring.js';
 import type { Logger } from '../common/logger.js';
 import type { CvcCursor, ExpiredTokenRecord, Store, StoredToken } from '../storage/store.js';
-import { errorName } from './job-outcomes.js';
 import { UnreadableRows } from './unreadable-rows.js';
 
 export interface SweepResult {
@@ -191,21 +190,27 @@ export class Sweeper {
     let version: number;
     try {
       version = versionOf(token.ciphertext);
-    } catch (error) {
-      throw new Unreadable(errorName(error));
+    } catch {
+      throw new Unreadable('unrecognized_format');
     }
     // Outside the try that judges the row: a store or key-provider failure while loading the keys
     // is an outage (the concern is retried), not a damaged row.
     const tenantKeys = await keys.keysCovering(token.tenantId, [version]);
+    let plaintext: Buffer | null;
     try {
-      const plaintext = keys.decryptWithKeys(tenantKeys, token.tenantId, token.id, token.ciphertext);
-      if (plaintext === null) throw new Unreadable('unknown_key_version');
-      const data = JSON.parse(plaintext.toString('utf8')) as unknown;
-      if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new Unreadable('not_an_object');
-      return data as Record<string, unknown>;
-    } catch (error) {
-      throw error instanceof Unreadable ? error : new Unreadable(errorName(error));
+      plaintext = keys.decryptWithKeys(tenantKeys, token.tenantId, token.id, token.ciphertext);
+    } catch {
+      throw new Unreadable('decryption_failed');
     }
+    if (plaintext === null) throw new Unreadable('unknown_key_version');
+    let data: unknown;
+    try {
+      data = JSON.parse(plaintext.toString('utf8'));
+    } catch {
+      throw new Unreadable('not_json');
+    }
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new Unreadable('not_an_object');
+    return data as Record<string, unknown>;
   }
 }
 

@@ -1,7 +1,7 @@
 import { ServiceUnavailableError } from '../../src/errors/errors.js';
 import type { Store } from '../../src/storage/store.js';
 
-type StoreMethod = { [K in keyof Store]: Store[K] extends (...args: never[]) => Promise<unknown> ? K : never }[keyof Store];
+type StoreMethod = Exclude<{ [K in keyof Store]: Store[K] extends (...args: never[]) => Promise<unknown> ? K : never }[keyof Store], undefined>;
 
 /**
  * A real store whose chosen methods reject (a 503, as the stores raise for a full disk or a lost
