@@ -88,7 +88,7 @@ export function tokenLifecycleConformance(current: () => Store): void {
       await createAll(tokens);
       const seen: string[] = [];
       let after: { cvcPurgeAt: number; tenantId: string; id: string } | undefined;
-      for (;;) {
+      for (let pages = 0; pages < 10; pages++) {
         // None is rewritten: every token stays due, and the cursor alone moves the pages on.
         const page = await store.listCvcDue(T0 + 2, 2, after);
         seen.push(...page.map((t) => t.id));
