@@ -72,5 +72,5 @@ export type { SandboxWorkerOptions } from './sandbox/pool/worker-options.js';
 export { IDEMPOTENCY_TTL_MS } from './idempotency/idempotency-service.js';
 export type { IdempotencyService, IdempotentRequest, IdempotentResult } from './idempotency/idempotency-service.js';
 export type { Paginated, Pagination, PageQuery } from './common/pagination.js';
-export type { SweepResult } from './jobs/sweeper.js';
+export type { SweepResult, SweepStats } from './jobs/sweeper.js';
 export type { WebhookRequest } from './webhooks/webhook-input.js';

@@ -15,7 +15,9 @@ import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { JobQueue } from './jobs/job-queue.js';
-import { sweep } from './jobs/sweeper.js';
+import { Sweeper } from './jobs/sweeper.js';
+import { registerSweepJobs } from './jobs/sweep-jobs.js';
+import { closeAll } from './vault/close-all.js';
 import { toLogger, unexpectedErrorFields } from './common/logger.js';
 import { formatIso } from './common/time.js';
 import { ProxyService, type ProxyRequest } from './proxy/proxy-service.js';
@@ -180,23 +182,23 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     transforms: { sandbox, tokens, react: (caller, id, body) => reactors.react(caller, id, body as ReactRequest), fetch: reactorFetch, logger },
   });
 
-  const runSweep = async () => {
-    const result = await sweep(store, keyRing, clock, logger, async (expired) => {
+  const sweeper = new Sweeper({
+    store,
+    keys: keyRing,
+    clock,
+    logger,
+    async onExpired(expired) {
       for (const token of expired) {
         await events.emit(token.tenantId, 'token.expired', { token_id: token.id, token_type: token.type, expired_at: formatIso(token.expiresAt), actor: 'system:expiry' });
       }
-    });
-    await purgeDeliveries(store, clock.now());
-    return result;
-  };
-  const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
-  // The sweep is one job for all instances (key 'sweep'): whichever claims it sweeps, then makes it
-  // due again one interval later.
-  jobs.register('sweep', async () => {
-    await runSweep();
-    return { status: 'reschedule', runAt: clock.now() + (interval || DEFAULT_SWEEP_MS) };
+    },
+    purgeDeliveries: (now) => purgeDeliveries(store, now),
   });
-  if (interval > 0) await jobs.enqueue({ kind: 'sweep', key: 'sweep', tenantId: null, payload: null, runAt: clock.now() + interval });
+  const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
+  // Each sweep concern is one job for all instances (keyed by its kind): whichever claims it runs
+  // it, then makes it due again one interval later. Stored now, due at most one interval from now.
+  registerSweepJobs(jobs, sweeper, { intervalMs: interval || DEFAULT_SWEEP_MS, schedule: interval > 0 });
+  await jobs.scheduleRecurring();
   if (jobOptions.start !== false) jobs.start();
 
   const setup = new TenantSetup({ store, keyRing, applications, audit, clock });
@@ -237,15 +239,18 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     async ready() {
       await store.getTenant('readiness-probe');
     },
-    sweep: runSweep,
+    sweep: () => sweeper.sweepAll(),
     auditStats: () => audit.stats(),
-    async close() {
-      await jobs.stop();
-      proxy.close();
-      await ownSandbox?.then((s) => s.close?.()).catch(() => undefined);
-      await audit.close();
-      await store.close();
-    },
+    sweepStats: () => sweeper.stats(),
+    close: () =>
+      closeAll([
+        ['jobs', () => jobs.stop()],
+        ['proxy', () => proxy.close()],
+        // A sandbox that never started has nothing to close.
+        ['sandbox', async () => (await ownSandbox?.catch(() => undefined))?.close?.()],
+        ['audit', () => audit.close()],
+        ['store', () => store.close()],
+      ]),
   });
   return { vault, operator: createOperatorTools(keyRing, store, setup), runFinished: onRunFinished };
 }

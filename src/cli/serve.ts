@@ -192,6 +192,7 @@ async function bootstrap(vault: Vault, adminKey: string | undefined): Promise<st
 function reportJobQueue(metrics: VaultMetrics, vault: Vault): void {
   metrics.setJobQueueDepth(() => vault.worker.depth());
   metrics.setAuditStats(() => vault.auditStats());
+  metrics.setSweepStats(() => vault.sweepStats());
 }
 
 async function serveMetrics(metrics: VaultMetrics, method: string | undefined, url: string | undefined, res: import('node:http').ServerResponse): Promise<void> {

@@ -24,6 +24,13 @@ export interface VaultMetrics {
    * outage survived; dropped entries are audit lost in a long one.
    */
   setAuditStats(read: () => AuditStats): void;
+  /**
+   * Reports the sweep (`vault.sweepStats`) as `tokenvault_sweep_unreadable_rows_total` (stored
+   * rows the sweep could not open: damaged, counted, logged by id and skipped) and
+   * `tokenvault_sweep_failures_total{concern}` (failed runs of each concern, each retried), read on
+   * each scrape. Either rising is an alert: a damaged row, or a store failing on that concern.
+   */
+  setSweepStats(read: () => SweepStats): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>;
   /** Its content type. */
@@ -35,6 +42,12 @@ export interface AuditStats {
   queued: number;
   flushFailures: number;
   droppedEntries: number;
+}
+
+/** What `vault.sweepStats()` reports (SweepStats of the core, restated so metrics needs no core import). */
+export interface SweepStats {
+  unreadableRows: number;
+  failures: Readonly<Record<string, number>>;
 }
 
 /** Route templates that run a reactor: their requests count as reactor runs. */
@@ -92,6 +105,25 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
   // Gauges, not counters: the vault keeps the running totals, the scrape only reads them.
   auditGauge('tokenvault_audit_flush_failures_total', 'Audit batch writes that failed (their entries were kept and retried)', (s) => s.flushFailures);
   auditGauge('tokenvault_audit_dropped_entries_total', 'Audit entries dropped because the queue was full during a long outage', (s) => s.droppedEntries);
+  let readSweep: (() => SweepStats) | undefined;
+  new Gauge({
+    name: 'tokenvault_sweep_unreadable_rows_total',
+    help: 'Stored rows the sweep could not open (damaged): each was logged by tenant and id, skipped, and is tried again after an hour, then up to a day',
+    registers: [registry],
+    collect() {
+      this.set(readSweep === undefined ? 0 : readSweep().unreadableRows);
+    },
+  });
+  new Gauge({
+    name: 'tokenvault_sweep_failures_total',
+    help: 'Failed runs of each sweep concern (each retried with backoff, at most one sweep interval later)',
+    labelNames: ['concern'] as const,
+    registers: [registry],
+    collect() {
+      if (readSweep === undefined) return;
+      for (const [concern, n] of Object.entries(readSweep().failures)) this.set({ concern }, n);
+    },
+  });
   return {
     registry,
     contentType: registry.contentType,
@@ -111,6 +143,9 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
     },
     setAuditStats(read) {
       readAudit = read;
+    },
+    setSweepStats(read) {
+      readSweep = read;
     },
     render: () => registry.metrics(),
   };

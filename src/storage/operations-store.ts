@@ -57,9 +57,9 @@ export interface JobRecord {
   id: string;
   /** The tenant the job works for; null for work across tenants (the sweep). */
   tenantId: string | null;
-  /** Which handler runs it, e.g. 'reactor.run', 'webhook.deliver', 'sweep'. */
+  /** Which handler runs it, e.g. 'reactor.run', 'webhook.deliver', 'sweep.cvc'. */
   kind: string;
-  /** Unique among stored jobs when not null: enqueueing a second job with the key does nothing ('sweep'). */
+  /** Unique among stored jobs when not null: enqueueing a second job with the key does nothing ('sweep.cvc'). */
   key: string | null;
   /** JSON text read by the handler. */
   payload: string;
@@ -130,6 +130,14 @@ export interface OperationsStore {
   // --- background jobs -----------------------------------------------------------------------
   /** Inserts a job; false (nothing written) when `job.key` is not null and a job with that key exists. */
   enqueueJob(job: JobRecord): Promise<boolean>;
+  /**
+   * Stores a recurring job (`job.key` not null): inserted when no job has its key; otherwise the
+   * stored one is made due no later than `job.runAt` (its runAt becomes the earlier of the two; its
+   * lease, attempts and payload are kept). So a clock stepped back since the stored runAt was set
+   * cannot postpone the job past one interval from the new now. Atomic against a concurrent claim,
+   * reschedule or scheduleJob of the same key.
+   */
+  scheduleJob(job: JobRecord): Promise<void>;
   /**
    * Atomically claims up to `limit` jobs of the given `kinds` (those the claimer has handlers for)
    * due at `now` (runAt <= now) that are not leased or whose lease ran out, earliest runAt first:

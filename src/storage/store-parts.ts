@@ -40,7 +40,7 @@ export const STORE_AREAS = {
   proxies: ['createProxy', 'getProxy', 'listProxies', 'findProxiesByKeyLookup', 'updateProxy', 'deleteProxy'],
   reactorRequests: ['createReactorRequest', 'getReactorRequest', 'startReactorRequest', 'finishReactorRequest', 'purgeExpiredReactorRequests'],
   idempotency: ['claimIdempotencyKey', 'completeIdempotencyKey', 'releaseIdempotencyKey', 'purgeExpiredIdempotencyKeys'],
-  jobs: ['enqueueJob', 'claimJobs', 'renewJobLease', 'finishJob', 'rescheduleJob', 'countDueJobs'],
+  jobs: ['enqueueJob', 'scheduleJob', 'claimJobs', 'renewJobLease', 'finishJob', 'rescheduleJob', 'countDueJobs'],
   webhooks: [
     'createWebhook',
     'getWebhook',

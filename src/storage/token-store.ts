@@ -28,6 +28,13 @@ export interface WrappedKeyRecord {
   createdAt: number;
 }
 
+/** Where a page of listCvcDue resumes: the last token of the previous page. */
+export interface CvcCursor {
+  cvcPurgeAt: number;
+  tenantId: string;
+  id: string;
+}
+
 export interface StoredToken {
   tenantId: string;
   id: string;
@@ -171,8 +178,13 @@ export interface TokenStore {
    * (oldest expiry first), for the `token.expired` events.
    */
   purgeExpiredTokens(now: number, limit: number): Promise<ExpiredTokenRecord[]>;
-  /** Up to `limit` tokens (any tenant) with cvcPurgeAt <= now, oldest first. */
-  listCvcDue(now: number, limit: number): Promise<StoredToken[]>;
+  /**
+   * Up to `limit` tokens (any tenant) with cvcPurgeAt <= now, oldest first: ordered by
+   * (cvcPurgeAt, tenantId, id). With `after` (the last token of the previous page), only those
+   * ordered after it: the sweep pages past tokens it could not rewrite (a damaged ciphertext stays
+   * due), so they never fill every page.
+   */
+  listCvcDue(now: number, limit: number, after?: CvcCursor): Promise<StoredToken[]>;
   /**
    * Replaces the ciphertext and key version of a token only if its current ciphertext is still
    * `expected` (compare-and-set, so a concurrent update wins), and sets cvcPurgeAt. True if written.

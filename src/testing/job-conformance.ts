@@ -8,6 +8,7 @@ import type { JobRecord, Store } from '../storage/store.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 const LEASE = 60_000;
+const HOUR = 60 * 60 * 1000;
 /** The kinds the claims in these cases have handlers for. */
 const KINDS = ['test'];
 let counter = 0;
@@ -129,6 +130,32 @@ export function runJobConformance(name: string, factory: () => Store | Promise<S
       expect(await store.countDueJobs(T0)).toBe(1);
       const [other] = await store.claimJobs('w2', T0, LEASE, 10, ['other', 'known']);
       expect(other).toMatchObject({ id: unknown.id, attempts: 1, leaseOwner: 'w2' });
+    });
+
+    it('scheduleJob inserts a keyed job, or makes the stored one due no later than the given time (a clock stepped back)', async () => {
+      await store.scheduleJob(makeJob({ key: 'sweep.cvc', runAt: T0 + 2 * HOUR }));
+      expect(await store.countDueJobs(T0 + 2 * HOUR)).toBe(1);
+      // The clock went back two hours: scheduled again one interval from the new now, it is due then.
+      await store.scheduleJob(makeJob({ key: 'sweep.cvc', runAt: T0 + 60_000 }));
+      expect(await store.countDueJobs(T0 + 60_000 - 1)).toBe(0);
+      expect(await store.countDueJobs(T0 + 60_000)).toBe(1);
+      // A later time never postpones it.
+      await store.scheduleJob(makeJob({ key: 'sweep.cvc', runAt: T0 + 3 * HOUR }));
+      const [job] = await store.claimJobs('w1', T0 + 60_000, LEASE, 10, KINDS);
+      expect(job).toMatchObject({ key: 'sweep.cvc', runAt: T0 + 60_000, attempts: 1, leaseOwner: 'w1' });
+      // A leased job keeps its lease and attempts; only its runAt can move earlier.
+      await store.scheduleJob(makeJob({ key: 'sweep.cvc', runAt: T0 }));
+      expect(await store.claimJobs('w2', T0 + 60_000, LEASE, 10, KINDS)).toEqual([]);
+      expect(await store.rescheduleJob(job!.id, 'w1', T0 + 120_000, null, 'reset')).toBe(true);
+      expect(await store.countDueJobs(T0 + 120_000)).toBe(1);
+      expect(await store.countDueJobs(T0 + 120_000 - 1)).toBe(0);
+    });
+
+    it('race: concurrent scheduleJob calls of one key store one job, due at the earliest time given', async () => {
+      await Promise.all([5, 3, 9, 4].map((n) => Promise.resolve().then(() => store.scheduleJob(makeJob({ key: 'sweep.expiry', runAt: T0 + n * 1000 })))));
+      expect(await store.countDueJobs(T0 + 10_000)).toBe(1);
+      expect(await store.countDueJobs(T0 + 3000 - 1)).toBe(0);
+      expect(await store.countDueJobs(T0 + 3000)).toBe(1);
     });
 
     it('limit must be a whole number of at least 1', async () => {

@@ -83,6 +83,25 @@ export function tokenLifecycleConformance(current: () => Store): void {
       expect(plain(due!)).toEqual(plain(first));
     });
 
+    it('pages past the tokens of a page that stay due (ones the sweep could not rewrite), oldest first', async () => {
+      const tokens = [makeToken({ cvcPurgeAt: T0 + 1 }), makeToken({ cvcPurgeAt: T0 + 1, tenantId: TENANT_B }), makeToken({ cvcPurgeAt: T0 + 1 }), makeToken({ cvcPurgeAt: T0 + 2 }), makeToken({ cvcPurgeAt: T0 + 2, tenantId: TENANT_B })];
+      await createAll(tokens);
+      const seen: string[] = [];
+      let after: { cvcPurgeAt: number; tenantId: string; id: string } | undefined;
+      for (let pages = 0; pages < 10; pages++) {
+        // None is rewritten: every token stays due, and the cursor alone moves the pages on.
+        const page = await store.listCvcDue(T0 + 2, 2, after);
+        seen.push(...page.map((t) => t.id));
+        const last = page.at(-1);
+        if (page.length < 2 || last === undefined) break;
+        after = { cvcPurgeAt: last.cvcPurgeAt!, tenantId: last.tenantId, id: last.id };
+      }
+      // Each once, oldest first (ties in the store's own text order, which the cursor follows).
+      expect(seen).toHaveLength(tokens.length);
+      expect(new Set(seen)).toEqual(new Set(tokens.map((t) => t.id)));
+      expect(seen.slice(0, 3).every((id) => tokens.slice(0, 3).some((t) => t.id === id))).toBe(true);
+    });
+
     it('replaceCiphertext writes only when the ciphertext is still the expected one', async () => {
       const token = makeToken({ cvcPurgeAt: T0 + 1 });
       await createAll([token]);

@@ -10,7 +10,7 @@ import type { Caller } from '../auth/caller.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
-import type { SweepResult } from '../jobs/sweeper.js';
+import type { SweepResult, SweepStats } from '../jobs/sweeper.js';
 import type { PermissionService } from '../permissions/permission-service.js';
 import type { ProxiesService } from '../proxy/proxies-service.js';
 import type { ProxyRequest, ProxyResponse } from '../proxy/proxy-service.js';
@@ -100,13 +100,25 @@ export interface Vault {
   createFirstTenant(input: NewTenantInput): Promise<NewTenant | null>;
   /** Resolves when the store answers a query (readiness); rejects with the store's error otherwise. */
   ready(): Promise<void>;
-  /** Removes expired tokens, token intents and lapsed cvcs now (the background sweep calls this). */
+  /**
+   * Runs every concern of the sweep now (the background sweep runs each as its own job): removes
+   * expired tokens, lapsed cvcs, expired idempotency records, reactor results, sessions, token
+   * intents and old webhook deliveries. Each concern runs even when another failed; then, if any
+   * did, it rejects with an AggregateError naming them. A token whose stored data cannot be opened
+   * is counted (`cvcUnreadable`), logged by id and skipped.
+   */
   sweep(): Promise<SweepResult>;
+  /** Counters of the sweep, for metrics: rows found unreadable, failed runs by concern (docs/operations.md). */
+  sweepStats(): SweepStats;
   /**
    * Counters of the batched audit queue, for metrics: entries waiting, flushes that failed (their
    * entries kept and retried), entries dropped (queue full in a long outage).
    */
   auditStats(): { queued: number; flushFailures: number; droppedEntries: number };
-  /** Stops the job worker (running jobs finish or are released), flushes the audit queue and closes the store. */
+  /**
+   * Stops the job worker (running jobs finish or are released), flushes the audit queue and closes
+   * the store: every part, even when one fails; then, if any did, rejects with an AggregateError
+   * holding each part's error (its message names the parts).
+   */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { retryDelayMs } from '../../src/jobs/backoff.js';
 import { JobQueue } from '../../src/jobs/job-queue.js';
+import { SWEEP_CONCERNS } from '../../src/jobs/sweeper.js';
 import { silentLogger } from '../../src/common/logger.js';
 import type { TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
@@ -155,7 +156,7 @@ describeEachStore('job queue', (store) => {
     await jobs.stop();
   });
 
-  it('the sweep is a recurring job: an expired token is removed when it comes due', async () => {
+  it('the sweep is a recurring job per concern: an expired token is removed when it comes due', async () => {
     const vault = await store.vault({ sweepIntervalMs: 60_000 });
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
     const token = await vault.tokens.create(app, { type: 'token', data: 'x', expires_at: new Date(vault.clock.now() + 30_000).toISOString() });
@@ -163,10 +164,10 @@ describeEachStore('job queue', (store) => {
     await vault.worker.runDue();
     expect(await vault.store.getDeletedToken(vault.tenantId, token.id)).toBeNull();
     vault.clock.advance(1);
-    expect(await vault.worker.runDue()).toBe(1);
+    expect(await vault.worker.runDue()).toBe(SWEEP_CONCERNS.length);
     expect(await vault.store.getDeletedToken(vault.tenantId, token.id)).toMatchObject({ deletedBy: 'system:expiry' });
     vault.clock.advance(60_000);
-    expect(await vault.worker.runDue()).toBe(1);
+    expect(await vault.worker.runDue()).toBe(SWEEP_CONCERNS.length);
   });
 });
 

@@ -382,7 +382,9 @@ describe('SQLite query plans', () => {
       expect(linear(steps)).toEqual([]);
     }
     expect(plan(LIST_EXPIRED, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_expires_at (expires_at<?)']);
-    expect(plan(LIST_CVC_DUE, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_cvc_purge_at (cvc_purge_at<?)']);
+    // Ties of one cvc_purge_at are ordered by tenant and id (the sweep's cursor, listCvcDue): a sort
+    // of the rows that share one millisecond, never of the due set.
+    expect(plan(LIST_CVC_DUE, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_cvc_purge_at (cvc_purge_at<?)', 'USE TEMP B-TREE FOR LAST 2 TERMS OF ORDER BY']);
   });
 });
 

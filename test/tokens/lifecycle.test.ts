@@ -45,7 +45,7 @@ describeEachStore('token lifecycle', (store) => {
     await expect(vault.tokens.get(revealer, token.id)).rejects.toThrow(NotFoundError);
     expect((await vault.tokens.list(revealer)).data).toEqual([]);
     await expect(vault.tokens.update(revealer, token.id, { metadata: { a: 'b' } })).rejects.toThrow(NotFoundError);
-    expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 1, cvcRemoved: 0, cvcUnreadable: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0, deliveriesRemoved: 0 });
     const reference = await vault.store.getDeletedToken(vault.tenantId, token.id);
     expect(reference?.deletedBy).toBe('system:expiry');
     // The id is still not reusable.
@@ -70,12 +70,12 @@ describeEachStore('token lifecycle', (store) => {
     const { cvc: _cvc, ...withoutCvc } = CARD;
     expect((await vault.tokens.get(revealer, token.id)).data).toEqual(withoutCvc);
     const before = await vault.store.getToken(vault.tenantId, token.id, vault.clock.now());
-    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 1, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 1, cvcUnreadable: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0, deliveriesRemoved: 0 });
     const after = await vault.store.getToken(vault.tenantId, token.id, vault.clock.now());
     expect(after!.cvcPurgeAt).toBeNull();
     expect(Buffer.from(after!.ciphertext).equals(Buffer.from(before!.ciphertext))).toBe(false);
     expect((await vault.tokens.get(revealer, token.id)).data).toEqual(withoutCvc);
-    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0 });
+    expect(await vault.sweep()).toEqual({ expired: 0, cvcRemoved: 0, cvcUnreadable: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0, deliveriesRemoved: 0 });
   });
 
   it('a cvc written by an update lives one hour from that update', async () => {

@@ -41,6 +41,7 @@ export class PostgresJobs {
   readonly #db: Queryable;
   readonly #sql: {
     insert: string;
+    schedule: string;
     claim: string;
     renew: string;
     finish: string;
@@ -54,6 +55,8 @@ export class PostgresJobs {
     const due = 'run_at <= $1 AND (lease_owner IS NULL OR lease_expires_at <= $1)';
     this.#sql = {
       insert: jobInsert(s, 1),
+      // The earlier runAt wins: a clock stepped back must not leave the stored, later one in place.
+      schedule: `${jobInsert(s, 1).replace(/ ON CONFLICT DO NOTHING$/, '')} ON CONFLICT (key) DO UPDATE SET run_at = LEAST(${s}.jobs.run_at, EXCLUDED.run_at)`,
       // SKIP LOCKED: concurrent claimers (other instances) pass over rows another claim is taking,
       // so each job goes to one of them and none waits on another.
       claim:
@@ -70,6 +73,11 @@ export class PostgresJobs {
 
   async enqueueJob(job: JobRecord): Promise<boolean> {
     return (await this.#db.query(this.#sql.insert, jobParams(job))).rowCount === 1;
+  }
+
+  async scheduleJob(job: JobRecord): Promise<void> {
+    if (job.key === null) throw new TypeError('scheduleJob needs a job with a key');
+    await this.#db.query(this.#sql.schedule, jobParams(job));
   }
 
   async claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): Promise<JobRecord[]> {

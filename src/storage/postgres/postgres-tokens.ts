@@ -7,6 +7,7 @@ import type {
   ExpiredTokenRecord,
   PageRequest,
   PageResult,
+  CvcCursor,
   StoredToken,
   TokenFilter,
   UpdateTokenResult,
@@ -199,8 +200,10 @@ export class PostgresTokens {
     return rows.map((row) => ({ tenantId: row['tenant_id'] as string, id: row['id'] as string, type: row['type'] as string, expiresAt: row['expires_at'] as number }));
   }
 
-  async listCvcDue(now: number, limit: number): Promise<StoredToken[]> {
-    const { rows } = await this.#db.query(this.#sql.listCvcDue, [now, checkLimit(limit)]);
+  async listCvcDue(now: number, limit: number, after?: CvcCursor): Promise<StoredToken[]> {
+    const { rows } = after
+      ? await this.#db.query(this.#sql.listCvcDueAfter, [now, checkLimit(limit), after.cvcPurgeAt, after.tenantId, after.id])
+      : await this.#db.query(this.#sql.listCvcDue, [now, checkLimit(limit)]);
     return rows.map(toStoredToken);
   }
 

@@ -124,8 +124,12 @@ export function tokenStatements(s: string) {
       `audit_rows AS (INSERT INTO ${s}.${AUDIT_INSERT} SELECT gone.tenant_id, $3::text, $4::text, gone.id, 'success', NULL, $1::int8 ` +
       'FROM gone ORDER BY gone.expires_at, gone.seq) ' +
       'SELECT gone.tenant_id, gone.id, gone.type, gone.expires_at FROM gone ORDER BY gone.expires_at, gone.seq',
-    /** now, limit. */
-    listCvcDue: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.cvc_purge_at <= $1::int8 ORDER BY t.cvc_purge_at, t.seq LIMIT $2::int8`,
+    /** now, limit. Ordered by (cvc_purge_at, tenant, id): the cursor of listCvcDueAfter. */
+    listCvcDue: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.cvc_purge_at <= $1::int8 ORDER BY t.cvc_purge_at, t.tenant_id, t.id LIMIT $2::int8`,
+    /** now, limit, then the cursor: cvcPurgeAt, tenant, id (the last row of the previous page). */
+    listCvcDueAfter:
+      `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.cvc_purge_at <= $1::int8 AND t.cvc_purge_at >= $3::int8 ` +
+      `AND (t.cvc_purge_at, t.tenant_id, t.id) > ($3::int8, $4::text, $5::text) ORDER BY t.cvc_purge_at, t.tenant_id, t.id LIMIT $2::int8`,
     /** ciphertext, keyVersion, cvcPurgeAt, tenant, id, expected ciphertext. A concurrent writer's row fails the last test. */
     replaceCiphertext:
       `UPDATE ${s}.tokens SET ciphertext = $1, key_version = $2, cvc_purge_at = $3 WHERE tenant_id = $4 AND id = $5 AND ciphertext = $6`,

@@ -7,6 +7,8 @@ const DUE = 'run_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)';
 
 const SQL = {
   insert: `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  // The earlier runAt wins: a clock stepped back must not leave the stored, later one in place.
+  schedule: `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET run_at = min(run_at, excluded.run_at)`,
   // One statement: atomic by itself, so two connections (two processes on one file) never claim one job.
   claim:
     `UPDATE jobs SET lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1 ` +
@@ -59,6 +61,12 @@ export class SqliteJobs {
   enqueueJob(job: JobRecord): boolean {
     const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts } = job;
     return this.#statements.get(SQL.insert).run(id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts).changes === 1;
+  }
+
+  scheduleJob(job: JobRecord): void {
+    if (job.key === null) throw new TypeError('scheduleJob needs a job with a key');
+    const { id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts } = job;
+    this.#statements.get(SQL.schedule).run(id, tenantId, kind, key, payload, runAt, attempts, leaseOwner, leaseExpiresAt, createdAt, lastError, maxAttempts);
   }
 
   claimJobs(owner: string, now: number, leaseMs: number, limit: number, kinds: readonly string[]): JobRecord[] {

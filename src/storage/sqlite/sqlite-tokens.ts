@@ -7,6 +7,7 @@ import type {
   ExpiredTokenRecord,
   PageRequest,
   PageResult,
+  CvcCursor,
   StoredToken,
   TokenFilter,
   UpdateTokenResult,
@@ -34,6 +35,7 @@ import {
   INSERT_TOKEN,
   LIST_BELOW_KEY_VERSION,
   LIST_CVC_DUE,
+  LIST_CVC_DUE_AFTER,
   LIST_EXPIRED,
   REPLACE_CIPHERTEXT,
   UPDATE_TOKEN,
@@ -153,8 +155,11 @@ export class SqliteTokens {
     return this.#purgeTx.immediate(now, checkLimit(limit));
   }
 
-  listCvcDue(now: number, limit: number): StoredToken[] {
-    return (this.#statements.get(LIST_CVC_DUE).all(now, checkLimit(limit)) as TokenRow[]).map(toStoredToken);
+  listCvcDue(now: number, limit: number, after?: CvcCursor): StoredToken[] {
+    const rows = after
+      ? this.#statements.get(LIST_CVC_DUE_AFTER).all(now, after.cvcPurgeAt, after.cvcPurgeAt, after.tenantId, after.id, checkLimit(limit))
+      : this.#statements.get(LIST_CVC_DUE).all(now, checkLimit(limit));
+    return (rows as TokenRow[]).map(toStoredToken);
   }
 
   replaceCiphertext(

@@ -63,7 +63,12 @@ export const GET_DELETED = 'SELECT tenant_id, id, type, deleted_at, deleted_by F
 /** params: now, limit. */
 export const LIST_EXPIRED = 'SELECT t.seq, t.tenant_id, t.id, t.type, t.expires_at FROM tokens t WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
 /** params: now, limit. */
-export const LIST_CVC_DUE = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.cvc_purge_at <= ? ORDER BY t.cvc_purge_at, t.seq LIMIT ?`;
+/** params: now, limit. Ordered by (cvc_purge_at, tenant, id): the cursor of LIST_CVC_DUE_AFTER. */
+export const LIST_CVC_DUE = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.cvc_purge_at <= ? ORDER BY t.cvc_purge_at, t.tenant_id, t.id LIMIT ?`;
+/** params: now, cursor cvcPurgeAt (twice), tenant, id, limit. */
+export const LIST_CVC_DUE_AFTER =
+  `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.cvc_purge_at <= ? AND t.cvc_purge_at >= ? AND (t.cvc_purge_at, t.tenant_id, t.id) > (?, ?, ?) ` +
+  'ORDER BY t.cvc_purge_at, t.tenant_id, t.id LIMIT ?';
 /** params: ciphertext, keyVersion, cvcPurgeAt, tenantId, id, expected ciphertext. */
 export const REPLACE_CIPHERTEXT = 'UPDATE tokens SET ciphertext = ?, key_version = ?, cvc_purge_at = ? WHERE tenant_id = ? AND id = ? AND ciphertext = ?';
 /**
