@@ -1,10 +1,10 @@
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, type PgPool, type PgPoolClient, type PgQueryConfig } from '../../src/postgres.js';
+import { createPostgresStore, type PgPool, type PgQueryConfig } from '../../src/postgres.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { MAX_NAMED_STATEMENTS, MAX_NAMED_SHAPED_STATEMENTS, StatementNames } from '../../src/storage/postgres/statement-names.js';
 import { createTestVault } from '../../src/testing/index.js';
 import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+import { observingPool } from '../support/tenant-statements.js';
 
 /*
  * Issue 33's red team: a process names at most MAX_NAMED_STATEMENTS statement texts, first come
@@ -16,25 +16,10 @@ import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from '../su
 
 /** A pg pool recording, for each statement text, the name it ran under (undefined: unnamed). */
 function namingPool(connectionString: string): { pool: PgPool; names: Map<string, string | undefined> } {
-  const inner = new pg.Pool({ connectionString, max: 2 });
   const names = new Map<string, string | undefined>();
-  const record = (config: PgQueryConfig) => {
+  const pool = observingPool(connectionString, 2, (config: PgQueryConfig) => {
     if ((config.values?.length ?? 0) > 0) names.set(config.text, config.name);
-  };
-  const pool: PgPool = {
-    query: (config) => (record(config), inner.query(config as pg.QueryConfig)) as never,
-    connect: async () => {
-      const client = await inner.connect();
-      const wrapped: PgPoolClient = {
-        query: (config) => (record(config), client.query(config as pg.QueryConfig)) as never,
-        release: (destroy) => client.release(destroy),
-        on: (event, listener) => client.on(event, listener),
-        removeListener: (event, listener) => client.removeListener(event, listener),
-      };
-      return wrapped;
-    },
-    end: () => inner.end(),
-  };
+  });
   return { pool, names };
 }
 

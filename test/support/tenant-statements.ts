@@ -18,15 +18,19 @@ const EXCEPTIONS: readonly [RegExp, string][] = [
 
 /** A pg pool that records the text of every statement sent through it (for a store's `pool` option). */
 export function recordingPool(connectionString: string, max: number): { pool: PgPool; seen: Set<string> } {
-  const inner = new pg.Pool({ connectionString, max });
   const seen = new Set<string>();
-  const record = (config: PgQueryConfig) => void seen.add(config.text);
-  const pool: PgPool = {
-    query: (config) => (record(config), inner.query(config as pg.QueryConfig)) as never,
+  return { pool: observingPool(connectionString, max, (config) => void seen.add(config.text)), seen };
+}
+
+/** A pg pool that shows `observe` every statement's config (text, name, values) before sending it. */
+export function observingPool(connectionString: string, max: number, observe: (config: PgQueryConfig) => void): PgPool {
+  const inner = new pg.Pool({ connectionString, max });
+  return {
+    query: (config) => (observe(config), inner.query(config as pg.QueryConfig)) as never,
     connect: async () => {
       const client = await inner.connect();
       const wrapped: PgPoolClient = {
-        query: (config) => (record(config), client.query(config as pg.QueryConfig)) as never,
+        query: (config) => (observe(config), client.query(config as pg.QueryConfig)) as never,
         release: (destroy) => client.release(destroy),
         on: (event, listener) => client.on(event, listener),
         removeListener: (event, listener) => client.removeListener(event, listener),
@@ -35,7 +39,6 @@ export function recordingPool(connectionString: string, max: number): { pool: Pg
     },
     end: () => inner.end(),
   };
-  return { pool, seen };
 }
 
 /** The statements seen that neither mention tenant_id nor are a named exception (migrations left out). */
