@@ -28,10 +28,18 @@ describeEachStore('red team 2: a proxy key outliving its maker', (store) => {
     const owner = await vault.caller({ type: 'private', permissions: ['token:create', 'token:read'], rules: RULES });
     const card = await vault.tokens.create(owner, { type: 'card', data: CARD });
     const anonymous = async (proxyKey: string) => {
-      const response = await handler(new Request('http://vault/proxy', { method: 'POST', headers: { 'BT-PROXY-KEY': proxyKey, 'content-type': 'application/json' }, body: JSON.stringify({ id: card.id }) }));
+      const response = await handler(
+        new Request('http://vault/proxy', { method: 'POST', headers: { 'BT-PROXY-KEY': proxyKey, 'content-type': 'application/json' }, body: JSON.stringify({ id: card.id }) }),
+      );
       return { status: response.status, text: await response.text() };
     };
-    const backdoorBody = (applicationId: string) => ({ name: 'backdoor', destination_url: receiver.url, require_auth: false, application: { id: applicationId }, request_transforms: [{ type: 'code' as const, code: READ_CODE }] });
+    const backdoorBody = (applicationId: string) => ({
+      name: 'backdoor',
+      destination_url: receiver.url,
+      require_auth: false,
+      application: { id: applicationId },
+      request_transforms: [{ type: 'code' as const, code: READ_CODE }],
+    });
     return { vault, admin, card, anonymous, backdoorBody };
   }
 
@@ -46,7 +54,7 @@ describeEachStore('red team 2: a proxy key outliving its maker', (store) => {
     await vault.applications.regenerateKey(admin, victim.applicationId);
     expect((await anonymous(proxy.key!)).status).toBe(401);
     // makerOf would record the stolen key's generation (a proxy that has ended already); confirm must not record the new one.
-    await vault.proxies.confirm(stolen, proxy.id).catch(() => undefined);
+    await expect(vault.proxies.confirm(stolen, proxy.id)).rejects.toThrow(/regenerated or deleted since it was checked/);
     expect((await anonymous(proxy.key!)).status).toBe(401);
   });
 
@@ -58,7 +66,7 @@ describeEachStore('red team 2: a proxy key outliving its maker', (store) => {
     const stolen = await vault.authenticate(covering.key);
     await vault.applications.regenerateKey(admin, victim.applicationId);
     await vault.applications.regenerateKey(admin, covering.applicationId);
-    await vault.proxies.confirm(stolen, proxy.id).catch(() => undefined);
+    await expect(vault.proxies.confirm(stolen, proxy.id)).rejects.toThrow(/regenerated or deleted since it was checked/);
     expect((await anonymous(proxy.key!)).status).toBe(401);
   });
 });
