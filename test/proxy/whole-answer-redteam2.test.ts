@@ -2,6 +2,7 @@
 // transform as a slice or a compressed body would. A caller's `Accept-Charset: utf-16le` to a
 // destination that negotiates the charset gets the card in UTF-16: its bytes ("4\0" "2\0" ...)
 // are valid UTF-8, so the transform reads them without error and its mask matches nothing.
+import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
 import { describeEachStore } from '../support/stores.js';
@@ -57,5 +58,20 @@ describeEachStore('red team 2: a transformed proxy and other representations', (
     const res = await call();
     expect(res.status).toBe(502);
     expect(Buffer.from(await res.arrayBuffer()).toString('utf16le')).not.toContain(CARD);
+  });
+
+  it('held: an encoding list ending in gzip, an upper-case coding, and a gzip transfer coding reach the caller as no card', async () => {
+    const { receiver, call } = await setUp();
+    for (const headers of [{ 'content-encoding': 'identity, gzip' }, { 'content-encoding': 'GZIP' }, { 'transfer-encoding': 'gzip, chunked' }]) {
+      receiver.answer = (_request, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', ...headers });
+        res.end(gzipSync(BODY));
+      };
+      const res = await call();
+      expect(res.status).not.toBe(200);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(bytes.toString('utf8')).not.toContain(CARD);
+      expect(bytes.includes(gzipSync(BODY).subarray(10, 30))).toBe(false);
+    }
   });
 });
