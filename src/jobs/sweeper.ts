@@ -146,18 +146,32 @@ export class Sweeper {
     let cvcRemoved = 0;
     let cvcUnreadable = 0;
     let after: CvcCursor | undefined;
+    // Tenants whose keys could not be loaded in this run (their key provider refused): their rows
+    // are passed over, so one tenant's keys never hold back the others' removals (its rows come
+    // first in the cursor's order and stay due); the run then rejects with the first such failure.
+    const keyless = new Map<string, unknown>();
     for (;;) {
       const due = await store.listCvcDue(now, BATCH, after);
       for (const token of due) {
-        if (this.#unreadable.isSetAside(token.tenantId, token.id, now)) continue;
-        const outcome = await this.#removeCvc(token, now);
+        if (keyless.has(token.tenantId) || this.#unreadable.isSetAside(token.tenantId, token.id, now)) continue;
+        let outcome: 'removed' | 'unreadable' | 'changed';
+        try {
+          outcome = await this.#removeCvc(token, now);
+        } catch (error) {
+          if (!(error instanceof KeysUnavailable)) throw error;
+          keyless.set(token.tenantId, error.cause);
+          continue;
+        }
         if (outcome === 'removed') cvcRemoved++;
         else if (outcome === 'unreadable') cvcUnreadable++;
       }
       const last = due.at(-1);
-      if (due.length < BATCH || last === undefined) return { cvcRemoved, cvcUnreadable };
+      if (due.length < BATCH || last === undefined) break;
       after = { cvcPurgeAt: last.cvcPurgeAt!, tenantId: last.tenantId, id: last.id };
     }
+    const [failure] = keyless.values();
+    if (keyless.size > 0) throw failure;
+    return { cvcRemoved, cvcUnreadable };
   }
 
   async #removeCvc(token: StoredToken, now: number): Promise<'removed' | 'unreadable' | 'changed'> {
@@ -179,7 +193,7 @@ export class Sweeper {
     }
     this.#unreadable.clear(token.tenantId, token.id);
     delete data.cvc;
-    const tenantKeys = await keys.keysFor(token.tenantId);
+    const tenantKeys = await keysOf(() => keys.keysFor(token.tenantId));
     const next = keys.encrypt(tenantKeys, token.tenantId, token.id, Buffer.from(JSON.stringify(data), 'utf8'));
     return (await this.#deps.store.replaceCiphertext(token.tenantId, token.id, token.ciphertext, { ...next, cvcPurgeAt: null })) ? 'removed' : 'changed';
   }
@@ -195,7 +209,7 @@ export class Sweeper {
     }
     // Outside the try that judges the row: a store or key-provider failure while loading the keys
     // is an outage (the concern is retried), not a damaged row.
-    const tenantKeys = await keys.keysCovering(token.tenantId, [version]);
+    const tenantKeys = await keysOf(() => keys.keysCovering(token.tenantId, [version]));
     let plaintext: Buffer | null;
     try {
       plaintext = keys.decryptWithKeys(tenantKeys, token.tenantId, token.id, token.ciphertext);
@@ -221,6 +235,22 @@ class Unreadable extends Error {
     super('the stored data cannot be opened');
     this.name = 'Unreadable';
     this.reason = reason;
+  }
+}
+
+/** The tenant's keys could not be loaded (the store or the key provider failed): `cause` is that failure. */
+class KeysUnavailable extends Error {
+  constructor(cause: unknown) {
+    super('the tenant\'s keys could not be loaded', { cause });
+    this.name = 'KeysUnavailable';
+  }
+}
+
+async function keysOf<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    throw new KeysUnavailable(error);
   }
 }
 

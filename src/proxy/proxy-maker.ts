@@ -64,6 +64,15 @@ export async function confirmedMaker(store: Store, caller: Caller, proxy: ProxyR
   if (!mayBindTo(caller, maker)) {
     throw new AuthorizationError(`Confirming proxy '${proxy.id}' is for a tenant administrator or a caller holding every permission and access grant of application '${maker.id}' that made it`);
   }
+  // The confirming key must still be current: one regenerated since it resolved (an auth cache
+  // still remembered it) would otherwise stand the proxy on the credentials that replaced it, the
+  // very change that ended the key, as makerOf refuses to.
+  if (caller.credentialsGeneration !== undefined) {
+    const own = caller.applicationId === maker.id ? maker : await store.getApplication(caller.tenantId, caller.applicationId);
+    if (own === null || own.credentialsGeneration !== caller.credentialsGeneration) {
+      throw new AuthenticationError('The API key of this request was regenerated or deleted since it was checked: send the request again with a current key');
+    }
+  }
   // A regeneration racing this leaves the generation read here behind: the key then ends again, the safe way.
   return { applicationId: maker.id, credentialsGeneration: maker.credentialsGeneration };
 }
