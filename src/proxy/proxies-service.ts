@@ -20,7 +20,7 @@ import type { Clock } from '../common/clock.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
 import { AuthorizationError, NotFoundError, ValidationError, concurrentChange, requireCreated } from '../errors/errors.js';
 import { bindableApplication } from '../reactors/reactor-lookup.js';
-import type { ApplicationRecord, ProxyChanges, ProxyRecord, Store } from '../storage/store.js';
+import type { ApplicationRecord, ProxyChanges, ProxyMaker, ProxyRecord, Store } from '../storage/store.js';
 import { sameJson } from '../common/same-json.js';
 import { refuseNul } from '../validation/no-nul.js';
 import { type DestinationRules, destinationUrl, unresolvedTarget } from './proxy-destination.js';
@@ -256,8 +256,10 @@ export class ProxiesService {
       applicationId: application?.id ?? null,
       ...(rebinds ? { boundGrants: application ? boundGrantsFor(caller, application) : null } : {}),
       requireAuth: input.requireAuth,
-      // What the proxy does now stands on the credentials of whoever changed it.
-      ...(changesData ? { maker: await makerOf(this.#store, caller) } : {}),
+      // What the proxy does now stands on the credentials of whoever changed it. An administrator's
+      // change keeps the maker: the key (which may have left with a stolen one) is not new, so it
+      // still ends with its maker's credentials; only a confirmation or a rotation takes it off them.
+      ...(changesData ? await this.#changedMaker(caller) : {}),
       modifiedBy: caller.applicationId,
       modifiedAt: this.#clock.now(),
     };
@@ -315,6 +317,11 @@ export class ProxiesService {
   }
 
   /** Ids only (docs/webhooks.md): the proxy, the application whose credentials it stands on, and who acted. */
+  async #changedMaker(caller: Caller): Promise<{ maker?: ProxyMaker }> {
+    const maker = await makerOf(this.#store, caller);
+    return maker === null ? {} : { maker };
+  }
+
   async #emit(caller: Caller, type: EventType, proxy: ProxyRecord): Promise<void> {
     await this.#events?.emit(caller.tenantId, type, { proxy_id: proxy.id, maker_application_id: proxy.maker?.applicationId ?? null, actor: caller.applicationId });
   }

@@ -137,6 +137,16 @@ describeEachStore("a proxy's key ends with its maker's credentials", (store) => 
     expect(JSON.parse(reopened.text).proxy_error.detail).toContain("The proxy's application no longer exists");
   });
 
+  it("an administrator's change of a proxy's destination keeps its maker: the key still ends with the maker's credentials", async () => {
+    const { vault, admin, victim, receiver, api, anonymous, backdoor } = await setup();
+    const proxy = await backdoor();
+    const changed = await vault.proxies.patch(admin, proxy.id, { destination_url: `${receiver.url}/elsewhere` });
+    expect(changed.key_credentials).toMatchObject({ application_id: victim.applicationId, status: 'current' });
+    expect((await anonymous(proxy.key)).status).toBe(200);
+    await api('POST', `/applications/${victim.applicationId}/regenerate`, vault.adminKey);
+    expect((await anonymous(proxy.key)).status).toBe(401);
+  });
+
   it('a caller covering the maker may confirm; bad input on POST /proxies/{id}/confirm is a clear 4xx', async () => {
     const { vault, victim, api, anonymous, backdoor } = await setup();
     const proxy = await backdoor();
