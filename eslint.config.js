@@ -3,20 +3,18 @@
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-export default defineConfig(
-  {
-    files: ['src/**/*.ts'],
-    languageOptions: {
-      parser: tseslint.parser,
-      // Type-aware: both rules need the types to know what is a promise (the project's tsconfig.json).
-      parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
-    },
-    plugins: { '@typescript-eslint': tseslint.plugin },
-    linterOptions: { reportUnusedDisableDirectives: 'error' },
-    rules: {
-      // `void p` is not a handler: a voided promise that rejects still ends the process.
-      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
-      '@typescript-eslint/no-misused-promises': 'error',
-    },
+export default defineConfig({
+  files: ['src/**/*.ts'],
+  languageOptions: {
+    parser: tseslint.parser,
+    // Type-aware: both rules need the types to know what is a promise (the project's tsconfig.json).
+    parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
   },
-);
+  plugins: { '@typescript-eslint': tseslint.plugin },
+  linterOptions: { reportUnusedDisableDirectives: 'error' },
+  rules: {
+    // `void p` is not a handler: a voided promise that rejects still ends the process.
+    '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
+    '@typescript-eslint/no-misused-promises': 'error',
+  },
+});

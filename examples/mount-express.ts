@@ -50,7 +50,11 @@ export async function main(log: (...items: unknown[]) => void = console.log): Pr
     const token = (await created.json()) as MountExampleResult['created']['body'];
     const fetched = await fetch(`${base}/vault/tokens/${token.id}`, { headers: { 'SVC-API-KEY': app.key! } });
     const own = await (await fetch(`${base}/hello`)).text();
-    const result = { created: { status: created.status, body: token }, fetched: { status: fetched.status, body: (await fetched.json()) as MountExampleResult['fetched']['body'] }, own };
+    const result = {
+      created: { status: created.status, body: token },
+      fetched: { status: fetched.status, body: (await fetched.json()) as MountExampleResult['fetched']['body'] },
+      own,
+    };
     log('express', result.created.status, result.fetched.status, result.fetched.body.data.number);
     return result;
   } finally {

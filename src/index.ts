@@ -67,7 +67,18 @@ export type { FormulaRequest } from './reactors/formula-input.js';
 export type { ConsoleOutputMode } from './reactors/console-output.js';
 export { MAX_DETOKENIZED_TOKENS } from './tokens/detokenize.js';
 export { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES } from './sandbox/sandbox.js';
-export type { Sandbox, SandboxLimits, SandboxHost, SandboxRunInput, SandboxRunOutput, RunOwner, HostApiTree, HostFetch, HostFetchRequest, HostFetchResponse } from './sandbox/sandbox.js';
+export type {
+  Sandbox,
+  SandboxLimits,
+  SandboxHost,
+  SandboxRunInput,
+  SandboxRunOutput,
+  RunOwner,
+  HostApiTree,
+  HostFetch,
+  HostFetchRequest,
+  HostFetchResponse,
+} from './sandbox/sandbox.js';
 export type { SandboxWorkerOptions } from './sandbox/pool/worker-options.js';
 export { IDEMPOTENCY_TTL_MS } from './idempotency/idempotency-service.js';
 export type { IdempotencyService, IdempotentRequest, IdempotentResult } from './idempotency/idempotency-service.js';

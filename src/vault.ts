@@ -142,7 +142,11 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
         // A fault of the installation, not of a request: its message (a file path) is logged whole.
         const cause = error instanceof Error ? error.message : String(error);
         logger.error('the reactor sandbox could not start', { ...unexpectedErrorFields(error), error_message: cause });
-        throw new ServiceUnavailableError(`The reactor sandbox could not start: ${cause}; when tokenvault is bundled, quickjs-emscripten and @jitl/* must stay external (docs/bundling.md)`, 30, error);
+        throw new ServiceUnavailableError(
+          `The reactor sandbox could not start: ${cause}; when tokenvault is bundled, quickjs-emscripten and @jitl/* must stay external (docs/bundling.md)`,
+          30,
+          error,
+        );
       });
     return sandboxPromise;
   };
@@ -233,7 +237,8 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),
     clock,
     logger,
-    authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) => authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
+    authenticate: (key: string | null | undefined, pageOrigin?: string | null, requestOrigin?: string | null) =>
+      authenticator.authenticate(key, pageOrigin ?? null, requestOrigin ?? null),
     createTenant: (input: NewTenantInput) => setup.createTenant(input),
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     async ready() {

@@ -39,7 +39,8 @@ it('is usable by name from the build, with type declarations for every entry', (
     masked: 'XXXXXXXXXXXX4242',
     health: 200,
   });
-  for (const entry of ['index', 'sqlite', 'postgres', 'store', 'operator', 'testing', 'http', 'node', 'metrics', 'sandbox']) expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
+  for (const entry of ['index', 'sqlite', 'postgres', 'store', 'operator', 'testing', 'http', 'node', 'metrics', 'sandbox'])
+    expect(existsSync(join(DIST, `${entry}.d.ts`)), entry).toBe(true);
 });
 
 it('keeps the name of every exported class and function in the build (stack traces, `constructor.name`)', () => {

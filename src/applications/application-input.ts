@@ -1,15 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors/errors.js';
 import { validationFromIssues } from '../validation/issues.js';
-import {
-  type AccessRule,
-  APPLICATION_TYPES,
-  type ApplicationType,
-  PERMISSIONS,
-  PERMISSIONS_BY_TYPE,
-  type Permission,
-  TRANSFORMS,
-} from '../permissions/permissions.js';
+import { type AccessRule, APPLICATION_TYPES, type ApplicationType, PERMISSIONS, PERMISSIONS_BY_TYPE, type Permission, TRANSFORMS } from '../permissions/permissions.js';
 import { normalizeContainer } from '../auth/containers.js';
 import { MAX_ORIGIN_LENGTH, ORIGIN_GRAMMAR, parseOrigin } from '../elements/origin.js';
 

@@ -36,7 +36,11 @@ export class AuditService {
     requirePermission(caller, 'log:read');
     const page = parsePage(query);
     const filter: AuditFilter = {};
-    for (const [from, to] of [['resource_id', 'resourceId'], ['actor', 'actor'], ['operation', 'operation']] as const) {
+    for (const [from, to] of [
+      ['resource_id', 'resourceId'],
+      ['actor', 'actor'],
+      ['operation', 'operation'],
+    ] as const) {
       const value = query[from];
       if (value === undefined) continue;
       if (typeof value !== 'string' || value.length === 0 || value.length > 250) throw ValidationError.field(from, 'must be a string of 1 to 250 characters');

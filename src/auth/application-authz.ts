@@ -27,7 +27,12 @@ export type ApplicationAction = 'create' | 'change the grants of' | 'change the 
  * `applications` (the target as it is, and as it would be). The message names only the caller's
  * own shortfall, never the target's grants.
  */
-export function requireMayActOn(caller: Caller, action: ApplicationAction, id: string, ...applications: Pick<ApplicationRecord, 'tenantId' | 'id' | 'type' | 'permissions' | 'rules'>[]): void {
+export function requireMayActOn(
+  caller: Caller,
+  action: ApplicationAction,
+  id: string,
+  ...applications: Pick<ApplicationRecord, 'tenantId' | 'id' | 'type' | 'permissions' | 'rules'>[]
+): void {
   if (isTenantAdministrator(caller)) return;
   if (applications.every((app) => mayActAs(caller, makeCaller(withRulePermissions(app))))) return;
   const target = action === 'create' ? 'an application' : `application '${id}'`;

@@ -48,14 +48,7 @@ export interface SessionIdentity {
 }
 
 /** Permissions that act on tokens in containers, and so are decided by access rules. */
-export const TOKEN_PERMISSIONS: readonly Permission[] = [
-  'token:create',
-  'token:read',
-  'token:update',
-  'token:delete',
-  'token:search',
-  'token:use',
-];
+export const TOKEN_PERMISSIONS: readonly Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
 
 /**
  * The permissions that make a management application a tenant administrator: with both it can
@@ -105,7 +98,15 @@ export interface ApplicationGrants {
 export function mintApplicationCaller<Extra extends object = object>(app: ApplicationGrants, maker: CallerMaker, extra?: Extra): Caller & Extra {
   const permissions = new Set(app.permissions);
   const rules = app.rules.length > 0 ? sortRules(app.rules) : implicitRules(permissions);
-  const fields = { tenantId: app.tenantId, applicationId: app.id, applicationType: app.type, permissions, rules, credentialsGeneration: app.credentialsGeneration, allowedOrigins: app.allowedOrigins };
+  const fields = {
+    tenantId: app.tenantId,
+    applicationId: app.id,
+    applicationType: app.type,
+    permissions,
+    rules,
+    credentialsGeneration: app.credentialsGeneration,
+    allowedOrigins: app.allowedOrigins,
+  };
   return mintCaller(fields, maker, extra);
 }
 
@@ -268,7 +269,12 @@ export function grantScopes(caller: Caller, permission: Permission, reveal: bool
   rules.forEach((rule, i) => {
     if (reveal && rule.transform !== 'reveal') return;
     const prefix = rule.container.toLowerCase();
-    const earlier = reveal ? rules.slice(0, i).filter((r) => r.transform !== 'reveal').map((r) => r.container.toLowerCase()) : [];
+    const earlier = reveal
+      ? rules
+          .slice(0, i)
+          .filter((r) => r.transform !== 'reveal')
+          .map((r) => r.container.toLowerCase())
+      : [];
     if (earlier.some((e) => isAncestorOrSelf(e, prefix))) return;
     const except = [...new Set(earlier.filter((e) => isAncestorOrSelf(prefix, e)))];
     if (!scopes.some((s) => s.prefix === prefix && s.except.length === 0)) scopes.push({ prefix, except });

@@ -36,12 +36,19 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
     return 0;
   }
   if (sub !== 'rotate') throw new UsageError(sub === undefined ? "'keys' needs a subcommand: rotate" : `unknown subcommand 'keys ${sub}'`);
-  const { values } = parse(() => parseArgs({ args: [...rest], strict: true, allowPositionals: false, options: {
-    ...STORE_OPTIONS,
-    tenant: { type: 'string' },
-    'skip-reencrypt': { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  } }));
+  const { values } = parse(() =>
+    parseArgs({
+      args: [...rest],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...STORE_OPTIONS,
+        tenant: { type: 'string' },
+        'skip-reencrypt': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }),
+  );
   if (values.help) {
     io.stdout(KEYS_HELP);
     return 0;

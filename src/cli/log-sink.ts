@@ -126,7 +126,7 @@ export function asyncLogSink(fd: number): LogSink {
 /** Writes the whole text, waiting out a full pipe for up to about a second; lost on any other failure. */
 function writeAllSync(fd: number, text: string): void {
   let bytes = Buffer.from(text);
-  for (let waits = 0; bytes.length > 0 && waits < 1000; ) {
+  for (let waits = 0; bytes.length > 0 && waits < 1000;) {
     try {
       bytes = bytes.subarray(writeSync(fd, bytes));
     } catch (error) {

@@ -24,10 +24,17 @@ Environment:
 
 /** Applies the migrations the database lacks. */
 export async function migrate(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(() => parseArgs({ args: [...args], strict: true, allowPositionals: false, options: {
-    ...STORE_OPTIONS,
-    help: { type: 'boolean', short: 'h', default: false },
-  } }));
+  const { values } = parse(() =>
+    parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...STORE_OPTIONS,
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }),
+  );
   if (values.help) {
     io.stdout(MIGRATE_HELP);
     return 0;

@@ -109,7 +109,9 @@ function setEmptyKeyFileAside(keyFile: string, ops: KeyFileOps): void {
     try {
       ops.link(aside, keyFile);
     } catch {
-      throw new CliError(`${keyFile} changed while this start replaced it as empty; another process is starting on the same database: keep ${aside}, stop the others and start one again`);
+      throw new CliError(
+        `${keyFile} changed while this start replaced it as empty; another process is starting on the same database: keep ${aside}, stop the others and start one again`,
+      );
     }
   }
   try {

@@ -35,12 +35,19 @@ Environment:
 
 /** Creates the application and prints its key as the last line. */
 export async function recoverAdmin(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(() => parseArgs({ args: [...args], strict: true, allowPositionals: false, options: {
-    ...STORE_OPTIONS,
-    tenant: { type: 'string' },
-    name: { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  } }));
+  const { values } = parse(() =>
+    parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...STORE_OPTIONS,
+        tenant: { type: 'string' },
+        name: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }),
+  );
   if (values.help) {
     io.stdout(RECOVER_ADMIN_HELP);
     return 0;

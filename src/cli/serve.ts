@@ -65,21 +65,28 @@ Environment:
 
 /** Runs the server until `io.signal` aborts, then drains in-flight requests and closes the store. */
 export async function serve(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(() => parseArgs({ args: [...args], strict: true, allowPositionals: false, options: {
-    port: { type: 'string', default: '8080' },
-    host: { type: 'string', default: '127.0.0.1' },
-    ...STORE_OPTIONS,
-    synchronous: { type: 'string' },
-    'shared-db': { type: 'boolean', default: false },
-    'header-prefix': { type: 'string', default: 'SVC' },
-    'max-body-bytes': { type: 'string', default: '1048576' },
-    'allow-private-network': { type: 'boolean', default: false },
-    'allow-host': { type: 'string', multiple: true },
-    'trust-forwarded-for': { type: 'string' },
-    'access-log': { type: 'string', default: 'on' },
-    'metrics-port': { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  } }));
+  const { values } = parse(() =>
+    parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string', default: '8080' },
+        host: { type: 'string', default: '127.0.0.1' },
+        ...STORE_OPTIONS,
+        synchronous: { type: 'string' },
+        'shared-db': { type: 'boolean', default: false },
+        'header-prefix': { type: 'string', default: 'SVC' },
+        'max-body-bytes': { type: 'string', default: '1048576' },
+        'allow-private-network': { type: 'boolean', default: false },
+        'allow-host': { type: 'string', multiple: true },
+        'trust-forwarded-for': { type: 'string' },
+        'access-log': { type: 'string', default: 'on' },
+        'metrics-port': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }),
+  );
   if (values.help) {
     io.stdout(SERVE_HELP);
     return 0;
@@ -163,7 +170,12 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
 function trustForwardedFlag(value: string | undefined): TrustForwardedFor {
   if (value === undefined) return false;
   const text = value.trim();
-  const candidate: number | string[] = /^\d+$/.test(text) ? Number(text) : text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const candidate: number | string[] = /^\d+$/.test(text)
+    ? Number(text)
+    : text
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== '');
   const checked = v.safeParse(TrustForwardedForSchema, candidate);
   if (checked.success) return checked.output;
   const issue = checked.issues[0];

@@ -52,13 +52,15 @@ export const STORE_OPTIONS = {
 } as const;
 
 /** The target the flags name (SQLite ./tokenvault.db by default). */
-export function storeTarget(values: {
-  db?: string;
-  postgres?: string;
-  'postgres-schema'?: string;
-  'postgres-prepared-statements'?: string;
-  synchronous?: string;
-} & { [flag in keyof typeof TIMEOUT_FLAGS]?: string }): StoreTarget {
+export function storeTarget(
+  values: {
+    db?: string;
+    postgres?: string;
+    'postgres-schema'?: string;
+    'postgres-prepared-statements'?: string;
+    synchronous?: string;
+  } & { [flag in keyof typeof TIMEOUT_FLAGS]?: string },
+): StoreTarget {
   const prepared = values['postgres-prepared-statements'];
   const timeouts: { -readonly [K in keyof PostgresTimeoutOptions]: number } = {};
   for (const [flag, option] of Object.entries(TIMEOUT_FLAGS) as [keyof typeof TIMEOUT_FLAGS, keyof PostgresTimeoutOptions][]) {
@@ -118,6 +120,6 @@ export function storeError(thrown: unknown, target: StoreTarget): unknown {
   // PostgreSQL's own errors (they carry a severity) name the cause without quoting secrets; for
   // anything else (a refused or reset connection) only the code is shown.
   const fromServer = typeof (error as { severity?: unknown }).severity === 'string';
-  const cause = fromServer ? `${(error as Error).message} (${String(code)})` : typeof code === 'string' ? code : (error as Error)?.name ?? 'error';
+  const cause = fromServer ? `${(error as Error).message} (${String(code)})` : typeof code === 'string' ? code : ((error as Error)?.name ?? 'error');
   return new CliError(`cannot use the PostgreSQL database ${describeTarget(target)}: ${cause}`);
 }

@@ -8,8 +8,7 @@ export const MAX_PAGE_SIZE = 100;
 
 export type Pagination =
   /** `after` repeats `next` when there is one: the name the Basis Theory SDK's types read the cursor by. */
-  | { page_size: number; next: string | null; after?: string }
-  | { total_items: number; page_number: number; page_size: number; total_pages: number };
+  { page_size: number; next: string | null; after?: string } | { total_items: number; page_number: number; page_size: number; total_pages: number };
 
 /** A list response: `{ pagination, data }`. */
 export interface Paginated<T> {

@@ -51,10 +51,7 @@ export class LocalKeyProvider implements KeyProvider {
 export function decodeMasterKey(value: Uint8Array | string): Buffer {
   const bytes = typeof value === 'string' ? Buffer.from(value.trim(), 'base64') : Buffer.from(value);
   if (bytes.length !== 32) {
-    throw new ValidationError(
-      'masterKey',
-      'The master key must be 32 bytes (give the bytes, or their base64: `openssl rand -base64 32`)',
-    );
+    throw new ValidationError('masterKey', 'The master key must be 32 bytes (give the bytes, or their base64: `openssl rand -base64 32`)');
   }
   return bytes;
 }

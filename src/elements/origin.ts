@@ -12,7 +12,8 @@ const OCTET = /^(?:0|[1-9][0-9]{0,2})$/;
 const DEFAULT_PORT = { http: '80', https: '443' } as const;
 
 /** How a refused origin is explained (an application's field, the frame's parameter). */
-export const ORIGIN_GRAMMAR = 'http:// or https://, a host (a DNS name, an IPv4 address or a bracketed IPv6 address) and an optional port 1-65535, nothing else: no path, trailing slash, query, credentials or wildcard';
+export const ORIGIN_GRAMMAR =
+  'http:// or https://, a host (a DNS name, an IPv4 address or a bracketed IPv6 address) and an optional port 1-65535, nothing else: no path, trailing slash, query, credentials or wildcard';
 
 /**
  * A page origin as browsers serialize it (`https://shop.example`, `http://127.0.0.1:3000`,

@@ -20,11 +20,7 @@ export interface ElementRef {
 
 /** Page → frame. */
 export type PageMessage = { tv: 1; instance: string; rid?: number } & (
-  | { type: 'focus' }
-  | { type: 'blur' }
-  | { type: 'clear' }
-  | { type: 'reveal'; token: string }
-  | { type: 'submit'; path: '/tokens' | '/tokenize'; body: unknown }
+  { type: 'focus' } | { type: 'blur' } | { type: 'clear' } | { type: 'reveal'; token: string } | { type: 'submit'; path: '/tokens' | '/tokenize'; body: unknown }
 );
 
 /** Frame → page. */

@@ -11,7 +11,12 @@ export function digitsOf(filter: string, value: unknown, separators: string): st
   if (given.length > MAX_NUMBER_TEXT) throw new ExpressionFilterError(`${filter} expects a card number of 12 to 19 digits`);
   // A set, so a long separator argument costs its length once rather than once per character of the number.
   const skip = new Set(separators);
-  const text = skip.size === 0 ? given : Array.from(given).filter((c) => !skip.has(c)).join('');
+  const text =
+    skip.size === 0
+      ? given
+      : Array.from(given)
+          .filter((c) => !skip.has(c))
+          .join('');
   if (!/^\d{12,19}$/.test(text)) throw new ExpressionFilterError(`${filter} expects a card number of 12 to 19 digits`);
   return text;
 }
@@ -68,5 +73,8 @@ export function cardExp(this: FilterThis, value: unknown, format?: unknown): str
     MM: String(month).padStart(2, '0'),
     M: String(month),
   };
-  return charged(this, pattern.replace(/YYYY|YY|MM|M/g, (token) => parts[token] as string));
+  return charged(
+    this,
+    pattern.replace(/YYYY|YY|MM|M/g, (token) => parts[token] as string),
+  );
 }

@@ -50,7 +50,9 @@ export function revealLast(this: FilterThis, value: unknown, count?: unknown, ch
 }
 
 export function last4(this: FilterThis, value: unknown): string {
-  return Array.from(charged(this, textOf('last4', value))).slice(-4).join('');
+  return Array.from(charged(this, textOf('last4', value)))
+    .slice(-4)
+    .join('');
 }
 
 export function pad(self: FilterThis, filter: string, value: unknown, width: unknown, char: unknown, end: boolean): string {

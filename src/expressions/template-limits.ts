@@ -28,16 +28,7 @@ export const MAX_TEMPLATE_NODES = 64;
 export const MAX_TEMPLATE_FILTERS = 32;
 
 const ALLOWED_TAGS: ReadonlySet<string> = new Set(['if', 'unless', 'case', 'assign', 'echo', 'raw', 'comment', '#']);
-const REFUSED_FILTERS: ReadonlySet<string> = new Set([
-  'sort',
-  'sort_natural',
-  'where_exp',
-  'reject_exp',
-  'group_by_exp',
-  'has_exp',
-  'find_exp',
-  'find_index_exp',
-]);
+const REFUSED_FILTERS: ReadonlySet<string> = new Set(['sort', 'sort_natural', 'where_exp', 'reject_exp', 'group_by_exp', 'has_exp', 'find_exp', 'find_index_exp']);
 const PAD_FILTERS: ReadonlySet<string> = new Set(['pad_left', 'pad_right']);
 
 /** Counters of one template's walk. */

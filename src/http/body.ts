@@ -59,11 +59,7 @@ export async function readJsonBody(request: ExchangeRequest, kind: BodyKind, max
 }
 
 function mediaTypeError(kind: BodyKind): UnsupportedMediaTypeError {
-  return new UnsupportedMediaTypeError(
-    kind === 'merge-patch'
-      ? 'Content-Type must be application/merge-patch+json (RFC 7386)'
-      : 'Content-Type must be application/json',
-  );
+  return new UnsupportedMediaTypeError(kind === 'merge-patch' ? 'Content-Type must be application/merge-patch+json (RFC 7386)' : 'Content-Type must be application/json');
 }
 
 /** `type/subtype` with an optional `charset=utf-8`; any other charset is refused (JSON is UTF-8, RFC 8259). */

@@ -23,7 +23,7 @@ export const MAX_TRUSTED_PROXIES = 10;
  */
 export type TrustForwardedFor = boolean | number | readonly string[];
 
-const ENTRY_MESSAGE = "must be an IP address or CIDR range (203.0.113.7, 10.0.0.0/8, 2001:db8::/32)";
+const ENTRY_MESSAGE = 'must be an IP address or CIDR range (203.0.113.7, 10.0.0.0/8, 2001:db8::/32)';
 
 export const TrustForwardedForSchema = v.union(
   [
@@ -35,7 +35,12 @@ export const TrustForwardedForSchema = v.union(
       v.maxValue(MAX_TRUSTED_PROXIES, `must be a whole number of reverse proxies from 0 to ${MAX_TRUSTED_PROXIES}`),
     ),
     v.pipe(
-      v.array(v.pipe(v.string(ENTRY_MESSAGE), v.check((entry) => subnetOf(entry) !== null, ENTRY_MESSAGE))),
+      v.array(
+        v.pipe(
+          v.string(ENTRY_MESSAGE),
+          v.check((entry) => subnetOf(entry) !== null, ENTRY_MESSAGE),
+        ),
+      ),
       v.minLength(1, 'must name at least one reverse proxy address'),
     ),
   ],
@@ -95,7 +100,12 @@ function attachedAddress(request: Request): string | null {
 
 function forwardedEntries(request: Request): string[] {
   const forwarded = request.headers.get('x-forwarded-for');
-  return forwarded === null ? [] : forwarded.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  return forwarded === null
+    ? []
+    : forwarded
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part !== '');
 }
 
 /** `10.0.0.0/8`, `2001:db8::/32`, or one address (a /32 or /128); null when it is neither. */

@@ -217,7 +217,6 @@ function createExchangeHandler(vault: Vault, options: CheckedOptions): ExchangeH
     return response;
   }
 
-
   function respond({ status, text }: SerializedResponse, replayed = false): ExchangeResponse {
     const headers: Record<string, string> = text === null ? { 'cache-control': NO_STORE } : { 'content-type': 'application/json', 'cache-control': NO_STORE };
     if (replayed) headers[replayedHeader] = 'true';

@@ -117,7 +117,7 @@ const BODY_ALREADY_READ = JSON.stringify({
   ...PROBLEMS.internal_error,
   status: 500,
   detail:
-    "The request body was read before it reached the vault (a body parser such as express.json() runs ahead of it): " +
+    'The request body was read before it reached the vault (a body parser such as express.json() runs ahead of it): ' +
     'mount the vault before any body parser, or on a path that no body parser handles (docs/embedding.md)',
 });
 

@@ -72,10 +72,7 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
         if (!name.toLowerCase().startsWith(reserved)) headers.push([name, value]);
       });
       const call = { method: request.method, path: pathname.slice('/proxy'.length), query, headers, body: await readBody(request, maxBodyBytes), maxBodyBytes };
-      const answer =
-        key === null
-          ? await vault.proxy(caller!, { ...call, url })
-          : await vault.proxy(caller, { ...call, key, clientAddress: clientAddressOf(request) });
+      const answer = key === null ? await vault.proxy(caller!, { ...call, url }) : await vault.proxy(caller, { ...call, key, clientAddress: clientAddressOf(request) });
       const out = new Headers();
       for (const [name, value] of answer.headers) if (!name.startsWith(reserved)) out.append(name, value);
       out.set(statusHeader, String(answer.status));

@@ -6,10 +6,7 @@ export interface RoutePattern {
   readonly path: string;
 }
 
-export type RouteMatch<T> =
-  | { kind: 'found'; route: T; params: Record<string, string> }
-  | { kind: 'method_not_allowed'; allow: string[] }
-  | { kind: 'not_found' };
+export type RouteMatch<T> = { kind: 'found'; route: T; params: Record<string, string> } | { kind: 'method_not_allowed'; allow: string[] } | { kind: 'not_found' };
 
 /**
  * A small method + path router. Patterns are `/`-separated literals and `{name}` parameters that

@@ -34,7 +34,10 @@ export type Stale = 'grants' | 'application' | 'carried' | 'read';
  * sees) and its ciphertext (its data: every update and re-encryption writes a new one).
  */
 function stateDigest(token: StoredToken): string {
-  return createHash('sha256').update(JSON.stringify([[...token.containers].sort(), token.mask ?? null])).update(token.ciphertext).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([[...token.containers].sort(), token.mask ?? null]))
+    .update(token.ciphertext)
+    .digest('hex');
 }
 
 /** The digest prefix that marks a followed id as a token intent's (intents never change: the digest names one). */
@@ -47,7 +50,9 @@ function intentDigest(intent: StoredTokenIntent): string {
 /** What a caller is allowed, canonically: rule descriptions and permission order do not count. */
 export function grantsDigest(caller: Caller): string {
   const rules = caller.rules.map((rule) => [rule.priority, rule.container, rule.transform, [...rule.permissions].sort()]);
-  return createHash('sha256').update(JSON.stringify([caller.applicationType, [...caller.permissions].sort(), rules])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([caller.applicationType, [...caller.permissions].sort(), rules]))
+    .digest('hex');
 }
 
 /** Tokens followed for a held result: ids to withdraw it with, and the state digests of the live ones. */

@@ -183,13 +183,17 @@ export class IdempotencyService {
     const key = checkIdempotencyKey(request.key, request.keyName ?? 'key', caller);
     if (typeof request.fingerprint !== 'string') throw ValidationError.field('fingerprint', 'must be a string naming the request');
     const leaseMs = request.leaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
-    if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > IDEMPOTENCY_TTL_MS) throw ValidationError.field('leaseMs', 'must be a whole number of milliseconds from 1000 to 24 hours');
+    if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > IDEMPOTENCY_TTL_MS)
+      throw ValidationError.field('leaseMs', 'must be a whole number of milliseconds from 1000 to 24 hours');
     const hash = fingerprintHash(request.fingerprint);
     await this.#writeUnmarked();
     const now = this.#clock.now();
     const claimed: IdempotencyClaim = { tenantId: caller.tenantId, applicationId: caller.applicationId, key, claimedAt: now };
     const context = ['idempotency', caller.applicationId, key];
-    const claim = await this.#store.claimIdempotencyKey({ ...claimed, requestHash: hash, state: 'in_flight', status: null, body: null, createdAt: now, expiresAt: now + leaseMs }, now);
+    const claim = await this.#store.claimIdempotencyKey(
+      { ...claimed, requestHash: hash, state: 'in_flight', status: null, body: null, createdAt: now, expiresAt: now + leaseMs },
+      now,
+    );
     if (!claim.claimed) {
       return { result: await this.#replay<T>(caller, claim.existing, hash, context, now), replayed: true };
     }
@@ -217,7 +221,10 @@ export class IdempotencyService {
     } catch (error) {
       // The run succeeded, so its side effect happened: the result is what this caller needs, and
       // the key must not run again. Releasing it would let a retry repeat the side effect.
-      this.#logger.error('could not store an idempotent response; its key answers 409 instead of replaying it', { error: (error as Error).name, applicationId: caller.applicationId });
+      this.#logger.error('could not store an idempotent response; its key answers 409 instead of replaying it', {
+        error: (error as Error).name,
+        applicationId: caller.applicationId,
+      });
       await this.#markUnstored(claimed, completedAt + IDEMPOTENCY_TTL_MS);
       return { result, replayed: false, stored: false };
     }
@@ -233,7 +240,9 @@ export class IdempotencyService {
     try {
       await this.#store.completeIdempotencyKey(claim, { status: UNSTORED, body: null, expiresAt, tokenIds: [] });
     } catch (error) {
-      this.#logger.error('could not mark an idempotency key whose response was not stored; the mark is written again before the next idempotent request', { error: (error as Error).name });
+      this.#logger.error('could not mark an idempotency key whose response was not stored; the mark is written again before the next idempotent request', {
+        error: (error as Error).name,
+      });
       if (this.#unmarked.size >= MAX_UNMARKED) {
         const [oldest] = this.#unmarked.keys();
         if (oldest !== undefined) this.#unmarked.delete(oldest);

@@ -93,7 +93,16 @@ export class Sweeper {
    * each failure (its message names the concerns) if any did.
    */
   async sweepAll(): Promise<SweepResult> {
-    const result: SweepResult = { expired: 0, cvcRemoved: 0, cvcUnreadable: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0, deliveriesRemoved: 0 };
+    const result: SweepResult = {
+      expired: 0,
+      cvcRemoved: 0,
+      cvcUnreadable: 0,
+      idempotencyKeysRemoved: 0,
+      reactorResultsRemoved: 0,
+      sessionsRemoved: 0,
+      tokenIntentsRemoved: 0,
+      deliveriesRemoved: 0,
+    };
     const failed: { concern: SweepConcern; error: unknown }[] = [];
     for (const concern of SWEEP_CONCERNS) {
       try {
@@ -102,7 +111,11 @@ export class Sweeper {
         failed.push({ concern, error });
       }
     }
-    if (failed.length > 0) throw new AggregateError(failed.map((f) => f.error), `the sweep failed for: ${failed.map((f) => f.concern).join(', ')}`);
+    if (failed.length > 0)
+      throw new AggregateError(
+        failed.map((f) => f.error),
+        `the sweep failed for: ${failed.map((f) => f.concern).join(', ')}`,
+      );
     return result;
   }
 
@@ -241,7 +254,7 @@ class Unreadable extends Error {
 /** The tenant's keys could not be loaded (the store or the key provider failed): `cause` is that failure. */
 class KeysUnavailable extends Error {
   constructor(cause: unknown) {
-    super('the tenant\'s keys could not be loaded', { cause });
+    super("the tenant's keys could not be loaded", { cause });
     this.name = 'KeysUnavailable';
   }
 }

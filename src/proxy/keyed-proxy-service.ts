@@ -29,7 +29,6 @@ import { type ProxyRequest, type ProxyResponse, type ProxyService, checkMethod, 
 import { type TransformContext, type TransformDeps, runRequestTransforms, runResponseTransforms } from './proxy-transforms.js';
 import { askWholeAnswer, wholeAnswer } from './whole-answer.js';
 
-
 export class KeyedProxyService {
   readonly #store: Store;
   readonly #sealer: ConfigurationSealer;
@@ -73,14 +72,32 @@ export class KeyedProxyService {
       // presenting one is recorded in its own tenant, naming no proxy (nor whether the key is another tenant's).
       if (caller !== null) {
         const code = error instanceof VaultError ? error.code : 'internal_error';
-        this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'proxy:invoke', resourceId: null, outcome: 'failure', detail: JSON.stringify({ error: code, proxy_id: null, authenticated: true, method, latency_ms: Math.round(performance.now() - started) }) });
+        this.#audit.record({
+          tenantId: caller.tenantId,
+          actor: caller.applicationId,
+          operation: 'proxy:invoke',
+          resourceId: null,
+          outcome: 'failure',
+          detail: JSON.stringify({ error: code, proxy_id: null, authenticated: true, method, latency_ms: Math.round(performance.now() - started) }),
+        });
       }
       throw error;
     }
     // Before the require_auth check: unauthenticated calls of a proxy that needs an API key are
     // recorded too, so they must be bounded the same way.
     if (caller === null) this.#perKey.take(proxy.id, 'of this proxy');
-    const record = { proxy_id: proxy.id, authenticated: caller !== null, method, host: null as string | null, path: null as string | null, query_keys: [] as string[], token_ids: [] as string[], created_token_ids: [] as string[], status: null as number | null, latency_ms: 0 };
+    const record = {
+      proxy_id: proxy.id,
+      authenticated: caller !== null,
+      method,
+      host: null as string | null,
+      path: null as string | null,
+      query_keys: [] as string[],
+      token_ids: [] as string[],
+      created_token_ids: [] as string[],
+      status: null as number | null,
+      latency_ms: 0,
+    };
     const actor = caller?.applicationId ?? `proxy:${proxy.id}`;
     try {
       // A proxy key ends with the credentials of the application that made it (proxy-maker.ts).
@@ -89,7 +106,8 @@ export class KeyedProxyService {
         throw new AuthenticationError("This proxy requires an API key as well as its proxy key: send the API key of an application of the proxy's tenant that holds proxy:invoke");
       }
       if (caller !== null) requirePermission(caller, 'proxy:invoke');
-      if (request.url !== undefined && request.url !== null) throw ValidationError.field('url', "must not be given with a proxy key: a pre-configured proxy's destination is its own");
+      if (request.url !== undefined && request.url !== null)
+        throw ValidationError.field('url', "must not be given with a proxy key: a pre-configured proxy's destination is its own");
       const { url, target } = await this.#proxy.destination(method, proxy.destinationUrl, request, record);
       let message = outgoingMessage(method, request);
       // Read only when something reads it (expressions, transforms); otherwise it goes on as sent.
@@ -125,7 +143,14 @@ export class KeyedProxyService {
     } catch (error) {
       record.latency_ms = Math.round(performance.now() - started);
       const code = error instanceof VaultError ? error.code : 'internal_error';
-      this.#audit.record({ tenantId: proxy.tenantId, actor, operation: 'proxy:invoke', resourceId: proxy.id, outcome: 'failure', detail: JSON.stringify({ error: code, ...record }) });
+      this.#audit.record({
+        tenantId: proxy.tenantId,
+        actor,
+        operation: 'proxy:invoke',
+        resourceId: proxy.id,
+        outcome: 'failure',
+        detail: JSON.stringify({ error: code, ...record }),
+      });
       throw caller === null ? withoutDestination(error) : error;
     }
   }
@@ -141,7 +166,10 @@ export class KeyedProxyService {
   }
 
   async #context(proxy: ProxyRecord, caller: Caller | null, method: string, path: string, url: URL): Promise<TransformContext> {
-    const configuration = proxy.configuration === null ? {} : (JSON.parse((await this.#sealer.openRecord(proxy.tenantId, configurationContext(proxy.id), proxy.configuration)).toString('utf8')) as Record<string, unknown>);
+    const configuration =
+      proxy.configuration === null
+        ? {}
+        : (JSON.parse((await this.#sealer.openRecord(proxy.tenantId, configurationContext(proxy.id), proxy.configuration)).toString('utf8')) as Record<string, unknown>);
     let appCaller: Caller | null = null;
     if (proxy.applicationId !== null) {
       const application = await this.#store.getApplication(proxy.tenantId, proxy.applicationId);

@@ -28,6 +28,12 @@ const MASK_CODE = `module.exports = async (req) => {
 export async function maskInSandbox(sandbox: Sandbox, owner: RunOwner, text: string, expression: string, replacement: string): Promise<string> {
   // The answer is the whole text again: room for it as JSON (at worst 6 bytes a character, `\\u0000`).
   const maxResultBytes = 6 * text.length + 1024;
-  const run = await sandbox.run({ code: MASK_CODE, req: { args: text, configuration: {}, expression, replacement }, host: { bt: null, fetch: null }, owner, limits: { maxResultBytes } });
+  const run = await sandbox.run({
+    code: MASK_CODE,
+    req: { args: text, configuration: {}, expression, replacement },
+    host: { bt: null, fetch: null },
+    owner,
+    limits: { maxResultBytes },
+  });
   return (run.result as { body: string }).body;
 }

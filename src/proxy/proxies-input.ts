@@ -24,10 +24,7 @@ const Reference = v.strictObject({ id: v.pipe(v.string('must be a string'), v.mi
 /** A request transform: code run in the reactor sandbox, or a tokenize template (as the proxy's application). */
 export const RequestTransformSchema = v.variant(
   'type',
-  [
-    v.strictObject({ type: v.literal('code'), code: Code }),
-    v.strictObject({ type: v.literal('tokenize'), expression: Text('the tokenize template') }),
-  ],
+  [v.strictObject({ type: v.literal('code'), code: Code }), v.strictObject({ type: v.literal('tokenize'), expression: Text('the tokenize template') })],
   "must be a transform with type 'code' or 'tokenize'",
 );
 
@@ -44,17 +41,26 @@ export const ResponseTransformSchema = v.variant(
       replacement: v.optional(v.pipe(v.string('must be a string'), v.length(1, 'must be exactly one character'))),
     }),
     v.strictObject({ type: v.literal('append_json'), value: Text('the JSON text to append'), location: Text('a JSON path') }),
-    v.strictObject({ type: v.literal('append_header'), value: Text('the header value'), location: v.pipe(Text('the header name'), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a header name')) }),
+    v.strictObject({
+      type: v.literal('append_header'),
+      value: Text('the header value'),
+      location: v.pipe(Text('the header name'), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a header name')),
+    }),
   ],
   "must be a transform with type 'code', 'tokenize', 'mask', 'append_json' or 'append_header'",
 );
 
-const Transforms = <T extends v.GenericSchema>(item: T) => v.pipe(v.array(item, 'must be an array of transforms'), v.maxLength(MAX_TRANSFORMS, `must hold at most ${MAX_TRANSFORMS} transforms`));
+const Transforms = <T extends v.GenericSchema>(item: T) =>
+  v.pipe(v.array(item, 'must be an array of transforms'), v.maxLength(MAX_TRANSFORMS, `must hold at most ${MAX_TRANSFORMS} transforms`));
 const Configuration = v.pipe(
   v.custom<Record<string, unknown>>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), 'must be an object of names and values'),
   v.check((c) => Object.keys(c).length <= CONFIGURATION_LIMITS.entries, `must hold at most ${CONFIGURATION_LIMITS.entries} entries`),
   v.check(
-    (c) => Object.entries(c).every(([name, value]) => name.length <= CONFIGURATION_LIMITS.nameLength && ['string', 'number', 'boolean'].includes(typeof value) && String(value).length <= CONFIGURATION_LIMITS.valueLength),
+    (c) =>
+      Object.entries(c).every(
+        ([name, value]) =>
+          name.length <= CONFIGURATION_LIMITS.nameLength && ['string', 'number', 'boolean'].includes(typeof value) && String(value).length <= CONFIGURATION_LIMITS.valueLength,
+      ),
     `must map names (at most ${CONFIGURATION_LIMITS.nameLength} characters) to strings, numbers or booleans (at most ${CONFIGURATION_LIMITS.valueLength} characters)`,
   ),
 );

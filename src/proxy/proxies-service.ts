@@ -224,7 +224,12 @@ export class ProxiesService {
       const maker = await confirmedMaker(this.#store, caller, current);
       let record = current;
       if (maker !== null) {
-        const result = await this.#store.updateProxy(caller.tenantId, id, { maker, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() }, { applicationId: current.applicationId });
+        const result = await this.#store.updateProxy(
+          caller.tenantId,
+          id,
+          { maker, modifiedBy: caller.applicationId, modifiedAt: this.#clock.now() },
+          { applicationId: current.applicationId },
+        );
         if (result.status === 'not_found') throw new NotFoundError('Proxy', id);
         if (result.status === 'changed') throw concurrentChange('Proxy', id);
         record = result.record;
@@ -279,7 +284,8 @@ export class ProxiesService {
         // The URL and port rules now; the addresses the name resolves to when the proxy is called.
         return unresolvedTarget(destinationUrl(input.destinationUrl, '', '', this.#rules), this.#rules).url;
       } catch (error) {
-        if (error instanceof ValidationError) throw new ValidationError(Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [field === 'url' ? 'destination_url' : field, messages])));
+        if (error instanceof ValidationError)
+          throw new ValidationError(Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [field === 'url' ? 'destination_url' : field, messages])));
         throw error;
       }
     })();

@@ -110,4 +110,3 @@ function isLoopback(address: string): boolean {
   if (address.toLowerCase().startsWith('::ffff:')) return isLoopback(address.slice(7));
   return false;
 }
-

@@ -51,10 +51,14 @@ export async function decodedMessage(message: ProxyMessage, maxBytes: number): P
   if (applied.length === 0 || message.body === null || message.body.byteLength === 0) return message;
   const unknown = applied.find((coding) => DECODERS[coding] === undefined);
   if (unknown !== undefined) {
-    throw new UnsupportedMediaTypeError(`The request body's Content-Encoding '${unknown.slice(0, 32)}' is not one the proxy can read: send the body uncompressed, or as gzip, deflate or br`);
+    throw new UnsupportedMediaTypeError(
+      `The request body's Content-Encoding '${unknown.slice(0, 32)}' is not one the proxy can read: send the body uncompressed, or as gzip, deflate or br`,
+    );
   }
   if (applied.length > MAX_CONTENT_CODINGS) {
-    throw new UnsupportedMediaTypeError(`The request body names ${applied.length} Content-Encodings: the proxy undoes at most ${MAX_CONTENT_CODINGS}; send it uncompressed, or compressed once`);
+    throw new UnsupportedMediaTypeError(
+      `The request body names ${applied.length} Content-Encodings: the proxy undoes at most ${MAX_CONTENT_CODINGS}; send it uncompressed, or compressed once`,
+    );
   }
   let body: Uint8Array = message.body;
   for (const coding of [...applied].reverse()) {
@@ -76,5 +80,8 @@ export async function decodedMessage(message: ProxyMessage, maxBytes: number): P
 /** The codings a Content-Encoding header names, in the order applied, `identity` left out. */
 function codings(header: string | undefined): string[] {
   if (header === undefined) return [];
-  return header.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
+  return header
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
 }

@@ -99,8 +99,7 @@ export function forwardedRequestHeaders(headers: Iterable<[string, string]>): Re
 export function returnedResponseHeaders(headers: readonly [string, string][], reservedPrefix: string | null): [string, string][] {
   const named = connectionTokens(headers);
   const kept = headers.filter(
-    ([name]) =>
-      !HOP_BY_HOP.has(name) && !name.startsWith('proxy-') && !named.has(name) && !setsOriginPolicy(name) && (reservedPrefix === null || !name.startsWith(reservedPrefix)),
+    ([name]) => !HOP_BY_HOP.has(name) && !name.startsWith('proxy-') && !named.has(name) && !setsOriginPolicy(name) && (reservedPrefix === null || !name.startsWith(reservedPrefix)),
   );
   return [...kept, ...PROXIED_ANSWER_HEADERS.map(([name, value]): [string, string] => [name, value])];
 }

@@ -59,10 +59,14 @@ export async function confirmedMaker(store: Store, caller: Caller, proxy: ProxyR
   if (proxy.maker === null) return null;
   const maker = await store.getApplication(proxy.tenantId, proxy.maker.applicationId);
   if (maker === null) {
-    throw new ConflictError(`The application that made proxy '${proxy.id}' no longer exists, so nobody can confirm it; a tenant administrator may rotate its key (POST /proxies/${proxy.id}/key) or delete it`);
+    throw new ConflictError(
+      `The application that made proxy '${proxy.id}' no longer exists, so nobody can confirm it; a tenant administrator may rotate its key (POST /proxies/${proxy.id}/key) or delete it`,
+    );
   }
   if (!mayBindTo(caller, maker)) {
-    throw new AuthorizationError(`Confirming proxy '${proxy.id}' is for a tenant administrator or a caller holding every permission and access grant of application '${maker.id}' that made it`);
+    throw new AuthorizationError(
+      `Confirming proxy '${proxy.id}' is for a tenant administrator or a caller holding every permission and access grant of application '${maker.id}' that made it`,
+    );
   }
   // The confirming key must still be current: one regenerated since it resolved (an auth cache
   // still remembered it) would otherwise stand the proxy on the credentials that replaced it, the

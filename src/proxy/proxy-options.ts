@@ -73,7 +73,9 @@ export const ProxyOptionsSchema = v.strictObject({
   ephemeralDisabledTenants: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))),
   maxTokens: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(100, 'must be at most 100'))),
   timeoutMs: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(120_000, 'must be at most 120000'))),
-  maxResponseBytes: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(64 * 1024 * 1024, 'must be at most 64 MiB'))),
+  maxResponseBytes: v.optional(
+    v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(64 * 1024 * 1024, 'must be at most 64 MiB')),
+  ),
   allowPorts: v.optional(v.pipe(v.array(port), v.minLength(1, 'must list at least one port'))),
   unsafeFetch: v.optional(v.custom<typeof fetch>((f) => typeof f === 'function', 'must be a fetch function')),
   fetch: v.optional(v.custom<never>(() => false, 'is now named unsafeFetch: a supplied fetch resolves names itself, so no address check runs')),
@@ -100,6 +102,9 @@ export function resolveProxyOptions(options: ProxyOptions | undefined): Resolved
     allowPorts: new Set(o.allowPorts ?? DEFAULT_PROXY_PORTS),
     unsafeFetch: o.unsafeFetch,
     setTimer: o.setTimer ?? systemTimer,
-    inboundRateLimit: { perKey: o.inboundRateLimit?.perKey ?? DEFAULT_INBOUND_RATE_LIMIT.perKey, perAddress: o.inboundRateLimit?.perAddress ?? DEFAULT_INBOUND_RATE_LIMIT.perAddress },
+    inboundRateLimit: {
+      perKey: o.inboundRateLimit?.perKey ?? DEFAULT_INBOUND_RATE_LIMIT.perKey,
+      perAddress: o.inboundRateLimit?.perAddress ?? DEFAULT_INBOUND_RATE_LIMIT.perAddress,
+    },
   });
 }

@@ -47,7 +47,10 @@ export class FixedWindowLimiter {
     }
     if (entry.count >= this.#limit.requests) {
       const retryAfter = Math.max(1, Math.ceil(((window + 1) * this.#limit.windowMs - now) / 1000));
-      throw new TooManyRequestsError(`Too many unauthenticated calls ${what}: at most ${this.#limit.requests} per ${this.#limit.windowMs} ms; retry after ${retryAfter} s`, retryAfter);
+      throw new TooManyRequestsError(
+        `Too many unauthenticated calls ${what}: at most ${this.#limit.requests} per ${this.#limit.windowMs} ms; retry after ${retryAfter} s`,
+        retryAfter,
+      );
     }
     entry.count++;
   }
@@ -83,7 +86,10 @@ export function addressBucket(address: string | null): string {
     if (isIP(last) === 4) return last;
     return [numbers[6]! >> 8, numbers[6]! & 255, numbers[7]! >> 8, numbers[7]! & 255].join('.');
   }
-  return `${numbers.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
+  return `${numbers
+    .slice(0, 4)
+    .map((n) => n.toString(16))
+    .join(':')}::/64`;
 }
 
 /** An address without the port or brackets some reverse proxies write (`[2001:db8::1]:443`, `203.0.113.9:51234`), nor an IPv6 zone; lower-case. */

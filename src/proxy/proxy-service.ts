@@ -115,7 +115,9 @@ export class ProxyService {
     try {
       requirePermission(caller, 'proxy:invoke');
       if (!this.#options.ephemeral || this.#options.ephemeralDisabledTenants.has(caller.tenantId)) {
-        throw new AuthorizationError("The ephemeral proxy is turned off for this tenant: call a pre-configured proxy with its key instead, or ask the operator to turn it on (proxy.ephemeral, proxy.ephemeralDisabledTenants)");
+        throw new AuthorizationError(
+          'The ephemeral proxy is turned off for this tenant: call a pre-configured proxy with its key instead, or ask the operator to turn it on (proxy.ephemeral, proxy.ephemeralDisabledTenants)',
+        );
       }
       const { target } = await this.destination(method, request.url ?? null, request, record);
       const { message: outgoing, tokenIds } = await this.detokenize(caller, await this.decode(outgoingMessage(method, request), request));
@@ -123,7 +125,14 @@ export class ProxyService {
       const answer = await this.send(caller.tenantId, target, { method, headers: outgoing.headers, body: outgoing.body });
       record.status = answer.status;
       record.latency_ms = Math.round(performance.now() - started);
-      this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'proxy:invoke', resourceId: record.host, outcome: 'success', detail: JSON.stringify(record) });
+      this.#audit.record({
+        tenantId: caller.tenantId,
+        actor: caller.applicationId,
+        operation: 'proxy:invoke',
+        resourceId: record.host,
+        outcome: 'success',
+        detail: JSON.stringify(record),
+      });
       return { status: answer.status, headers: returnedResponseHeaders(answer.headers, null), body: answer.body };
     } catch (error) {
       record.latency_ms = Math.round(performance.now() - started);
@@ -144,7 +153,12 @@ export class ProxyService {
    * The checked method and destination of a call (a keyed proxy's too): the URL from `base` with
    * the request's path and query, its address resolved; what the audit says of it is set in `record`.
    */
-  async destination(method: string, base: string | null, request: ProxyRequest, record: { host: string | null; path: string | null; query_keys: string[] }): Promise<{ url: URL; target: Target }> {
+  async destination(
+    method: string,
+    base: string | null,
+    request: ProxyRequest,
+    record: { host: string | null; path: string | null; query_keys: string[] },
+  ): Promise<{ url: URL; target: Target }> {
     checkMethod(method);
     const url = destinationUrl(base, request.path ?? '', request.query ?? '', this.#rules);
     record.host = url.hostname;

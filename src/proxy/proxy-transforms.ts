@@ -51,7 +51,12 @@ export interface TransformAnswer {
   message: ProxyMessage;
 }
 
-export async function runRequestTransforms(deps: TransformDeps, ctx: TransformContext, transforms: readonly RequestTransform[], message: ProxyMessage): Promise<ProxyMessage | TransformAnswer> {
+export async function runRequestTransforms(
+  deps: TransformDeps,
+  ctx: TransformContext,
+  transforms: readonly RequestTransform[],
+  message: ProxyMessage,
+): Promise<ProxyMessage | TransformAnswer> {
   let current = message;
   for (const [i, transform] of transforms.entries()) {
     const field = `request_transforms[${i}]`;
@@ -64,25 +69,44 @@ export async function runRequestTransforms(deps: TransformDeps, ctx: TransformCo
 
 async function requestStep(deps: TransformDeps, ctx: TransformContext, transform: RequestTransform, current: ProxyMessage, field: string): Promise<ProxyMessage | TransformAnswer> {
   if (transform.type === 'tokenize') return tokenizeMessage(deps, ctx, current, transform.expression, undefined, field);
-  const result = await runCode(deps, ctx, transform.code, { args: bodyValue(current, field), headers: { ...current.headers }, method: ctx.method, path: ctx.path, query: ctx.query }, field);
+  const result = await runCode(
+    deps,
+    ctx,
+    transform.code,
+    { args: bodyValue(current, field), headers: { ...current.headers }, method: ctx.method, path: ctx.path, query: ctx.query },
+    field,
+  );
   if (result['response'] === undefined) return changed(current, result, field);
   // The code answers itself: the destination is not called (docs/proxies.md, Transforms).
   const response = asObject(result['response'], `${field}.response`);
   const status = response['status'] ?? 200;
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) throw ValidationError.field(`${field}.response.status`, 'must be a whole number from 200 to 599');
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599)
+    throw ValidationError.field(`${field}.response.status`, 'must be a whole number from 200 to 599');
   const headers = response['headers'] === undefined ? {} : checkedHeaders(response['headers'], `${field}.response.headers`);
   return { status, message: withBody({ headers, body: null }, response['body']) };
 }
 
 /** Runs the response transforms (only on a 2xx: the caller decides). */
-export async function runResponseTransforms(deps: TransformDeps, ctx: TransformContext, transforms: readonly ResponseTransform[], status: number, message: ProxyMessage): Promise<ProxyMessage> {
+export async function runResponseTransforms(
+  deps: TransformDeps,
+  ctx: TransformContext,
+  transforms: readonly ResponseTransform[],
+  status: number,
+  message: ProxyMessage,
+): Promise<ProxyMessage> {
   let current = message;
   for (const [i, transform] of transforms.entries()) {
     const field = `response_transforms[${i}]`;
     await named(field, async () => {
       switch (transform.type) {
         case 'code': {
-          const result = await runCode(deps, ctx, transform.code, { args: bodyValue(current, field), headers: { ...current.headers }, status, method: ctx.method, path: ctx.path, query: ctx.query }, field);
+          const result = await runCode(
+            deps,
+            ctx,
+            transform.code,
+            { args: bodyValue(current, field), headers: { ...current.headers }, status, method: ctx.method, path: ctx.path, query: ctx.query },
+            field,
+          );
           current = changed(current, result, field);
           return;
         }
@@ -103,7 +127,8 @@ export async function runResponseTransforms(deps: TransformDeps, ctx: TransformC
           }
           const body = bodyValue(current, field);
           if (body === null || typeof body !== 'object') throw ValidationError.field(field, 'appends to a JSON body: the answer is not a JSON object or array');
-          if (!setAt(body, parsePath(transform.location, '$', `${field}.location`), value)) throw ValidationError.field(`${field}.location`, `'${transform.location}' is not a place in the body`);
+          if (!setAt(body, parsePath(transform.location, '$', `${field}.location`), value))
+            throw ValidationError.field(`${field}.location`, `'${transform.location}' is not a place in the body`);
           current = withBody(current, body);
           return;
         }
@@ -128,16 +153,29 @@ async function named<T>(field: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-async function tokenizeMessage(deps: TransformDeps, ctx: TransformContext, message: ProxyMessage, expression: string, location: string | undefined, field: string): Promise<ProxyMessage> {
+async function tokenizeMessage(
+  deps: TransformDeps,
+  ctx: TransformContext,
+  message: ProxyMessage,
+  expression: string,
+  location: string | undefined,
+  field: string,
+): Promise<ProxyMessage> {
   const appCaller = ctx.appCaller;
-  if (appCaller === null) throw ValidationError.field(field, 'creates tokens as the proxy\'s application: give the proxy an application');
+  if (appCaller === null) throw ValidationError.field(field, "creates tokens as the proxy's application: give the proxy an application");
   const body = bodyValue(message, field);
   // Each id is recorded as its token is made, so a failure after it still names it (the audit entry).
-  await tokenizeBody(expression, location, body, async (tokenBody) => {
-    const id = await createAs(deps, appCaller, ctx.caller, tokenBody);
-    ctx.createdTokenIds.push(id);
-    return id;
-  }, field);
+  await tokenizeBody(
+    expression,
+    location,
+    body,
+    async (tokenBody) => {
+      const id = await createAs(deps, appCaller, ctx.caller, tokenBody);
+      ctx.createdTokenIds.push(id);
+      return id;
+    },
+    field,
+  );
   return withBody(message, body);
 }
 

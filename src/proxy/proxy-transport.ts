@@ -64,7 +64,9 @@ export function sendToDestination(target: Target, request: OutgoingRequest, limi
       fail(new GatewayTimeoutError(`The destination '${target.host}' did not answer within ${limits.timeoutMs} ms`));
       req.destroy();
     });
-    req.on('error', (error: NodeJS.ErrnoException) => fail(new BadGatewayError(`The destination '${target.host}' could not be reached${error.code === undefined ? '' : ` (${error.code})`}`)));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      fail(new BadGatewayError(`The destination '${target.host}' could not be reached${error.code === undefined ? '' : ` (${error.code})`}`)),
+    );
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -94,11 +96,19 @@ export async function sendWithFetch(fetchImpl: typeof fetch, target: Target, req
     controller.abort();
   });
   const failure = () =>
-    timedOut ? new GatewayTimeoutError(`The destination '${target.host}' did not answer within ${limits.timeoutMs} ms`) : new BadGatewayError(`The destination '${target.host}' could not be reached`);
+    timedOut
+      ? new GatewayTimeoutError(`The destination '${target.host}' did not answer within ${limits.timeoutMs} ms`)
+      : new BadGatewayError(`The destination '${target.host}' could not be reached`);
   try {
     let response: Response;
     try {
-      response = await fetchImpl(target.url, { method: request.method, headers: request.headers, body: request.body as BodyInit | null, redirect: 'manual', signal: controller.signal });
+      response = await fetchImpl(target.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body as BodyInit | null,
+        redirect: 'manual',
+        signal: controller.signal,
+      });
     } catch {
       throw failure();
     }

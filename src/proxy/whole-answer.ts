@@ -43,14 +43,20 @@ export function askWholeAnswer(headers: Record<string, string>): void {
 export function wholeAnswer(transformed: boolean, answer: DestinationResponse): DestinationResponse {
   if (!transformed) return answer;
   if (answer.status === 206) {
-    throw new BadGatewayError("The destination answered with part of a body (206 Partial Content): this proxy transforms answers, so it passes on whole answers only; the vault did not ask for a range");
+    throw new BadGatewayError(
+      'The destination answered with part of a body (206 Partial Content): this proxy transforms answers, so it passes on whole answers only; the vault did not ask for a range',
+    );
   }
   const codings = answer.headers.filter(([name]) => name === 'content-encoding').flatMap(([, value]) => value.split(','));
   const encoded = codings.some((coding) => !['', 'identity'].includes(coding.trim().toLowerCase()));
   if (answer.status >= 200 && answer.status < 300 && encoded) {
-    throw new BadGatewayError("The destination answered with a compressed body (Content-Encoding): this proxy transforms answers, so it passes on uncompressed answers only; the vault did not ask for compression");
+    throw new BadGatewayError(
+      'The destination answered with a compressed body (Content-Encoding): this proxy transforms answers, so it passes on uncompressed answers only; the vault did not ask for compression',
+    );
   }
-  const charsets = answer.headers.filter(([name]) => name === 'content-type').flatMap(([, value]) => [...value.matchAll(/;\s*charset\s*=\s*"?([^";\s]*)/gi)].map((m) => m[1]!.toLowerCase()));
+  const charsets = answer.headers
+    .filter(([name]) => name === 'content-type')
+    .flatMap(([, value]) => [...value.matchAll(/;\s*charset\s*=\s*"?([^";\s]*)/gi)].map((m) => m[1]!.toLowerCase()));
   if (answer.status >= 200 && answer.status < 300 && charsets.some((charset) => WIDE_CHARSET.test(charset))) {
     throw new BadGatewayError('The destination answered in a UTF-16 or UTF-32 charset: this proxy transforms answers, which it reads as UTF-8, so it passes on UTF-8 answers only');
   }

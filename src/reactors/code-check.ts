@@ -40,7 +40,10 @@ export async function checkReactorCode(sandbox: Sandbox, code: string, limits?: 
     throw ValidationError.field('code', `fails when it is loaded: ${error.message}`);
   }
   if (exported !== 'function') {
-    throw ValidationError.field('code', `must set module.exports to a function, e.g. module.exports = async function (req) { ... } (it is ${typeof exported === 'string' ? exported : 'not set'})`);
+    throw ValidationError.field(
+      'code',
+      `must set module.exports to a function, e.g. module.exports = async function (req) { ... } (it is ${typeof exported === 'string' ? exported : 'not set'})`,
+    );
   }
 }
 

@@ -13,10 +13,7 @@ const Name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is r
 const CONFIGURATION_MESSAGE = 'must be an object of configuration names and values';
 // valibot's record accepts arrays (as index → value maps), so the check is explicit.
 /** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
-export const Configuration = v.custom<Record<string, unknown>>(
-  (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
-  CONFIGURATION_MESSAGE,
-);
+export const Configuration = v.custom<Record<string, unknown>>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), CONFIGURATION_MESSAGE);
 const Reference = v.strictObject({ id: v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(250, 'is too long')) }, 'must be an object with an id');
 
 /** Inline-code reactors declare no configuration: any names, with string, number or boolean values (bounded). */
@@ -113,7 +110,8 @@ export function parsePatchReactor(body: unknown, inline: boolean): ReactorPatch 
   const result = v.safeParse(PatchSchema, record);
   if (!result.success) throw validationFromIssues(result.issues);
   const { name, configuration, code, application } = result.output;
-  if (!inline && code !== undefined) throw ValidationError.field('code', 'cannot be set on a reactor that runs a formula’s code; update the formula, or create a reactor with inline code');
+  if (!inline && code !== undefined)
+    throw ValidationError.field('code', 'cannot be set on a reactor that runs a formula’s code; update the formula, or create a reactor with inline code');
   const patch: ReactorPatch = {};
   if (name !== undefined) patch.name = name;
   if (configuration !== undefined) patch.configuration = configuration;
@@ -153,7 +151,10 @@ export function checkConfiguration(configuration: Record<string, unknown>, decla
   const out: Record<string, unknown> = {};
   const names = new Set(declared.map((d) => d.name));
   for (const key of Object.keys(configuration)) {
-    if (!names.has(key)) errors[`configuration.${key}`] = [names.size === 0 ? 'is not declared by the formula (it declares no configuration)' : `is not declared by the formula (declared: ${[...names].join(', ')})`];
+    if (!names.has(key))
+      errors[`configuration.${key}`] = [
+        names.size === 0 ? 'is not declared by the formula (it declares no configuration)' : `is not declared by the formula (declared: ${[...names].join(', ')})`,
+      ];
   }
   for (const { name, type } of declared) {
     const value = Object.hasOwn(configuration, name) ? configuration[name] : undefined;
@@ -214,7 +215,10 @@ export function parseInvoke(body: unknown): InvokeRequest {
 function sdkSpelling(record: Record<string, unknown>): Record<string, unknown> {
   if (!('callbackUrl' in record) && !('timeoutMs' in record)) return record;
   const out = { ...record };
-  for (const [camel, snake] of [['callbackUrl', 'callback_url'], ['timeoutMs', 'timeout_ms']] as const) {
+  for (const [camel, snake] of [
+    ['callbackUrl', 'callback_url'],
+    ['timeoutMs', 'timeout_ms'],
+  ] as const) {
     if (!(camel in out)) continue;
     if (snake in out) throw ValidationError.field(camel, `give ${snake} or ${camel}, not both`);
     out[snake] = out[camel];

@@ -20,7 +20,10 @@ export function readReactorOutput(result: unknown): ReactorOutput {
   }
   const unexpected = Object.keys(result).filter((key) => !KEYS.has(key));
   if (unexpected.length > 0) {
-    const names = unexpected.slice(0, 5).map((k) => `'${k.slice(0, 50)}'`).join(', ');
+    const names = unexpected
+      .slice(0, 5)
+      .map((k) => `'${k.slice(0, 50)}'`)
+      .join(', ');
     throw new ReactorError('ReactorRuntimeError', 500, `The reactor must return an object { raw, tokenize }; it also returned ${names}`);
   }
   const out: ReactorOutput = {};

@@ -21,7 +21,14 @@ import {
   type PatchReactorRequest,
   type ReactRequest,
   type UpdateReactorRequest,
-  checkConfiguration, checkInlineConfiguration, parseCreateReactor, parseInvoke, parsePatchReactor, parseReactorFilter, parseUpdateReactor } from './reactor-input.js';
+  checkConfiguration,
+  checkInlineConfiguration,
+  parseCreateReactor,
+  parseInvoke,
+  parsePatchReactor,
+  parseReactorFilter,
+  parseUpdateReactor,
+} from './reactor-input.js';
 import { bindableApplication, findReactor, formulaOf } from './reactor-lookup.js';
 import { type ReactorResponse, ReactorRunner, type ReactorRunnerDeps } from './reactor-runner.js';
 import { type ReactorView, reactorView } from './reactor-views.js';
@@ -79,7 +86,16 @@ export class ReactorService {
     this.#limits = deps.limits;
     const runner = (this.#runner = new ReactorRunner({ ...deps, consoleOutput: deps.consoleOutput ?? 'summary' }));
     this.#async = new AsyncRuns(
-      { store: deps.store, clock: deps.clock, jobs: deps.jobs, records: deps.records, allowPrivateNetwork: deps.allowPrivateNetwork, logger: deps.logger, ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}), ...(deps.onAsyncRun ? { onAsyncRun: deps.onAsyncRun } : {}) },
+      {
+        store: deps.store,
+        clock: deps.clock,
+        jobs: deps.jobs,
+        records: deps.records,
+        allowPrivateNetwork: deps.allowPrivateNetwork,
+        logger: deps.logger,
+        ...(deps.onRunFinished ? { onRunFinished: deps.onRunFinished } : {}),
+        ...(deps.onAsyncRun ? { onAsyncRun: deps.onAsyncRun } : {}),
+      },
       {
         check: async (caller, id, input) => void (await runner.prepare(caller, id, input, 0)),
         run: (caller, id, input) => runner.invoke(caller, id, input, 0, input.timeoutMs),
@@ -200,7 +216,11 @@ export class ReactorService {
       const patch = parsePatchReactor(body, current.formulaId === null);
       const formula = current.formulaId === null ? null : await formulaOf(this.#store, current);
       const merged =
-        patch.configuration === undefined ? current.configuration : patch.configuration === null ? {} : (mergePatch(current.configuration, patch.configuration) as Record<string, unknown>);
+        patch.configuration === undefined
+          ? current.configuration
+          : patch.configuration === null
+            ? {}
+            : (mergePatch(current.configuration, patch.configuration) as Record<string, unknown>);
       const configuration = formula ? checkConfiguration(merged, formula.configuration) : checkInlineConfiguration(merged);
       const code = patch.code ?? current.code;
       if (changesReactorRun(current, { code, configuration })) requireMayRecode(caller, 'reactor', current);
@@ -209,7 +229,14 @@ export class ReactorService {
         application = await bindableApplication(this.#store, caller.tenantId, patch.applicationId);
         if (application && application.id !== bound?.id) requireMayBind(caller, application);
       }
-      return this.#save(caller, current, { name: patch.name ?? current.name, configuration, code, applicationId: application?.id ?? null }, formula, application, patch.applicationId !== undefined);
+      return this.#save(
+        caller,
+        current,
+        { name: patch.name ?? current.name, configuration, code, applicationId: application?.id ?? null },
+        formula,
+        application,
+        patch.applicationId !== undefined,
+      );
     });
   }
 

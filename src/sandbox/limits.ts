@@ -5,8 +5,7 @@ import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox.js';
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
-const integerIn = (min: number, max: number) =>
-  v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)));
+const integerIn = (min: number, max: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)));
 
 /**
  * Accepted ranges. The stack ceiling stays under the 5 MiB C stack the quickjs-emscripten build

@@ -123,4 +123,3 @@ export async function createQuickJsSandbox(options?: QuickJsSandboxOptions): Pro
   sandbox.warm();
   return sandbox;
 }
-

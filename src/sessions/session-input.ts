@@ -67,9 +67,7 @@ export function parseAuthorizeSession(body: unknown, now: number, maxTtlMs: numb
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
   const grants: SessionGrants =
-    permissions !== undefined
-      ? { permissions: [...new Set(permissions)], rules: [] }
-      : { permissions: [...new Set(normalized.flatMap((r) => r.permissions))], rules: normalized };
+    permissions !== undefined ? { permissions: [...new Set(permissions)], rules: [] } : { permissions: [...new Set(normalized.flatMap((r) => r.permissions))], rules: normalized };
   return { nonce, grants, expiresAt };
 }
 

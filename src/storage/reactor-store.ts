@@ -151,12 +151,7 @@ export interface ReactorStore {
    * `expected`: only while the reactor is still bound to that application (the binding the
    * caller's authorization was decided on); else `changed` and nothing written.
    */
-  updateReactor(
-    tenantId: string,
-    id: string,
-    changes: ReactorChanges,
-    expected?: { applicationId: string | null },
-  ): Promise<RecordUpdateResult<ReactorRecord>>;
+  updateReactor(tenantId: string, id: string, changes: ReactorChanges, expected?: { applicationId: string | null }): Promise<RecordUpdateResult<ReactorRecord>>;
   deleteReactor(tenantId: string, id: string): Promise<boolean>;
 
   // --- asynchronous reactor runs -------------------------------------------------------------

@@ -14,6 +14,4 @@ export interface OffsetPage {
 
 export type PageRequest = CursorPage | OffsetPage;
 
-export type PageResult<T> =
-  | { mode: 'cursor'; items: T[]; next: string | null }
-  | { mode: 'offset'; items: T[]; totalItems: number };
+export type PageResult<T> = { mode: 'cursor'; items: T[]; next: string | null } | { mode: 'offset'; items: T[]; totalItems: number };

@@ -117,10 +117,7 @@ export type CreateTokenResult =
 
 export type CreateTokensResult = { status: 'created'; results: CreateTokenResult[] } | { status: 'id_conflict'; index: number };
 
-export type UpdateTokenResult =
-  | { status: 'updated' }
-  | { status: 'not_found' }
-  | { status: 'duplicate'; existing: StoredToken };
+export type UpdateTokenResult = { status: 'updated' } | { status: 'not_found' } | { status: 'duplicate'; existing: StoredToken };
 
 /** The tenants, their wrapped keys and their tokens (see Store for the contract every method keeps). */
 export interface TokenStore {
@@ -189,12 +186,7 @@ export interface TokenStore {
    * Replaces the ciphertext and key version of a token only if its current ciphertext is still
    * `expected` (compare-and-set, so a concurrent update wins), and sets cvcPurgeAt. True if written.
    */
-  replaceCiphertext(
-    tenantId: string,
-    id: string,
-    expected: Uint8Array,
-    next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
-  ): Promise<boolean>;
+  replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null }): Promise<boolean>;
   /** Up to `limit` tokens of a tenant encrypted with a key version below `version`, any expiry. */
   listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): Promise<StoredToken[]>;
   /** Count of tokens of a tenant below a key version (progress reporting for re-encryption). */

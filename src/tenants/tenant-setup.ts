@@ -64,7 +64,11 @@ export class TenantSetup {
 
   async recoverAdministrator(tenantId: string, input: { name?: string } = {}): Promise<ApplicationView & { key: string }> {
     if (typeof tenantId !== 'string' || (await this.#store.getTenant(tenantId)) === null) throw new NotFoundError('Tenant', String(tenantId));
-    const { record, keyRecord, view: application } = this.#applications.initialApplication(tenantId, {
+    const {
+      record,
+      keyRecord,
+      view: application,
+    } = this.#applications.initialApplication(tenantId, {
       name: input.name ?? 'Recovered administrator',
       type: 'management',
       permissions: [...PERMISSIONS_BY_TYPE.management],

@@ -94,9 +94,7 @@ export function credentialsConformance(store: () => Store): void {
         const { app, key } = await createApp();
         const second = makeApplicationKey(app);
         await store().createApplicationKey(second, 20);
-        const results = await Promise.all(
-          [key, second].map((k) => Promise.resolve().then(() => store().deleteApplicationKey(TENANT_A, app.id, k.id))),
-        );
+        const results = await Promise.all([key, second].map((k) => Promise.resolve().then(() => store().deleteApplicationKey(TENANT_A, app.id, k.id))));
         expect(results.sort()).toEqual(['deleted', 'last_key']);
         expect(await store().listApplicationKeys(TENANT_A, app.id)).toHaveLength(1);
       }
@@ -104,9 +102,7 @@ export function credentialsConformance(store: () => Store): void {
 
     it('racing additions never pass the limit (race)', async () => {
       const { app } = await createApp();
-      const results = await Promise.all(
-        Array.from({ length: 6 }, () => Promise.resolve().then(() => store().createApplicationKey(makeApplicationKey(app), 3))),
-      );
+      const results = await Promise.all(Array.from({ length: 6 }, () => Promise.resolve().then(() => store().createApplicationKey(makeApplicationKey(app), 3))));
       expect(results.filter((r) => r === 'created')).toHaveLength(2);
       expect(await store().listApplicationKeys(TENANT_A, app.id)).toHaveLength(3);
     });

@@ -97,15 +97,18 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
   const store = given === undefined ? createSqliteStore({ filename: ':memory:' }) : typeof given === 'function' ? await given() : given;
   // A test vault also accepts the test Callers of this entry (makeCaller, caller()); a vault from
   // createVault refuses them (docs/testing.md).
-  const { vault, operator, runFinished } = await assembleVault({
-    masterKey: generateMasterKey(),
-    sweepIntervalMs: 0,
-    ...rest,
-    store,
-    // Tests drive background work themselves: `await vault.worker.runDue()` after advancing the clock.
-    jobs: { start: false, shutdownGraceMs: 0, ...rest.jobs },
-    clock,
-  }, { callers: ['vault', 'test'] });
+  const { vault, operator, runFinished } = await assembleVault(
+    {
+      masterKey: generateMasterKey(),
+      sweepIntervalMs: 0,
+      ...rest,
+      store,
+      // Tests drive background work themselves: `await vault.worker.runDue()` after advancing the clock.
+      jobs: { start: false, shutdownGraceMs: 0, ...rest.jobs },
+      clock,
+    },
+    { callers: ['vault', 'test'] },
+  );
   const { tenant, application } = await vault.createTenant({ name: 'test' });
   const admin = await vault.authenticate(application.key);
   return Object.freeze({
@@ -117,7 +120,13 @@ export async function createTestVault(options: TestVaultOptions = {}): Promise<T
     tenantId: tenant.id,
     adminKey: application.key,
     async caller({ permissions = [], rules = [], type, name = 'test app' }: Parameters<TestVault['caller']>[0] = {}) {
-      const chosen = type ?? (permissions.some((p) => p.startsWith('application:') || p.startsWith('webhook:') || p === 'log:read') ? 'management' : permissions.every((p) => p === 'token:create' || p === 'token:update') ? 'public' : 'private');
+      const chosen =
+        type ??
+        (permissions.some((p) => p.startsWith('application:') || p.startsWith('webhook:') || p === 'log:read')
+          ? 'management'
+          : permissions.every((p) => p === 'token:create' || p === 'token:update')
+            ? 'public'
+            : 'private');
       const app = await vault.applications.create(admin, { name, type: chosen, permissions, rules });
       return testApplicationCaller({ tenantId: tenant.id, id: app.id, type: chosen, permissions, rules: app.rules }, app.key!);
     },

@@ -108,12 +108,7 @@ export function runAtomicConformance(name: string, factory: () => Store | Promis
       ];
       const result = await store.createTokens(items, T0);
       if (result.status !== 'created') throw new Error(`expected created, got ${result.status}`);
-      expect(result.results.map((r) => (r.status === 'duplicate' ? `duplicate:${r.existing.id}` : r.status))).toEqual([
-        'created',
-        'duplicate:b1',
-        'duplicate:existing',
-        'created',
-      ]);
+      expect(result.results.map((r) => (r.status === 'duplicate' ? `duplicate:${r.existing.id}` : r.status))).toEqual(['created', 'duplicate:b1', 'duplicate:existing', 'created']);
       const ids = (await store.listTokens(TENANT_A, {}, { mode: 'offset', size: 10, page: 1 }, T0)).items.map((t) => t.id);
       expect(ids).toEqual(['existing', 'b1', 'b4']);
     });
@@ -135,7 +130,9 @@ export function runAtomicConformance(name: string, factory: () => Store | Promis
       const application = makeApplication({ tenantId: tenant.id, type: 'management', permissions: [...ADMIN], rules: [] });
       const key = (purpose: 'data' | 'index', version = 1) => ({ tenantId: tenant.id, purpose, version, wrapped: new Uint8Array([1, 2, 3]), createdAt: T0 });
       // A key version given twice fails the last step: nothing of the tenant stays.
-      await expect(store.createTenant(tenant, { application, key: makeApplicationKey(application), keys: [key('data'), key('index'), key('data')] })).rejects.toBeInstanceOf(InternalError);
+      await expect(store.createTenant(tenant, { application, key: makeApplicationKey(application), keys: [key('data'), key('index'), key('data')] })).rejects.toBeInstanceOf(
+        InternalError,
+      );
       expect(await store.getTenant(tenant.id)).toBeNull();
       expect(await store.getApplication(tenant.id, application.id)).toBeNull();
       expect(await store.listWrappedKeys(tenant.id, 'data')).toEqual([]);

@@ -22,7 +22,11 @@ export function authorityConformance(current: () => Store): void {
     const dup = (containers: string[], id: string) => makeToken({ id, fingerprint: 'fp', type: 'card', deduplicate: true, containers });
 
     it('matches only a token whose every container lies in a scope; otherwise creates', async () => {
-      for (const [id, containers] of [['in-vault', ['/pci/vault/']], ['mixed', ['/pci/high/', '/bank/']], ['outside', ['/bank/']]] as const) {
+      for (const [id, containers] of [
+        ['in-vault', ['/pci/vault/']],
+        ['mixed', ['/pci/high/', '/bank/']],
+        ['outside', ['/bank/']],
+      ] as const) {
         expect(await store.createToken({ ...dup([...containers], id), deduplicate: false }, T0)).toEqual({ status: 'created' });
       }
       // None of the three lies wholly within /pci/ minus /pci/vault/: a fourth token is created.

@@ -98,7 +98,7 @@ export function idempotencyConformance(current: () => Store): void {
       expect(await store.claimIdempotencyKey(record, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'done', status: 204, body: null } });
     });
 
-    it("deleting a token withdraws, in the same transaction, the stored responses that carry it (and only those); ids naming no token are ignored", async () => {
+    it('deleting a token withdraws, in the same transaction, the stored responses that carry it (and only those); ids naming no token are ignored', async () => {
       const [carried, other] = await createAll([makeToken(), makeToken()]);
       const withToken = makeIdempotency({ key: 'w1' });
       const withOther = makeIdempotency({ key: 'w2' });
@@ -128,7 +128,7 @@ export function idempotencyConformance(current: () => Store): void {
       expect(await store.claimIdempotencyKey(record, T0 + 1)).toMatchObject({ claimed: false, existing: { state: 'withdrawn', body: null, expiresAt: T0 + 24 * HOUR } });
     });
 
-    it("completion sets withdrawAt to the earliest expiry or cvc purge among the tokens carried", async () => {
+    it('completion sets withdrawAt to the earliest expiry or cvc purge among the tokens carried', async () => {
       const [expiring, withCvc, plain] = await createAll([makeToken({ expiresAt: T0 + 5 * HOUR }), makeToken({ cvcPurgeAt: T0 + HOUR }), makeToken()]);
       const record = makeIdempotency({ key: 'w5' });
       await store.claimIdempotencyKey(record, T0);

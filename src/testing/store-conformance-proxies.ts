@@ -37,7 +37,12 @@ export function proxyConformance(current: () => Store): void {
 
   describe('proxies', () => {
     it("creates and gets a proxy as it was given (sealed configuration bytes, transforms, flags); a taken id answers 'exists'", async () => {
-      const proxy = makeProxy({ applicationId: APP_A, boundGrants: { permissions: ['token:create'], rules: [] }, requireAuth: false, responseTransforms: [{ type: 'mask', matcher: 'regex', expression: '(\\d+)', replacement: '*' }] });
+      const proxy = makeProxy({
+        applicationId: APP_A,
+        boundGrants: { permissions: ['token:create'], rules: [] },
+        requireAuth: false,
+        responseTransforms: [{ type: 'mask', matcher: 'regex', expression: '(\\d+)', replacement: '*' }],
+      });
       expect(await store.createProxy(proxy)).toBe('created');
       expect(await store.getProxy(TENANT_A, proxy.id)).toEqual(proxy);
       expect(await store.createProxy({ ...proxy, name: 'again' })).toBe('exists');
@@ -75,7 +80,12 @@ export function proxyConformance(current: () => Store): void {
       const renamed = await store.updateProxy(TENANT_A, proxy.id, { name: 'Renamed', requireAuth: false, configuration: null, modifiedBy: APP_A, modifiedAt: T0 + 5 });
       expect(renamed).toEqual({ status: 'updated', record: { ...proxy, name: 'Renamed', requireAuth: false, configuration: null, modifiedBy: APP_A, modifiedAt: T0 + 5 } });
       const key = { keyHash: 'e'.repeat(64), keyLookup: 'e'.repeat(16) };
-      const rotated = await store.updateProxy(TENANT_A, proxy.id, { key, responseTransforms: [{ type: 'append_header', key: 'x', value: 'y' }], modifiedBy: null, modifiedAt: T0 + 6 });
+      const rotated = await store.updateProxy(TENANT_A, proxy.id, {
+        key,
+        responseTransforms: [{ type: 'append_header', key: 'x', value: 'y' }],
+        modifiedBy: null,
+        modifiedAt: T0 + 6,
+      });
       expect(rotated.status === 'updated' && rotated.record).toMatchObject({ ...key, name: 'Renamed', responseTransforms: [{ type: 'append_header', key: 'x', value: 'y' }] });
       expect(await store.findProxiesByKeyLookup(proxy.keyLookup)).toEqual([]);
       expect((await store.findProxiesByKeyLookup(key.keyLookup)).map((p) => p.id)).toEqual([proxy.id]);

@@ -99,10 +99,14 @@ export function recordConformance(current: () => Store): void {
       const elsewhere = admin({ tenantId: TENANT_B });
       for (const app of [last, other, elsewhere]) await createApp(app);
       expect(await store.deleteApplication(TENANT_A, last.id, KEEP)).toBe('last_holder');
-      expect(await store.updateApplication(TENANT_A, last.id, { permissions: ['application:create', 'application:read'], modifiedBy: null, modifiedAt: T0 }, KEEP)).toEqual({ status: 'last_holder' });
+      expect(await store.updateApplication(TENANT_A, last.id, { permissions: ['application:create', 'application:read'], modifiedBy: null, modifiedAt: T0 }, KEEP)).toEqual({
+        status: 'last_holder',
+      });
       expect(await store.getApplication(TENANT_A, last.id)).toMatchObject({ permissions: ADMIN });
       // Changes that keep a holder, and changes of other applications, pass.
-      expect(await store.updateApplication(TENANT_A, last.id, { name: 'renamed', permissions: ADMIN, modifiedBy: null, modifiedAt: T0 }, KEEP)).toMatchObject({ status: 'updated' });
+      expect(await store.updateApplication(TENANT_A, last.id, { name: 'renamed', permissions: ADMIN, modifiedBy: null, modifiedAt: T0 }, KEEP)).toMatchObject({
+        status: 'updated',
+      });
       expect(await store.deleteApplication(TENANT_A, other.id, KEEP)).toBe('deleted');
       expect(await store.deleteApplication(TENANT_A, 'missing', KEEP)).toBe('not_found');
       const second = admin();
@@ -259,8 +263,7 @@ export function recordConformance(current: () => Store): void {
     });
 
     const NAMES = ['Stripe Payments', 'stripe refunds', 'Adyen PAYMENTS', '100% Sure', '1000 items', 'snake_case', 'snakeXcase', 'back\\slash'];
-    const namesOf = async (filter: { ids?: string[]; name?: string }) =>
-      (await store.listReactors(TENANT_A, filter, cursor(100))).items.map((r) => r.name);
+    const namesOf = async (filter: { ids?: string[]; name?: string }) => (await store.listReactors(TENANT_A, filter, cursor(100))).items.map((r) => r.name);
 
     it('filters by name: case-insensitive substring where * matches any run of characters', async () => {
       for (const name of NAMES) await store.createReactor(makeReactor({ formulaId, name }));

@@ -19,7 +19,15 @@ export function tokenLifecycleConformance(current: () => Store): void {
       expect(await store.getToken(TENANT_A, token.id, before)).not.toBeNull();
       expect(await listIds({}, before)).toEqual([token.id]);
       expect(await store.getToken(TENANT_A, token.id, at)).toBeNull();
-      for (const filter of [{}, { metadata: { k: 'v' } }, { types: ['card'] }, { ids: [token.id] }, { fingerprints: ['ef'] }, { searchHashes: ['eh'] }, { containers: token.containers }]) {
+      for (const filter of [
+        {},
+        { metadata: { k: 'v' } },
+        { types: ['card'] },
+        { ids: [token.id] },
+        { fingerprints: ['ef'] },
+        { searchHashes: ['eh'] },
+        { containers: token.containers },
+      ]) {
         expect(await listIds(filter, at)).toEqual([]);
       }
       expect(await store.listTokens(TENANT_A, {}, offset(10, 1), at)).toEqual({ mode: 'offset', items: [], totalItems: 0 });
@@ -84,7 +92,13 @@ export function tokenLifecycleConformance(current: () => Store): void {
     });
 
     it('pages past the tokens of a page that stay due (ones the sweep could not rewrite), oldest first', async () => {
-      const tokens = [makeToken({ cvcPurgeAt: T0 + 1 }), makeToken({ cvcPurgeAt: T0 + 1, tenantId: TENANT_B }), makeToken({ cvcPurgeAt: T0 + 1 }), makeToken({ cvcPurgeAt: T0 + 2 }), makeToken({ cvcPurgeAt: T0 + 2, tenantId: TENANT_B })];
+      const tokens = [
+        makeToken({ cvcPurgeAt: T0 + 1 }),
+        makeToken({ cvcPurgeAt: T0 + 1, tenantId: TENANT_B }),
+        makeToken({ cvcPurgeAt: T0 + 1 }),
+        makeToken({ cvcPurgeAt: T0 + 2 }),
+        makeToken({ cvcPurgeAt: T0 + 2, tenantId: TENANT_B }),
+      ];
       await createAll(tokens);
       const seen: string[] = [];
       let after: { cvcPurgeAt: number; tenantId: string; id: string } | undefined;
@@ -141,7 +155,7 @@ export function tokenLifecycleConformance(current: () => Store): void {
   });
 
   describe('tokens: key versions', () => {
-    it('counts and lists a tenant\'s tokens below a key version, expired ones included', async () => {
+    it("counts and lists a tenant's tokens below a key version, expired ones included", async () => {
       const v1 = makeToken({ keyVersion: 1 });
       const v1expired = makeToken({ keyVersion: 1, expiresAt: T0 + 1 });
       const v2 = makeToken({ keyVersion: 2 });

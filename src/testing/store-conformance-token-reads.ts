@@ -93,7 +93,7 @@ export function tokenReadConformance(current: () => Store): void {
   });
 
   describe('tokens: filters', () => {
-    it('filters by ids (several, one, unknown, another tenant\'s), in creation order', async () => {
+    it("filters by ids (several, one, unknown, another tenant's), in creation order", async () => {
       const [x, y, z] = await createAll([makeToken(), makeToken(), makeToken()]);
       const b = makeToken({ tenantId: TENANT_B });
       await createAll([b]);
@@ -172,12 +172,8 @@ export function tokenReadConformance(current: () => Store): void {
       expect(await listIds({ fingerprints: ['f1'] }, T0, TENANT_B)).toHaveLength(1);
     });
 
-    it('filters by search hashes: every hash must be among the token\'s (AND)', async () => {
-      const [ab, a, abc] = await createAll([
-        makeToken({ searchHashes: ['ha', 'hb'] }),
-        makeToken({ searchHashes: ['ha'] }),
-        makeToken({ searchHashes: ['ha', 'hb', 'hc'] }),
-      ]);
+    it("filters by search hashes: every hash must be among the token's (AND)", async () => {
+      const [ab, a, abc] = await createAll([makeToken({ searchHashes: ['ha', 'hb'] }), makeToken({ searchHashes: ['ha'] }), makeToken({ searchHashes: ['ha', 'hb', 'hc'] })]);
       await createAll([makeToken({ tenantId: TENANT_B, searchHashes: ['ha', 'hb'] })]);
       expect(await listIds({ searchHashes: ['ha'] })).toEqual([ab!.id, a!.id, abc!.id]);
       expect(await listIds({ searchHashes: ['hb', 'ha'] })).toEqual([ab!.id, abc!.id]);

@@ -47,7 +47,7 @@ export function tokenWriteConformance(current: () => Store): void {
       expect(hex((await store.getToken(TENANT_A, token.id, T0))!.ciphertext)).toBe(hex(Buffer.from('buffer ciphertext')));
     });
 
-    it('returns null for an unknown id and for another tenant\'s token', async () => {
+    it("returns null for an unknown id and for another tenant's token", async () => {
       const b = makeToken({ tenantId: TENANT_B });
       await createAll([b]);
       expect(await store.getToken(TENANT_A, 'no-such-token', T0)).toBeNull();
@@ -76,7 +76,7 @@ export function tokenWriteConformance(current: () => Store): void {
   });
 
   describe('tokens: create conflicts and deduplication', () => {
-    it('returns id_conflict for a live token\'s id and writes nothing', async () => {
+    it("returns id_conflict for a live token's id and writes nothing", async () => {
       const first = makeToken({ id: 'taken' });
       await createAll([first]);
       expect(await create(makeToken({ id: 'taken', ciphertext: new Uint8Array([9]) }))).toEqual({ status: 'id_conflict' });
@@ -99,9 +99,7 @@ export function tokenWriteConformance(current: () => Store): void {
     it('never reuses the id of a deleted token among concurrent creations (one batch)', async () => {
       await createAll([makeToken({ id: 'gone-in-batch' })]);
       expect(await remove(TENANT_A, 'gone-in-batch')).toBe(true);
-      const results = await Promise.all(
-        ['fresh-1', 'gone-in-batch', 'fresh-2'].map((id) => store.createToken(makeToken({ id }), T0)),
-      );
+      const results = await Promise.all(['fresh-1', 'gone-in-batch', 'fresh-2'].map((id) => store.createToken(makeToken({ id }), T0)));
       expect(results).toEqual([{ status: 'created' }, { status: 'id_conflict' }, { status: 'created' }]);
       expect(await store.getToken(TENANT_A, 'gone-in-batch', T0)).toBeNull();
       expect(await store.getToken(TENANT_A, 'fresh-2', T0)).not.toBeNull();
@@ -195,7 +193,7 @@ export function tokenWriteConformance(current: () => Store): void {
       expect(await listIds({ containers: ['/b/'] })).toEqual([original.id]);
     });
 
-    it('returns not_found for an unknown id, another tenant\'s token and an expired token, writing nothing', async () => {
+    it("returns not_found for an unknown id, another tenant's token and an expired token, writing nothing", async () => {
       const b = makeToken({ tenantId: TENANT_B });
       const expiring = makeToken({ expiresAt: T0 + 1 });
       await createAll([b, expiring]);
@@ -264,7 +262,7 @@ export function tokenWriteConformance(current: () => Store): void {
       expect((await auditOf(TENANT_A, token.id)).map((e) => [e.operation, e.actor])).toEqual([['token:delete', APP_B]]);
     });
 
-    it('returns false for an unknown, already deleted or expired token, and for another tenant\'s token', async () => {
+    it("returns false for an unknown, already deleted or expired token, and for another tenant's token", async () => {
       const b = makeToken({ tenantId: TENANT_B });
       const expiring = makeToken({ expiresAt: T0 + 1 });
       const once = makeToken();

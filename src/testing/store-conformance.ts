@@ -126,20 +126,6 @@ export function runStoreConformance(name: string, factory: () => Store | Promise
       });
     });
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
     describeWebhookStore(() => store);
 
     describe('races', () => {

@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { ApplicationKeyRecord, ApplicationRecord, AuditEntry, FormulaRecord, IdempotencyRecord, PageRequest, ReactorRecord, Store, StoredToken, TokenFilter } from '../storage/store.js';
+import type {
+  ApplicationKeyRecord,
+  ApplicationRecord,
+  AuditEntry,
+  FormulaRecord,
+  IdempotencyRecord,
+  PageRequest,
+  ReactorRecord,
+  Store,
+  StoredToken,
+  TokenFilter,
+} from '../storage/store.js';
 
 /** Fixtures of the Store conformance suite, exported for store authors' own tests. */
 

@@ -124,7 +124,13 @@ export function describeWebhookStore(store: () => Store): void {
       const d = makeDelivery();
       await store().createWebhookDelivery(d);
       for (let i = 0; i < 52; i++) {
-        const ok = await store().recordWebhookAttempt(TENANT_A, d.id, i, { at: T0 + i, status: null, error: 'refused', durationMs: 0 }, { status: 'pending', nextAttemptAt: T0, completedAt: null });
+        const ok = await store().recordWebhookAttempt(
+          TENANT_A,
+          d.id,
+          i,
+          { at: T0 + i, status: null, error: 'refused', durationMs: 0 },
+          { status: 'pending', nextAttemptAt: T0, completedAt: null },
+        );
         expect(ok).toBe(true);
       }
       const history = (await store().getWebhookDelivery(TENANT_A, d.id))!.history;

@@ -28,13 +28,59 @@ export interface BankDetails {
 
 /** Issuer ranges by brand (Basis Theory's brand names), checked in order: the first match wins. */
 const BRANDS: readonly { brand: string; ranges: readonly (readonly [number, number])[]; digits: number }[] = [
-  { brand: 'american-express', digits: 2, ranges: [[34, 34], [37, 37]] },
-  { brand: 'diners-club', digits: 3, ranges: [[300, 305], [360, 369], [380, 399]] },
+  {
+    brand: 'american-express',
+    digits: 2,
+    ranges: [
+      [34, 34],
+      [37, 37],
+    ],
+  },
+  {
+    brand: 'diners-club',
+    digits: 3,
+    ranges: [
+      [300, 305],
+      [360, 369],
+      [380, 399],
+    ],
+  },
   { brand: 'jcb', digits: 4, ranges: [[3528, 3589]] },
-  { brand: 'discover', digits: 6, ranges: [[601100, 601199], [622126, 622925], [644000, 659999]] },
-  { brand: 'unionpay', digits: 2, ranges: [[62, 62], [81, 81]] },
-  { brand: 'mastercard', digits: 4, ranges: [[2221, 2720], [5100, 5599]] },
-  { brand: 'maestro', digits: 2, ranges: [[50, 50], [56, 58], [63, 63], [67, 67]] },
+  {
+    brand: 'discover',
+    digits: 6,
+    ranges: [
+      [601100, 601199],
+      [622126, 622925],
+      [644000, 659999],
+    ],
+  },
+  {
+    brand: 'unionpay',
+    digits: 2,
+    ranges: [
+      [62, 62],
+      [81, 81],
+    ],
+  },
+  {
+    brand: 'mastercard',
+    digits: 4,
+    ranges: [
+      [2221, 2720],
+      [5100, 5599],
+    ],
+  },
+  {
+    brand: 'maestro',
+    digits: 2,
+    ranges: [
+      [50, 50],
+      [56, 58],
+      [63, 63],
+      [67, 67],
+    ],
+  },
   { brand: 'visa', digits: 1, ranges: [[4, 4]] },
 ];
 

@@ -24,11 +24,7 @@ export interface ConvertTokenIntentInput {
 /** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
 export const CreateTokenIntentSchema = v.object(
   {
-    type: v.pipe(
-      v.string('must be a string naming a token type'),
-      v.minLength(1, 'must not be empty'),
-      v.maxLength(L.typeLength, `must be at most ${L.typeLength} characters`),
-    ),
+    type: v.pipe(v.string('must be a string naming a token type'), v.minLength(1, 'must not be empty'), v.maxLength(L.typeLength, `must be at most ${L.typeLength} characters`)),
   },
   'must be a JSON object',
 );

@@ -85,9 +85,7 @@ export function requireDisclosureChange(caller: Caller, current: StoredToken, ne
   if (!sameJson([...next.containers].sort(), [...current.containers].sort())) changed.push('containers');
   if (changed.length === 0) return;
   const attribute = changed[0]!;
-  throw new AuthorizationError(
-    `Changing '${attribute}' needs the reveal transform of 'token:read' on the token: ${DISCLOSING[attribute]}`,
-  );
+  throw new AuthorizationError(`Changing '${attribute}' needs the reveal transform of 'token:read' on the token: ${DISCLOSING[attribute]}`);
 }
 
 /**
@@ -98,9 +96,7 @@ export function requireDisclosureChange(caller: Caller, current: StoredToken, ne
 export function requireExpiryChange(caller: Caller, current: StoredToken, expiresAt: number | null): void {
   const shortens = expiresAt !== null && (current.expiresAt === null || expiresAt < current.expiresAt);
   if (!shortens || transformFor(caller, 'token:delete', current.containers) !== null) return;
-  throw new AuthorizationError(
-    "Setting 'expires_at' on a token without one, or moving it earlier, shortens the token's life: it needs 'token:delete' on the token",
-  );
+  throw new AuthorizationError("Setting 'expires_at' on a token without one, or moving it earlier, shortens the token's life: it needs 'token:delete' on the token");
 }
 
 /**
@@ -125,4 +121,3 @@ export function requireDedupeOverOwnData(caller: Caller, current: StoredToken, n
       '(the duplicate answer would disclose that data); send the whole data, or turn deduplicate_token off',
   );
 }
-

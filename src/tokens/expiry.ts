@@ -9,11 +9,9 @@ const FORMATS =
 
 // ISO 8601 extended format: a date, optionally a time (minutes or seconds, optional fraction) and a
 // zone. 'T' may be a space (RFC 3339 allows it); a missing zone means UTC (docs/tokens.md).
-const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?)?)?$/i;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?)?)?$/i;
 // The US shapes the README documents (Tokens): `M/D/YYYY`, optionally `h:mm:ss AM|PM`, optionally `±hh:mm`.
-const US =
-  /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:\s+(\d{1,2}):(\d{2}):(\d{2})\s*(AM|PM)(?:\s*([+-])(\d{2}):(\d{2}))?)?$/i;
+const US = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:\s+(\d{1,2}):(\d{2}):(\d{2})\s*(AM|PM)(?:\s*([+-])(\d{2}):(\d{2}))?)?$/i;
 
 interface Parts {
   year: number;
@@ -44,7 +42,6 @@ export function parseExpiresAt(value: unknown, now: number): number {
   if (ms <= now) throw ValidationError.field(FIELD, `must be in the future (the vault's clock reads ${formatIso(now)})`);
   return ms;
 }
-
 
 /**
  * The regular expressions only decide which shape the text has (and keep 2-digit years and stray

@@ -15,9 +15,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   }
   // Untouched target values still need copying; patched ones were built fresh by mergePatch.
   // Object.fromEntries defines own properties, so a "__proto__" key stays data, never a prototype.
-  return Object.fromEntries(
-    [...result].map(([key, value]) => [key, Object.hasOwn(patch, key) ? value : cloneJson(value)]),
-  );
+  return Object.fromEntries([...result].map(([key, value]) => [key, Object.hasOwn(patch, key) ? value : cloneJson(value)]));
 }
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {

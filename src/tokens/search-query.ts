@@ -2,9 +2,7 @@ import { ValidationError } from '../errors/errors.js';
 import { normalizeContainer } from '../auth/containers.js';
 
 /** One condition of a token search; a query is the AND of its terms. */
-export type SearchTerm =
-  | { field: 'data' | 'type' | 'container' | 'fingerprint' | 'id'; value: string }
-  | { field: 'metadata'; key: string; value: string };
+export type SearchTerm = { field: 'data' | 'type' | 'container' | 'fingerprint' | 'id'; value: string } | { field: 'metadata'; key: string; value: string };
 
 type PlainField = Exclude<SearchTerm['field'], 'metadata'>;
 const PLAIN_FIELDS: ReadonlySet<string> = new Set<PlainField>(['data', 'type', 'container', 'fingerprint', 'id']);

@@ -55,7 +55,14 @@ function isAliasedField(output: Output): boolean {
   // Literal segments only: `data[x]` with `{% assign x = 'cvc' %}` would name the cvc unseen.
   if (!initial.props.every((p) => TypeGuards.isWordToken(p) || TypeGuards.isQuotedToken(p) || TypeGuards.isNumberToken(p))) return false;
   // `data` itself, or `data.cvc` / `data['cvc']`, is not an aliasable field.
-  if (field === undefined || field.getText().replace(/^['"]|['"]$/g, '').toLowerCase() === 'cvc') return false;
+  if (
+    field === undefined ||
+    field
+      .getText()
+      .replace(/^['"]|['"]$/g, '')
+      .toLowerCase() === 'cvc'
+  )
+    return false;
   const filter = output.value.filters[0];
   if (filter === undefined || !Object.hasOwn(ALIAS_KEEPS, filter.name)) return false;
   const keeps = ALIAS_KEEPS[filter.name];
@@ -93,7 +100,10 @@ function contains(): ValidationError {
 
 /** NFKC (full-width and other compatibility forms to plain), without invisible characters, lower case. */
 export function normalize(text: string): string {
-  return text.normalize('NFKC').replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu, '').toLowerCase();
+  return text
+    .normalize('NFKC')
+    .replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu, '')
+    .toLowerCase();
 }
 
 /** Digits only, every decimal digit of any script read as 0-9. */

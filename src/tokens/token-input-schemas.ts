@@ -15,26 +15,14 @@ export const TOKEN_INPUT_LIMITS = Object.freeze({
 });
 
 /** Every attribute a Create Token body may hold (others are refused by name). */
-export const CREATE_KEYS = [
-  'id', 'type', 'data', 'mask', 'containers', 'metadata', 'search_indexes',
-  'fingerprint_expression', 'deduplicate_token', 'expires_at',
-] as const;
+export const CREATE_KEYS = ['id', 'type', 'data', 'mask', 'containers', 'metadata', 'search_indexes', 'fingerprint_expression', 'deduplicate_token', 'expires_at'] as const;
 /** Every attribute an Update Token body may hold (others are refused by name). */
-export const UPDATE_KEYS = [
-  'data', 'mask', 'metadata', 'containers', 'search_indexes', 'fingerprint_expression',
-  'deduplicate_token', 'expires_at',
-] as const;
+export const UPDATE_KEYS = ['data', 'mask', 'metadata', 'containers', 'search_indexes', 'fingerprint_expression', 'deduplicate_token', 'expires_at'] as const;
 
 const L = TOKEN_INPUT_LIMITS;
-const expression = v.pipe(
-  v.string('must be an expression string'),
-  v.maxLength(L.expressionLength, `must be at most ${L.expressionLength} characters`),
-);
+const expression = v.pipe(v.string('must be an expression string'), v.maxLength(L.expressionLength, `must be at most ${L.expressionLength} characters`));
 const searchIndexes = v.pipe(
-  v.array(
-    v.pipe(expression, v.minLength(1, 'must not be empty')),
-    'must be an array of expression strings',
-  ),
+  v.array(v.pipe(expression, v.minLength(1, 'must not be empty')), 'must be an array of expression strings'),
   v.maxLength(L.searchIndexes, `must have at most ${L.searchIndexes} entries`),
 );
 const deduplicate = v.boolean('must be a boolean');
@@ -45,18 +33,8 @@ const expiresAt = v.string('must be a string (an ISO 8601 date-time, M/D/YYYY h:
 /** Exported for the OpenAPI document (src/http/openapi), which is generated from it. */
 export const createSchema = v.object(
   {
-    id: v.nullish(
-      v.pipe(
-        v.string('must be a string'),
-        v.minLength(1, 'must not be empty'),
-        v.maxLength(L.idLength, `must be at most ${L.idLength} characters`),
-      ),
-    ),
-    type: v.pipe(
-      v.string('must be a string naming a token type'),
-      v.minLength(1, 'must not be empty'),
-      v.maxLength(L.typeLength, `must be at most ${L.typeLength} characters`),
-    ),
+    id: v.nullish(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(L.idLength, `must be at most ${L.idLength} characters`))),
+    type: v.pipe(v.string('must be a string naming a token type'), v.minLength(1, 'must not be empty'), v.maxLength(L.typeLength, `must be at most ${L.typeLength} characters`)),
     search_indexes: v.nullish(searchIndexes),
     fingerprint_expression: v.nullish(expression),
     deduplicate_token: v.nullish(deduplicate),

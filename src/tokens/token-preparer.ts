@@ -101,14 +101,13 @@ export class TokenPreparer {
     const definition = getTokenType(current.type);
     const merged = patch.data === undefined ? currentData : mergePatch(currentData, patch.data);
     const data = patch.data === undefined ? currentData : definition.validate(merged);
-    const containers =
-      patch.containers === undefined ? current.containers : patch.containers === null ? [definition.defaultContainer] : patch.containers;
+    const containers = patch.containers === undefined ? current.containers : patch.containers === null ? [definition.defaultContainer] : patch.containers;
     const transform = requireTransform(caller, 'token:update', containers, true);
     const metadata = patch.metadata === undefined ? current.metadata : parseMetadata(mergePatch(current.metadata, patch.metadata) ?? {});
     const mask = patch.mask === undefined ? current.mask : mergePatch(current.mask, patch.mask);
     const fingerprintExpression =
-      patch.fingerprint_expression === undefined ? current.fingerprintExpression : patch.fingerprint_expression ?? definition.defaultFingerprintExpression;
-    const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : patch.search_indexes ?? [];
+      patch.fingerprint_expression === undefined ? current.fingerprintExpression : (patch.fingerprint_expression ?? definition.defaultFingerprintExpression);
+    const searchIndexes = patch.search_indexes === undefined ? current.searchIndexes : (patch.search_indexes ?? []);
     const named = (['mask', 'fingerprint_expression', 'search_indexes', 'containers'] as const).filter((field) => patch[field] !== undefined);
     requireDisclosureChange(caller, current, { mask, fingerprintExpression, searchIndexes, containers }, named);
     const expiresAt = patch.expires_at === undefined ? current.expiresAt : patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, now);

@@ -300,7 +300,10 @@ export class TokenService {
       }
       const out = new Map<string, unknown>();
       const budget = this.#engine.budget();
-      const keys = await this.#keys.keysCovering(caller.tenantId, tokens.map(({ token }) => token.keyVersion));
+      const keys = await this.#keys.keysCovering(
+        caller.tenantId,
+        tokens.map(({ token }) => token.keyVersion),
+      );
       for (const { token, transform } of tokens) {
         out.set(token.id, this.#viewer.transform(transform, token, this.#viewer.data(keys, token, now), budget) ?? null);
         this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:use', resourceId: token.id, outcome: 'success' });
@@ -315,7 +318,10 @@ export class TokenService {
     const now = this.#clock.now();
     const result = await this.#store.listTokens(caller.tenantId, filter, page, now);
     // Loads a key version another instance made since (rotation) before any row is decrypted.
-    const keys = await this.#keys.keysCovering(caller.tenantId, result.items.map((token) => token.keyVersion));
+    const keys = await this.#keys.keysCovering(
+      caller.tenantId,
+      result.items.map((token) => token.keyVersion),
+    );
     // One expression budget for the page's masks: a page that uses it up is a 400 (ask for a smaller page).
     const budget = this.#engine.budget();
     return toPaginated(page, result, (token) => {

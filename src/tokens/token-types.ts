@@ -164,10 +164,7 @@ const DEFINITIONS: TokenTypeDefinition[] = [
   define({
     name: 'social_security_number',
     validate: validator(
-      v.pipe(
-        v.string('must be a string of 9 digits, optionally as 123-45-6789'),
-        v.regex(/^(?:\d{9}|\d{3}-\d{2}-\d{4})$/, 'must be 9 digits, optionally as 123-45-6789'),
-      ),
+      v.pipe(v.string('must be a string of 9 digits, optionally as 123-45-6789'), v.regex(/^(?:\d{9}|\d{3}-\d{2}-\d{4})$/, 'must be 9 digits, optionally as 123-45-6789')),
     ),
     defaultContainer: '/pii/high/',
     defaultFingerprintExpression: "{{ data | remove: '-' }}",
@@ -177,10 +174,7 @@ const DEFINITIONS: TokenTypeDefinition[] = [
   define({
     name: 'employer_id_number',
     validate: validator(
-      v.pipe(
-        v.string('must be a string of 9 digits, optionally as 12-3456789'),
-        v.regex(/^(?:\d{9}|\d{2}-\d{7})$/, 'must be 9 digits, optionally as 12-3456789'),
-      ),
+      v.pipe(v.string('must be a string of 9 digits, optionally as 12-3456789'), v.regex(/^(?:\d{9}|\d{2}-\d{7})$/, 'must be 9 digits, optionally as 12-3456789')),
     ),
     defaultContainer: '/pii/high/',
     defaultFingerprintExpression: "{{ data | remove: '-' }}",
@@ -200,8 +194,5 @@ export function getTokenType(name: string): TokenTypeDefinition {
   const definition = TOKEN_TYPES.get(name);
   if (definition !== undefined) return definition;
   const shown = typeof name === 'string' ? printableKey(name) : null;
-  throw ValidationError.field(
-    'type',
-    `unknown token type${shown === null ? '' : ` '${shown}'`}; expected one of ${[...TOKEN_TYPES.keys()].join(', ')}`,
-  );
+  throw ValidationError.field('type', `unknown token type${shown === null ? '' : ` '${shown}'`}; expected one of ${[...TOKEN_TYPES.keys()].join(', ')}`);
 }

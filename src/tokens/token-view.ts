@@ -29,13 +29,7 @@ export interface TokenView {
  * Applies an access-control transform to decrypted data. `undefined` means the response carries no
  * data. A mask renders within the call's expression budget when one is given.
  */
-export function transformData(
-  engine: ExpressionEngine,
-  transform: Transform,
-  token: Pick<StoredToken, 'mask'>,
-  data: unknown,
-  budget?: ExpressionBudget,
-): unknown {
+export function transformData(engine: ExpressionEngine, transform: Transform, token: Pick<StoredToken, 'mask'>, data: unknown, budget?: ExpressionBudget): unknown {
   switch (transform) {
     case 'reveal':
       return data;

@@ -127,7 +127,11 @@ export function messageOf(issue: Issue, schema?: AnySchema): string {
 
 /** `'"a" | "b"'` → `a, b` (or `a or b`); names of types stay as they are (`number or string`). */
 function alternatives(expected: string | null, joiner = ','): string {
-  const parts = (expected ?? '').replace(/^\((.*)\)$/s, '$1').split(' | ').map((p) => p.replace(/^"(.*)"$/, '$1')).filter((p) => p !== '');
+  const parts = (expected ?? '')
+    .replace(/^\((.*)\)$/s, '$1')
+    .split(' | ')
+    .map((p) => p.replace(/^"(.*)"$/, '$1'))
+    .filter((p) => p !== '');
   if (parts.length === 0) return 'an accepted value';
   if (joiner === 'or') return parts.map((p) => (/^[a-z]+$/.test(p) && p !== 'null' ? article(p) : p)).join(' or ');
   return parts.join(', ');

@@ -16,5 +16,9 @@ export async function closeAll(closers: readonly Closer[]): Promise<void> {
       failed.push({ part, error });
     }
   }
-  if (failed.length > 0) throw new AggregateError(failed.map((f) => f.error), `closing the vault failed: ${failed.map((f) => f.part).join(', ')}`);
+  if (failed.length > 0)
+    throw new AggregateError(
+      failed.map((f) => f.error),
+      `closing the vault failed: ${failed.map((f) => f.part).join(', ')}`,
+    );
 }

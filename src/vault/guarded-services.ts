@@ -17,7 +17,7 @@ export function guardService<T extends object>(service: T, accepted: readonly Ca
       let method = guarded.get(property);
       if (method === undefined) {
         const original = value as (...args: unknown[]) => unknown;
-        method = (caller: unknown, ...rest: unknown[]) => (refusal(caller, accepted) ?? original.call(target, caller, ...rest));
+        method = (caller: unknown, ...rest: unknown[]) => refusal(caller, accepted) ?? original.call(target, caller, ...rest);
         guarded.set(property, method);
       }
       return method;

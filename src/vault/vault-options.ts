@@ -181,7 +181,12 @@ const OptionsSchema = v.object({
       // Ranges are checked by the sandbox (resolveLimits), which owns them.
       limits: v.optional(v.record(v.string(), v.number())),
       workers: v.optional(v.record(v.string(), v.number())),
-      sandbox: v.optional(v.custom<Sandbox>((s) => typeof s === 'object' && s !== null && typeof (s as Sandbox).run === 'function' && typeof (s as Sandbox).check === 'function', 'must implement check and run')),
+      sandbox: v.optional(
+        v.custom<Sandbox>(
+          (s) => typeof s === 'object' && s !== null && typeof (s as Sandbox).run === 'function' && typeof (s as Sandbox).check === 'function',
+          'must implement check and run',
+        ),
+      ),
       workerFile: v.optional(v.union([v.pipe(v.string(), v.minLength(1, 'must not be empty')), v.instance(URL)], 'must be a path or a file: URL')),
       onAsyncRun: v.optional(v.custom<(event: AsyncRunEnded) => void>((f) => typeof f === 'function', 'must be a function')),
       consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),

@@ -23,12 +23,7 @@ export interface SendResult {
  * errors are failed attempts, described in our words (never the receiver's body); a refused
  * destination is described as just that (REFUSED).
  */
-export async function sendWebhook(
-  url: string,
-  body: string,
-  signed: SignedHeaders,
-  options: { allowPrivateNetwork: boolean; now: number },
-): Promise<SendResult> {
+export async function sendWebhook(url: string, body: string, signed: SignedHeaders, options: { allowPrivateNetwork: boolean; now: number }): Promise<SendResult> {
   const started = performance.now();
   const done = (status: number | null, error: string | null): SendResult => ({
     ok: error === null,

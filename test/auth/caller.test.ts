@@ -3,8 +3,7 @@ import { makeCaller, requireTransform, transformFor } from '../../src/auth/calle
 import { AuthorizationError } from '../../src/errors/errors.js';
 import type { AccessRule, Permission } from '../../src/permissions/permissions.js';
 
-const app = (permissions: Permission[], rules: AccessRule[] = []) =>
-  makeCaller({ tenantId: 't1', id: 'a1', type: 'private', permissions, rules });
+const app = (permissions: Permission[], rules: AccessRule[] = []) => makeCaller({ tenantId: 't1', id: 'a1', type: 'private', permissions, rules });
 
 describe('access rules', () => {
   it('without rules, token permissions hold on / with mask, and token:use reveals', () => {
@@ -16,11 +15,14 @@ describe('access rules', () => {
   });
 
   it('the first rule by priority whose container is the token container or an ancestor decides', () => {
-    const caller = app(['token:read'], [
-      { priority: 2, container: '/', transform: 'mask', permissions: ['token:read'] },
-      { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] },
-      { priority: 0, container: '/bank/', transform: 'redact', permissions: ['token:read'] },
-    ]);
+    const caller = app(
+      ['token:read'],
+      [
+        { priority: 2, container: '/', transform: 'mask', permissions: ['token:read'] },
+        { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] },
+        { priority: 0, container: '/bank/', transform: 'redact', permissions: ['token:read'] },
+      ],
+    );
     expect(transformFor(caller, 'token:read', ['/pci/high/'])).toBe('reveal');
     expect(transformFor(caller, 'token:read', ['/pci/'])).toBe('reveal');
     expect(transformFor(caller, 'token:read', ['/bank/low/'])).toBe('redact');
@@ -33,20 +35,26 @@ describe('access rules', () => {
   });
 
   it('a rule that does not list the permission does not decide it', () => {
-    const caller = app(['token:read', 'token:use'], [
-      { priority: 0, container: '/', transform: 'reveal', permissions: ['token:use'] },
-      { priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] },
-    ]);
+    const caller = app(
+      ['token:read', 'token:use'],
+      [
+        { priority: 0, container: '/', transform: 'reveal', permissions: ['token:use'] },
+        { priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] },
+      ],
+    );
     expect(transformFor(caller, 'token:read', ['/a/'])).toBe('mask');
     expect(transformFor(caller, 'token:use', ['/a/'])).toBe('reveal');
   });
 
   it('a token in several containers needs a grant on each; the most restrictive transform wins', () => {
-    const caller = app(['token:read'], [
-      { priority: 0, container: '/a/', transform: 'reveal', permissions: ['token:read'] },
-      { priority: 1, container: '/b/', transform: 'mask', permissions: ['token:read'] },
-      { priority: 2, container: '/c/', transform: 'redact', permissions: ['token:read'] },
-    ]);
+    const caller = app(
+      ['token:read'],
+      [
+        { priority: 0, container: '/a/', transform: 'reveal', permissions: ['token:read'] },
+        { priority: 1, container: '/b/', transform: 'mask', permissions: ['token:read'] },
+        { priority: 2, container: '/c/', transform: 'redact', permissions: ['token:read'] },
+      ],
+    );
     expect(transformFor(caller, 'token:read', ['/a/', '/b/'])).toBe('mask');
     expect(transformFor(caller, 'token:read', ['/a/', '/b/', '/c/'])).toBe('redact');
     expect(transformFor(caller, 'token:read', ['/a/', '/d/'])).toBeNull();

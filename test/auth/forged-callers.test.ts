@@ -36,7 +36,10 @@ describeEachStore('Callers the vault did not make', (store) => {
     const app = await vault.applications.create(admin, { name: 'reader', type: 'private', permissions: ['token:create', 'token:read'], rules: [] });
     reader = await vault.authenticate(app.key);
     tokenId = (await vault.tokens.create(reader, { type: 'token', data: 'the secret' })).id;
-    const everything = { permissions: new Set<Permission>([...TOKEN_ALL, 'application:create', 'application:read', 'application:update', 'webhook:read', 'log:read']), rules: EVERYTHING };
+    const everything = {
+      permissions: new Set<Permission>([...TOKEN_ALL, 'application:create', 'application:read', 'application:update', 'webhook:read', 'log:read']),
+      rules: EVERYTHING,
+    };
     forgeries = [
       ['a plain object', { tenantId: tenant.id, applicationId: app.id, applicationType: 'private', ...everything } as unknown as Caller],
       ['a spread copy of a real Caller, widened', { ...reader, ...everything } as unknown as Caller],
@@ -54,21 +57,52 @@ describeEachStore('Callers the vault did not make', (store) => {
     let refused = 0;
     for (const [label, forged] of forgeries) {
       for (const [name, service] of services) {
-        const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(service)).filter((m) => m !== 'constructor' && typeof (service as Record<string, unknown>)[m] === 'function');
+        const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(service)).filter(
+          (m) => m !== 'constructor' && typeof (service as Record<string, unknown>)[m] === 'function',
+        );
         for (const method of methods) {
           // Arguments a real Caller could succeed with: the refusal must come before anything is read or written.
-          const call = (service as Record<string, (...args: unknown[]) => Promise<unknown>>)[method]!(forged, tokenId, { type: 'token', data: 'x', name: 'n', url: 'https://example.com' }, () => Promise.resolve(1));
-          const error = await call.then(() => null, (e: unknown) => e);
+          const call = (service as Record<string, (...args: unknown[]) => Promise<unknown>>)[method]!(
+            forged,
+            tokenId,
+            { type: 'token', data: 'x', name: 'n', url: 'https://example.com' },
+            () => Promise.resolve(1),
+          );
+          const error = await call.then(
+            () => null,
+            (e: unknown) => e,
+          );
           expect(error, `${name}.${method} with ${label}`).toBeInstanceOf(AuthorizationError);
           expect((error as Error).message).toContain('vault.authenticate(key)');
           refused++;
         }
       }
-      const proxied = await vault.proxy(forged, { method: 'GET', url: 'https://example.com/', headers: {}, body: null } as never).then(() => null, (e: unknown) => e);
+      const proxied = await vault.proxy(forged, { method: 'GET', url: 'https://example.com/', headers: {}, body: null } as never).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(proxied, `proxy with ${label}`).toBeInstanceOf(AuthorizationError);
     }
     // Every service and its operations were walked (a service added later is walked too).
-    expect(services.map(([name]) => name)).toEqual(expect.arrayContaining(['tokens', 'tokenIntents', 'detokenizeSource', 'formulas', 'reactors', 'applications', 'applicationKeys', 'sessions', 'detokenize', 'proxies', 'permissions', 'tenants', 'logs', 'webhooks', 'idempotency']));
+    expect(services.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        'tokens',
+        'tokenIntents',
+        'detokenizeSource',
+        'formulas',
+        'reactors',
+        'applications',
+        'applicationKeys',
+        'sessions',
+        'detokenize',
+        'proxies',
+        'permissions',
+        'tenants',
+        'logs',
+        'webhooks',
+        'idempotency',
+      ]),
+    );
     expect(refused).toBeGreaterThan(forgeries.length * 60);
     expect(await state(vault, admin, reader)).toEqual(before);
   });
@@ -86,7 +120,7 @@ describeEachStore('Callers the vault did not make', (store) => {
     expect((await vault.tokens.list(reader)).data.map((t) => t.id)).toEqual([tokenId]);
   });
 
-  it("a real Caller cannot be widened: its permissions, rules and fields are fixed", () => {
+  it('a real Caller cannot be widened: its permissions, rules and fields are fixed', () => {
     expect(() => (reader.permissions as Set<string>).add('token:use')).toThrow(TypeError);
     expect(() => (reader.permissions as Set<string>).clear()).toThrow(TypeError);
     expect(() => (reader.rules as unknown as unknown[]).push(EVERYTHING[0])).toThrow(TypeError);

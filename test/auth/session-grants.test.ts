@@ -9,11 +9,31 @@ import { CONTAINER_SETS, STRICTNESS, TOKEN_PERMISSIONS, UNIVERSE, app, grants } 
 /** The session Caller of `asked` grants authorized by an application holding `authorizer` grants. */
 function session(asked: { permissions: Permission[]; rules: AccessRule[] }, authorizer: { permissions: Permission[]; rules: AccessRule[] }): Caller {
   const record: ApplicationRecord = {
-    id: 'authorizer', tenantId: 't1', name: 'backend', type: 'private', ...authorizer, createdBy: null, createdAt: 0, modifiedBy: null, modifiedAt: null, credentialsGeneration: 0,
+    id: 'authorizer',
+    tenantId: 't1',
+    name: 'backend',
+    type: 'private',
+    ...authorizer,
+    createdBy: null,
+    createdAt: 0,
+    modifiedBy: null,
+    modifiedAt: null,
+    credentialsGeneration: 0,
   };
   const pending: SessionRecord = {
-    id: 's1', tenantId: 't1', applicationId: 'browser', keyHash: '', keyLookup: '', nonceHash: '', createdAt: 0, expiresAt: 1,
-    authorizedBy: 'authorizer', authorizedAt: 0, grants: asked, creatorGeneration: 0, authorizerGeneration: 0,
+    id: 's1',
+    tenantId: 't1',
+    applicationId: 'browser',
+    keyHash: '',
+    keyLookup: '',
+    nonceHash: '',
+    createdAt: 0,
+    expiresAt: 1,
+    authorizedBy: 'authorizer',
+    authorizedAt: 0,
+    grants: asked,
+    creatorGeneration: 0,
+    authorizerGeneration: 0,
   };
   return sessionCaller({ ...pending, authorizedBy: 'authorizer', grants: asked }, record);
 }
@@ -69,8 +89,14 @@ describe('session grants: the intersection of the session’s grants and its aut
   });
 
   it('examples: rules on broader containers than the authorizer’s grant nothing beyond them', () => {
-    const authorizer = { permissions: ['token:read', 'token:use'] as Permission[], rules: [{ priority: 0, container: '/pci/', transform: 'mask' as const, permissions: ['token:read'] as Permission[] }] };
-    const s = session({ permissions: ['token:read', 'token:use'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:read', 'token:use'] }] }, authorizer);
+    const authorizer = {
+      permissions: ['token:read', 'token:use'] as Permission[],
+      rules: [{ priority: 0, container: '/pci/', transform: 'mask' as const, permissions: ['token:read'] as Permission[] }],
+    };
+    const s = session(
+      { permissions: ['token:read', 'token:use'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:read', 'token:use'] }] },
+      authorizer,
+    );
     expect(transformFor(s, 'token:read', ['/pci/high/'])).toBe('mask');
     expect(transformFor(s, 'token:read', ['/bank/high/'])).toBeNull();
     expect(transformFor(s, 'token:use', ['/pci/high/'])).toBeNull();
@@ -79,7 +105,10 @@ describe('session grants: the intersection of the session’s grants and its aut
   });
 
   it('examples: an authorizer without rules (implicit mask on /, use reveal) bounds a revealing session to mask', () => {
-    const s = session({ permissions: ['token:read'], rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }] }, { permissions: ['token:read'], rules: [] });
+    const s = session(
+      { permissions: ['token:read'], rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }] },
+      { permissions: ['token:read'], rules: [] },
+    );
     expect(transformFor(s, 'token:read', ['/pci/high/'])).toBe('mask');
     expect(transformFor(s, 'token:read', ['/general/'])).toBeNull();
     // Reduced authorizer: the session loses what the authorizer lost.

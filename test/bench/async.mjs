@@ -64,12 +64,23 @@ async function receiver() {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${server.address().port}/hooks`, arrival: (id) => (early.has(id) ? Promise.resolve(early.get(id)) : new Promise((resolve) => waiting.set(id, resolve))), close: () => server.close() };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/hooks`,
+    arrival: (id) => (early.has(id) ? Promise.resolve(early.get(id)) : new Promise((resolve) => waiting.set(id, resolve))),
+    close: () => server.close(),
+  };
 }
 
 async function rate(url, path, key, body) {
   const { default: autocannon } = await import('autocannon');
-  const result = await autocannon({ url: url + path, connections: CONNECTIONS, duration: SECONDS, method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body });
+  const result = await autocannon({
+    url: url + path,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    method: 'POST',
+    headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' },
+    body,
+  });
   return { rps: result.requests.total / result.duration, p99: result.latency.p99, bad: result.non2xx + result.errors + result.timeouts };
 }
 
@@ -113,7 +124,9 @@ export async function run() {
     latencies.sort((a, b) => a - b);
     const p50 = percentile(latencies, 50);
     console.log(`  synchronous react        ${sync.rps.toFixed(0).padStart(6)} req/s  p99 ${sync.p99} ms${sync.bad ? `  non-2xx ${sync.bad}` : ''}`);
-    console.log(`  react-async (accepted)   ${accepted.rps.toFixed(0).padStart(6)} req/s  p99 ${accepted.p99} ms${accepted.bad ? `  non-2xx ${accepted.bad}` : ''}  (target ≥ 200/s: ${accepted.rps >= 200 ? 'ok' : 'BELOW TARGET'})`);
+    console.log(
+      `  react-async (accepted)   ${accepted.rps.toFixed(0).padStart(6)} req/s  p99 ${accepted.p99} ms${accepted.bad ? `  non-2xx ${accepted.bad}` : ''}  (target ≥ 200/s: ${accepted.rps >= 200 ? 'ok' : 'BELOW TARGET'})`,
+    );
     console.log(`  accept → callback        p50 ${p50.toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms  (target p50 < 50 ms: ${p50 < 50 ? 'ok' : 'ABOVE TARGET'})`);
     return { sync, accepted, p50, p99: percentile(latencies, 99) };
   } finally {

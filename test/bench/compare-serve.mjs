@@ -38,7 +38,13 @@ try {
   // Round 0 warms every server up and is not counted.
   for (let round = 0; round <= Number(rounds); round++) {
     for (const server of servers) {
-      const options = { url: server.url + (method === 'GET' ? server.path : '/tokens'), connections: 32, method, duration: round === 0 ? 1 : Number(seconds), headers: { 'SVC-API-KEY': server.key, 'content-type': 'application/json' } };
+      const options = {
+        url: server.url + (method === 'GET' ? server.path : '/tokens'),
+        connections: 32,
+        method,
+        duration: round === 0 ? 1 : Number(seconds),
+        headers: { 'SVC-API-KEY': server.key, 'content-type': 'application/json' },
+      };
       if (method === 'POST') options.body = JSON.stringify({ type: 'card', data: CARD, deduplicate_token: false });
       const before = cpuMs(server.child.pid);
       const result = await autocannon(options);
@@ -48,7 +54,9 @@ try {
     }
   }
   for (const s of servers) {
-    console.log(`${method} ${s.name.padEnd(16)} server CPU ${median(s.cpu).toFixed(1).padStart(6)} µs/request  ${median(s.rps).toFixed(0).padStart(6)} req/s  (by round: ${s.cpu.map((x) => x.toFixed(0)).join(', ')})`);
+    console.log(
+      `${method} ${s.name.padEnd(16)} server CPU ${median(s.cpu).toFixed(1).padStart(6)} µs/request  ${median(s.rps).toFixed(0).padStart(6)} req/s  (by round: ${s.cpu.map((x) => x.toFixed(0)).join(', ')})`,
+    );
   }
 } finally {
   for (const { child } of servers) {

@@ -104,14 +104,21 @@ async function startServer(dist) {
     return { child, url: `http://127.0.0.1:${port}`, path, key: 'none' };
   }
   const url = /listening on (http:\/\/\S+)/.exec(out)[1];
-  const post = async (key, path, body) => (await fetch(url + path, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+  const post = async (key, path, body) =>
+    (await fetch(url + path, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
   const app = await post(adminKey, '/applications', { name: 'compare', type: 'private', permissions: ['token:create', 'token:read'] });
   const token = await post(app.key, '/tokens', { type: 'card', data: CARD });
   return { child, url, path: `/tokens/${token.id}`, key: app.key };
 }
 
 async function httpRound(server) {
-  const options = { url: server.url + (method === 'GET' ? server.path : '/tokens'), connections: 50, duration: SECONDS, method, headers: { 'SVC-API-KEY': server.key, 'content-type': 'application/json' } };
+  const options = {
+    url: server.url + (method === 'GET' ? server.path : '/tokens'),
+    connections: 50,
+    duration: SECONDS,
+    method,
+    headers: { 'SVC-API-KEY': server.key, 'content-type': 'application/json' },
+  };
   if (method === 'POST') options.body = CREATE_BODY;
   const before = cpuMs(server.child.pid);
   const result = await autocannon(options);
@@ -146,7 +153,7 @@ try {
   console.log(`${method}: medians of ${ROUNDS} interleaved rounds`);
   for (const b of builds) {
     console.log(
-      `  ${b.name.padEnd(24)} core ${median(b.coreUs).toFixed(1).padStart(6)} µs/request   serve ${(median(b.ratios) * 100).toFixed(1).padStart(5)}% of bare   server CPU ${median(b.cpuUs).toFixed(1).padStart(6)} µs/request   (serve by round: ${b.ratios.map((r) => (r * 100).toFixed(0)).join(", ")})`,
+      `  ${b.name.padEnd(24)} core ${median(b.coreUs).toFixed(1).padStart(6)} µs/request   serve ${(median(b.ratios) * 100).toFixed(1).padStart(5)}% of bare   server CPU ${median(b.cpuUs).toFixed(1).padStart(6)} µs/request   (serve by round: ${b.ratios.map((r) => (r * 100).toFixed(0)).join(', ')})`,
     );
   }
 } finally {

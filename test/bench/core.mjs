@@ -84,7 +84,9 @@ const results = [];
 function report(name, ours, baseline, unit, target) {
   const ratio = ours / baseline;
   results.push({ name, ours, baseline, ratio, target });
-  console.log(`${name.padEnd(44)} ${ours.toFixed(0).padStart(8)} ${unit}  baseline ${baseline.toFixed(0).padStart(8)} ${unit}  ratio ${(ratio * 100).toFixed(0).padStart(4)}%  (target ≥ ${target * 100}%)`);
+  console.log(
+    `${name.padEnd(44)} ${ours.toFixed(0).padStart(8)} ${unit}  baseline ${baseline.toFixed(0).padStart(8)} ${unit}  ratio ${(ratio * 100).toFixed(0).padStart(4)}%  (target ≥ ${target * 100}%)`,
+  );
 }
 
 export async function run() {

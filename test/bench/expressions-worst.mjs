@@ -36,7 +36,12 @@ const vault = await createVault({ store: createSqliteStore({ filename: ':memory:
 const { application } = await vault.createTenant({ name: 'bench' });
 const admin = await vault.authenticate(application.key);
 const reveal = (permissions) => [{ priority: 0, container: '/', transform: 'reveal', permissions }];
-const pub = await vault.applications.create(admin, { name: 'public', type: 'public', permissions: ['token:create', 'token:update'], rules: reveal(['token:create', 'token:update']) });
+const pub = await vault.applications.create(admin, {
+  name: 'public',
+  type: 'public',
+  permissions: ['token:create', 'token:update'],
+  rules: reveal(['token:create', 'token:update']),
+});
 const attacker = await vault.authenticate(pub.key);
 const writer = await vault.applications.create(admin, { name: 'writer', type: 'private', permissions: ['token:create'], rules: reveal(['token:create']) });
 const writerCaller = await vault.authenticate(writer.key);
@@ -109,7 +114,11 @@ if (!ONLY || 'hot path'.includes(ONLY)) {
     return top;
   };
   await best(2000, (i) => vault.tokens.get(readerCaller, ids[i % 100]));
-  console.log(`hot path: get card, masked                                 ${(await best(20_000, (i) => vault.tokens.get(readerCaller, ids[i % 100]))).toFixed(0).padStart(8)} ops/s`);
-  console.log(`hot path: list 20 cards, masked                            ${(await best(1_000, () => vault.tokens.list(readerCaller, { size: 20, metadata: { kind: 'hot' } }))).toFixed(0).padStart(8)} pages/s`);
+  console.log(
+    `hot path: get card, masked                                 ${(await best(20_000, (i) => vault.tokens.get(readerCaller, ids[i % 100]))).toFixed(0).padStart(8)} ops/s`,
+  );
+  console.log(
+    `hot path: list 20 cards, masked                            ${(await best(1_000, () => vault.tokens.list(readerCaller, { size: 20, metadata: { kind: 'hot' } }))).toFixed(0).padStart(8)} pages/s`,
+  );
 }
 await vault.close();

@@ -48,7 +48,9 @@ await once(server, 'listening');
 const url = `http://127.0.0.1:${server.address().port}/healthz`;
 const cannon = () => autocannon({ url, connections: 10, duration: SECONDS, timeout: 20 });
 const line = (name, r) =>
-  console.log(`  ${name.padEnd(28)} p50 ${String(r.latency.p50).padStart(6)} ms  p99 ${String(r.latency.p99).padStart(6)} ms  max ${String(r.latency.max).padStart(6)} ms  ${Math.round(r.requests.average)} req/s  errors ${r.errors + r.timeouts}`);
+  console.log(
+    `  ${name.padEnd(28)} p50 ${String(r.latency.p50).padStart(6)} ms  p99 ${String(r.latency.p99).padStart(6)} ms  max ${String(r.latency.max).padStart(6)} ms  ${Math.round(r.requests.average)} req/s  errors ${r.errors + r.timeouts}`,
+  );
 
 console.log(`\n== hostile reactors (${dist}) ==`);
 const spin = await reactor('module.exports = () => { for (;;) {} }');
@@ -71,7 +73,14 @@ gc();
 const before = process.memoryUsage().rss;
 let peak = before;
 const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-const results = await Promise.all(Array.from({ length: 48 }, () => vault.reactors.react(app, heavy, {}).then(() => 'ok', (e) => e.message)));
+const results = await Promise.all(
+  Array.from({ length: 48 }, () =>
+    vault.reactors.react(app, heavy, {}).then(
+      () => 'ok',
+      (e) => e.message,
+    ),
+  ),
+);
 clearInterval(sampler);
 const counts = {};
 for (const r of results) counts[r] = (counts[r] ?? 0) + 1;

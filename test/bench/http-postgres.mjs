@@ -50,7 +50,11 @@ async function serve(storeFlags, env) {
 }
 
 async function call(url, key, path, body, method = 'POST') {
-  const response = await fetch(url + path, { method, headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(url + path, {
+    method,
+    headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
   return response.status === 204 ? null : response.json();
 }
@@ -67,7 +71,11 @@ async function bootstrap(url, adminKey) {
   });
   const reactor = await call(url, adminKey, '/reactors', { name: 'bench', formula: { id: formula.id }, configuration: {} });
   const asyncBody = JSON.stringify({ args: { card: `{{ ${token.id} }}` } });
-  const probe = await fetch(`${url}/reactors/${reactor.id}/react-async`, { method: 'POST', headers: { 'SVC-API-KEY': app.key, 'content-type': 'application/json' }, body: asyncBody });
+  const probe = await fetch(`${url}/reactors/${reactor.id}/react-async`, {
+    method: 'POST',
+    headers: { 'SVC-API-KEY': app.key, 'content-type': 'application/json' },
+    body: asyncBody,
+  });
   return { key: app.key, getPath: `/tokens/${token.id}`, asyncPath: probe.status === 202 ? `/reactors/${reactor.id}/react-async` : null, asyncBody };
 }
 
@@ -98,14 +106,28 @@ async function slice(config, endpoint, seconds) {
   const databaseBefore = cpuSeconds(database);
   const results = await Promise.all(
     config.instances.map((instance) =>
-      autocannon({ url: instance.url + path, connections: CONNECTIONS / config.instances.length, duration: seconds, method: endpoint === 'GET' ? 'GET' : 'POST', headers, ...(body ? { body } : {}) }),
+      autocannon({
+        url: instance.url + path,
+        connections: CONNECTIONS / config.instances.length,
+        duration: seconds,
+        method: endpoint === 'GET' ? 'GET' : 'POST',
+        headers,
+        ...(body ? { body } : {}),
+      }),
     ),
   );
   const cpu = cpuSeconds(pids) - cpuBefore;
   // A backend that ended during the slice takes its CPU with it; the pools keep theirs open.
   const databaseCpu = config.usesDatabase ? cpuSeconds(database) - databaseBefore : 0;
   const requests = results.reduce((sum, r) => sum + r.requests.total, 0);
-  return { requests, seconds: Math.max(...results.map((r) => r.duration)), cpu, databaseCpu, p99: Math.max(...results.map((r) => r.latency.p99)), bad: results.reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0) };
+  return {
+    requests,
+    seconds: Math.max(...results.map((r) => r.duration)),
+    cpu,
+    databaseCpu,
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    bad: results.reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0),
+  };
 }
 
 async function measure(configs, endpoint) {
@@ -171,11 +193,14 @@ export async function run() {
       const results = await measure(configs, endpoint);
       console.log(label);
       results.forEach((r, i) => {
-        console.log(`  ${configs[i].name} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(4)} ms  server CPU ${(r.cpuMsPerRequest + r.databaseMsPerRequest).toFixed(3)} ms/request (tokenvault ${r.cpuMsPerRequest.toFixed(3)} + database ${r.databaseMsPerRequest.toFixed(3)})${r.bad ? `  non-2xx/errors ${r.bad}` : ''}`);
+        console.log(
+          `  ${configs[i].name} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(4)} ms  server CPU ${(r.cpuMsPerRequest + r.databaseMsPerRequest).toFixed(3)} ms/request (tokenvault ${r.cpuMsPerRequest.toFixed(3)} + database ${r.databaseMsPerRequest.toFixed(3)})${r.bad ? `  non-2xx/errors ${r.bad}` : ''}`,
+        );
       });
       const [one, two] = [results[1].rps, results[2].rps];
       console.log(`  PostgreSQL 2 instances / 1 instance: ${(two / one).toFixed(2)}x; 1 instance PostgreSQL / SQLite: ${((one / results[0].rps) * 100).toFixed(0)}%`);
-      if (results[3]) console.log(`  through PgBouncer, of direct: 1 instance ${((results[3].rps / one) * 100).toFixed(0)}%, 2 instances ${((results[4].rps / two) * 100).toFixed(0)}%`);
+      if (results[3])
+        console.log(`  through PgBouncer, of direct: 1 instance ${((results[3].rps / one) * 100).toFixed(0)}%, 2 instances ${((results[4].rps / two) * 100).toFixed(0)}%`);
       figures[endpoint] = results;
     }
     if (!sqlitePaths.asyncPath) console.log('  (this build has no POST /reactors/{id}/react-async: async figures skipped)');

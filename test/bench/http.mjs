@@ -30,7 +30,15 @@ const CREATE_BODY = JSON.stringify({ type: 'card', data: CARD, deduplicate_token
 
 /** A bare node:http JSON server: GET answers a token-sized object, POST parses the body and echoes an id. */
 async function serveBare() {
-  const token = { id: 'b1c2', type: 'card', tenant_id: 't', data: { number: 'XXXXXXXXXXXX4242', expiration_month: 12, expiration_year: 2031 }, containers: ['/pci/high/'], metadata: {}, created_at: new Date().toISOString() };
+  const token = {
+    id: 'b1c2',
+    type: 'card',
+    tenant_id: 't',
+    data: { number: 'XXXXXXXXXXXX4242', expiration_month: 12, expiration_year: 2031 },
+    containers: ['/pci/high/'],
+    metadata: {},
+    created_at: new Date().toISOString(),
+  };
   let n = 0;
   const server = createServer((req, res) => {
     if (req.method === 'GET') {

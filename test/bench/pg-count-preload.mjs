@@ -10,7 +10,10 @@ const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function countedQuery(config, ...rest) {
   const text = typeof config === 'string' ? config : config?.text;
   if (typeof text === 'string') {
-    const kind = text.replace(/\s+/g, ' ').replace(/"tv_[a-z0-9_]+"\./g, '').slice(0, 70);
+    const kind = text
+      .replace(/\s+/g, ' ')
+      .replace(/"tv_[a-z0-9_]+"\./g, '')
+      .slice(0, 70);
     counts.set(kind, (counts.get(kind) ?? 0) + 1);
   }
   return query.call(this, config, ...rest);

@@ -16,10 +16,14 @@ export async function startCountedServe(dist, pgUrl, dir, n) {
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
   const countFile = join(dir, `counts-${n}.json`);
   const schema = `tv_stmts_${process.pid}_${n}_${randomBytes(3).toString('hex')}`;
-  const child = spawn(process.execPath, ['--import', PRELOAD, join(dist, 'cli.js'), 'serve', '--port', '0', '--postgres', pgUrl, '--postgres-schema', schema, '--access-log', 'off'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64'), PG_COUNT_FILE: countFile },
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', PRELOAD, join(dist, 'cli.js'), 'serve', '--port', '0', '--postgres', pgUrl, '--postgres-schema', schema, '--access-log', 'off'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, TOKENVAULT_ADMIN_KEY: adminKey, TOKENVAULT_MASTER_KEY: randomBytes(32).toString('base64'), PG_COUNT_FILE: countFile },
+    },
+  );
   let out = '';
   let url;
   for await (const chunk of child.stdout) {

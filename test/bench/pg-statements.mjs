@@ -59,7 +59,14 @@ async function loaded(server, pool, name, seconds) {
   await takeCounts(server);
   const before = cpuSeconds(pids);
   const ownBefore = cpuSeconds(pids.slice(0, 1));
-  const result = await autocannon({ url: server.url + path, connections: CONNECTIONS, duration: seconds, method, headers: { 'SVC-API-KEY': server.key, 'content-type': 'application/json' }, ...(body ? { body } : {}) });
+  const result = await autocannon({
+    url: server.url + path,
+    connections: CONNECTIONS,
+    duration: seconds,
+    method,
+    headers: { 'SVC-API-KEY': server.key, 'content-type': 'application/json' },
+    ...(body ? { body } : {}),
+  });
   const cpu = cpuSeconds(pids) - before;
   const own = cpuSeconds(pids.slice(0, 1)) - ownBefore;
   const counts = await takeCounts(server);
@@ -75,7 +82,9 @@ async function main() {
   const servers = [];
   try {
     for (const [n, dist] of dists.entries()) servers.push(await startServe(dist, dir, n));
-    console.log(`== PostgreSQL statements and CPU per request: ${SEQUENTIAL} requests one at a time, then autocannon ${CONNECTIONS} connections, ${SECONDS} s per path and build (${SLICES} interleaved slices) ==`);
+    console.log(
+      `== PostgreSQL statements and CPU per request: ${SEQUENTIAL} requests one at a time, then autocannon ${CONNECTIONS} connections, ${SECONDS} s per path and build (${SLICES} interleaved slices) ==`,
+    );
     for (const name of (process.env.PG_STATEMENTS_PATHS ?? 'GET,POST,list,search,react').split(',')) {
       const one = [];
       for (const server of servers) one.push(await sequential(server, name));

@@ -76,7 +76,12 @@ async function serveVault(destinationPort) {
   const secret = await vault.tokens.create(caller, { type: 'token', data: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc' });
   const destination_url = `http://127.0.0.1:${destinationPort}`;
   const keyed = await vault.proxies.create(admin, { name: 'keyed', destination_url });
-  const tokenizer = await vault.applications.create(admin, { name: 'tokenizer', type: 'private', permissions: ['token:create'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create'] }] });
+  const tokenizer = await vault.applications.create(admin, {
+    name: 'tokenizer',
+    type: 'private',
+    permissions: ['token:create'],
+    rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create'] }],
+  });
   const inbound = await vault.proxies.create(admin, {
     name: 'inbound',
     destination_url,
@@ -84,12 +89,19 @@ async function serveVault(destinationPort) {
     application: { id: tokenizer.id },
     request_transforms: [{ type: 'tokenize', expression: '{ "type": "card", "data": "{{ args.card }}" }' }],
   });
-  const coded = await vault.proxies.create(admin, { name: 'code', destination_url, request_transforms: [{ type: 'code', code: CODE }], configuration: { API_KEY: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc' } });
+  const coded = await vault.proxies.create(admin, {
+    name: 'code',
+    destination_url,
+    request_transforms: [{ type: 'code', code: CODE }],
+    configuration: { API_KEY: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc' },
+  });
   const server = createServer(toNodeListener(createFetchHandler(vault, { headerPrefix: 'BT' })));
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  process.stdout.write(`${JSON.stringify({ port: server.address().port, key: app.key, card: card.id, secret: secret.id, keys: { keyed: keyed.key, inbound: inbound.key, code: coded.key } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ port: server.address().port, key: app.key, card: card.id, secret: secret.id, keys: { keyed: keyed.key, inbound: inbound.key, code: coded.key } })}\n`,
+  );
   process.once('SIGTERM', async () => {
     server.close();
     await vault.close();
@@ -119,14 +131,17 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function timed(port, path, headers, payload) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`));
-        else resolve({ ms: performance.now() - started, answer: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`));
+          else resolve({ ms: performance.now() - started, answer: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -163,7 +178,9 @@ async function measure(call, direct, expect) {
   p.sort((a, b) => a - b);
   const rps = { direct: [], call: [] };
   for (let round = 0; round < SLICES; round++) {
-    rps.direct.push(await throughput({ url: `http://127.0.0.1:${direct.port}${direct.path}`, headers: { ...direct.headers, 'content-type': 'application/json' }, body: direct.body }));
+    rps.direct.push(
+      await throughput({ url: `http://127.0.0.1:${direct.port}${direct.path}`, headers: { ...direct.headers, 'content-type': 'application/json' }, body: direct.body }),
+    );
     rps.call.push(await throughput({ url: `http://127.0.0.1:${call.port}${call.path}`, headers: { ...call.headers, 'content-type': 'application/json' }, body: call.body }));
   }
   const bad = [...rps.direct, ...rps.call].reduce((s, x) => s + x.bad, 0);
@@ -184,10 +201,39 @@ export async function run() {
     const at = (headers, payload) => ({ port: vault.port, path: '/proxy/v1/charges', headers, body: payload });
     const withCard = body(CARD, 'sk_test_4eC39HqLyjWDarjtT1zdp7dc');
     const rows = [
-      { id: 'ephemeral', name: 'proxy overhead p50 (ms)', label: 'ephemeral /proxy, 2 tokens', target: 2, expect: { card: 'number', authorized: false }, call: at({ 'BT-API-KEY': vault.key, 'BT-PROXY-URL': `http://127.0.0.1:${destination.port}` }, expressions), direct },
-      { id: 'keyed', name: 'keyed proxy overhead p50 (ms)', label: 'keyed, API key, 2 tokens, no transforms', expect: { card: 'number', authorized: false }, call: at({ 'BT-API-KEY': vault.key, 'BT-PROXY-KEY': vault.keys.keyed }, expressions), direct },
-      { id: 'tokenize', name: 'inbound tokenize overhead p50 (ms)', label: 'inbound (proxy key only), request tokenize of 1 card', expect: { card: 'token id' }, call: at({ 'BT-PROXY-KEY': vault.keys.inbound }, withCard), direct: { ...direct, body: withCard } },
-      { id: 'code', name: 'keyed code transform overhead p50 (ms)', label: 'keyed, API key, 2 tokens, request code transform', expect: { card: 'number', authorized: true }, call: at({ 'BT-API-KEY': vault.key, 'BT-PROXY-KEY': vault.keys.code }, expressions), direct },
+      {
+        id: 'ephemeral',
+        name: 'proxy overhead p50 (ms)',
+        label: 'ephemeral /proxy, 2 tokens',
+        target: 2,
+        expect: { card: 'number', authorized: false },
+        call: at({ 'BT-API-KEY': vault.key, 'BT-PROXY-URL': `http://127.0.0.1:${destination.port}` }, expressions),
+        direct,
+      },
+      {
+        id: 'keyed',
+        name: 'keyed proxy overhead p50 (ms)',
+        label: 'keyed, API key, 2 tokens, no transforms',
+        expect: { card: 'number', authorized: false },
+        call: at({ 'BT-API-KEY': vault.key, 'BT-PROXY-KEY': vault.keys.keyed }, expressions),
+        direct,
+      },
+      {
+        id: 'tokenize',
+        name: 'inbound tokenize overhead p50 (ms)',
+        label: 'inbound (proxy key only), request tokenize of 1 card',
+        expect: { card: 'token id' },
+        call: at({ 'BT-PROXY-KEY': vault.keys.inbound }, withCard),
+        direct: { ...direct, body: withCard },
+      },
+      {
+        id: 'code',
+        name: 'keyed code transform overhead p50 (ms)',
+        label: 'keyed, API key, 2 tokens, request code transform',
+        expect: { card: 'number', authorized: true },
+        call: at({ 'BT-API-KEY': vault.key, 'BT-PROXY-KEY': vault.keys.code }, expressions),
+        direct,
+      },
     ].filter((row) => only === undefined || only.includes(row.id));
     const results = [];
     for (const row of rows) {

@@ -104,7 +104,9 @@ export async function run() {
   hundredMs /= 3;
   console.log(`  raw new context + eval p50          ${rawMs.toFixed(3)} ms`);
   console.log(`  invoke, 1 card token p50            ${oneMs.toFixed(3)} ms  = ${(oneMs / rawMs).toFixed(2)}x raw (issue 21 goal ≤ 1.5x)`);
-  console.log(`  invoke, 1 card token, back-to-back  ${oneBackToBackMs.toFixed(3)} ms  = ${(oneBackToBackMs / rawMs).toFixed(2)}x raw (goal ≤ 1.5x; no idle turn: every run creates its context and compiles the prelude)`);
+  console.log(
+    `  invoke, 1 card token, back-to-back  ${oneBackToBackMs.toFixed(3)} ms  = ${(oneBackToBackMs / rawMs).toFixed(2)}x raw (goal ≤ 1.5x; no idle turn: every run creates its context and compiles the prelude)`,
+  );
   console.log(`  invoke, 100 tokens p50              ${hundredMs.toFixed(3)} ms  = ${(hundredMs / oneMs).toFixed(2)}x the 1-token p50 (target < 10x)`);
 
   // Throughput: invocations completed per second over BENCH_REACTOR_SECONDS (default 3), with
@@ -144,7 +146,12 @@ export async function run() {
     { name: 'invoke 1 token back-to-back / raw', ratio: oneBackToBackMs / rawMs, target: 1.5 },
     { name: 'invoke 100 / 1 token', ratio: hundredMs / oneMs, target: 10 },
     { name: 'RSS growth MB', ratio: growth, target: 20 },
-    { name: 'invocations/s 16 in flight / 1', ratio: parallel / serial, target: 1, detail: `${parallel.toFixed(0)} / ${serial.toFixed(0)} invocations/s; over two applications ${twoApplications.toFixed(0)}` },
+    {
+      name: 'invocations/s 16 in flight / 1',
+      ratio: parallel / serial,
+      target: 1,
+      detail: `${parallel.toFixed(0)} / ${serial.toFixed(0)} invocations/s; over two applications ${twoApplications.toFixed(0)}`,
+    },
   ];
 }
 

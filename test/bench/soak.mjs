@@ -232,9 +232,13 @@ export async function run() {
     let nextReactor = 0;
     const samples = [];
     let nextSample = 0;
-    console.log(`\n== soak: tokenvault serve on SQLite, ${SECONDS} s at ${RATE} req/s (live set ~${LIVE} tokens), a reactor call each second; sampled every ${SAMPLE_MS / 1000} s ==`);
+    console.log(
+      `\n== soak: tokenvault serve on SQLite, ${SECONDS} s at ${RATE} req/s (live set ~${LIVE} tokens), a reactor call each second; sampled every ${SAMPLE_MS / 1000} s ==`,
+    );
     console.log('  heap: the server main isolate after its latest GC (live: after its latest mark-compact); workers: the sum over worker isolates');
-    console.log(`  ${'t s'.padStart(6)} ${'RSS MB'.padStart(7)} ${'anon'.padStart(6)} ${'file'.padStart(6)} ${'heap'.padStart(6)} ${'live'.padStart(6)} ${'commit'.padStart(6)} ${'workers'.padStart(7)} ${'db MB'.padStart(6)} ${'req/s'.padStart(6)} ${'p50 ms'.padStart(6)} ${'p99 ms'.padStart(6)} ${'fail'.padStart(5)} ${'behind'.padStart(6)}`);
+    console.log(
+      `  ${'t s'.padStart(6)} ${'RSS MB'.padStart(7)} ${'anon'.padStart(6)} ${'file'.padStart(6)} ${'heap'.padStart(6)} ${'live'.padStart(6)} ${'commit'.padStart(6)} ${'workers'.padStart(7)} ${'db MB'.padStart(6)} ${'req/s'.padStart(6)} ${'p50 ms'.padStart(6)} ${'p99 ms'.padStart(6)} ${'fail'.padStart(5)} ${'behind'.padStart(6)}`,
+    );
     const sample = (elapsedMs) => {
       const mem = processMemory(child.pid);
       const isolates = [...gc.isolates.values()].sort((a, b) => a.order - b.order);
@@ -242,7 +246,17 @@ export async function run() {
       const workers = isolates.slice(1).reduce((s, i) => s + i.after, 0);
       const dbBytes = fileSize(db) + fileSize(`${db}-wal`);
       const lat = window.latencies.sort((a, b) => a - b);
-      const row = { t: elapsedMs / 1000, rss: mem.rss / MB, anon: mem.anon / MB, file: mem.file / MB, heap: main.after, live: main.live, committed: main.committed, workers, db: dbBytes / MB };
+      const row = {
+        t: elapsedMs / 1000,
+        rss: mem.rss / MB,
+        anon: mem.anon / MB,
+        file: mem.file / MB,
+        heap: main.after,
+        live: main.live,
+        committed: main.committed,
+        workers,
+        db: dbBytes / MB,
+      };
       samples.push(row);
       const f = (v, w = 6, d = 1) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(d)).padStart(w);
       console.log(
@@ -292,7 +306,9 @@ export async function run() {
 const signed = (mb) => `${mb >= 0 ? '+' : ''}${mb.toFixed(1)}`;
 
 function report(samples, total, kinds) {
-  console.log(`\n  requests: ${total.requests} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); failed ${total.failed}${total.failed ? ` (${[...total.statuses].map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''}; skipped while ${MAX_IN_FLIGHT} were in flight: ${total.behind}`);
+  console.log(
+    `\n  requests: ${total.requests} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); failed ${total.failed}${total.failed ? ` (${[...total.statuses].map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''}; skipped while ${MAX_IN_FLIGHT} were in flight: ${total.behind}`,
+  );
   if (samples.length < 6) {
     console.log('  too few samples for a trend (run at least a minute)');
     return;
@@ -310,7 +326,9 @@ function report(samples, total, kinds) {
   // The same slopes less the page cache's filling (below): what would still grow once it is full.
   const net = (rows) => fit(rows.map((r) => [r.t / 60, r.rss - Math.min(r.db, CACHE_MIB) * 1.05]));
   console.log(`  RSS ${a.rss.toFixed(1)} → ${z.rss.toFixed(1)} MB from t=${a.t.toFixed(0)} s to t=${z.t.toFixed(0)} s (peak ${Math.max(...warm.map((r) => r.rss)).toFixed(1)} MB)`);
-  console.log(`  RSS slope: first third ${firstSlope.toFixed(2)} MB/min, last third ${lastSlope.toFixed(2)} MB/min → ${levelled ? 'levelled off' : 'STILL GROWING'} (levelled = last ≤ max(0.1, ¼ of first))`);
+  console.log(
+    `  RSS slope: first third ${firstSlope.toFixed(2)} MB/min, last third ${lastSlope.toFixed(2)} MB/min → ${levelled ? 'levelled off' : 'STILL GROWING'} (levelled = last ≤ max(0.1, ¼ of first))`,
+  );
   console.log(`  RSS slope less the page cache's fill: first third ${net(first).toFixed(2)} MB/min, last third ${net(last).toFixed(2)} MB/min`);
   const heapLive = warm.filter((r) => r.live !== undefined);
   if (heapLive.length > 1) {
@@ -323,9 +341,13 @@ function report(samples, total, kinds) {
   const explained = cache(z.db) - cache(a.db);
   const growth = z.rss - a.rss;
   const anonGrowth = z.anon - a.anon;
-  console.log(`  database (file + WAL) ${a.db.toFixed(1)} → ${z.db.toFixed(1)} MB: the page cache can explain at most ${explained.toFixed(1)} MB of the ${signed(growth)} MB change in RSS (anonymous memory ${signed(anonGrowth)} MB, file/shared ${signed(z.file - a.file)} MB)`);
+  console.log(
+    `  database (file + WAL) ${a.db.toFixed(1)} → ${z.db.toFixed(1)} MB: the page cache can explain at most ${explained.toFixed(1)} MB of the ${signed(growth)} MB change in RSS (anonymous memory ${signed(anonGrowth)} MB, file/shared ${signed(z.file - a.file)} MB)`,
+  );
   const rest = growth - Math.max(0, explained);
-  console.log(`  not explained by the page cache: ${signed(rest)} MB${z.live !== undefined && a.live !== undefined ? ` (the main JS heap's live size moved ${signed(z.live - a.live)} MB)` : ''}`);
+  console.log(
+    `  not explained by the page cache: ${signed(rest)} MB${z.live !== undefined && a.live !== undefined ? ` (the main JS heap's live size moved ${signed(z.live - a.live)} MB)` : ''}`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

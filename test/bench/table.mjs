@@ -99,7 +99,13 @@ export async function startBare() {
 
 async function slice(target, method, seconds) {
   const { default: autocannon } = await import('autocannon');
-  const options = { url: target.url + (method === 'GET' ? target.path : '/tokens'), connections: CONNECTIONS, duration: seconds, method, headers: { 'SVC-API-KEY': target.key, 'content-type': 'application/json' } };
+  const options = {
+    url: target.url + (method === 'GET' ? target.path : '/tokens'),
+    connections: CONNECTIONS,
+    duration: seconds,
+    method,
+    headers: { 'SVC-API-KEY': target.key, 'content-type': 'application/json' },
+  };
   if (method === 'POST') options.body = CREATE_BODY;
   const pids = await target.pids();
   const before = cpuSeconds(pids);
@@ -151,7 +157,8 @@ async function httpRows(dir, started) {
   const [barePost, defaultPost] = await measure([bare, byDefault], 'POST');
   // Beside each throughput ratio, the same ratio of server CPU per request (the baseline's over the
   // server's): steadier than req/s when other work shares the machine.
-  const detail = (ours, base) => `${ours.rps.toFixed(0)} / ${base.rps.toFixed(0)} req/s; by server CPU per request ${fmt(base.cpuMs / ours.cpuMs)} (${ours.cpuMs.toFixed(3)} / ${base.cpuMs.toFixed(3)} ms)${bad(ours, base)}`;
+  const detail = (ours, base) =>
+    `${ours.rps.toFixed(0)} / ${base.rps.toFixed(0)} req/s; by server CPU per request ${fmt(base.cpuMs / ours.cpuMs)} (${ours.cpuMs.toFixed(3)} / ${base.cpuMs.toFixed(3)} ms)${bad(ours, base)}`;
   return [
     ['GET /tokens/{id}, of bare node:http', fmt(defaultGet.rps / bareGet.rps), detail(defaultGet, bareGet)],
     ['POST /tokens, of bare node:http', fmt(defaultPost.rps / barePost.rps), detail(defaultPost, barePost)],

@@ -61,7 +61,10 @@ describe('the asynchronous access log', () => {
       const stop = sink.beforeFlush(access.flush);
       access.observe({ method: 'GET', route: '/tokens/{id}', status: 200, durationMs: 1.5, applicationId: 'app-1' });
       sink.flushSync();
-      const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(lines).toMatchObject([{ msg: 'request', route: '/tokens/{id}', status: 200, duration_ms: 1.5, application_id: 'app-1' }]);
       access.observe({ method: 'POST', route: '/tokens', status: 201, durationMs: 2, applicationId: 'app-1' });
       await sink.flush();

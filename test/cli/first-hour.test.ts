@@ -53,7 +53,11 @@ describe('the CLI in the first hour (the built CLI as a child process)', () => {
 
       cli.child.kill('SIGTERM');
       expect(await cli.exited).toBe(0);
-      const access = cli.stderr().split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
+      const access = cli
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"'))
+        .map((l) => JSON.parse(l));
       expect(access.map((e) => `${e.method} ${e.route} ${e.status}`)).toEqual([
         'POST /applications 201',
         'POST /tokens 201',

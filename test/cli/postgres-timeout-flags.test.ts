@@ -50,7 +50,9 @@ describePostgres('--postgres-*-timeout-ms reach the connection', (url) => {
   it('the store opened from the flags sets them on its sessions', async () => {
     const store = openStore(storeTarget({ postgres: url, 'postgres-statement-timeout-ms': '4321', 'postgres-lock-timeout-ms': '1234' })) as PostgresStore;
     try {
-      const { rows } = await store.pool.query({ text: "SELECT current_setting('statement_timeout') AS statement, current_setting('lock_timeout') AS lock, current_setting('idle_in_transaction_session_timeout') AS idle" });
+      const { rows } = await store.pool.query({
+        text: "SELECT current_setting('statement_timeout') AS statement, current_setting('lock_timeout') AS lock, current_setting('idle_in_transaction_session_timeout') AS idle",
+      });
       expect(rows[0]).toEqual({ statement: '4321ms', lock: '1234ms', idle: '1min' });
     } finally {
       await store.close();

@@ -14,7 +14,10 @@ async function withServer(flags: string[], use: (url: string) => Promise<void>):
     stdout: (text) => (output += text),
     stderr: (text) => (output += text),
     signal: controller.signal,
-    onListening: (url) => void use(url).catch((error: unknown) => (failure = error)).finally(() => controller.abort()),
+    onListening: (url) =>
+      void use(url)
+        .catch((error: unknown) => (failure = error))
+        .finally(() => controller.abort()),
   });
   if (failure !== undefined) throw failure;
   expect(code, output).toBe(0);

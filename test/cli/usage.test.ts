@@ -113,7 +113,11 @@ describe('usage', () => {
   it('--postgres: bad options and unreachable servers are reported without the password', async () => {
     const env = { TOKENVAULT_MASTER_KEY: generateMasterKey() };
     const unreachable = 'postgres://vault:pw-secret@127.0.0.1:1/vault';
-    for (const argv of [['serve', '--port', '0', '--postgres', unreachable], ['migrate', '--postgres', unreachable], ['keys', 'rotate', '--postgres', unreachable]]) {
+    for (const argv of [
+      ['serve', '--port', '0', '--postgres', unreachable],
+      ['migrate', '--postgres', unreachable],
+      ['keys', 'rotate', '--postgres', unreachable],
+    ]) {
       const result = await run(argv, env);
       expect(result.code, argv[0]).toBe(1);
       expect(result.stderr).toMatch(/cannot use the PostgreSQL database postgres:\/\/vault:\*\*\*@127\.0\.0\.1:1\/vault: ECONNREFUSED/);

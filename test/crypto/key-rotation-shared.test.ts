@@ -12,7 +12,10 @@ describeEachSharedStore('key rotation by another instance', (database) => {
   const setUp = async () => {
     shared = await database.open({ keyRefreshMs: 60_000 });
     const { a, b } = shared;
-    const app = await a.caller({ permissions: ['token:create', 'token:read', 'token:search'], rules: [{ description: 'all', priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:search'] }] });
+    const app = await a.caller({
+      permissions: ['token:create', 'token:read', 'token:search'],
+      rules: [{ description: 'all', priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:search'] }],
+    });
     // The second instance serves the same application (same key, same tenant).
     const onB = await b.authenticate(app.key);
     await b.tokens.create(onB, { type: 'token', data: 'before rotation' });

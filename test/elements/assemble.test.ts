@@ -20,7 +20,7 @@ function run(path: '/tokens' | '/tokenize', body: unknown): Promise<{ value?: un
 }
 
 describe('Elements: assembling a request in the frame', () => {
-  it('fills references under a create body\'s data, at any depth inside it, and nowhere else', async () => {
+  it("fills references under a create body's data, at any depth inside it, and nowhere else", async () => {
     expect(await run('/tokens', { type: 'card', data: { number: number(), nested: [{ n: number() }] }, metadata: { order: '1' } })).toEqual({
       value: { type: 'card', data: { number: NUMBER, nested: [{ n: NUMBER }] }, metadata: { order: '1' } },
       read: ['n', 'n'],
@@ -39,7 +39,7 @@ describe('Elements: assembling a request in the frame', () => {
     }
   });
 
-  it('in a tokenize body, fills each create body\'s data and refuses references outside them (the answer echoes the rest)', async () => {
+  it("in a tokenize body, fills each create body's data and refuses references outside them (the answer echoes the rest)", async () => {
     const filled = await run('/tokenize', { a: { type: 'card', data: { number: number() } }, list: [{ type: 'token', data: number() }], note: 'kept' });
     expect(filled).toEqual({ value: { a: { type: 'card', data: { number: NUMBER } }, list: [{ type: 'token', data: NUMBER }], note: 'kept' }, read: ['n', 'n'] });
     for (const body of [

@@ -10,7 +10,16 @@ import type { TestVault } from '../../src/testing/index.js';
 
 /** Debian's chromium (CI installs it: .ci/run); flags for a closed network and a root user. */
 export const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** One browser for a test file, with a fresh profile. */
 export async function launchBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
@@ -46,7 +55,9 @@ function pageServer(pages: Map<string, string>): Server {
  * (`127.0.0.2:PORT3`, another host) serves `hostilePages`: an attacker's site, for the red-team
  * probes (browser-hostile.test.ts).
  */
-export async function startOrigins(vault: TestVault): Promise<{ vaultUrl: string; shopUrl: string; pages: Map<string, string>; hostileUrl: string; hostilePages: Map<string, string>; close(): Promise<void> }> {
+export async function startOrigins(
+  vault: TestVault,
+): Promise<{ vaultUrl: string; shopUrl: string; pages: Map<string, string>; hostileUrl: string; hostilePages: Map<string, string>; close(): Promise<void> }> {
   const vaultServer = createServer(toNodeListener(createFetchHandler(vault)));
   const pages = new Map<string, string>();
   const hostilePages = new Map<string, string>();

@@ -70,10 +70,17 @@ describeEachStore('Elements against a hostile page, in chromium (issue 33 red te
       permissions: ['token:create'],
       allowed_origins: [origins.shopUrl],
     })) as { id: string; key: string };
-    const backend = await vault.caller({ name: 'backend', permissions: ['token:create', 'token:read'], rules: [...READ_PCI, { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }] as never });
+    const backend = await vault.caller({
+      name: 'backend',
+      permissions: ['token:create', 'token:read'],
+      rules: [...READ_PCI, { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }] as never,
+    });
     const token = (await call(origins.vaultUrl, 'POST', '/tokens', backend.key, { type: 'card_number', data: NUMBER })) as { id: string };
     const session = (await call(origins.vaultUrl, 'POST', '/sessions', app.key)) as { session_key: string; nonce: string; expires_at: string };
-    await call(origins.vaultUrl, 'POST', '/sessions/authorize', backend.key, { nonce: session.nonce, rules: [...READ_PCI, { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }] });
+    await call(origins.vaultUrl, 'POST', '/sessions/authorize', backend.key, {
+      nonce: session.nonce,
+      rules: [...READ_PCI, { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }],
+    });
     return { vault, origins, app, backend, token, session };
   }
 
@@ -126,25 +133,36 @@ describeEachStore('Elements against a hostile page, in chromium (issue 33 red te
       const baseline = vaultRequests.length;
 
       // 1. An ad on the shop's page (another origin, a sibling of the frames).
-      await ad.evaluate(([a, tokenId]) => {
-        const w = window as any;
-        w.spoof(Array.from({ length: parent.frames.length }, (_, i) => parent.frames[i]), a, tokenId);
-        w.spoofPage(parent, a);
-      }, [a, s.token.id] as const);
+      await ad.evaluate(
+        ([a, tokenId]) => {
+          const w = window as any;
+          w.spoof(
+            Array.from({ length: parent.frames.length }, (_, i) => parent.frames[i]),
+            a,
+            tokenId,
+          );
+          w.spoofPage(parent, a);
+        },
+        [a, s.token.id] as const,
+      );
       // 2. A frame of the shop's own origin that is not the frames' parent (the origin check alone would pass it).
-      await sibling.evaluate(([a, tokenId]) => {
-        const w = window as any;
-        w.spoof(Array.from({ length: parent.frames.length }, (_, i) => parent.frames[i]), a, tokenId);
-        w.spoofPage(parent, a);
-      }, [a, s.token.id] as const);
+      await sibling.evaluate(
+        ([a, tokenId]) => {
+          const w = window as any;
+          w.spoof(
+            Array.from({ length: parent.frames.length }, (_, i) => parent.frames[i]),
+            a,
+            tokenId,
+          );
+          w.spoofPage(parent, a);
+        },
+        [a, s.token.id] as const,
+      );
       // 3. A hostile top window that opened the shop's checkout reaches its frames through the opener handle.
       const hostile = await context.newPage();
       s.origins.hostilePages.set('/opener', `<!doctype html><html><body><script>${SPOOF}</script></body></html>`);
       await hostile.goto(`${s.origins.hostileUrl}/opener`);
-      const [popup] = await Promise.all([
-        context.waitForEvent('page'),
-        hostile.evaluate((url) => void ((window as any).shop = window.open(url)), `${s.origins.shopUrl}/checkout`),
-      ]);
+      const [popup] = await Promise.all([context.waitForEvent('page'), hostile.evaluate((url) => void ((window as any).shop = window.open(url)), `${s.origins.shopUrl}/checkout`)]);
       await popup.waitForLoadState('load');
       await popup.evaluate(() => (window as any).ready);
       const popupNumber = frameAddress(await popup.locator('#number iframe').getAttribute('src').then(String));
@@ -153,7 +171,11 @@ describeEachStore('Elements against a hostile page, in chromium (issue 33 red te
         ([a, tokenId, vaultUrl]) => {
           const w = window as any;
           const shop = w.shop as Window;
-          w.spoof(Array.from({ length: shop.frames.length }, (_, i) => shop.frames[i]), a, tokenId);
+          w.spoof(
+            Array.from({ length: shop.frames.length }, (_, i) => shop.frames[i]),
+            a,
+            tokenId,
+          );
           w.spoofPage(shop, a);
           // And it may not navigate the shop's frame to one with its own key and options.
           try {
@@ -202,7 +224,7 @@ describeEachStore('Elements against a hostile page, in chromium (issue 33 red te
     }
   });
 
-  it('a frame made for the shop is shown only where every ancestor is the shop: not under another scheme, port or host, a sandboxed (null-origin) or data: parent, a hostile page, nor in the shop\'s own checkout framed by a hostile page (clickjacking)', async () => {
+  it("a frame made for the shop is shown only where every ancestor is the shop: not under another scheme, port or host, a sandboxed (null-origin) or data: parent, a hostile page, nor in the shop's own checkout framed by a hostile page (clickjacking)", async () => {
     const s = await setup();
     const shopPort = new URL(s.origins.shopUrl).port;
     let n = 0;
@@ -250,7 +272,10 @@ describeEachStore('Elements against a hostile page, in chromium (issue 33 red te
         return new Promise((resolve) => iframe.addEventListener('load', resolve));
       });
       const blob = frameUrl(s.origins.shopUrl);
-      await addFrame(page.frames().find((f) => f.name() === 'blob')!, blob.src);
+      await addFrame(
+        page.frames().find((f) => f.name() === 'blob')!,
+        blob.src,
+      );
       expect(await shown(page, blob.id)).toBe(true);
       // The origin parameter itself: null, or anything but an http(s) origin, is a 400 from the vault.
       for (const origin of ['null', 'data:', `blob:${s.origins.shopUrl}/x`, `${s.origins.shopUrl}/path`]) {
@@ -285,19 +310,22 @@ describeEachStore('Elements against a hostile page, in chromium (issue 33 red te
 
   it('a reveal with an expired session shows nothing, and says why; a frame that showed a token before the session expired stops showing it when a reveal fails', async () => {
     const s = await setup();
-    const page = await open(
-      s,
-      s.session.session_key,
-      `window.shown = await mount('cardNumber', '#reveal', { targetId: ${JSON.stringify(s.token.id)} });`,
-    );
-    const outcome = (p: Page) => p.evaluate(async () => ((await (window as any).ready), (window as any).outcome));
+    const page = await open(s, s.session.session_key, `window.shown = await mount('cardNumber', '#reveal', { targetId: ${JSON.stringify(s.token.id)} });`);
+    const outcome = (p: Page) => p.evaluate(async () => (await (window as any).ready, (window as any).outcome));
     const input = (p: Page) => p.frameLocator('#reveal iframe').locator('input');
     try {
       await page.evaluate(() => (window as any).ready);
       expect(await input(page).inputValue()).toBe('4242 4242 4242 4242');
       // The session ends (the vault's clock, not a wait).
       s.vault.clock.set(Date.parse(s.session.expires_at) + 1);
-      const again = await page.evaluate((id) => (window as any).shown.setValueRef(id).then(() => 'shown', (e: { code: string; message: string }) => ({ code: e.code, message: e.message })), s.token.id);
+      const again = await page.evaluate(
+        (id) =>
+          (window as any).shown.setValueRef(id).then(
+            () => 'shown',
+            (e: { code: string; message: string }) => ({ code: e.code, message: e.message }),
+          ),
+        s.token.id,
+      );
       expect(again).toEqual({ code: 'authentication_error', message: expect.stringMatching(/session has expired/) });
       expect(await input(page).inputValue()).toBe('');
     } finally {

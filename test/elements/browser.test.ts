@@ -136,14 +136,21 @@ describeEachStore('Elements in chromium', (store) => {
       await field('#number').pressSequentially(NUMBER);
       const misplaced = await page.evaluate(async () => {
         const w = window as any;
-        const outcome = async (body: unknown) => w.elements.tokens.create(body).then(() => 'created', (e: { code: string }) => e.code);
+        const outcome = async (body: unknown) =>
+          w.elements.tokens.create(body).then(
+            () => 'created',
+            (e: { code: string }) => e.code,
+          );
         return [
           await outcome({ type: 'token', data: 'x', metadata: { leak: w.number } }),
           await outcome({ type: 'token', data: { n: w.number }, mask: '{{ data.n | slice: 0, 8 }}' }),
           // A key named data elsewhere is not the token's data (metadata is shown to a mask-only reader).
           await outcome({ type: 'token', data: 'x', metadata: { data: w.number } }),
           await outcome({ type: 'token', data: { n: w.number }, search_indexes: ['{{ data.n }}'] }),
-          await w.elements.tokenize({ a: { type: 'token', data: 'x', metadata: { data: w.number } } }).then(() => 'created', (e: { code: string }) => e.code),
+          await w.elements.tokenize({ a: { type: 'token', data: 'x', metadata: { data: w.number } } }).then(
+            () => 'created',
+            (e: { code: string }) => e.code,
+          ),
         ];
       });
       expect(misplaced).toEqual(['element_outside_data', 'unsupported_field', 'element_outside_data', 'unsupported_field', 'element_outside_data']);
@@ -155,7 +162,11 @@ describeEachStore('Elements in chromium', (store) => {
 
   it('reveal shows a token inside the frame only, and only with an authorized session; a page on an origin the application does not allow is refused', async () => {
     const s = await setup();
-    const backend = await s.vault.caller({ name: 'backend', permissions: ['token:create', 'token:read'], rules: [...READ_PCI, { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }] as never });
+    const backend = await s.vault.caller({
+      name: 'backend',
+      permissions: ['token:create', 'token:read'],
+      rules: [...READ_PCI, { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }] as never,
+    });
     const token = (await call(s.vault, s.origins.vaultUrl, 'POST', '/tokens', backend.key, { type: 'card_number', data: NUMBER })) as { id: string };
     // The merchant's backend makes the session with the public key and authorizes it.
     const session = (await call(s.vault, s.origins.vaultUrl, 'POST', '/sessions', s.app.key)) as { session_key: string; nonce: string };
@@ -164,17 +175,20 @@ describeEachStore('Elements in chromium', (store) => {
 
     // Not yet authorized: the frame refuses to be ready.
     let { page } = await open(s, session.session_key, reveal);
-    expect(await page.evaluate(async () => ((await (window as any).ready), (window as any).outcome))).toEqual({ code: 'authentication_error', message: expect.stringMatching(/not authorized yet/) });
+    expect(await page.evaluate(async () => (await (window as any).ready, (window as any).outcome))).toEqual({
+      code: 'authentication_error',
+      message: expect.stringMatching(/not authorized yet/),
+    });
     await page.close();
     // The public key itself may not read.
     ({ page } = await open(s, s.app.key, reveal));
-    expect(await page.evaluate(async () => ((await (window as any).ready), (window as any).outcome))).toMatchObject({ code: 'authorization_error' });
+    expect(await page.evaluate(async () => (await (window as any).ready, (window as any).outcome))).toMatchObject({ code: 'authorization_error' });
     await page.close();
 
     await call(s.vault, s.origins.vaultUrl, 'POST', '/sessions/authorize', backend.key, { nonce: session.nonce, rules: READ_PCI });
     ({ page } = await open(s, session.session_key, reveal));
     try {
-      expect(await page.evaluate(async () => ((await (window as any).ready), (window as any).outcome))).toBe('shown');
+      expect(await page.evaluate(async () => (await (window as any).ready, (window as any).outcome))).toBe('shown');
       expect(await page.frameLocator('#reveal iframe').locator('input').inputValue()).toBe('4242 4242 4242 4242');
       expect(await page.evaluate(() => document.querySelector<HTMLIFrameElement>('#reveal iframe')!.contentDocument)).toBeNull();
       expect(JSON.stringify(await page.evaluate(() => (window as any).seen))).not.toContain('4242');
@@ -184,9 +198,13 @@ describeEachStore('Elements in chromium', (store) => {
 
     // Another page origin: the application allows only the shop.
     await call(s.vault, s.origins.vaultUrl, 'PUT', `/applications/${s.app.id}`, s.vault.adminKey, { name: 'checkout', allowed_origins: ['https://shop.example'] });
-    ({ page } = await open(s, s.app.key, `try { await mount('cardNumber', '#number'); window.outcome = 'mounted'; } catch (e) { window.outcome = { code: e.code, message: e.message }; }`));
+    ({ page } = await open(
+      s,
+      s.app.key,
+      `try { await mount('cardNumber', '#number'); window.outcome = 'mounted'; } catch (e) { window.outcome = { code: e.code, message: e.message }; }`,
+    ));
     try {
-      expect(await page.evaluate(async () => ((await (window as any).ready), (window as any).outcome))).toEqual({
+      expect(await page.evaluate(async () => (await (window as any).ready, (window as any).outcome))).toEqual({
         code: 'authorization_error',
         message: expect.stringMatching(/does not allow browser elements on pages of "http:\/\/127\.0\.0\.1:\d+"/),
       });
@@ -214,7 +232,7 @@ describeEachStore('Elements in chromium', (store) => {
 });
 
 describeEachStore('Elements example in chromium', (store) => {
-  it('examples/elements-checkout.ts: the docs\' ES-module snippet on a page of its own origin tokenizes a typed card', async () => {
+  it("examples/elements-checkout.ts: the docs' ES-module snippet on a page of its own origin tokenizes a typed card", async () => {
     const vault: TestVault = await store.vault();
     const origins = await startOrigins(vault);
     const example = await main(() => undefined, { vaultUrl: origins.vaultUrl, adminKey: vault.adminKey, port: 0 });

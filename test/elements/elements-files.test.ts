@@ -113,9 +113,11 @@ describe('Elements files', async () => {
 
 describe('card rules of the frames', () => {
   it('detect brands, check Luhn and lengths, and format as typed', () => {
-    expect(['4242424242424242', '5555555555554444', '2223003122003222', '378282246310005', '6011111111111117', '3056930009020004', '3566002020360505', '6200000000000005', ''].map(cardBrand)).toEqual([
-      'visa', 'mastercard', 'mastercard', 'american-express', 'discover', 'diners-club', 'jcb', 'unionpay', 'unknown',
-    ]);
+    expect(
+      ['4242424242424242', '5555555555554444', '2223003122003222', '378282246310005', '6011111111111117', '3056930009020004', '3566002020360505', '6200000000000005', ''].map(
+        cardBrand,
+      ),
+    ).toEqual(['visa', 'mastercard', 'mastercard', 'american-express', 'discover', 'diners-club', 'jcb', 'unionpay', 'unknown']);
     expect([luhnValid('4242424242424242'), luhnValid('4242424242424241'), luhnValid('42a2')]).toEqual([true, false, false]);
     expect(formatCardNumber('4242424242424242999')).toBe('4242 4242 4242 4242 999');
     expect(formatCardNumber('37828224631000599')).toBe('3782 822463 10005');

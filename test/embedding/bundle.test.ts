@@ -81,7 +81,9 @@ it('a bundle with the worker beside it runs a reactor; without it, createVault n
   unlinkSync(join(dir, 'with-worker', 'sandbox-worker.js'));
   const missing = await outcome(app, {});
   expect(missing.code).not.toBe(0);
-  expect(missing.stderr).toContain(`options.reactors.workerFile: is not set and the reactor sandbox's worker file is not where tokenvault's code expects it (${join(dir, 'with-worker', 'sandbox-worker.js')})`);
+  expect(missing.stderr).toContain(
+    `options.reactors.workerFile: is not set and the reactor sandbox's worker file is not where tokenvault's code expects it (${join(dir, 'with-worker', 'sandbox-worker.js')})`,
+  );
 
   // The worker file named by the option: the package's own, self-contained.
   for (const result of Object.values(await start(app, { WORKER_FILE: join(ROOT, 'dist', 'sandbox-worker.js') }))) expect(result.stdout.trim(), result.stderr).toBe(ANSWER);
@@ -92,9 +94,16 @@ it('QuickJS bundled in (its WebAssembly left behind): a reactor gets a 503 namin
   const { sqlite } = await start(app);
   const answer = JSON.parse(sqlite.stdout) as { status: number; body: { detail: string } };
   expect(answer.status).toBe(503);
-  expect(answer.body.detail).toMatch(/^The reactor sandbox could not start: .*emscripten-module\.wasm.*quickjs-emscripten and @jitl\/\* must stay external \(docs\/bundling\.md\)$/);
+  expect(answer.body.detail).toMatch(
+    /^The reactor sandbox could not start: .*emscripten-module\.wasm.*quickjs-emscripten and @jitl\/\* must stay external \(docs\/bundling\.md\)$/,
+  );
   expect(answer.body.detail).not.toMatch(/try again/);
-  const logged = sqlite.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, string>);
-  expect(logged).toContainEqual(expect.objectContaining({ level: 'error', message: 'the reactor sandbox could not start', error_message: expect.stringContaining('emscripten-module.wasm') }));
+  const logged = sqlite.stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, string>);
+  expect(logged).toContainEqual(
+    expect.objectContaining({ level: 'error', message: 'the reactor sandbox could not start', error_message: expect.stringContaining('emscripten-module.wasm') }),
+  );
   expect(logged.find((l) => l.message === 'the reactor sandbox could not start')?.stack).toMatch(/^\s+at /);
 }, 120_000);

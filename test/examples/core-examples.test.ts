@@ -22,7 +22,16 @@ describeEachStore('examples', (store) => {
     expect(result.fresh).toEqual({ number: '4242424242424242', cvc: '123' });
     expect(result.afterAnHour).toEqual({ number: '4242424242424242' });
     expect(result.expired).toBe('NotFoundError');
-    expect(result.swept).toEqual({ expired: 1, cvcRemoved: 0, cvcUnreadable: 0, idempotencyKeysRemoved: 0, reactorResultsRemoved: 0, sessionsRemoved: 0, tokenIntentsRemoved: 0, deliveriesRemoved: 0 });
+    expect(result.swept).toEqual({
+      expired: 1,
+      cvcRemoved: 0,
+      cvcUnreadable: 0,
+      idempotencyKeysRemoved: 0,
+      reactorResultsRemoved: 0,
+      sessionsRemoved: 0,
+      tokenIntentsRemoved: 0,
+      deliveriesRemoved: 0,
+    });
   });
 
   it('key-rotation: new key version and re-encryption with progress', async () => {

@@ -16,8 +16,9 @@ const run = promisify(execFile);
 
 const HARNESSES: { marker: string; epilogue: string; check(printed: any): void }[] = [
   {
-    marker: "const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/proxy/v1/charges`, {",
-    epilogue: "console.log(JSON.stringify({ status: response.status, destination: response.headers.get('BT-PROXY-DESTINATION-STATUS'), charge })); server.close(); api.close(); await vault.close();",
+    marker: 'const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/proxy/v1/charges`, {',
+    epilogue:
+      "console.log(JSON.stringify({ status: response.status, destination: response.headers.get('BT-PROXY-DESTINATION-STATUS'), charge })); server.close(); api.close(); await vault.close();",
     check: (printed) => expect(printed).toEqual({ status: 201, destination: '201', charge: { id: 'ch_1', charged: '4242', auth: 'Bearer sk_test_123' } }),
   },
   {
@@ -27,14 +28,20 @@ const HARNESSES: { marker: string; epilogue: string; check(printed: any): void }
   },
   {
     marker: "name: 'Charges',",
-    epilogue: 'console.log(JSON.stringify({ shown: created.key?.startsWith(\'tvp_\'), key: read.key ?? null, configuration: read.configuration, transforms: read.request_transforms })); await vault.close();',
+    epilogue:
+      "console.log(JSON.stringify({ shown: created.key?.startsWith('tvp_'), key: read.key ?? null, configuration: read.configuration, transforms: read.request_transforms })); await vault.close();",
     check: (printed) =>
-      expect(printed).toEqual({ shown: true, key: null, configuration: { API_KEY: '********' }, transforms: [{ type: 'code', code: 'module.exports = async (req) => ({ headers: req.args.headers, body: req.args.body })' }] }),
+      expect(printed).toEqual({
+        shown: true,
+        key: null,
+        configuration: { API_KEY: '********' },
+        transforms: [{ type: 'code', code: 'module.exports = async (req) => ({ headers: req.args.headers, body: req.args.body })' }],
+      }),
   },
   {
     marker: "name: 'Card intake',",
     epilogue:
-      "console.log(JSON.stringify({ status: response.status, order, isToken: order.card === token.id, last4: (token.data as { number: string }).number.slice(-4) })); server.close(); backend.close(); await vault.close();",
+      'console.log(JSON.stringify({ status: response.status, order, isToken: order.card === token.id, last4: (token.data as { number: string }).number.slice(-4) })); server.close(); backend.close(); await vault.close();',
     check: (printed) => {
       expect(printed).toMatchObject({ status: 200, order: { order: 'o-17' }, isToken: true, last4: '4242' });
       expect(JSON.stringify(printed.order)).not.toContain('4242424242424242');
@@ -58,16 +65,28 @@ afterAll(() => {
 describe('docs/proxies.md snippets run as written', () => {
   it('every ts block has a harness', () => {
     expect(SNIPPETS).toHaveLength(HARNESSES.length);
-    for (const code of SNIPPETS) expect(HARNESSES.filter((h) => code.includes(h.marker)), code.slice(0, 200)).toHaveLength(1);
+    for (const code of SNIPPETS)
+      expect(
+        HARNESSES.filter((h) => code.includes(h.marker)),
+        code.slice(0, 200),
+      ).toHaveLength(1);
   });
 
   SNIPPETS.forEach((code, index) => {
     const harness = HARNESSES.find((h) => code.includes(h.marker));
-    it.skipIf(harness === undefined)(`block ${index + 1}`, async () => {
-      const file = join(dir, `snippet-${index + 1}.ts`);
-      writeFileSync(file, `${code}\n${harness!.epilogue}\n`);
-      const { stdout } = await run(process.execPath, [TSX, file], { cwd: mkdtempSync(join(work, 'run-')), env: { PATH: process.env.PATH } as NodeJS.ProcessEnv, encoding: 'utf8' });
-      harness!.check(JSON.parse(stdout.trim().split('\n').at(-1)!));
-    }, 60_000);
+    it.skipIf(harness === undefined)(
+      `block ${index + 1}`,
+      async () => {
+        const file = join(dir, `snippet-${index + 1}.ts`);
+        writeFileSync(file, `${code}\n${harness!.epilogue}\n`);
+        const { stdout } = await run(process.execPath, [TSX, file], {
+          cwd: mkdtempSync(join(work, 'run-')),
+          env: { PATH: process.env.PATH } as NodeJS.ProcessEnv,
+          encoding: 'utf8',
+        });
+        harness!.check(JSON.parse(stdout.trim().split('\n').at(-1)!));
+      },
+      60_000,
+    );
   });
 });

@@ -128,7 +128,7 @@ describe('errors', () => {
       '{{ data | base64_decode }}',
       '{{ data | json: data }}',
       "{{ metadata.note | pad_left: data, '0' }}",
-      "{{ data | reveal_last: 2, data }}",
+      '{{ data | reveal_last: 2, data }}',
     ];
     for (const template of templates) {
       let caught: unknown;

@@ -40,7 +40,7 @@ describe('tags', () => {
   });
   it('checks the templates nested in if, unless and case branches', () => {
     expect(compileError('{% if data %}{% case data %}{% when 1 %}{% for a in data %}{% endfor %}{% endcase %}{% endif %}')).toMatch(/tag 'for'/);
-    expect(compileError("{% unless data %}{{ data | pad_left: 5000 }}{% endunless %}")).toMatch(/pad_left: width/);
+    expect(compileError('{% unless data %}{{ data | pad_left: 5000 }}{% endunless %}')).toMatch(/pad_left: width/);
   });
 });
 
@@ -65,7 +65,12 @@ describe('size', () => {
 
 describe('growth', () => {
   it('refuses ranges, which only build large arrays', () => {
-    for (const template of ["{{ (1..100000000) | join: 'xxxxxxxx' }}", '{% assign r = (1..100000000) %}{{ r | size }}', "{{ data | concat: (1..100000000) }}", '{% if (1..5) contains 3 %}{% endif %}']) {
+    for (const template of [
+      "{{ (1..100000000) | join: 'xxxxxxxx' }}",
+      '{% assign r = (1..100000000) %}{{ r | size }}',
+      '{{ data | concat: (1..100000000) }}',
+      '{% if (1..5) contains 3 %}{% endif %}',
+    ]) {
       expect(compileError(template), template).toBe('uses a range such as (1..n), which expressions may not use');
     }
   });

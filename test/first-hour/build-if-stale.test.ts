@@ -6,7 +6,7 @@ import { isStale } from '../../scripts/build-if-stale.mjs';
 import { ROOT } from '../support/ensure-built.js';
 
 describe('npm start builds only when dist/ is stale (scripts/build-if-stale.mjs)', () => {
-  it('the suite\'s own build is current, so `npm start` would not rebuild', () => {
+  it("the suite's own build is current, so `npm start` would not rebuild", () => {
     expect(isStale(ROOT)).toBe(false);
   });
 

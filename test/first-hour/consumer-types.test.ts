@@ -36,12 +36,17 @@ it('a strict consumer type-checks against the packed tarball, with only its depe
     } catch (error) {
       throw new Error(`tsc failed:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
     }
-    const files = output.split('\n').filter(Boolean).map((f) => realpathSync(f));
+    const files = output
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => realpathSync(f));
     expect(files).toContain(realpathSync(join(installed, 'dist', 'index.d.ts')));
     expect(files).toContain(realpathSync(join(installed, 'dist', 'sqlite.d.ts')));
     expect(files.filter((f) => f.startsWith(join(ROOT, 'src')))).toEqual([]);
     // Runtime imports are dependencies, imported rather than copied into dist/ (an upstream fix reaches users).
-    const built = readdirSync(join(installed, 'dist')).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(installed, 'dist', f), 'utf8'));
+    const built = readdirSync(join(installed, 'dist'))
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(installed, 'dist', f), 'utf8'));
     expect(built.some((text) => text.includes('from "standardwebhooks"'))).toBe(true);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -21,10 +21,20 @@ import { PG_URL, dropSchema, endAdmin } from '../support/postgres.js';
  * an epilogue that prints what the test checks. The formula code runs as a reactor.
  */
 /** The README and the docs its topics moved to (docs/*.md with snippets of their own have their own tests). */
-const PAGES = ['README.md', 'docs/testing.md', 'docs/http-api.md', 'docs/operations.md', 'docs/basis-theory.md', 'docs/security.md', 'docs/tokens.md', 'docs/reactors.md', 'docs/webhooks.md', 'docs/storage.md', 'docs/development.md'];
-const SNIPPETS = PAGES.flatMap((page) =>
-  [...readFileSync(join(ROOT, page), 'utf8').matchAll(/^```(ts|js)\n([\s\S]*?)^```$/gm)].map((m) => ({ page, lang: m[1]!, code: m[2]! })),
-);
+const PAGES = [
+  'README.md',
+  'docs/testing.md',
+  'docs/http-api.md',
+  'docs/operations.md',
+  'docs/basis-theory.md',
+  'docs/security.md',
+  'docs/tokens.md',
+  'docs/reactors.md',
+  'docs/webhooks.md',
+  'docs/storage.md',
+  'docs/development.md',
+];
+const SNIPPETS = PAGES.flatMap((page) => [...readFileSync(join(ROOT, page), 'utf8').matchAll(/^```(ts|js)\n([\s\S]*?)^```$/gm)].map((m) => ({ page, lang: m[1]!, code: m[2]! })));
 const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const MASTER_KEY = Buffer.alloc(32, 3).toString('base64');
 const run = promisify(execFile);
@@ -53,7 +63,7 @@ const HARNESSES: Harness[] = [
     check: (printed) => expect(printed).toMatchObject({ key: 'string' }),
   },
   {
-    marker: 'const handler = createFetchHandler(vault, { headerPrefix: \'SVC\', maxBodyBytes: 1_048_576 });',
+    marker: "const handler = createFetchHandler(vault, { headerPrefix: 'SVC', maxBodyBytes: 1_048_576 });",
     epilogue: `await new Promise((resolve) => server.once('listening', resolve));
 const health = await fetch('http://127.0.0.1:' + server.address().port + '/healthz');
 console.log(JSON.stringify({ status: health.status }));
@@ -64,7 +74,7 @@ await vault.close();`,
   },
   {
     marker: "const store = createPostgresStore({ connectionString: process.env.DATABASE_URL, schema: 'vault' });",
-    epilogue: "console.log(JSON.stringify({ tenants: (await store.listTenants()).length })); await vault.close();",
+    epilogue: 'console.log(JSON.stringify({ tenants: (await store.listTenants()).length })); await vault.close();',
     env: { DATABASE_URL: PG_URL ?? '' },
     skip: PG_URL === undefined && 'set TOKENVAULT_TEST_PG_URL to run the PostgreSQL snippet',
     check: (printed) => expect(printed).toEqual({ tenants: 0 }),
@@ -80,7 +90,7 @@ await vault.close();`,
     },
   },
   {
-    marker: "const wh = new Webhook(process.env.TOKENVAULT_WEBHOOK_SECRET!);",
+    marker: 'const wh = new Webhook(process.env.TOKENVAULT_WEBHOOK_SECRET!);',
     // Signs a message as the vault does and sends it, then a forged one.
     epilogue: `await new Promise((resolve) => server.once('listening', resolve));
 const url = 'http://127.0.0.1:' + server.address().port + '/';
@@ -96,13 +106,14 @@ server.close();`,
   },
   {
     marker: "import createClient from 'openapi-fetch';",
-    epilogue: "console.log(JSON.stringify({ created: created.response.status, listed: listed!.data.length, patched: patched.data!.metadata }));",
+    epilogue: 'console.log(JSON.stringify({ created: created.response.status, listed: listed!.data.length, patched: patched.data!.metadata }));',
     server: true,
     check: (printed) => expect(printed).toEqual({ created: 201, listed: 1, patched: { customer: 'c-2' } }),
   },
   {
     marker: 'const operator = await openOperator(',
-    epilogue: "console.log(JSON.stringify({ version, moved, tenants: (await operator.listTenants()).length, recovered: recovered.type, vaultHasKeys: 'keys' in operator.vault, handler: typeof handler })); await operator.close();",
+    epilogue:
+      "console.log(JSON.stringify({ version, moved, tenants: (await operator.listTenants()).length, recovered: recovered.type, vaultHasKeys: 'keys' in operator.vault, handler: typeof handler })); await operator.close();",
     check: (printed) => expect(printed).toEqual({ version: 2, moved: 0, tenants: 1, recovered: 'management', vaultHasKeys: false, handler: 'function' }),
   },
   {
@@ -132,30 +143,41 @@ afterAll(async () => {
 describe('README and docs snippets run as written', () => {
   it('every ts/js block has a harness', () => {
     expect(SNIPPETS.length).toBeGreaterThanOrEqual(5);
-    for (const { page, code } of SNIPPETS) expect(HARNESSES.filter((h) => code.includes(h.marker)), `${page}: ${code.slice(0, 200)}`).toHaveLength(1);
+    for (const { page, code } of SNIPPETS)
+      expect(
+        HARNESSES.filter((h) => code.includes(h.marker)),
+        `${page}: ${code.slice(0, 200)}`,
+      ).toHaveLength(1);
   });
 
   SNIPPETS.forEach(({ page, lang, code }, index) => {
     const harness = HARNESSES.find((h) => code.includes(h.marker));
-    const title = `${page} block ${index + 1} (${lang}): ${code.split('\n').find((l) => l.trim() !== '' && !l.startsWith('import') && !l.startsWith('//'))?.slice(0, 70)}`;
-    it.skipIf(harness === undefined || Boolean(harness.skip))(title, async () => {
-      if (lang === 'js') return harness!.check(null, code);
-      const file = join(dir, `snippet-${index + 1}.ts`);
-      writeFileSync(file, `${code}\n${harness!.epilogue ?? ''}\n`);
-      const cwd = mkdtempSync(join(work, 'run-'));
-      const served = harness!.server ? await serveVault() : undefined;
-      try {
-        const { stdout } = await run(process.execPath, [TSX, file], {
-          cwd,
-          env: { PATH: process.env.PATH, TOKENVAULT_MASTER_KEY: MASTER_KEY, ...harness!.env, ...served?.env } as NodeJS.ProcessEnv,
-          encoding: 'utf8',
-        });
-        const last = stdout.trim().split('\n').at(-1)!;
-        await harness!.check(JSON.parse(last), code);
-      } finally {
-        await served?.close();
-      }
-    }, 60_000);
+    const title = `${page} block ${index + 1} (${lang}): ${code
+      .split('\n')
+      .find((l) => l.trim() !== '' && !l.startsWith('import') && !l.startsWith('//'))
+      ?.slice(0, 70)}`;
+    it.skipIf(harness === undefined || Boolean(harness.skip))(
+      title,
+      async () => {
+        if (lang === 'js') return harness!.check(null, code);
+        const file = join(dir, `snippet-${index + 1}.ts`);
+        writeFileSync(file, `${code}\n${harness!.epilogue ?? ''}\n`);
+        const cwd = mkdtempSync(join(work, 'run-'));
+        const served = harness!.server ? await serveVault() : undefined;
+        try {
+          const { stdout } = await run(process.execPath, [TSX, file], {
+            cwd,
+            env: { PATH: process.env.PATH, TOKENVAULT_MASTER_KEY: MASTER_KEY, ...harness!.env, ...served?.env } as NodeJS.ProcessEnv,
+            encoding: 'utf8',
+          });
+          const last = stdout.trim().split('\n').at(-1)!;
+          await harness!.check(JSON.parse(last), code);
+        } finally {
+          await served?.close();
+        }
+      },
+      60_000,
+    );
   });
 });
 

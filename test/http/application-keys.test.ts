@@ -15,7 +15,12 @@ describeEachStore('application keys over HTTP', (store) => {
     const { vault, call, app } = await setup();
     const created = await call('POST', `/applications/${app.id}/keys`, vault.adminKey);
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(String), key: expect.stringMatching(/^tv_[A-Za-z0-9_-]{43}$/), created_at: '2030-01-01T00:00:00.000+00:00', created_by: expect.any(String) });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      key: expect.stringMatching(/^tv_[A-Za-z0-9_-]{43}$/),
+      created_at: '2030-01-01T00:00:00.000+00:00',
+      created_by: expect.any(String),
+    });
     const list = await call('GET', `/applications/${app.id}/keys`, vault.adminKey);
     expect(list.status).toBe(200);
     expect(list.body).toHaveLength(2);

@@ -119,8 +119,7 @@ describeEachStore('HTTP disclosure', (store) => {
       ['DELETE', '/tokens/', () => undefined],
       ['POST', '/detokenize', (id) => ({ ssn: `{{ ${id} }}` })],
     ];
-    const send = (apiKey: string, [method, path, body]: (typeof routes)[number], id: string) =>
-      call(method, path.endsWith('/') ? path + id : path, apiKey, body(id));
+    const send = (apiKey: string, [method, path, body]: (typeof routes)[number], id: string) => call(method, path.endsWith('/') ? path + id : path, apiKey, body(id));
     for (const route of routes) {
       const hidden = await send(stranger, route, 'cust-10042-ssn');
       const missing = await send(stranger, route, 'cust-10043-ssn');

@@ -19,11 +19,16 @@ function caller(vault: TestVault) {
   };
 }
 
-describeEachStore('Elements: a public application\'s allowed page origins (docs/elements.md)', (store) => {
+describeEachStore("Elements: a public application's allowed page origins (docs/elements.md)", (store) => {
   async function setup() {
     const vault = await store.vault();
     const call = caller(vault);
-    const created = await call('POST', '/applications', vault.adminKey, { name: 'checkout', type: 'public', permissions: ['token:create'], allowed_origins: ['HTTP://127.0.0.1:4000', 'https://shop.example:443'] });
+    const created = await call('POST', '/applications', vault.adminKey, {
+      name: 'checkout',
+      type: 'public',
+      permissions: ['token:create'],
+      allowed_origins: ['HTTP://127.0.0.1:4000', 'https://shop.example:443'],
+    });
     expect(created.status).toBe(201);
     return { vault, call, app: created.body as { id: string; key: string; allowed_origins: string[] } };
   }
@@ -39,7 +44,16 @@ describeEachStore('Elements: a public application\'s allowed page origins (docs/
     expect((await s.call('GET', `/applications/${s.app.id}`, s.vault.adminKey)).body.allowed_origins).toEqual([SHOP, 'https://shop.example']);
     const renamed = await s.call('PUT', `/applications/${s.app.id}`, s.vault.adminKey, { name: 'checkout 2' });
     expect(renamed.body.allowed_origins).toEqual([SHOP, 'https://shop.example']);
-    for (const bad of ['https://shop.example/', 'https://shop.example/pay', 'https://*.shop.example', 'null', 'ftp://shop.example', 'https://u:p@shop.example', 'shop.example', 'x'.repeat(300)]) {
+    for (const bad of [
+      'https://shop.example/',
+      'https://shop.example/pay',
+      'https://*.shop.example',
+      'null',
+      'ftp://shop.example',
+      'https://u:p@shop.example',
+      'shop.example',
+      'x'.repeat(300),
+    ]) {
       const refused = expectProblem(await s.call('PUT', `/applications/${s.app.id}`, s.vault.adminKey, { name: 'c', allowed_origins: [bad] }), 400);
       expect(refused.errors['allowed_origins[0]'][0]).toMatch(/must be an origin|at most/);
     }
@@ -53,10 +67,21 @@ describeEachStore('Elements: a public application\'s allowed page origins (docs/
 
   it('an origin carrying a directive, a second origin or anything past host and port is a 400 naming the field, over HTTP and in process; nothing is stored (issue 33)', async () => {
     const s = await setup();
-    const smuggled = ['https://shop.example;sandbox', 'https://shop.example,https://evil.example', 'https://shop.example;frame-ancestors *', 'http://0x7f.0.0.1', 'https://shop.example.'];
+    const smuggled = [
+      'https://shop.example;sandbox',
+      'https://shop.example,https://evil.example',
+      'https://shop.example;frame-ancestors *',
+      'http://0x7f.0.0.1',
+      'https://shop.example.',
+    ];
     for (const bad of smuggled) {
-      const created = expectProblem(await s.call('POST', '/applications', s.vault.adminKey, { name: 'checkout', type: 'public', permissions: ['token:create'], allowed_origins: [SHOP, bad] }), 400);
-      expect(created.errors['allowed_origins[1]'], bad).toEqual([expect.stringMatching(/^must be an origin: http:\/\/ or https:\/\/, a host .* and an optional port 1-65535, nothing else/)]);
+      const created = expectProblem(
+        await s.call('POST', '/applications', s.vault.adminKey, { name: 'checkout', type: 'public', permissions: ['token:create'], allowed_origins: [SHOP, bad] }),
+        400,
+      );
+      expect(created.errors['allowed_origins[1]'], bad).toEqual([
+        expect.stringMatching(/^must be an origin: http:\/\/ or https:\/\/, a host .* and an optional port 1-65535, nothing else/),
+      ]);
       expect(created.detail).not.toContain(bad);
       const updated = expectProblem(await s.call('PUT', `/applications/${s.app.id}`, s.vault.adminKey, { name: 'checkout', allowed_origins: [bad] }), 400);
       expect(Object.keys(updated.errors)).toEqual(['allowed_origins[0]']);
@@ -69,7 +94,7 @@ describeEachStore('Elements: a public application\'s allowed page origins (docs/
     expect(names.filter((name: string) => name === 'checkout')).toEqual(['checkout']);
   });
 
-  it('a frame\'s request from an allowed page works; from another page it is a 403 that creates nothing; without the header (not a frame) the key works as before', async () => {
+  it("a frame's request from an allowed page works; from another page it is a 403 that creates nothing; without the header (not a frame) the key works as before", async () => {
     const s = await setup();
     expect((await s.call('POST', '/tokens', s.app.key, { type: 'card', data: VISA }, SHOP)).status).toBe(201);
     const refused = expectProblem(await s.call('POST', '/tokens', s.app.key, { type: 'card', data: VISA }, EVIL), 403);
@@ -84,7 +109,7 @@ describeEachStore('Elements: a public application\'s allowed page origins (docs/
     expect((await s.call('GET', '/tenants/self', open.key, undefined, EVIL)).status).toBe(200);
   });
 
-  it('a browser request\'s Origin is checked too: another page\'s (or null) is a 403 creating nothing; an allowed page, the vault\'s own origin (its frames) and no Origin (non-browser clients) work', async () => {
+  it("a browser request's Origin is checked too: another page's (or null) is a 403 creating nothing; an allowed page, the vault's own origin (its frames) and no Origin (non-browser clients) work", async () => {
     const s = await setup();
     const card = { type: 'card', data: VISA };
     // The red-team case: the public key used directly from a page, with no page-origin header.

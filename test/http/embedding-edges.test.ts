@@ -22,7 +22,9 @@ describeEachStore('issue 23 edges over HTTP', (store) => {
     const h = await harness({}, store);
     const sent = await h.call('GET', '/tokens', { key: h.adminKey });
     expect(sent.status).toBe(403);
-    expect(sent.body.detail).toBe("The application lacks the 'token:read' permission; management applications never hold token permissions: use a private or public application (docs/authority.md)");
+    expect(sent.body.detail).toBe(
+      "The application lacks the 'token:read' permission; management applications never hold token permissions: use a private or public application (docs/authority.md)",
+    );
   });
 
   it("react takes the SDK's callbackUrl and timeoutMs; a private callback address names the CLI flag; both spellings are refused", async () => {

@@ -20,7 +20,9 @@ async function setup(vault: TestVault) {
     const headers = new Headers();
     if (key !== null) headers.set('SVC-API-KEY', key);
     if (body !== undefined) headers.set('content-type', contentType ?? (method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'));
-    const response = await handler(new Request(`http://vault.test${path}`, { method, headers, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) }));
+    const response = await handler(
+      new Request(`http://vault.test${path}`, { method, headers, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) }),
+    );
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : JSON.parse(text) };
   };
@@ -33,12 +35,17 @@ function messages(body: any): string[] {
 }
 
 describeEachStore('error messages in our words', (store) => {
-  it('a battery of bad inputs across routes: each a 4xx, none in the validation library\'s wording, paths like data.number and permissions[0]', async () => {
+  it("a battery of bad inputs across routes: each a 4xx, none in the validation library's wording, paths like data.number and permissions[0]", async () => {
     const vault = await store.vault();
     const { send, admin } = await setup(vault);
     const token = await send('POST', '/tokens', { type: 'card', data: VISA });
     expect(token.status).toBe(201);
-    const formula = await send('POST', '/reactor-formulas', { name: 'f', code: 'module.exports = async () => ({ raw: 1 })', configuration: [{ name: 'url', type: 'string' }], request_parameters: [{ name: 'card', type: 'object' }] }, admin);
+    const formula = await send(
+      'POST',
+      '/reactor-formulas',
+      { name: 'f', code: 'module.exports = async () => ({ raw: 1 })', configuration: [{ name: 'url', type: 'string' }], request_parameters: [{ name: 'card', type: 'object' }] },
+      admin,
+    );
     expect(formula.status).toBe(201);
     const reactor = await send('POST', '/reactors', { name: 'r', formula: { id: formula.body.id }, configuration: { url: 'x' } }, admin);
     expect(reactor.status).toBe(201);
@@ -94,9 +101,16 @@ describeEachStore('error messages in our words', (store) => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors.colour).toEqual(['is not an accepted field (accepted: name, type, permissions, rules, allowed_origins)']);
 
-    const permission = await send('POST', '/applications', { name: 'a', type: 'private', permissions: ['token:read', 'token:fly'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['nope'] }] }, admin);
+    const permission = await send(
+      'POST',
+      '/applications',
+      { name: 'a', type: 'private', permissions: ['token:read', 'token:fly'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['nope'] }] },
+      admin,
+    );
     expect(permission.status).toBe(400);
-    expect(permission.body.errors['permissions[1]'][0]).toMatch(/^is not a known permission; valid permissions: token:create, token:read, .*log:read, webhook:create.*webhook:delete, proxy:invoke, proxy:create, proxy:read, proxy:update, proxy:delete$/);
+    expect(permission.body.errors['permissions[1]'][0]).toMatch(
+      /^is not a known permission; valid permissions: token:create, token:read, .*log:read, webhook:create.*webhook:delete, proxy:invoke, proxy:create, proxy:read, proxy:update, proxy:delete$/,
+    );
     expect(permission.body.errors['rules[0].permissions[0]'][0]).toMatch(/^is not a known permission; valid permissions: /);
 
     const missing = await send('POST', '/applications', { type: 'private' }, admin);
@@ -104,7 +118,19 @@ describeEachStore('error messages in our words', (store) => {
     const wrongType = await send('POST', '/reactor-formulas', { name: 1, code: 'module.exports = async () => 1' }, admin);
     expect(wrongType.body.errors.name).toEqual(['must be a string']);
 
-    const formula = await send('POST', '/reactor-formulas', { name: 'f', code: 'module.exports = async () => ({ raw: 1 })', configuration: [{ name: 'url', type: 'string' }, { name: 'region', type: 'string' }] }, admin);
+    const formula = await send(
+      'POST',
+      '/reactor-formulas',
+      {
+        name: 'f',
+        code: 'module.exports = async () => ({ raw: 1 })',
+        configuration: [
+          { name: 'url', type: 'string' },
+          { name: 'region', type: 'string' },
+        ],
+      },
+      admin,
+    );
     const reactor = await send('POST', '/reactors', { name: 'r', formula: { id: formula.body.id }, configuration: { url: 'x', region: 'eu', api_key: 'k' } }, admin);
     expect(reactor.status).toBe(400);
     expect(reactor.body.errors['configuration.api_key']).toEqual(['is not declared by the formula (declared: url, region)']);
@@ -134,10 +160,13 @@ describeEachStore('error messages in our words', (store) => {
     expect(JSON.stringify(secret.body)).not.toContain('s3cr3t');
   });
 
-  it('a 403 on containers the caller sent names the container; a stored token\'s containers stay unnamed', async () => {
+  it("a 403 on containers the caller sent names the container; a stored token's containers stay unnamed", async () => {
     const vault = await store.vault();
     const { send } = await setup(vault);
-    const limited = await vault.caller({ permissions: ['token:create', 'token:read', 'token:update'], rules: [{ priority: 0, container: '/general/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:update'] }] });
+    const limited = await vault.caller({
+      permissions: ['token:create', 'token:read', 'token:update'],
+      rules: [{ priority: 0, container: '/general/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:update'] }],
+    });
     const refused = await send('POST', '/tokens', { type: 'token', data: 'x', containers: ['/general/', '/pci/high/'] }, limited.key);
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain("on container '/pci/high/'");

@@ -19,7 +19,11 @@ const CLIENT_DIR = fileURLToPath(new URL('./generated-client/', import.meta.url)
 
 /** The scenario's result (generated-client/scenario.ts, kept out of the root project: it needs api.d.ts). */
 interface ScenarioModule {
-  runScenario(baseUrl: string, adminKey: string, prefix: string): Promise<{
+  runScenario(
+    baseUrl: string,
+    adminKey: string,
+    prefix: string,
+  ): Promise<{
     tokenId: string;
     readBack: unknown;
     listedIds: string[];

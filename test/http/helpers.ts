@@ -39,8 +39,16 @@ export interface Harness {
 }
 
 export const PRIVATE_PERMISSIONS: Permission[] = [
-  'token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use',
-  'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete',
+  'token:create',
+  'token:read',
+  'token:update',
+  'token:delete',
+  'token:search',
+  'token:use',
+  'reactor:create',
+  'reactor:read',
+  'reactor:update',
+  'reactor:delete',
 ];
 
 /** A vault behind a fetch handler; on `store` (closed after the test) when given, else SQLite. */

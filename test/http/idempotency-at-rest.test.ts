@@ -180,7 +180,10 @@ describe('referencedTokenIds', () => {
       return found;
     };
     expect(referencedTokenIds(route('PATCH', '/tokens/{id}'), { id: 'p' }, {}, { id: 'a', data: { nested: [{ id: 'b' }] } }).sort()).toEqual(['a', 'b', 'p']);
-    expect(referencedTokenIds(route('POST', '/reactors/{id}/react'), { id: 'reactor' }, { args: { x: '{{ t1 | json: "$.n" }}', y: ['{{t2}}'] } }, { raw: {} }).sort()).toEqual(['t1', 't2']);
+    expect(referencedTokenIds(route('POST', '/reactors/{id}/react'), { id: 'reactor' }, { args: { x: '{{ t1 | json: "$.n" }}', y: ['{{t2}}'] } }, { raw: {} }).sort()).toEqual([
+      't1',
+      't2',
+    ]);
     expect(referencedTokenIds(route('POST', '/applications'), {}, {}, { id: 'app' })).toEqual([]);
     expect(referencedTokenIds(route('POST', '/detokenize'), {}, { a: ['{{ t1 }}'], id: 'not-followed' }, { a: [{ number: '4242' }], id: 'not-followed' })).toEqual(['t1']);
     // Every route that may answer token data declares it; no other route does.

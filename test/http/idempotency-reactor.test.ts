@@ -22,7 +22,11 @@ describeEachStore('HTTP idempotency of reactor output', (store) => {
   beforeEach(async () => {
     h = await harness({}, store);
     owner = (await h.vault.caller({ name: 'owner', permissions: ['token:create', 'token:read', 'token:update', 'token:delete', 'token:use'], rules: REVEAL as never })).key;
-    const app = await h.vault.caller({ name: 'payments', permissions: ['token:create', 'token:read', 'token:use'], rules: [{ ...REVEAL[0]!, permissions: ['token:create', 'token:read', 'token:use'] }] as never });
+    const app = await h.vault.caller({
+      name: 'payments',
+      permissions: ['token:create', 'token:read', 'token:use'],
+      rules: [{ ...REVEAL[0]!, permissions: ['token:create', 'token:read', 'token:use'] }] as never,
+    });
     payments = { id: app.applicationId, key: app.key };
     // The invoker may run reactors; the token it never names in an expression.
     invoker = (await h.vault.caller({ name: 'invoker', permissions: ['token:use'] })).key;
@@ -75,7 +79,10 @@ describeEachStore('HTTP idempotency of reactor output', (store) => {
     expect((await react(id, 'g-1')).headers.get('svc-idempotent-replayed')).toBe('true');
     // The reactor's application may now only see cards masked: the stored number must not come back.
     const masked = [{ priority: 0, container: '/', transform: 'mask', permissions: ['token:create', 'token:read', 'token:use'] }];
-    const updated = await h.call('PUT', `/applications/${payments.id}`, { key: h.adminKey, body: { name: 'payments', permissions: ['token:create', 'token:read', 'token:use'], rules: masked } });
+    const updated = await h.call('PUT', `/applications/${payments.id}`, {
+      key: h.adminKey,
+      body: { name: 'payments', permissions: ['token:create', 'token:read', 'token:use'], rules: masked },
+    });
     expect(updated.status, updated.text).toBe(200);
     const replay = await react(id, 'g-1');
     expect(expectProblem(replay, 409).detail).toMatch(/application a reactor ran as .* permissions or access rules changed/);
@@ -84,7 +91,7 @@ describeEachStore('HTTP idempotency of reactor output', (store) => {
   });
 
   it('a run that read nothing through bt replays as before, also after unrelated tokens change', async () => {
-    const id = await reactor("module.exports = async (req) => ({ raw: { ok: req.args.id.length } })");
+    const id = await reactor('module.exports = async (req) => ({ raw: { ok: req.args.id.length } })');
     const first = await react(id, 'p-1');
     expect((await h.call('DELETE', `/tokens/${cardId}`, { key: owner })).status).toBe(204);
     const again = await react(id, 'p-1');

@@ -13,8 +13,7 @@ describeEachStore('HTTP idempotency', (store) => {
   });
 
   const KEY = 'SVC-IDEMPOTENCY-KEY';
-  const create = (key: string, data = 'secret-value') =>
-    h.call('POST', '/tokens', { key: h.userKey, body: { type: 'token', data }, headers: { [KEY]: key } });
+  const create = (key: string, data = 'secret-value') => h.call('POST', '/tokens', { key: h.userKey, body: { type: 'token', data }, headers: { [KEY]: key } });
 
   /** Claims a key for POST /tokens with `body` directly in the store, as a request in flight holds it. */
   async function claimInStore(key: string, body: string, heldForMs: number): Promise<void> {

@@ -34,7 +34,13 @@ describe('the fetch handler’s Response', () => {
     const read = (h: Headers) => {
       const each: string[][] = [];
       h.forEach((value, name, parent) => each.push([name, value, String(parent === h)]));
-      return { each, entries: [...(h as unknown as Iterable<[string, string]>)], get: [h.get('Content-Type'), h.get('x-none')], has: [h.has('X-B'), h.has('x-none')], cookies: h.getSetCookie() };
+      return {
+        each,
+        entries: [...(h as unknown as Iterable<[string, string]>)],
+        get: [h.get('Content-Type'), h.get('x-none')],
+        has: [h.has('X-B'), h.has('x-none')],
+        cookies: h.getSetCookie(),
+      };
     };
     expect(lazy).toBeInstanceOf(Headers);
     expect(read(lazy)).toEqual(read(real));
@@ -92,35 +98,44 @@ describe('the Node adapter’s Request', () => {
     expect(bytes.byteLength).toBe(large.length);
     expect(new TextDecoder().decode(bytes)).toBe(large);
     expect(await seen((r) => r.text(), { method: 'POST', body: large })).toBe(large);
-    const names = await seen(async (r) => {
-      const found: string[] = [];
-      r.headers.forEach((_value, name) => found.push(name));
-      return found;
-    }, { method: 'POST', body });
+    const names = await seen(
+      async (r) => {
+        const found: string[] = [];
+        r.headers.forEach((_value, name) => found.push(name));
+        return found;
+      },
+      { method: 'POST', body },
+    );
     expect(names).toContain('content-length');
   });
 
   it('a body is read once', async () => {
-    const second = await seen(async (r) => {
-      await r.text();
-      return r.text().then(
-        () => 'read twice',
-        (error: unknown) => error,
-      );
-    }, { method: 'POST', body: 'x' });
-    expect(second).toBeInstanceOf(TypeError);
-    // Read straight from the message, it is used as a real Request would be: bodyUsed, and its body stream cannot be read.
-    const after = await seen(async (r) => {
-      await r.arrayBuffer();
-      const used = r.bodyUsed;
-      const read = await Promise.resolve()
-        .then(() => new Response(r.body).text())
-        .then(
-          () => 'read again',
+    const second = await seen(
+      async (r) => {
+        await r.text();
+        return r.text().then(
+          () => 'read twice',
           (error: unknown) => error,
         );
-      return { used, read };
-    }, { method: 'POST', body: 'x' });
+      },
+      { method: 'POST', body: 'x' },
+    );
+    expect(second).toBeInstanceOf(TypeError);
+    // Read straight from the message, it is used as a real Request would be: bodyUsed, and its body stream cannot be read.
+    const after = await seen(
+      async (r) => {
+        await r.arrayBuffer();
+        const used = r.bodyUsed;
+        const read = await Promise.resolve()
+          .then(() => new Response(r.body).text())
+          .then(
+            () => 'read again',
+            (error: unknown) => error,
+          );
+        return { used, read };
+      },
+      { method: 'POST', body: 'x' },
+    );
     expect(after).toEqual({ used: true, read: expect.any(TypeError) });
   });
 });

@@ -30,7 +30,10 @@ async function start(handler: (request: Request) => Promise<Response>, options?:
   return (server.address() as AddressInfo).port;
 }
 
-function send(port: number, options: { method?: string; path?: string; headers?: Record<string, string | string[]>; body?: string | Buffer[] }): Promise<{ status: number; headers: IncomingMessage['headers']; text: string }> {
+function send(
+  port: number,
+  options: { method?: string; path?: string; headers?: Record<string, string | string[]>; body?: string | Buffer[] },
+): Promise<{ status: number; headers: IncomingMessage['headers']; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path ?? '/', headers: options.headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -55,7 +58,12 @@ describe('toNodeListener', () => {
         body,
       });
     });
-    const sent = await send(port, { method: 'POST', path: '/a/b?x=1&x=2', headers: { 'x-multi': ['one', 'two'], 'content-type': 'text/plain' }, body: [Buffer.from('hel'), Buffer.from('lo')] });
+    const sent = await send(port, {
+      method: 'POST',
+      path: '/a/b?x=1&x=2',
+      headers: { 'x-multi': ['one', 'two'], 'content-type': 'text/plain' },
+      body: [Buffer.from('hel'), Buffer.from('lo')],
+    });
     expect(sent.status).toBe(200);
     expect(JSON.parse(sent.text)).toEqual({ method: 'POST', url: `http://127.0.0.1:${port}/a/b?x=1&x=2`, accept: 'one, two', body: 'hello' });
   });
@@ -142,7 +150,11 @@ describe('toNodeListener', () => {
 
   it('answering before reading the whole body closes the connection instead of reading on', async () => {
     const port = await start(async () => new Response('no', { status: 413 }));
-    const sent = await send(port, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: [Buffer.alloc(64 * 1024), Buffer.alloc(64 * 1024)] });
+    const sent = await send(port, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      body: [Buffer.alloc(64 * 1024), Buffer.alloc(64 * 1024)],
+    });
     expect(sent.status).toBe(413);
     expect(sent.headers.connection).toBe('close');
   });
@@ -177,7 +189,12 @@ describe('toNodeListener with createFetchHandler, writing at the end of each tur
   it('serves a token round trip with content-length, keep-alive and the API headers', async () => {
     const { port, key } = await startVault();
     const body = JSON.stringify({ type: 'token', data: 'node-secret' });
-    const created = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'content-length': String(body.length) }, body });
+    const created = await send(port, {
+      method: 'POST',
+      path: '/tokens',
+      headers: { 'svc-api-key': key, 'content-type': 'application/json', 'content-length': String(body.length) },
+      body,
+    });
     expect(created.status).toBe(201);
     expect(created.headers['content-length']).toBe(String(Buffer.byteLength(created.text)));
     expect(created.headers.connection).toBe('keep-alive');
@@ -194,17 +211,32 @@ describe('toNodeListener with createFetchHandler, writing at the end of each tur
 
   it('reads a chunked body', async () => {
     const { port, key } = await startVault();
-    const sent = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: [Buffer.from('{"type":"tok'), Buffer.from('en","data":"chunked-value"}')] });
+    const sent = await send(port, {
+      method: 'POST',
+      path: '/tokens',
+      headers: { 'svc-api-key': key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      body: [Buffer.from('{"type":"tok'), Buffer.from('en","data":"chunked-value"}')],
+    });
     expect(sent.status).toBe(201);
   });
 
   it('413 for a streamed body past the limit, and the connection is closed', async () => {
     const { port, key } = await startVault();
-    const sent = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: [Buffer.alloc(800, 32), Buffer.alloc(800, 32), Buffer.alloc(64 * 1024, 32)] });
+    const sent = await send(port, {
+      method: 'POST',
+      path: '/tokens',
+      headers: { 'svc-api-key': key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      body: [Buffer.alloc(800, 32), Buffer.alloc(800, 32), Buffer.alloc(64 * 1024, 32)],
+    });
     expect(sent.status).toBe(413);
     expect(sent.headers['content-type']).toBe('application/problem+json');
     expect(sent.headers.connection).toBe('close');
-    const declared = await send(port, { method: 'POST', path: '/tokens', headers: { 'svc-api-key': key, 'content-type': 'application/json', 'content-length': '2000' }, body: ' '.repeat(2000) });
+    const declared = await send(port, {
+      method: 'POST',
+      path: '/tokens',
+      headers: { 'svc-api-key': key, 'content-type': 'application/json', 'content-length': '2000' },
+      body: ' '.repeat(2000),
+    });
     expect(declared.status).toBe(413);
   });
 
@@ -284,9 +316,33 @@ describe('splitTarget (the direct path skips the URL parser for plain targets)',
 
   it('gives what new URL gives, for hand-picked targets', () => {
     const targets = [
-      '/tokens/abc', '/tokens?id=a&id=b', '/tokens?', '/a?b?c', '/tokens/a%2Fb', '/tokens/%zz', '/tokens/./x', '/tokens/../applications',
-      '/tokens/%2e%2E/x', '/tokens/.', '/tokens/..?x=1', '/t/a..b', "/t/it's?q='x'", '/t/a b', '/t/"x"', '/t/<x>', '/t/é', '/t#frag',
-      '/t/a\\b', '/t/{x}', '/t/`x`', '/t?a=b c', '/t?a=%20&b=+', '//double', '/t/|x|', '/t/[x]', '/t?x=^',
+      '/tokens/abc',
+      '/tokens?id=a&id=b',
+      '/tokens?',
+      '/a?b?c',
+      '/tokens/a%2Fb',
+      '/tokens/%zz',
+      '/tokens/./x',
+      '/tokens/../applications',
+      '/tokens/%2e%2E/x',
+      '/tokens/.',
+      '/tokens/..?x=1',
+      '/t/a..b',
+      "/t/it's?q='x'",
+      '/t/a b',
+      '/t/"x"',
+      '/t/<x>',
+      '/t/é',
+      '/t#frag',
+      '/t/a\\b',
+      '/t/{x}',
+      '/t/`x`',
+      '/t?a=b c',
+      '/t?a=%20&b=+',
+      '//double',
+      '/t/|x|',
+      '/t/[x]',
+      '/t?x=^',
     ];
     for (const target of targets) expect(splitTarget(target), target).toEqual(viaUrl(target));
   });

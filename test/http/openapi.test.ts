@@ -20,8 +20,7 @@ describeEachStore('HTTP OpenAPI document', (store) => {
   });
 
   const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-  const operations = () =>
-    Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+  const operations = () => Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
 
   describe('GET /openapi.json', () => {
     it('is an OpenAPI 3.1 document served without a key', () => {
@@ -145,7 +144,10 @@ describeEachStore('HTTP OpenAPI document', (store) => {
       checkShape(doc, 'Token', (await h.call('GET', `/tokens/${created.body.id}`, { key: h.userKey })).body);
       checkShape(doc, 'TokenList', (await h.call('GET', '/tokens', { key: h.userKey })).body);
       checkShape(doc, 'TokenList', (await h.call('GET', '/tokens?page=1', { key: h.userKey })).body);
-      const app = await h.call('POST', '/applications', { key: h.adminKey, body: { name: 'a', type: 'private', permissions: ['token:read'], rules: [{ priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] }] } });
+      const app = await h.call('POST', '/applications', {
+        key: h.adminKey,
+        body: { name: 'a', type: 'private', permissions: ['token:read'], rules: [{ priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] }] },
+      });
       checkShape(doc, 'Application', app.body);
       checkShape(doc, 'ApplicationList', (await h.call('GET', '/applications', { key: h.adminKey })).body);
       checkShape(doc, 'AuditEntryList', (await h.call('GET', '/logs', { key: h.adminKey })).body);

@@ -42,7 +42,12 @@ describeEachStore('operations: readiness, access log, metrics, PUT /applications
     const vault = await store.vault();
     const events: ExchangeEvent[] = [];
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
     const log = pino({ base: null }, sink);
     const handler = createFetchHandler(vault, { onExchange: observeAll((e) => events.push(e), accessLog(log)) });
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
@@ -71,7 +76,11 @@ describeEachStore('operations: readiness, access log, metrics, PUT /applications
     const all = lines.join('');
     for (const secret of [id, app.key, 'cus_secret', '4242', 'not-a-key']) expect(all).not.toContain(secret);
     // An observer that throws changes no response.
-    const throwing = createFetchHandler(vault, { onExchange: () => { throw new Error('observer failed'); } });
+    const throwing = createFetchHandler(vault, {
+      onExchange: () => {
+        throw new Error('observer failed');
+      },
+    });
     expect((await throwing(request(`/tokens/${id}`, { key: app.key }))).status).toBe(200);
     expect((await throwing(request('/nowhere'))).status).toBe(404);
   });
@@ -134,7 +143,9 @@ describeEachStore('operations: readiness, access log, metrics, PUT /applications
     const handler = createFetchHandler(vault);
     const admin = vault.adminKey;
     const rules = [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }];
-    const created = await handler(request('/applications', { method: 'POST', key: admin, body: { name: 'a', type: 'private', permissions: ['token:read', 'token:create'], rules } }));
+    const created = await handler(
+      request('/applications', { method: 'POST', key: admin, body: { name: 'a', type: 'private', permissions: ['token:read', 'token:create'], rules } }),
+    );
     const id = ((await created.json()) as { id: string }).id;
     const renamed = await handler(request(`/applications/${id}`, { method: 'PUT', key: admin, body: { name: 'renamed' } }));
     expect(renamed.status).toBe(200);

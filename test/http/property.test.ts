@@ -36,10 +36,48 @@ describeEachStore('HTTP property', (store) => {
     return JSON.stringify(parts);
   }
 
-  const SEGMENTS = ['tokens', 'reactors', 'reactor-formulas', 'applications', 'logs', 'tokenize', 'search', 'react', 'regenerate', 'openapi.json', 'healthz', 'known-token', '', '..', '%', '%2F', '%E0%A4%A'];
+  const SEGMENTS = [
+    'tokens',
+    'reactors',
+    'reactor-formulas',
+    'applications',
+    'logs',
+    'tokenize',
+    'search',
+    'react',
+    'regenerate',
+    'openapi.json',
+    'healthz',
+    'known-token',
+    '',
+    '..',
+    '%',
+    '%2F',
+    '%E0%A4%A',
+  ];
   const segment = fc.oneof(fc.constantFrom(...SEGMENTS), fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.string({ maxLength: 6 }));
   const query = fc.array(
-    fc.tuple(fc.oneof(fc.constantFrom('id', 'type', 'metadata.customer', 'metadata.', 'page', 'size', 'start', 'name', 'resource_id', 'operation', ...PROTOTYPE_KEYS, 'metadata.__proto__', 'metadata[constructor]'), fc.string({ maxLength: 8 })), fc.string({ maxLength: 12 })),
+    fc.tuple(
+      fc.oneof(
+        fc.constantFrom(
+          'id',
+          'type',
+          'metadata.customer',
+          'metadata.',
+          'page',
+          'size',
+          'start',
+          'name',
+          'resource_id',
+          'operation',
+          ...PROTOTYPE_KEYS,
+          'metadata.__proto__',
+          'metadata[constructor]',
+        ),
+        fc.string({ maxLength: 8 }),
+      ),
+      fc.string({ maxLength: 12 }),
+    ),
     { maxLength: 4 },
   );
   const path = fc.tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), query).map(([segments, pairs]) => {
@@ -55,11 +93,16 @@ describeEachStore('HTTP property', (store) => {
     tokenBody.map((b) => JSON.stringify(b)),
     fc.array(tokenBody, { maxLength: 3 }).map((b) => JSON.stringify(b)),
   );
-  const contentType = fc.option(fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/json; charset=latin1', 'application/x+json', ''), { nil: undefined });
+  const contentType = fc.option(fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/json; charset=latin1', 'application/x+json', ''), {
+    nil: undefined,
+  });
   const headerName = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/);
   const headers = fc.dictionary(headerName, fc.stringMatching(/^[\x21-\x7e]{0,20}$/), { maxKeys: 3 });
   const keyChoice = fc.constantFrom('user', 'admin', 'bogus', 'none');
-  const idempotency = fc.option(fc.string({ minLength: 0, maxLength: 300 }).filter((s) => /^[\x21-\x7e]*$/.test(s)), { nil: undefined });
+  const idempotency = fc.option(
+    fc.string({ minLength: 0, maxLength: 300 }).filter((s) => /^[\x21-\x7e]*$/.test(s)),
+    { nil: undefined },
+  );
 
   it('arbitrary requests: never a 5xx, never a throw, and a rejected request changes nothing', async () => {
     let before = await snapshot();
@@ -103,7 +146,8 @@ describeEachStore('HTTP property', (store) => {
   }
 
   /** Sets an own property, as JSON.parse makes it (assignment to `__proto__` would set the prototype). */
-  const define = (target: Record<string, unknown>, key: string, value: unknown) => Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  const define = (target: Record<string, unknown>, key: string, value: unknown) =>
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   /** A fresh copy of a generated value (fast-check shares them; the body must stay a tree). */
   const copy = (value: unknown): unknown => (value === undefined ? null : JSON.parse(JSON.stringify(value)));
 

@@ -12,7 +12,7 @@ const HOSTILE: Record<string, string> = {
   'Access-Control-Allow-Credentials': 'true',
   'Cache-Control': 'public, max-age=86400',
   'Content-Type': 'text/html',
-  'Content-Security-Policy': "default-src *",
+  'Content-Security-Policy': 'default-src *',
   'Strict-Transport-Security': 'max-age=0',
   'WWW-Authenticate': 'Basic realm="vault"',
   Vary: 'Origin',
@@ -86,7 +86,30 @@ describeEachStore('headers of a reactor’s custom response', (store) => {
 
 it('reactorMaySetHeader: the allow-list', () => {
   for (const name of ['retry-after', 'x-request-id', 'x-ratelimit-remaining', 'x-psp-decline-code']) expect(reactorMaySetHeader(name, 'SVC')).toBe(true);
-  for (const name of ['set-cookie', 'location', 'access-control-allow-origin', 'cache-control', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'strict-transport-security', 'content-security-policy', 'www-authenticate', 'vary', 'x-frame-options', 'x-forwarded-for', 'x-accel-redirect', 'x-sendfile', 'svc-idempotent-replayed', 'etag', 'expires', 'pragma', 'refresh', 'link']) {
+  for (const name of [
+    'set-cookie',
+    'location',
+    'access-control-allow-origin',
+    'cache-control',
+    'content-type',
+    'content-length',
+    'transfer-encoding',
+    'connection',
+    'strict-transport-security',
+    'content-security-policy',
+    'www-authenticate',
+    'vary',
+    'x-frame-options',
+    'x-forwarded-for',
+    'x-accel-redirect',
+    'x-sendfile',
+    'svc-idempotent-replayed',
+    'etag',
+    'expires',
+    'pragma',
+    'refresh',
+    'link',
+  ]) {
     expect(reactorMaySetHeader(name, 'SVC')).toBe(false);
   }
   expect(reactorMaySetHeader('x-vault-idempotent-replayed', 'X-Vault')).toBe(false);

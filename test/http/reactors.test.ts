@@ -117,7 +117,10 @@ describeEachStore('HTTP reactors', (store) => {
     });
 
     it('a reactor error becomes a problem with its status; CustomHttpResponseError is passed through', async () => {
-      const declined = await h.call('POST', '/reactor-formulas', { key: h.adminKey, body: { name: 'd', code: "module.exports = async () => { throw new InvalidPaymentMethodError('declined'); }" } });
+      const declined = await h.call('POST', '/reactor-formulas', {
+        key: h.adminKey,
+        body: { name: 'd', code: "module.exports = async () => { throw new InvalidPaymentMethodError('declined'); }" },
+      });
       const dr = await h.call('POST', '/reactors', { key: h.adminKey, body: { name: 'd', formula: { id: declined.body.id }, configuration: {} } });
       const problem = expectProblem(await h.call('POST', `/reactors/${dr.body.id}/react`, { key: h.userKey }), 402);
       expect(problem.title).toBe('InvalidPaymentMethodError');

@@ -18,7 +18,10 @@ const FORMULA = {
   type: 'private',
   code: CODE,
   configuration: [{ name: 'k', type: 'string' }],
-  request_parameters: [{ name: 'a', type: 'number', optional: true }, { name: 'n.b', type: 'string', optional: true }],
+  request_parameters: [
+    { name: 'a', type: 'number', optional: true },
+    { name: 'n.b', type: 'string', optional: true },
+  ],
 };
 const RULES = [{ priority: 1, container: '/', transform: 'mask', permissions: ['token:read'] }];
 
@@ -46,7 +49,11 @@ export async function bodyRequests(h: Harness): Promise<BodyRequest[]> {
 
   const bodies: Record<string, { path: string; key: string; body: () => unknown }> = {
     createToken: { path: '/tokens', key: h.userKey, body: () => ({ type: 'token', data: { a: 'x', n: { b: 1 } }, metadata: { k: 'v' }, search_indexes: ['{{ data.a }}'] }) },
-    createTokenIntent: { path: '/token-intents', key: intentKey, body: () => ({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 } }) },
+    createTokenIntent: {
+      path: '/token-intents',
+      key: intentKey,
+      body: () => ({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 } }),
+    },
     updateToken: { path: '/tokens/proto-known', key: h.userKey, body: () => ({ data: { a: 'y' }, metadata: { k: 'w' } }) },
     searchTokens: { path: '/tokens/search', key: h.userKey, body: () => ({ query: 'type:token', size: 5 }) },
     tokenize: { path: '/tokenize', key: h.userKey, body: () => ({ a: { type: 'token', data: 'x', metadata: { k: 'v' } }, list: [{ type: 'token', data: { b: 1 } }] }) },
@@ -55,7 +62,11 @@ export async function bodyRequests(h: Harness): Promise<BodyRequest[]> {
     updateReactor: { path: `/reactors/${reactor.id}`, key: h.userKey, body: () => ({ name: 'r', configuration: { k: 'w' } }) },
     patchReactor: { path: `/reactors/${reactor.id}`, key: h.userKey, body: () => ({ name: 'r2', configuration: { k: 'x' } }) },
     invokeReactor: { path: `/reactors/${reactor.id}/react`, key: h.userKey, body: () => ({ args: { a: 1, n: { b: "{{ proto-known | json: '$.a' }}" } } }) },
-    invokeReactorAsync: { path: `/reactors/${reactor.id}/react-async`, key: h.userKey, body: () => ({ args: { a: 1, n: { b: 'x' } }, callback_url: 'https://example.com/callback' }) },
+    invokeReactorAsync: {
+      path: `/reactors/${reactor.id}/react-async`,
+      key: h.userKey,
+      body: () => ({ args: { a: 1, n: { b: 'x' } }, callback_url: 'https://example.com/callback' }),
+    },
     createReactorFormula: { path: '/reactor-formulas', key: h.adminKey, body: () => FORMULA },
     updateReactorFormula: { path: `/reactor-formulas/${formula.id}`, key: h.adminKey, body: () => ({ ...FORMULA, name: 'f2' }) },
     createApplication: { path: '/applications', key: h.adminKey, body: () => ({ name: 'a', type: 'private', permissions: ['token:read'], rules: RULES }) },

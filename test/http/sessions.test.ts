@@ -20,7 +20,10 @@ describeEachStore('sessions over HTTP', (store) => {
     return { vault, call, browser, backend: backendApp.key, backendId: backendApp.applicationId, card, note };
   }
 
-  async function authorized(s: Awaited<ReturnType<typeof setup>>, grant: Record<string, unknown> = { rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }] }) {
+  async function authorized(
+    s: Awaited<ReturnType<typeof setup>>,
+    grant: Record<string, unknown> = { rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }] },
+  ) {
     const session = (await s.call('POST', '/sessions', s.browser)).body;
     expect((await s.call('POST', '/sessions/authorize', s.backend, { nonce: session.nonce, ...grant })).status).toBe(204);
     return session as { session_key: string; nonce: string; expires_at: string };
@@ -78,7 +81,10 @@ describeEachStore('sessions over HTTP', (store) => {
     s.vault.clock.advance(60 * 1000);
     expectProblem(await s.call('GET', `/tokens/${s.card.id}`, session.session_key), 401);
     const other = (await s.call('POST', '/sessions', s.browser)).body;
-    const problem = expectProblem(await s.call('POST', '/sessions/authorize', s.backend, { nonce: other.nonce, permissions: ['token:read'], expires_at: '2030-01-01T01:00:00Z' }), 400);
+    const problem = expectProblem(
+      await s.call('POST', '/sessions/authorize', s.backend, { nonce: other.nonce, permissions: ['token:read'], expires_at: '2030-01-01T01:00:00Z' }),
+      400,
+    );
     expect(problem.errors.expires_at[0]).toMatch(/closer/);
   });
 
@@ -169,7 +175,9 @@ describeEachStore('sessions over HTTP', (store) => {
     const session = await authorized(s);
     expect((await s.call('GET', `/tokens/${s.card.id}`, session.session_key)).body.data.number).toBe(VISA.number);
     const masked = [{ priority: 0, container: '/', transform: 'mask', permissions: ['token:create', 'token:read'] }];
-    expect((await s.call('PUT', `/applications/${s.backendId}`, s.vault.adminKey, { name: 'backend', permissions: ['token:create', 'token:read'], rules: masked })).status).toBe(200);
+    expect((await s.call('PUT', `/applications/${s.backendId}`, s.vault.adminKey, { name: 'backend', permissions: ['token:create', 'token:read'], rules: masked })).status).toBe(
+      200,
+    );
     expect((await s.call('GET', `/tokens/${s.card.id}`, session.session_key)).body.data.number).toBe('XXXXXXXXXXXX4242');
     await s.call('PUT', `/applications/${s.backendId}`, s.vault.adminKey, { name: 'backend', permissions: ['token:create'], rules: [] });
     expectProblem(await s.call('GET', `/tokens/${s.card.id}`, session.session_key), 403);

@@ -67,7 +67,15 @@ describeEachStore('HTTP tokens', (store) => {
       const created = (await h.call('POST', '/tokens', { key: h.userKey, body: card() })).body;
       const sent = await h.call('GET', `/tokens/${created.id}`, { key: h.userKey });
       expect(sent.status).toBe(200);
-      expect(sent.body).toMatchObject({ id: created.id, type: 'card', tenant_id: h.vault.tenantId, containers: ['/pci/high/'], metadata: { customer: 'ACME' }, created_by: expect.any(String), created_at: expect.any(String) });
+      expect(sent.body).toMatchObject({
+        id: created.id,
+        type: 'card',
+        tenant_id: h.vault.tenantId,
+        containers: ['/pci/high/'],
+        metadata: { customer: 'ACME' },
+        created_by: expect.any(String),
+        created_at: expect.any(String),
+      });
       expect(sent.body.mask).toBeUndefined();
       expect(sent.body.search_indexes).toBeUndefined();
       expect(sent.body.data.number).toBe('XXXXXXXXXXXX4242');
@@ -208,7 +216,13 @@ describeEachStore('HTTP tokens', (store) => {
     });
 
     it('400 and nothing stored when one item is invalid', async () => {
-      const sent = await h.call('POST', '/tokenize', { key: h.userKey, body: [{ type: 'token', data: 'x1' }, { type: 'card', data: { number: '1' } }] });
+      const sent = await h.call('POST', '/tokenize', {
+        key: h.userKey,
+        body: [
+          { type: 'token', data: 'x1' },
+          { type: 'card', data: { number: '1' } },
+        ],
+      });
       expectProblem(sent, 400);
       expect((await h.call('GET', '/tokens', { key: h.userKey })).body.data).toHaveLength(0);
     });

@@ -42,7 +42,9 @@ describeEachStore('vault.idempotency', (store) => {
 
   it('a run that throws releases the key: the retry runs', async () => {
     const { vault, app, create } = await setup();
-    await expect(vault.idempotency.run(app, { key: 'k2', fingerprint: 'create order 42' }, () => vault.tokens.create(app, { type: 'nonsense', data: 1 }))).rejects.toBeInstanceOf(ValidationError);
+    await expect(vault.idempotency.run(app, { key: 'k2', fingerprint: 'create order 42' }, () => vault.tokens.create(app, { type: 'nonsense', data: 1 }))).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     expect((await create('k2')).replayed).toBe(false);
   });
 
@@ -104,7 +106,10 @@ describeEachStore('vault.idempotency', (store) => {
     const described = REVEAL_ALL.map((rule) => ({ ...rule, description: 'same grant, new words', permissions: [...rule.permissions].reverse() }));
     await vault.applications.update(admin, app.applicationId, { name: current.name, permissions: [...ALL_TOKEN_PERMISSIONS].reverse(), rules: described });
     const now = await vault.authenticate(app.key);
-    expect(await vault.idempotency.run(now, { key: 'k6', fingerprint: 'create order 42' }, () => vault.tokens.create(now, { type: 'token', data: 'x' }))).toEqual({ result: first.result, replayed: true });
+    expect(await vault.idempotency.run(now, { key: 'k6', fingerprint: 'create order 42' }, () => vault.tokens.create(now, { type: 'token', data: 'x' }))).toEqual({
+      result: first.result,
+      replayed: true,
+    });
   });
 
   it('a token the result carries, changed in any way since (containers, mask, data, metadata), makes the key a 409; an untouched one replays', async () => {
@@ -127,7 +132,9 @@ describeEachStore('vault.idempotency', (store) => {
     const hidden = await vault.tokens.create(owner, { type: 'token', data: 'not for app', containers: ['/hidden/'] });
     await expect(vault.tokens.get(app, hidden.id)).rejects.toBeInstanceOf(NotFoundError);
     const probe = () =>
-      vault.idempotency.run(app, { key: 'probe', fingerprint: 'p' }, () => vault.tokens.create(app, { type: 'token', data: 'mine', containers: ['/mine/'], metadata: { id: hidden.id } }));
+      vault.idempotency.run(app, { key: 'probe', fingerprint: 'p' }, () =>
+        vault.tokens.create(app, { type: 'token', data: 'mine', containers: ['/mine/'], metadata: { id: hidden.id } }),
+      );
     const first = await probe();
     await vault.tokens.update(owner, hidden.id, { data: 'changed' });
     await vault.tokens.delete(owner, hidden.id);
@@ -137,8 +144,9 @@ describeEachStore('vault.idempotency', (store) => {
   it("a public application's key cannot use idempotency keys (every browser shares it); its sessions can", async () => {
     const { vault } = await setup();
     const browser = await vault.caller({ permissions: ['token:create'], type: 'public', name: 'browser' });
-    await expect(vault.idempotency.run(browser, { key: 'order-1', fingerprint: 'f' }, () => vault.tokens.create(browser, { type: 'token', data: 'x' }))).rejects.toThrow(/public application's key/);
+    await expect(vault.idempotency.run(browser, { key: 'order-1', fingerprint: 'f' }, () => vault.tokens.create(browser, { type: 'token', data: 'x' }))).rejects.toThrow(
+      /public application's key/,
+    );
     expect((await vault.tokens.list(await vault.caller({ permissions: ['token:read'], name: 'reader' }), {})).data).toEqual([]);
   });
 });
-

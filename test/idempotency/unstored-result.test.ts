@@ -83,7 +83,11 @@ describeEachStore('idempotency after a failed result write', (store) => {
 
   it("over HTTP: a reactor's charge runs once; the first answer is the real one (marked not stored), the retry a 409 saying why", async () => {
     const h = await harness({}, refusingKind(isResultWrite));
-    const ledger = await h.vault.caller({ name: 'ledger', permissions: ['token:create', 'token:read'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read'] }] as never });
+    const ledger = await h.vault.caller({
+      name: 'ledger',
+      permissions: ['token:create', 'token:read'],
+      rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read'] }] as never,
+    });
     // The "charge": a token the reactor's code creates through req.bt, counted afterwards.
     const code = "module.exports = async (req) => ({ raw: { charge: (await req.bt.tokens.create({ type: 'token', data: 'charge' })).id } })";
     const reactor = await h.call('POST', '/reactors', { key: h.adminKey, body: { name: 'charge', code, application: { id: ledger.applicationId } } });

@@ -11,7 +11,10 @@ import { SUITE_START } from '../support/suite-start.js';
 /** A logger that keeps its entries (fields included) for the test to read. */
 function recordingLogger() {
   const entries: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void entries.push({ level, message, fields });
+  const at =
+    (level: string) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void entries.push({ level, message, fields });
   const logger: Logger = { info: at('info'), warn: at('warn'), error: at('error') };
   return { logger, entries };
 }

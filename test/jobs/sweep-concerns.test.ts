@@ -14,7 +14,10 @@ const INTERVAL = 60_000;
 
 function recordingLogger() {
   const entries: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void entries.push({ level, message, fields });
+  const at =
+    (level: string) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void entries.push({ level, message, fields });
   const logger: Logger = { info: at('info'), warn: at('warn'), error: at('error') };
   return { logger, entries };
 }
@@ -32,7 +35,11 @@ describeEachStore('the sweep', (kind) => {
     const { logger, entries } = recordingLogger();
     const vault = await kind.vault({ logger });
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
-    const [first, damaged, last] = [await vault.tokens.create(app, { type: 'card', data: CARD }), await vault.tokens.create(app, { type: 'card', data: CARD }), await vault.tokens.create(app, { type: 'card', data: CARD })];
+    const [first, damaged, last] = [
+      await vault.tokens.create(app, { type: 'card', data: CARD }),
+      await vault.tokens.create(app, { type: 'card', data: CARD }),
+      await vault.tokens.create(app, { type: 'card', data: CARD }),
+    ];
     const expiring = await vault.tokens.create(app, { type: 'token', data: 'x', expires_at: new Date(vault.clock.now() + HOUR).toISOString() });
     await corrupt(vault, damaged!.id);
     vault.clock.advance(HOUR / 2);
@@ -42,7 +49,13 @@ describeEachStore('the sweep', (kind) => {
     for (const token of [first!, last!]) expect((await vault.store.getToken(vault.tenantId, token.id, vault.clock.now()))!.cvcPurgeAt).toBeNull();
     expect(await vault.store.getDeletedToken(vault.tenantId, expiring.id)).toMatchObject({ deletedBy: 'system:expiry' });
     const logged = entries.filter((e) => e.message.startsWith('sweep: a stored token could not be opened'));
-    expect(logged).toEqual([{ level: 'error', message: 'sweep: a stored token could not be opened; its cvc removal is skipped', fields: expect.objectContaining({ tenantId: vault.tenantId, tokenId: damaged!.id, error: 'decryption_failed' }) }]);
+    expect(logged).toEqual([
+      {
+        level: 'error',
+        message: 'sweep: a stored token could not be opened; its cvc removal is skipped',
+        fields: expect.objectContaining({ tenantId: vault.tenantId, tokenId: damaged!.id, error: 'decryption_failed' }),
+      },
+    ]);
     expect(JSON.stringify(entries)).not.toMatch(/4242424242424242|"cvc":"/);
     expect(vault.sweepStats().unreadableRows).toBe(1);
     const metrics = createMetrics();

@@ -105,7 +105,9 @@ describeEachStore('least authority', (store) => {
     expect((out as { tokens: { receipt: { id: string } } }).tokens.receipt).not.toHaveProperty('data');
     // An invoker that may reveal the card itself gets the duplicate, as before.
     const peer = await w.vault.caller({ permissions: ['token:use', 'token:read'], rules: [REVEAL_ALL] });
-    const again = (await w.vault.reactors.react(peer, reactor.id, { args: { receipt: { type: 'card', data: VISA, deduplicate_token: true } } })) as { tokens: { receipt: { _extras?: unknown } } };
+    const again = (await w.vault.reactors.react(peer, reactor.id, { args: { receipt: { type: 'card', data: VISA, deduplicate_token: true } } })) as {
+      tokens: { receipt: { _extras?: unknown } };
+    };
     expect(again.tokens.receipt._extras).toEqual({ deduplicated: true });
   });
 
@@ -119,7 +121,9 @@ describeEachStore('least authority', (store) => {
     await forbidden(() => w.vault.reactors.patch(ops, existing.id, { application: { id: w.payments.applicationId } }));
     expect((await w.vault.reactors.get(w.admin, existing.id)).application).toBeUndefined();
     // The administrator still may.
-    await expect(w.vault.reactors.patch(w.admin, existing.id, { application: { id: w.payments.applicationId } })).resolves.toMatchObject({ application: { id: w.payments.applicationId } });
+    await expect(w.vault.reactors.patch(w.admin, existing.id, { application: { id: w.payments.applicationId } })).resolves.toMatchObject({
+      application: { id: w.payments.applicationId },
+    });
   });
 
   it('finding 4: reactor:update does not recode a reactor or formula someone else wrote', async () => {
@@ -153,7 +157,9 @@ describeEachStore('least authority', (store) => {
     }
     expect(await w.vault.applicationKeys.list(w.admin, w.payments.applicationId)).toHaveLength(1);
     // Its own grants, or another's, cannot grow beyond its own.
-    await forbidden(() => w.vault.applications.update(helpdesk, helpdesk.applicationId, { name: 'helpdesk', permissions: ['application:read', 'application:update', 'application:create'] }));
+    await forbidden(() =>
+      w.vault.applications.update(helpdesk, helpdesk.applicationId, { name: 'helpdesk', permissions: ['application:read', 'application:update', 'application:create'] }),
+    );
     await forbidden(() => w.vault.applications.update(helpdesk, w.payments.applicationId, { name: 'payments', permissions: ['token:read'] }));
     // Renaming gives no power and stays allowed; an application it covers may get a key.
     await expect(w.vault.applications.update(helpdesk, w.payments.applicationId, { name: 'payments (renamed)' })).resolves.toMatchObject({ name: 'payments (renamed)' });

@@ -41,7 +41,11 @@ describe('proxy destination rules', () => {
       ['https://api.example.com', '/a/%2E%2E/admin', '..'],
       ['https://api.example.com', '/a\\b', 'backslash'],
     ];
-    for (const [base, path, words] of cases) expect(refusal(() => destinationUrl(base, path, '', STRICT)), String(base)).toContain(words);
+    for (const [base, path, words] of cases)
+      expect(
+        refusal(() => destinationUrl(base, path, '', STRICT)),
+        String(base),
+      ).toContain(words);
     // The development switch admits plain http and loopback literals (a local receiver).
     expect(refusal(() => destinationUrl('http://127.0.0.1:8080', '', '', DEV))).toBe('accepted');
     expect(refusal(() => destinationUrl('http://10.1.2.3', '', '', DEV))).toContain('DNS name');
@@ -83,7 +87,18 @@ describe('proxy destination rules', () => {
       ['True-Client-IP', '10.0.0.1'],
     ]);
     expect({ ...out }).toEqual({ authorization: 'Bearer a', 'x-multi': 'a, b' });
-    expect(returnedResponseHeaders([['connection', 'keep-alive'], ['set-cookie', 'a=1'], ['bt-x', '1'], ['x-ok', '1'], ['content-type', 'text/plain']], 'bt-')).toEqual([
+    expect(
+      returnedResponseHeaders(
+        [
+          ['connection', 'keep-alive'],
+          ['set-cookie', 'a=1'],
+          ['bt-x', '1'],
+          ['x-ok', '1'],
+          ['content-type', 'text/plain'],
+        ],
+        'bt-',
+      ),
+    ).toEqual([
       ['x-ok', '1'],
       ['content-type', 'text/plain'],
       ['content-security-policy', 'sandbox'],

@@ -28,7 +28,13 @@ describeEachStore('compressed proxy request bodies', (store) => {
   it('decompresses gzip, deflate (zlib or raw) and br before detokenizing and transforming, and forwards the result uncompressed', async () => {
     const { vault, app, card, receiver, call } = await setup();
     const json = Buffer.from(JSON.stringify({ number: `{{ ${card.id} | json: '$.number' }}` }));
-    const encoded: [string, Uint8Array][] = [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['deflate', deflateRawSync(json)], ['br', brotliCompressSync(json)], ['gzip, br', brotliCompressSync(gzipSync(json))]];
+    const encoded: [string, Uint8Array][] = [
+      ['gzip', gzipSync(json)],
+      ['deflate', deflateSync(json)],
+      ['deflate', deflateRawSync(json)],
+      ['br', brotliCompressSync(json)],
+      ['gzip, br', brotliCompressSync(gzipSync(json))],
+    ];
     for (const [coding, body] of encoded) {
       const response = await call({ 'BT-API-KEY': app.key, 'BT-PROXY-URL': receiver.url, 'content-encoding': coding }, body);
       expect(response.status, coding).toBe(201);
@@ -39,9 +45,16 @@ describeEachStore('compressed proxy request bodies', (store) => {
     }
     // An inbound proxy's tokenize transform reads the decompressed JSON: the destination gets a token id.
     const admin = await vault.authenticate(vault.adminKey);
-    const tokenizer = await vault.caller({ type: 'private', permissions: ['token:create'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create'] }] });
+    const tokenizer = await vault.caller({
+      type: 'private',
+      permissions: ['token:create'],
+      rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create'] }],
+    });
     const inbound = await vault.proxies.create(admin, {
-      name: 'intake', destination_url: receiver.url, require_auth: false, application: { id: tokenizer.applicationId },
+      name: 'intake',
+      destination_url: receiver.url,
+      require_auth: false,
+      application: { id: tokenizer.applicationId },
       request_transforms: [{ type: 'tokenize', expression: '{ "type": "card", "data": "{{ args.card }}" }' }],
     });
     expect((await call({ 'BT-PROXY-KEY': inbound.key!, 'content-encoding': 'gzip' }, gzipSync(JSON.stringify({ card: CARD })))).status).toBe(201);

@@ -16,7 +16,11 @@ const REVEAL_ALL: AccessRule[] = [{ priority: 0, container: '/', transform: 'rev
 describeEachStore('ephemeral proxy over HTTP', (store) => {
   async function setup(options: Parameters<typeof store.vault>[0] = {}) {
     const logged: string[] = [];
-    const logger: Logger = { info: (m, f) => logged.push(m + JSON.stringify(f ?? {})), warn: (m, f) => logged.push(m + JSON.stringify(f ?? {})), error: (m, f) => logged.push(m + JSON.stringify(f ?? {})) };
+    const logger: Logger = {
+      info: (m, f) => logged.push(m + JSON.stringify(f ?? {})),
+      warn: (m, f) => logged.push(m + JSON.stringify(f ?? {})),
+      error: (m, f) => logged.push(m + JSON.stringify(f ?? {})),
+    };
     const vault: TestVault = await store.vault({ reactors: { egress: { allowPrivateNetwork: true } }, logger, ...options });
     const exchanges: unknown[] = [];
     const handler = createFetchHandler(vault, { headerPrefix: 'BT', logger, maxBodyBytes: 4096, onExchange: (event) => exchanges.push(event) });
@@ -24,7 +28,13 @@ describeEachStore('ephemeral proxy over HTTP', (store) => {
     const card = await vault.tokens.create(app, { type: 'card', data: CARD });
     const secret = await vault.tokens.create(app, { type: 'token', data: 'sk_live_abc' });
     const call = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string; key?: string } = {}) =>
-      handler(new Request(`http://vault${path}`, { method: init.method ?? 'POST', headers: { 'BT-API-KEY': init.key ?? app.key, ...init.headers }, ...(init.body === undefined ? {} : { body: init.body }) }));
+      handler(
+        new Request(`http://vault${path}`, {
+          method: init.method ?? 'POST',
+          headers: { 'BT-API-KEY': init.key ?? app.key, ...init.headers },
+          ...(init.body === undefined ? {} : { body: init.body }),
+        }),
+      );
     const audit = async () => {
       const admin = await vault.authenticate(vault.adminKey);
       return (await vault.logs.list(admin, { operation: 'proxy:invoke' })).data;
@@ -63,7 +73,14 @@ describeEachStore('ephemeral proxy over HTTP', (store) => {
     expect(exchanges).toEqual([expect.objectContaining({ method: 'POST', route: '/proxy', status: 201, applicationId: app.applicationId })]);
     const [entry] = await audit();
     expect(entry).toMatchObject({ actor: app.applicationId, operation: 'proxy:invoke', resource_id: 'localhost', outcome: 'success' });
-    expect(JSON.parse(entry!.detail!)).toMatchObject({ method: 'POST', host: 'localhost', path: '/api/v1/charges', query_keys: ['currency', 'amount'], token_ids: [secret.id, card.id], status: 201 });
+    expect(JSON.parse(entry!.detail!)).toMatchObject({
+      method: 'POST',
+      host: 'localhost',
+      path: '/api/v1/charges',
+      query_keys: ['currency', 'amount'],
+      token_ids: [secret.id, card.id],
+      status: 201,
+    });
     const everything = JSON.stringify(await audit()) + logged.join('\n');
     for (const leak of [app.key, 'sk_live_abc', CARD.number, 'usd']) expect(everything).not.toContain(leak);
   });
@@ -106,7 +123,10 @@ describeEachStore('ephemeral proxy over HTTP', (store) => {
     const { vault, card, call, audit, logged } = await setup({ reactors: { egress: { allowPrivateNetwork: true } }, proxy: { maxTokens: 2 } });
     const receiver = await startReceiver();
     const json = { 'BT-PROXY-URL': receiver.url, 'content-type': 'application/json' };
-    const noUse = await vault.caller({ permissions: ['proxy:invoke', 'token:read', 'token:use'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:read'] }] });
+    const noUse = await vault.caller({
+      permissions: ['proxy:invoke', 'token:read', 'token:use'],
+      rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:read'] }],
+    });
     const noProxy = await vault.caller({ permissions: ['token:use'], rules: REVEAL_ALL.map((r) => ({ ...r, permissions: ['token:use'] })) });
     const writer = await vault.caller({ permissions: ['token:create'] });
     const t2 = await vault.tokens.create(writer, { type: 'token', data: 'two' });

@@ -11,7 +11,12 @@ describeEachStore('pre-configured proxy findings', (store) => {
     const vault = await store.vault({ reactors: { limits: { timeoutMs: 300 } }, proxy: { unsafeFetch: async () => new Response(answer, { status: 200, headers: TEXT }) } });
     const admin = await vault.authenticate(vault.adminKey);
     // The author's expression backtracks exponentially over the destination's `aaaa…b`.
-    const proxy = await vault.proxies.create(admin, { name: 'masking', destination_url: 'https://api.example.com/', require_auth: false, response_transforms: [{ type: 'mask', expression: '^(a+)+$' }] });
+    const proxy = await vault.proxies.create(admin, {
+      name: 'masking',
+      destination_url: 'https://api.example.com/',
+      require_auth: false,
+      response_transforms: [{ type: 'mask', expression: '^(a+)+$' }],
+    });
     const call = () => vault.proxy(null, { key: proxy.key!, method: 'GET', clientAddress: '203.0.113.7' });
     let ticked = false;
     setTimeout(() => (ticked = true), 0);
@@ -19,7 +24,15 @@ describeEachStore('pre-configured proxy findings', (store) => {
     expect(ticked).toBe(true);
     // An ordinary mask still masks, counting characters (not UTF-16 units) of the group.
     answer = 'pan=4242424242424242 née=😀😀x';
-    const plain = await vault.proxies.create(admin, { name: 'plain', destination_url: 'https://api.example.com/', require_auth: false, response_transforms: [{ type: 'mask', expression: '(\\d{12})\\d{4}' }, { type: 'mask', expression: 'née=(\\S+)', replacement: '#' }] });
+    const plain = await vault.proxies.create(admin, {
+      name: 'plain',
+      destination_url: 'https://api.example.com/',
+      require_auth: false,
+      response_transforms: [
+        { type: 'mask', expression: '(\\d{12})\\d{4}' },
+        { type: 'mask', expression: 'née=(\\S+)', replacement: '#' },
+      ],
+    });
     const masked = await vault.proxy(null, { key: plain.key!, method: 'GET', clientAddress: '203.0.113.7' });
     expect(new TextDecoder().decode(masked.body)).toBe('pan=************4242 née=###');
   });
@@ -28,7 +41,11 @@ describeEachStore('pre-configured proxy findings', (store) => {
     const vault = await store.vault({ proxy: { unsafeFetch: async () => new Response('{"issued":"x"}', { status: 200, headers: { 'content-type': 'application/json' } }) } });
     const admin = await vault.authenticate(vault.adminKey);
     // The application may create cards in /pci/ but nothing in /general/: the response tokenize fails after the request one.
-    const app = await vault.caller({ type: 'private', permissions: ['token:create'], rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }] });
+    const app = await vault.caller({
+      type: 'private',
+      permissions: ['token:create'],
+      rules: [{ priority: 0, container: '/pci/', transform: 'reveal', permissions: ['token:create'] }],
+    });
     const proxy = await vault.proxies.create(admin, {
       name: 'two tokenizes',
       destination_url: 'https://api.example.com/',
@@ -38,7 +55,9 @@ describeEachStore('pre-configured proxy findings', (store) => {
       response_transforms: [{ type: 'tokenize', expression: '{"type":"token","data":"{{ args.issued }}","containers":["/general/high/"]}' }],
     });
     const body = JSON.stringify({ card: { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 } });
-    await expect(vault.proxy(null, { key: proxy.key!, method: 'POST', headers: { 'content-type': 'application/json' }, body })).rejects.toMatchObject({ code: 'authorization_error' });
+    await expect(vault.proxy(null, { key: proxy.key!, method: 'POST', headers: { 'content-type': 'application/json' }, body })).rejects.toMatchObject({
+      code: 'authorization_error',
+    });
     const entry = (await vault.logs.list(admin, { operation: 'proxy:invoke' })).data.find((e) => e.resource_id === proxy.id)!;
     const made = (await vault.logs.list(admin, { operation: 'token:create' })).data.filter((e) => e.outcome === 'success').map((e) => e.resource_id);
     expect(entry.outcome).toBe('failure');

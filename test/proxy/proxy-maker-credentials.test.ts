@@ -31,17 +31,29 @@ describeEachStore("a proxy's key ends with its maker's credentials", (store) => 
     const victim = await vault.caller({ type: 'private', permissions: ['token:read', 'proxy:create', 'proxy:read'], rules: RULES });
     const api = async (method: string, path: string, key: string, body?: unknown) => {
       const response = await handler(
-        new Request(`http://vault${path}`, { method, headers: { 'BT-API-KEY': key, 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
+        new Request(`http://vault${path}`, {
+          method,
+          headers: { 'BT-API-KEY': key, 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
       );
       return { status: response.status, body: response.status === 204 ? null : ((await response.json()) as Record<string, any>) };
     };
     // Anyone holding the proxy key, with no API key at all.
     const anonymous = async (proxyKey: string) => {
-      const response = await handler(new Request('http://vault/proxy', { method: 'POST', headers: { 'BT-PROXY-KEY': proxyKey, 'content-type': 'application/json' }, body: JSON.stringify({ id: card.id }) }));
+      const response = await handler(
+        new Request('http://vault/proxy', { method: 'POST', headers: { 'BT-PROXY-KEY': proxyKey, 'content-type': 'application/json' }, body: JSON.stringify({ id: card.id }) }),
+      );
       return { status: response.status, text: await response.text() };
     };
     const backdoor = async (key = victim.key) => {
-      const made = await api('POST', '/proxies', key, { name: 'backdoor', destination_url: receiver.url, require_auth: false, application: { id: victim.applicationId }, request_transforms: [{ type: 'code', code: READ_CODE }] });
+      const made = await api('POST', '/proxies', key, {
+        name: 'backdoor',
+        destination_url: receiver.url,
+        require_auth: false,
+        application: { id: victim.applicationId },
+        request_transforms: [{ type: 'code', code: READ_CODE }],
+      });
       expect(made.status).toBe(201);
       return made.body as { id: string; key: string };
     };
@@ -69,7 +81,10 @@ describeEachStore("a proxy's key ends with its maker's credentials", (store) => 
 
     // The list says who made it and that its key ended.
     const listed = (await api('GET', '/proxies', vault.adminKey)).body!['data'] as Record<string, unknown>[];
-    expect(listed.find((p) => p['id'] === proxy.id)).toMatchObject({ created_by: victim.applicationId, key_credentials: { application_id: victim.applicationId, status: 'ended' } });
+    expect(listed.find((p) => p['id'] === proxy.id)).toMatchObject({
+      created_by: victim.applicationId,
+      key_credentials: { application_id: victim.applicationId, status: 'ended' },
+    });
 
     // An administrator confirms it: it stands on the current credentials again, until they change.
     const confirmed = await api('POST', `/proxies/${proxy.id}/confirm`, vault.adminKey);
@@ -113,7 +128,13 @@ describeEachStore("a proxy's key ends with its maker's credentials", (store) => 
 
   it("an administrator's proxy bound to the application does not end with its keys; a deleted maker ends the key (confirm: 409, rotate: works)", async () => {
     const { vault, admin, victim, api, anonymous, backdoor } = await setup();
-    const made = await vault.proxies.create(admin, { name: 'admin made', destination_url: (await startReceiver()).url, require_auth: false, application: { id: victim.applicationId }, request_transforms: [{ type: 'code', code: READ_CODE }] });
+    const made = await vault.proxies.create(admin, {
+      name: 'admin made',
+      destination_url: (await startReceiver()).url,
+      require_auth: false,
+      application: { id: victim.applicationId },
+      request_transforms: [{ type: 'code', code: READ_CODE }],
+    });
     expect(made.key_credentials).toBeNull();
     const proxy = await backdoor();
     await api('POST', `/applications/${victim.applicationId}/regenerate`, vault.adminKey);

@@ -72,6 +72,9 @@ describeEachStore('methods the proxy does not carry', (store) => {
     expect(res.headers.get('allow')).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
     expect(((await res.json()) as { proxy_error: { detail: string } }).proxy_error.detail).toMatch(/not allowed.*GET, HEAD/);
     // In-process, the method is a field of the request: a 400 naming it.
-    await expect(vault.proxy(null, { method: 'TRACE', key: inbound.key!, clientAddress: '203.0.113.5' })).rejects.toMatchObject({ code: 'validation_error', errors: { method: [expect.stringContaining('GET')] } });
+    await expect(vault.proxy(null, { method: 'TRACE', key: inbound.key!, clientAddress: '203.0.113.5' })).rejects.toMatchObject({
+      code: 'validation_error',
+      errors: { method: [expect.stringContaining('GET')] },
+    });
   });
 });

@@ -19,7 +19,7 @@ async function tenantCaller(vault: TestVault, name: string): Promise<Caller> {
 }
 
 describeEachStore('proxy connection pools', (store) => {
-  it('an eviction waits for the evicted pool\'s request in flight: the held call gets its answer', { timeout: 120_000 }, async () => {
+  it("an eviction waits for the evicted pool's request in flight: the held call gets its answer", { timeout: 120_000 }, async () => {
     const vault = await store.vault({ reactors: { egress: { allowPrivateNetwork: true } } });
     const receiver = await startReceiver();
     let held: ServerResponse | null = null;

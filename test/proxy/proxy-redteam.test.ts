@@ -10,11 +10,16 @@ const CREATE_ONLY = [{ priority: 0, container: '/', transform: 'reveal' as const
 describeEachStore('proxy red-team findings', (store) => {
   it('reads at most three stacked content codings: a body naming more is a 415 before any is undone, nothing sent', async () => {
     const sent: string[] = [];
-    const vault = await store.vault({ proxy: { unsafeFetch: async (_url, init) => (sent.push(new TextDecoder().decode(init?.body as Uint8Array)), new Response('{}', { status: 200 })) } });
+    const vault = await store.vault({
+      proxy: { unsafeFetch: async (_url, init) => (sent.push(new TextDecoder().decode(init?.body as Uint8Array)), new Response('{}', { status: 200 })) },
+    });
     const admin = await vault.authenticate(vault.adminKey);
     const tokenizer = await vault.caller({ type: 'private', permissions: ['token:create'], rules: CREATE_ONLY });
     const inbound = await vault.proxies.create(admin, {
-      name: 'intake', destination_url: 'https://api.example.com/', require_auth: false, application: { id: tokenizer.applicationId },
+      name: 'intake',
+      destination_url: 'https://api.example.com/',
+      require_auth: false,
+      application: { id: tokenizer.applicationId },
       request_transforms: [{ type: 'tokenize', expression: '{ "type": "token", "data": "{{ args.secret }}" }' }],
     });
     const wrapped = (layers: number) => {
@@ -25,7 +30,13 @@ describeEachStore('proxy red-team findings', (store) => {
     // Each layer may decompress to the whole body limit: without a cap on their number, one small
     // unauthenticated request (thousands of layers, a 10 KB header) held zlib for seconds.
     const call = (layers: number) =>
-      vault.proxy(null, { key: inbound.key!, method: 'POST', clientAddress: '198.51.100.4', headers: { ...JSON_TYPE, 'content-encoding': Array(layers).fill('gzip').join(', ') }, body: wrapped(layers) });
+      vault.proxy(null, {
+        key: inbound.key!,
+        method: 'POST',
+        clientAddress: '198.51.100.4',
+        headers: { ...JSON_TYPE, 'content-encoding': Array(layers).fill('gzip').join(', ') },
+        body: wrapped(layers),
+      });
     await expect(call(4)).rejects.toMatchObject({
       code: 'unsupported_media_type',
       message: 'The request body names 4 Content-Encodings: the proxy undoes at most 3; send it uncompressed, or compressed once',
@@ -35,15 +46,23 @@ describeEachStore('proxy red-team findings', (store) => {
     expect(JSON.parse(sent[0]!)).toEqual({ secret: expect.stringMatching(/^[0-9a-f-]{36}$/) });
   });
 
-  it("a tokenize transform deduplicates only among tokens both its application and the caller may reveal: never for an unauthenticated call", async () => {
+  it('a tokenize transform deduplicates only among tokens both its application and the caller may reveal: never for an unauthenticated call', async () => {
     const sent: string[] = [];
-    const vault = await store.vault({ proxy: { unsafeFetch: async (_url, init) => (sent.push(new TextDecoder().decode(init?.body as Uint8Array)), new Response('{}', { status: 200 })) } });
+    const vault = await store.vault({
+      proxy: { unsafeFetch: async (_url, init) => (sent.push(new TextDecoder().decode(init?.body as Uint8Array)), new Response('{}', { status: 200 })) },
+    });
     const admin = await vault.authenticate(vault.adminKey);
     const reveal = (permissions: ('token:create' | 'token:read' | 'token:use')[]) => [{ priority: 0, container: '/', transform: 'reveal' as const, permissions }];
     const holder = await vault.caller({ type: 'private', permissions: ['token:create', 'token:read'], rules: reveal(['token:create', 'token:read']) });
     const known = await vault.tokens.create(holder, { type: 'card_number', data: '4242424242424242' });
     const transform = { type: 'tokenize' as const, expression: '{ "type": "card_number", "data": "{{ args.pan }}", "deduplicate_token": true }' };
-    const inbound = await vault.proxies.create(admin, { name: 'intake', destination_url: 'https://api.example.com/', require_auth: false, application: { id: holder.applicationId }, request_transforms: [transform] });
+    const inbound = await vault.proxies.create(admin, {
+      name: 'intake',
+      destination_url: 'https://api.example.com/',
+      require_auth: false,
+      application: { id: holder.applicationId },
+      request_transforms: [transform],
+    });
     const call = async (caller: Awaited<ReturnType<typeof vault.caller>> | null, pan: string) => {
       await vault.proxy(caller, { key: inbound.key!, method: 'POST', clientAddress: '198.51.100.4', headers: JSON_TYPE, body: JSON.stringify({ pan }) });
       return (JSON.parse(sent.at(-1)!) as { pan: string }).pan;
@@ -84,10 +103,15 @@ describeEachStore('proxy red-team findings', (store) => {
     const admin = await vault.authenticate(vault.adminKey);
     const tokenizer = await vault.caller({ type: 'private', permissions: ['token:create'], rules: CREATE_ONLY });
     const inbound = await vault.proxies.create(admin, {
-      name: 'intake', destination_url: 'https://api.example.com/', require_auth: false, application: { id: tokenizer.applicationId },
+      name: 'intake',
+      destination_url: 'https://api.example.com/',
+      require_auth: false,
+      application: { id: tokenizer.applicationId },
       request_transforms: [{ type: 'tokenize', expression: '{ "type": "token", "data": "{{ args.secret }}" }' }],
     });
-    await expect(vault.proxy(null, { key: inbound.key!, method: 'POST', clientAddress: '198.51.100.4', headers: JSON_TYPE, body: '{"secret":"s"}' })).rejects.toMatchObject({ code: 'bad_gateway' });
+    await expect(vault.proxy(null, { key: inbound.key!, method: 'POST', clientAddress: '198.51.100.4', headers: JSON_TYPE, body: '{"secret":"s"}' })).rejects.toMatchObject({
+      code: 'bad_gateway',
+    });
     const [entry] = (await vault.logs.list(admin, { operation: 'proxy:invoke' })).data;
     const created = (await vault.logs.list(admin, { operation: 'token:create' })).data.map((e) => e.resource_id);
     expect(created).toHaveLength(1);

@@ -27,16 +27,25 @@ describeEachStore('audit of refused keyed proxy calls', (store) => {
     // tenant, with no proxy named, so it tells the tenant nothing about the other one.
     const unknownKey = 'tvp_guessed_key_0123456789abcdef';
     for (const key of [unknownKey, foreign.key!]) {
-      await expect(call(app, key)).rejects.toMatchObject({ code: 'authentication_error', message: 'The proxy key is not valid: send the key shown when the proxy was created, or when its key was last rotated' });
+      await expect(call(app, key)).rejects.toMatchObject({
+        code: 'authentication_error',
+        message: 'The proxy key is not valid: send the key shown when the proxy was created, or when its key was last rotated',
+      });
     }
     const mine = await entries();
-    expect(mine.map((e) => [e.actor, e.resource_id, e.outcome])).toEqual([[app.applicationId, null, 'failure'], [app.applicationId, null, 'failure']]);
+    expect(mine.map((e) => [e.actor, e.resource_id, e.outcome])).toEqual([
+      [app.applicationId, null, 'failure'],
+      [app.applicationId, null, 'failure'],
+    ]);
     expect(JSON.parse(mine[0]!.detail!)).toMatchObject({ error: 'authentication_error', proxy_id: null, authenticated: true, method: 'POST' });
     expect(await entries(otherAdmin)).toEqual([]);
 
     // Unauthenticated, an unknown key names no tenant: no entry; and past the address's limit, a 429.
     for (let i = 0; i < 3; i++) await expect(call(null, unknownKey, '198.51.100.9')).rejects.toMatchObject({ code: 'authentication_error' });
-    await expect(call(null, unknownKey, '198.51.100.9')).rejects.toMatchObject({ code: 'too_many_requests', message: expect.stringMatching(/from this address: at most 3 per 60000 ms; retry after \d+ s$/) });
+    await expect(call(null, unknownKey, '198.51.100.9')).rejects.toMatchObject({
+      code: 'too_many_requests',
+      message: expect.stringMatching(/from this address: at most 3 per 60000 ms; retry after \d+ s$/),
+    });
 
     // Without an API key, a proxy that needs one: recorded in its tenant as the proxy, within its
     // per-proxy limit; past it, a 429 and no entry.
@@ -48,7 +57,10 @@ describeEachStore('audit of refused keyed proxy calls', (store) => {
     }
     await expect(call(null, guarded.key!, '192.0.2.7')).rejects.toMatchObject({ code: 'too_many_requests', message: expect.stringContaining('of this proxy') });
     const refused = (await entries()).filter((e) => e.resource_id === guarded.id);
-    expect(refused.map((e) => [e.actor, e.outcome])).toEqual([[`proxy:${guarded.id}`, 'failure'], [`proxy:${guarded.id}`, 'failure']]);
+    expect(refused.map((e) => [e.actor, e.outcome])).toEqual([
+      [`proxy:${guarded.id}`, 'failure'],
+      [`proxy:${guarded.id}`, 'failure'],
+    ]);
     expect(JSON.parse(refused[0]!.detail!)).toMatchObject({ error: 'authentication_error', proxy_id: guarded.id, authenticated: false });
 
     // The same application with the right key still gets through (its calls are not rate-limited).

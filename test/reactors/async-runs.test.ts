@@ -155,7 +155,19 @@ describeEachStore('asynchronous reactor runs', (store) => {
       expect(await errorsOf(() => vault.reactors.reactAsync(user, reactorId, { timeout_ms: timeout } as never))).toHaveProperty(['timeout_ms']);
     }
     expect(await errorsOf(() => vault.reactors.reactAsync(user, reactorId, { nope: 1 } as never))).toHaveProperty(['nope']);
-    const urls = ['/relative', 'ftp://example.com/x', 'not a url', 'http://127.0.0.1/x', 'http://10.0.0.8/x', 'http://169.254.169.254/latest', 'http://100.64.0.1/', 'http://[::1]/', 'http://localhost:8080/', 'https://user:pw@example.com/', `https://example.com/${'a'.repeat(2100)}`];
+    const urls = [
+      '/relative',
+      'ftp://example.com/x',
+      'not a url',
+      'http://127.0.0.1/x',
+      'http://10.0.0.8/x',
+      'http://169.254.169.254/latest',
+      'http://100.64.0.1/',
+      'http://[::1]/',
+      'http://localhost:8080/',
+      'https://user:pw@example.com/',
+      `https://example.com/${'a'.repeat(2100)}`,
+    ];
     for (const url of urls) {
       expect(await errorsOf(() => vault.reactors.invoke(user, reactorId, { callback_url: url }))).toHaveProperty(['callback_url']);
     }
@@ -170,7 +182,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     await expect(vault.reactors.invoke(user, reactorId, { callback_url: 'http://127.0.0.1:9/hook' })).resolves.toMatchObject({ status: 'pending' });
   });
 
-  it("only the requesting application reads a result: another application, another reactor path or tenant get not found", async () => {
+  it('only the requesting application reads a result: another application, another reactor path or tenant get not found', async () => {
     const vault = await store.vault();
     const { admin, user, reactorId } = await setup(vault);
     const other = await vault.caller({ permissions: ['token:use'] });
@@ -280,7 +292,20 @@ describeEachStore('asynchronous reactor runs', (store) => {
     expect(watch.limits).toHaveLength(before + 1);
     // A crash between storing the result and removing the job leaves the job to be claimed again.
     const now = vault.clock.now();
-    const job = { id: 'again', tenantId: user.tenantId, kind: 'reactor.run', key: null, payload: JSON.stringify({ tenantId: user.tenantId, requestId: id }), runAt: now, attempts: 0, maxAttempts: 5, leaseOwner: null, leaseExpiresAt: null, createdAt: now, lastError: null };
+    const job = {
+      id: 'again',
+      tenantId: user.tenantId,
+      kind: 'reactor.run',
+      key: null,
+      payload: JSON.stringify({ tenantId: user.tenantId, requestId: id }),
+      runAt: now,
+      attempts: 0,
+      maxAttempts: 5,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      createdAt: now,
+      lastError: null,
+    };
     expect(await vault.store.enqueueJob(job)).toBe(true);
     expect(await vault.worker.runDue()).toBe(1);
     expect(watch.limits).toHaveLength(before + 1);
@@ -294,7 +319,13 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const before = watch.limits.length;
     const { id } = await vault.reactors.reactAsync(user, reactorId, { args: { n: 1 } });
     const start = vault.store.startReactorRequest;
-    const outcome = { status: 'failed', result: null, error: JSON.stringify({ status: 500, detail: 'the other worker' }), completedAt: vault.clock.now(), expiresAt: vault.clock.now() + HOUR } as const;
+    const outcome = {
+      status: 'failed',
+      result: null,
+      error: JSON.stringify({ status: 500, detail: 'the other worker' }),
+      completedAt: vault.clock.now(),
+      expiresAt: vault.clock.now() + HOUR,
+    } as const;
     vault.store.startReactorRequest = async (tenantId, requestId, now) => {
       // The other worker's run ends first.
       expect(await vault.store.finishReactorRequest(tenantId, requestId, outcome)).toBe(true);

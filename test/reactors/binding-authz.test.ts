@@ -46,23 +46,33 @@ describeEachStore('binding a reactor to an application needs every grant of it',
     // Its own key sees the card masked.
     expect((await w.vault.tokens.get(w.attacker, w.cardId)).data).toMatchObject({ number: 'XXXXXXXXXXXX4242' });
     const formula = await w.vault.formulas.create(w.attacker, { name: 'steal', code: STEAL });
-    const message = await forbidden(() => w.vault.reactors.create(w.attacker, { name: 'r', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } }));
+    const message = await forbidden(() =>
+      w.vault.reactors.create(w.attacker, { name: 'r', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } }),
+    );
     expect(message).toBe(`Binding a reactor to application '${w.payments.applicationId}' needs every permission and access grant that application holds`);
     expect((await w.vault.reactors.list(w.admin)).data).toEqual([]);
   });
 
   it('an application that holds every grant, and a management application, may bind', async () => {
     const w = await world(await store.vault());
-    const peer = await w.vault.caller({ name: 'peer', permissions: ['token:create', 'token:read', 'token:use', 'token:search', ...REACTOR_PERMISSIONS], rules: [{ ...REVEAL_ALL, permissions: ['token:create', 'token:read', 'token:use', 'token:search'] }] });
+    const peer = await w.vault.caller({
+      name: 'peer',
+      permissions: ['token:create', 'token:read', 'token:use', 'token:search', ...REACTOR_PERMISSIONS],
+      rules: [{ ...REVEAL_ALL, permissions: ['token:create', 'token:read', 'token:use', 'token:search'] }],
+    });
     const formula = await w.vault.formulas.create(peer, { name: 'steal', code: STEAL });
     const reactor = await w.vault.reactors.create(peer, { name: 'r', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } });
     expect(reactor.application).toEqual({ id: w.payments.applicationId, name: 'payments', type: 'private' });
     // Binding to itself is always allowed.
-    await expect(w.vault.reactors.create(w.attacker, { name: 'own', formula: { id: formula.id }, configuration: {}, application: { id: w.attacker.applicationId } })).resolves.toMatchObject({ application: { id: w.attacker.applicationId } });
-    await expect(w.vault.reactors.create(w.admin, { name: 'admin', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } })).resolves.toMatchObject({ application: { id: w.payments.applicationId } });
+    await expect(
+      w.vault.reactors.create(w.attacker, { name: 'own', formula: { id: formula.id }, configuration: {}, application: { id: w.attacker.applicationId } }),
+    ).resolves.toMatchObject({ application: { id: w.attacker.applicationId } });
+    await expect(
+      w.vault.reactors.create(w.admin, { name: 'admin', formula: { id: formula.id }, configuration: {}, application: { id: w.payments.applicationId } }),
+    ).resolves.toMatchObject({ application: { id: w.payments.applicationId } });
   });
 
-  it("the formula of a reactor bound to an application the caller does not cover keeps its code (403); name and description may change", async () => {
+  it('the formula of a reactor bound to an application the caller does not cover keeps its code (403); name and description may change', async () => {
     const w = await world(await store.vault());
     // The attacker wrote the formula (so the author rule lets it recode), the administrator bound it.
     const formula = await w.vault.formulas.create(w.attacker, { name: 'charge', code: BENIGN });
@@ -111,7 +121,9 @@ describeEachStore('binding a reactor to an application needs every grant of it',
     // An unbound reactor of the attacker's cannot be rebound to payments either.
     const own = await w.vault.reactors.create(w.attacker, { name: 'own', formula: { id: formula.id }, configuration: {} });
     await forbidden(() => w.vault.reactors.update(w.attacker, own.id, { name: 'own', configuration: {}, application: { id: w.payments.applicationId } }));
-    await expect(w.vault.reactors.update(w.attacker, own.id, { name: 'own', configuration: {}, application: { id: w.attacker.applicationId } })).resolves.toMatchObject({ application: { id: w.attacker.applicationId } });
+    await expect(w.vault.reactors.update(w.attacker, own.id, { name: 'own', configuration: {}, application: { id: w.attacker.applicationId } })).resolves.toMatchObject({
+      application: { id: w.attacker.applicationId },
+    });
     await expect(w.vault.reactors.update(w.admin, bound.id, { ...same, name: 'renamed' })).resolves.toMatchObject({ name: 'renamed' });
   });
 
@@ -133,14 +145,23 @@ describeEachStore('binding a reactor to an application needs every grant of it',
     const w = await world(await store.vault());
     const message = await forbidden(() => w.vault.reactors.create(w.attacker, { name: 'r', code: STEAL, application: { id: w.payments.applicationId } }));
     expect(message).toContain('needs every permission and access grant that application holds');
-    const bound = await w.vault.reactors.create(w.admin, { name: 'charge', code: BENIGN, configuration: { URL: 'https://psp.example' }, application: { id: w.payments.applicationId } });
+    const bound = await w.vault.reactors.create(w.admin, {
+      name: 'charge',
+      code: BENIGN,
+      configuration: { URL: 'https://psp.example' },
+      application: { id: w.payments.applicationId },
+    });
     // The confused deputy: the attacker recodes the administrator's reactor to read as payments.
     await forbidden(() => w.vault.reactors.patch(w.attacker, bound.id, { code: STEAL }));
     await forbidden(() => w.vault.reactors.update(w.attacker, bound.id, { name: 'charge', code: STEAL, application: { id: w.payments.applicationId } }));
     await forbidden(() => w.vault.reactors.patch(w.attacker, bound.id, { configuration: { URL: 'https://evil.example' } }));
     // Unbinding is a change of a bound reactor too; so is a rename (any change needs cover).
     await forbidden(() => w.vault.reactors.patch(w.attacker, bound.id, { application: null }));
-    expect(await w.vault.reactors.get(w.admin, bound.id)).toMatchObject({ code: BENIGN, configuration: { URL: 'https://psp.example' }, application: { id: w.payments.applicationId } });
+    expect(await w.vault.reactors.get(w.admin, bound.id)).toMatchObject({
+      code: BENIGN,
+      configuration: { URL: 'https://psp.example' },
+      application: { id: w.payments.applicationId },
+    });
     expect(await w.vault.reactors.react(w.attacker, bound.id, { args: { id: w.cardId } })).toEqual({ raw: { ok: true } });
     // Rebinding an unbound reactor of its own to payments by PATCH is a bind.
     const own = await w.vault.reactors.create(w.attacker, { name: 'own', code: STEAL });
@@ -164,10 +185,19 @@ describeEachStore('binding a reactor to an application needs every grant of it',
     const attacker = await vault.caller({ name: 'attacker http', permissions: ['token:use', ...REACTOR_PERMISSIONS] });
     const handler = createFetchHandler(vault);
     const call = async (method: string, path: string, key: string, body?: unknown) =>
-      read(await handler(new Request(BASE + path, { method, headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })));
+      read(
+        await handler(
+          new Request(BASE + path, { method, headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
+        ),
+      );
     const doc = (await call('GET', '/openapi.json', attacker.key)).body;
     const formula = await call('POST', '/reactor-formulas', attacker.key, { name: 'steal', code: STEAL });
-    const refused = await call('POST', '/reactors', attacker.key, { name: 'r', formula: { id: formula.body.id }, configuration: {}, application: { id: w.payments.applicationId } });
+    const refused = await call('POST', '/reactors', attacker.key, {
+      name: 'r',
+      formula: { id: formula.body.id },
+      configuration: {},
+      application: { id: w.payments.applicationId },
+    });
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toMatch(/needs every permission and access grant that application holds/);
 

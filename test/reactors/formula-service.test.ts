@@ -47,7 +47,14 @@ describeEachStore('formula service', (store) => {
       f.vault.clock.advance(1000);
       const updated = await f.vault.formulas.update(f.admin, created.id, { name: 'charge v2', code: CODE.replace('args', 'configuration') });
       // PUT: the declarations not given are cleared.
-      expect(updated).toMatchObject({ name: 'charge v2', description: null, configuration: [], request_parameters: [], modified_by: f.admin.applicationId, modified_at: '2030-01-01T00:00:01.000+00:00' });
+      expect(updated).toMatchObject({
+        name: 'charge v2',
+        description: null,
+        configuration: [],
+        request_parameters: [],
+        modified_by: f.admin.applicationId,
+        modified_at: '2030-01-01T00:00:01.000+00:00',
+      });
       expect(await f.vault.formulas.get(f.admin, created.id)).toEqual(updated);
 
       await f.vault.formulas.delete(f.admin, created.id);
@@ -80,14 +87,34 @@ describeEachStore('formula service', (store) => {
       expect(await bad({ name: 'x', code: '   ' })).toHaveProperty(['code']);
       expect(await bad({ name: 'x', code: CODE, extra: 1 })).toHaveProperty(['extra']);
       expect(await bad('not an object')).toHaveProperty(['body']);
-    expect(await bad({ name: 'x', code: CODE, configuration: [{ name: 'a', type: 'object' }] })).toHaveProperty(['configuration[0].type']);
-    expect(await bad({ name: 'x', code: CODE, configuration: [{ name: '', type: 'string' }] })).toHaveProperty(['configuration[0].name']);
-      expect(await bad({ name: 'x', code: CODE, configuration: [{ name: 'a', type: 'string' }, { name: 'a', type: 'number' }] })).toHaveProperty(['configuration[1].name']);
-    expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a..b', type: 'string' }] })).toHaveProperty(['request_parameters[0].name']);
-    expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'date' }] })).toHaveProperty(['request_parameters[0].type']);
-    expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'string', optional: 'no' }] })).toHaveProperty(['request_parameters[0].optional']);
-      expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'string' }, { name: 'a.b', type: 'string' }] })).toHaveProperty(['request_parameters[1].name']);
-      expect(await bad({ name: 'x', code: CODE, request_parameters: Array.from({ length: 101 }, (_, i) => ({ name: `p${i}`, type: 'string' })) })).toHaveProperty(['request_parameters']);
+      expect(await bad({ name: 'x', code: CODE, configuration: [{ name: 'a', type: 'object' }] })).toHaveProperty(['configuration[0].type']);
+      expect(await bad({ name: 'x', code: CODE, configuration: [{ name: '', type: 'string' }] })).toHaveProperty(['configuration[0].name']);
+      expect(
+        await bad({
+          name: 'x',
+          code: CODE,
+          configuration: [
+            { name: 'a', type: 'string' },
+            { name: 'a', type: 'number' },
+          ],
+        }),
+      ).toHaveProperty(['configuration[1].name']);
+      expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a..b', type: 'string' }] })).toHaveProperty(['request_parameters[0].name']);
+      expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'date' }] })).toHaveProperty(['request_parameters[0].type']);
+      expect(await bad({ name: 'x', code: CODE, request_parameters: [{ name: 'a', type: 'string', optional: 'no' }] })).toHaveProperty(['request_parameters[0].optional']);
+      expect(
+        await bad({
+          name: 'x',
+          code: CODE,
+          request_parameters: [
+            { name: 'a', type: 'string' },
+            { name: 'a.b', type: 'string' },
+          ],
+        }),
+      ).toHaveProperty(['request_parameters[1].name']);
+      expect(await bad({ name: 'x', code: CODE, request_parameters: Array.from({ length: 101 }, (_, i) => ({ name: `p${i}`, type: 'string' })) })).toHaveProperty([
+        'request_parameters',
+      ]);
     });
 
     it('requires the reactor permissions', async () => {

@@ -57,7 +57,12 @@ describeEachStore('reactor runs share the sandbox by application', (store) => {
     const bystander = await vault.caller({ name: 'bystander', permissions: ['token:use'] });
 
     const asked = rec.owners.length;
-    const flood = Array.from({ length: 5 }, () => vault.reactors.react(flooder, spin, {}).then(() => null, (error: Error) => error));
+    const flood = Array.from({ length: 5 }, () =>
+      vault.reactors.react(flooder, spin, {}).then(
+        () => null,
+        (error: Error) => error,
+      ),
+    );
     await rec.reached(asked + 5);
     expect(rec.inner.stats()).toMatchObject({ busy: 1, queued: 2 });
 

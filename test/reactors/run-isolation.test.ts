@@ -47,7 +47,11 @@ describeEachStore('reactor runs never share a context', (store) => {
   afterAll(() => sandbox.close());
 
   it('sees nothing of the run before it on the same worker, in its own tenant or another', async () => {
-    for (const [from, to] of [[0, 0], [0, 1], [1, 0]] as const) {
+    for (const [from, to] of [
+      [0, 0],
+      [0, 1],
+      [1, 0],
+    ] as const) {
       const a = tenants[from]!;
       const b = tenants[to]!;
       await expect(vault.reactors.react(a.user, a.leave, { args: { card: `{{ ${a.card} }}` } })).resolves.toEqual({ raw: 'left' });

@@ -36,7 +36,12 @@ describe('describeHostError', () => {
   it('passes vault errors with their status and no stack', () => {
     expect(describeHostError(new NotFoundError('Token', 'x'), 'bt.tokens.retrieve')).toEqual({ name: 'NotFoundError', message: "Token 'x' not found", status: 404 });
     expect(describeHostError(new AuthorizationError(), 'bt.x')).toMatchObject({ name: 'AuthorizationError', status: 403 });
-    expect(describeHostError(new ValidationError({ id: ['bad'] }), 'bt.x')).toEqual({ name: 'ValidationError', message: 'Validation failed: id: bad', status: 400, errors: { id: ['bad'] } });
+    expect(describeHostError(new ValidationError({ id: ['bad'] }), 'bt.x')).toEqual({
+      name: 'ValidationError',
+      message: 'Validation failed: id: bad',
+      status: 400,
+      errors: { id: ['bad'] },
+    });
     expect(describeHostError(new ReactorError('RateLimitError', 429, 'slow'), 'bt.x')).toEqual({ name: 'RateLimitError', message: 'slow', status: 429 });
   });
 

@@ -135,14 +135,19 @@ describe('createEgressFetch: refusals', () => {
     expect(seen).toHaveLength(0);
   });
 
-  it.each(['http://127.0.0.1:PORT/', 'http://localhost:PORT/', 'http://[::1]:PORT/', 'http://169.254.169.254/', 'http://10.0.0.1/', 'http://0.0.0.0:PORT/', 'http://2130706433:PORT/'])(
-    'refuses %s without allowPrivateNetwork',
-    async (template) => {
-      const fetch = createEgressFetch({ allowHosts: ['127.0.0.1', 'localhost', '::1', '169.254.169.254', '10.0.0.1', '0.0.0.0'], allowPrivateNetwork: false });
-      await expect(fetch(get(template.replace('PORT', String(port))))).rejects.toThrow(/is not allowed: .*reactors\.egress\.allowPrivateNetwork/);
-      expect(seen).toHaveLength(0);
-    },
-  );
+  it.each([
+    'http://127.0.0.1:PORT/',
+    'http://localhost:PORT/',
+    'http://[::1]:PORT/',
+    'http://169.254.169.254/',
+    'http://10.0.0.1/',
+    'http://0.0.0.0:PORT/',
+    'http://2130706433:PORT/',
+  ])('refuses %s without allowPrivateNetwork', async (template) => {
+    const fetch = createEgressFetch({ allowHosts: ['127.0.0.1', 'localhost', '::1', '169.254.169.254', '10.0.0.1', '0.0.0.0'], allowPrivateNetwork: false });
+    await expect(fetch(get(template.replace('PORT', String(port))))).rejects.toThrow(/is not allowed: .*reactors\.egress\.allowPrivateNetwork/);
+    expect(seen).toHaveLength(0);
+  });
 
   it('refuses a name when any of its addresses is private (no mixing public and private answers)', async () => {
     fakeDns.set('mixed.test', [
@@ -165,8 +170,13 @@ describe('createEgressFetch: refusals', () => {
     fakeDns.set('inside.test', [{ address: '10.0.0.7', family: 4 }]);
     fakeDns.set('metadata.test', [{ address: '169.254.169.254', family: 4 }]);
     const fetch = createEgressFetch({ allowHosts: ['*.test', '*.invalid', '127.0.0.1'], allowPrivateNetwork: false });
-    const message = async (url: string) => fetch(get(url)).then(() => 'fetched', (error: Error) => error.message.replace(/'[^']*'/, "'<host>'"));
-    const refused = "Host '<host>' is not allowed: it must resolve to public addresses only (the reactors.egress.allowPrivateNetwork option, tokenvault serve --allow-private-network, allows others)";
+    const message = async (url: string) =>
+      fetch(get(url)).then(
+        () => 'fetched',
+        (error: Error) => error.message.replace(/'[^']*'/, "'<host>'"),
+      );
+    const refused =
+      "Host '<host>' is not allowed: it must resolve to public addresses only (the reactors.egress.allowPrivateNetwork option, tokenvault serve --allow-private-network, allows others)";
     for (const url of ['https://does-not-exist.invalid/', 'http://inside.test/', 'http://metadata.test/', `http://127.0.0.1:${port}/`]) {
       expect(await message(url), url).toBe(refused);
     }

@@ -27,7 +27,6 @@ describe('QuickJsEngine.check', () => {
     expect(() => own.check('module.exports = () => 1')).not.toThrow();
     expect(own.stats().retiredModules).toBe(1);
   });
-
 });
 
 describe('QuickJsEngine: module failures', () => {

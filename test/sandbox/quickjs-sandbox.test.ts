@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationError, ConflictError, NotFoundError, ReactorError, ValidationError } from '../../src/errors/errors.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
-import {
-  DEFAULT_SANDBOX_LIMITS,
-  MAX_CODE_BYTES,
-  type HostFetchRequest,
-  type HostFetchResponse,
-  type SandboxHost,
-  type SandboxRunInput,
-} from '../../src/sandbox/sandbox.js';
+import { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES, type HostFetchRequest, type HostFetchResponse, type SandboxHost, type SandboxRunInput } from '../../src/sandbox/sandbox.js';
 import { reactorFailure } from './helpers.js';
 
 const NO_HOST: SandboxHost = { bt: null, fetch: null };
@@ -313,7 +306,14 @@ describe('QuickJsSandbox.run: req.bt', () => {
     expect(out.result).toEqual([
       { name: 'NotFoundError', status: 404, message: "Token 'tok_9' not found", isError: true, cls: null },
       { name: 'AuthorizationError', status: 403, message: 'The application lacks the permission for this operation', isError: true, cls: 'AuthorizationError' },
-      { name: 'BadRequestError', status: 400, message: 'data.number: is not a valid card number'.replace(/^/, 'Validation failed: '), errors: { 'data.number': ['is not a valid card number'] }, isError: true, cls: 'BadRequestError' },
+      {
+        name: 'BadRequestError',
+        status: 400,
+        message: 'data.number: is not a valid card number'.replace(/^/, 'Validation failed: '),
+        errors: { 'data.number': ['is not a valid card number'] },
+        isError: true,
+        cls: 'BadRequestError',
+      },
       { name: 'ReactorRuntimeError', status: 500, message: 'Internal error in bt.internal', isError: true, cls: null },
     ]);
   });
@@ -471,8 +471,18 @@ describe('QuickJsSandbox.run: timers and isolation', () => {
 // The prelude installs these globals lazily (prelude.ts): each must behave like a plain global.
 describe('QuickJsSandbox.run: globals the prelude provides', () => {
   const GLOBALS = [
-    'AuthenticationError', 'AuthorizationError', 'BadRequestError', 'InvalidPaymentMethodError', 'RateLimitError',
-    'ReactorRuntimeError', 'ServiceUnavailableError', 'CustomHttpResponseError', 'console', 'setTimeout', 'clearTimeout', 'fetch',
+    'AuthenticationError',
+    'AuthorizationError',
+    'BadRequestError',
+    'InvalidPaymentMethodError',
+    'RateLimitError',
+    'ReactorRuntimeError',
+    'ServiceUnavailableError',
+    'CustomHttpResponseError',
+    'console',
+    'setTimeout',
+    'clearTimeout',
+    'fetch',
   ];
 
   it('are defined, not enumerable, and the same value on every read', async () => {
@@ -555,4 +565,3 @@ describe('QuickJsSandbox.check', () => {
     expect((error as ValidationError).errors).toEqual({ code: ['must be at most 262144 bytes'] });
   });
 });
-

@@ -46,7 +46,7 @@ describe('round robin', () => {
     expect(queue.size).toBe(0);
   });
 
-  it("serves an owner that arrives behind a flood next, not after the flood", () => {
+  it('serves an owner that arrives behind a flood next, not after the flood', () => {
     const queue = queueOf(SHARES, ...Array.from({ length: 50 }, (_, i): [RunOwner, string] => [A, `a${i}`]));
     expect(queue.take(0, ANYONE)?.input.code).toBe('a0');
     queue.add(task(A2, null, 'x'));
@@ -68,7 +68,7 @@ describe('round robin', () => {
     }
   });
 
-  it('counts a run that started without waiting as its owner\'s turn', () => {
+  it("counts a run that started without waiting as its owner's turn", () => {
     const queue = new RunQueue(SHARES);
     queue.started(task(A, null, 'a-direct'));
     queue.add(task(A, null, 'a1'));

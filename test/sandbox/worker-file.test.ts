@@ -18,9 +18,13 @@ it('a workerFile that is not a file fails createVault and createQuickJsSandbox, 
   const missing = join(dir, 'nowhere.js');
   const fromVault = await createTestVault({ reactors: { workerFile: missing } }).catch((e: unknown) => e);
   expect(fromVault).toBeInstanceOf(ValidationError);
-  expect((fromVault as ValidationError).errors).toEqual({ 'options.reactors.workerFile': [`names ${missing}, which is not a file: give the path of tokenvault's sandbox-worker.js (docs/bundling.md)`] });
+  expect((fromVault as ValidationError).errors).toEqual({
+    'options.reactors.workerFile': [`names ${missing}, which is not a file: give the path of tokenvault's sandbox-worker.js (docs/bundling.md)`],
+  });
   const fromSandbox = await createQuickJsSandbox({ workerFile: dir }).catch((e: unknown) => e);
-  expect((fromSandbox as ValidationError).errors).toEqual({ workerFile: [`names ${dir}, which is not a file: give the path of tokenvault's sandbox-worker.js (docs/bundling.md)`] });
+  expect((fromSandbox as ValidationError).errors).toEqual({
+    workerFile: [`names ${dir}, which is not a file: give the path of tokenvault's sandbox-worker.js (docs/bundling.md)`],
+  });
   const both = await createTestVault({ reactors: { workerFile: missing, sandbox: { check() {}, run: () => Promise.reject(new Error('unused')) } } }).catch((e: unknown) => e);
   expect(Object.keys((both as ValidationError).errors)).toEqual(['options.reactors.workerFile']);
 });
@@ -30,9 +34,13 @@ it('a worker file that fails as it starts: the run gets a 503 naming the file, t
   writeFileSync(broken, "throw new Error('this is not the sandbox worker');\n");
   const sandbox = await createQuickJsSandbox({ workerFile: broken, workers: { size: 1 } });
   try {
-    const error = await sandbox.run({ code: 'module.exports = async () => ({ raw: 1 })', req: { args: null, configuration: {} }, host: { bt: null, fetch: null } }).catch((e: unknown) => e);
+    const error = await sandbox
+      .run({ code: 'module.exports = async () => ({ raw: 1 })', req: { args: null, configuration: {} }, host: { bt: null, fetch: null } })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 503 });
-    expect((error as Error).message).toBe(`The reactor sandbox could not start a worker from ${broken}: this is not the sandbox worker (option reactors.workerFile, docs/bundling.md)`);
+    expect((error as Error).message).toBe(
+      `The reactor sandbox could not start a worker from ${broken}: this is not the sandbox worker (option reactors.workerFile, docs/bundling.md)`,
+    );
   } finally {
     await sandbox.close();
   }

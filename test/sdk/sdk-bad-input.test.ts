@@ -5,7 +5,18 @@ import { describeEachStore } from '../support/stores.js';
 import { type SdkServer, startSdkServer } from './harness.js';
 
 /** Every bad input of the endpoints this SDK work added: a 4xx with a clear message, and nothing changed. */
-const PRIVATE: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use', 'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete'];
+const PRIVATE: Permission[] = [
+  'token:create',
+  'token:read',
+  'token:update',
+  'token:delete',
+  'token:search',
+  'token:use',
+  'reactor:create',
+  'reactor:read',
+  'reactor:update',
+  'reactor:delete',
+];
 const REVEAL_ALL: AccessRule[] = [{ description: 'everything', priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:use'] }];
 const CODE = 'module.exports = async (req) => ({ raw: req.configuration })';
 
@@ -21,7 +32,9 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
     const server = await startSdkServer(store);
     const key = await server.key({ permissions: PRIVATE });
     const create = (body: unknown, status = 400) => problem(server, status, 'POST', '/reactors/', { key, body });
-    expect((await create({ name: 'r', code: CODE, formula: { id: 'f' } })).errors).toEqual({ code: ['cannot be given with formula: a reactor runs either a formula’s code or its own'] });
+    expect((await create({ name: 'r', code: CODE, formula: { id: 'f' } })).errors).toEqual({
+      code: ['cannot be given with formula: a reactor runs either a formula’s code or its own'],
+    });
     expect((await create({ name: 'r' })).errors).toEqual({ code: ['is required (the reactor’s JavaScript), unless formula.id names a formula to run'] });
     expect((await create({ name: 'r', code: '' })).errors).toEqual({ code: ['is required'] });
     expect((await create({ name: 'r', code: 42 })).errors).toEqual({ code: ['must be a string of JavaScript'] });
@@ -58,21 +71,33 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
     expect((await problem(server, 400, 'PUT', `/reactors/${inline.id}`, { key, body: { name: 'x', configuration: {} } })).errors).toEqual({
       code: ['is required (PUT replaces the reactor; PATCH changes only what it names)'],
     });
-    expect((await problem(server, 400, 'PUT', `/reactors/${onFormula.id}`, { key, body: { name: 'x', configuration: {}, code: CODE } })).errors.code[0]).toMatch(/^cannot be set on a reactor that runs a formula’s code/);
+    expect((await problem(server, 400, 'PUT', `/reactors/${onFormula.id}`, { key, body: { name: 'x', configuration: {}, code: CODE } })).errors.code[0]).toMatch(
+      /^cannot be set on a reactor that runs a formula’s code/,
+    );
     expect((await problem(server, 400, 'PUT', `/reactors/${inline.id}`, { key, body: { name: 'x', code: 'module.exports = null' } })).errors.code[0]).toMatch(/\(it is null\)$/);
-    expect((await problem(server, 400, 'PATCH', `/reactors/${onFormula.id}`, { key, body: { code: CODE }, contentType: merge })).errors.code[0]).toMatch(/^cannot be set on a reactor that runs a formula’s code/);
-    expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { name: null }, contentType: merge })).errors).toEqual({ name: ['cannot be removed (null); give a new value or leave it out'] });
+    expect((await problem(server, 400, 'PATCH', `/reactors/${onFormula.id}`, { key, body: { code: CODE }, contentType: merge })).errors.code[0]).toMatch(
+      /^cannot be set on a reactor that runs a formula’s code/,
+    );
+    expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { name: null }, contentType: merge })).errors).toEqual({
+      name: ['cannot be removed (null); give a new value or leave it out'],
+    });
     expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { code: null }, contentType: merge })).errors).toHaveProperty(['code']);
     expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { formula: { id: formula.id } }, contentType: merge })).errors).toEqual({
       formula: ['cannot be changed; create a new reactor for another formula'],
     });
-    expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { configuration: { KEY: [1] } }, contentType: merge })).errors).toHaveProperty(['configuration.KEY']);
-    expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { code: 'module.exports = 1' }, contentType: merge })).errors.code[0]).toMatch(/\(it is number\)$/);
+    expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { configuration: { KEY: [1] } }, contentType: merge })).errors).toHaveProperty([
+      'configuration.KEY',
+    ]);
+    expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { code: 'module.exports = 1' }, contentType: merge })).errors.code[0]).toMatch(
+      /\(it is number\)$/,
+    );
     expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: { application: { id: 'nope' } }, contentType: merge })).errors).toEqual({
       'application.id': ['does not name an application of this tenant'],
     });
     expect((await problem(server, 400, 'PATCH', `/reactors/${inline.id}`, { key, body: [], contentType: merge })).errors).toEqual({ body: ['must be a JSON object'] });
-    expect((await problem(server, 415, 'PATCH', `/reactors/${inline.id}`, { key, body: { name: 'x' } })).detail).toBe('Content-Type must be application/merge-patch+json (RFC 7386)');
+    expect((await problem(server, 415, 'PATCH', `/reactors/${inline.id}`, { key, body: { name: 'x' } })).detail).toBe(
+      'Content-Type must be application/merge-patch+json (RFC 7386)',
+    );
     await problem(server, 404, 'PATCH', '/reactors/00000000-0000-4000-8000-000000000000', { key, body: { name: 'x' }, contentType: merge });
     const reader = await server.key({ permissions: ['reactor:read'] });
     expect((await problem(server, 403, 'PATCH', `/reactors/${inline.id}`, { key: reader, body: { name: 'x' }, contentType: merge })).detail).toContain('reactor:update');
@@ -104,13 +129,18 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
     expect((await detokenize({ a: '{{ }}' })).errors['body.a'][0]).toMatch(/without a token id/);
     expect((await detokenize({ a: `{{ ${token.id}` })).errors).toEqual({ 'body.a': ["has a '{{' without its closing '}}'"] });
     const many = Object.fromEntries(Array.from({ length: MAX_DETOKENIZED_TOKENS + 1 }, (_, i) => [`k${i}`, `{{ id-${i} }}`]));
-    expect((await detokenize(many)).errors).toEqual({ body: [`detokenizes ${MAX_DETOKENIZED_TOKENS + 1} distinct tokens; at most ${MAX_DETOKENIZED_TOKENS} are allowed per request`] });
+    expect((await detokenize(many)).errors).toEqual({
+      body: [`detokenizes ${MAX_DETOKENIZED_TOKENS + 1} distinct tokens; at most ${MAX_DETOKENIZED_TOKENS} are allowed per request`],
+    });
     expect((await problem(server, 400, 'POST', '/detokenize', { key, body: '{"a":', contentType: 'application/json' })).errors).toHaveProperty(['body']);
     await problem(server, 415, 'POST', '/detokenize', { key, body: 'a=1', contentType: 'application/x-www-form-urlencoded' });
     const noUse = await server.key({ permissions: ['token:read'], rules: [{ description: 'r', priority: 1, container: '/', transform: 'reveal', permissions: ['token:read'] }] });
     expect((await detokenize({ a: `{{ ${token.id} }}` }, 403, noUse)).detail).toContain('token:use');
     // token:use on /pci/ only and no other grant on the token: answered as a missing id (400).
-    const elsewhere = await server.key({ permissions: ['token:use'], rules: [{ description: 'pci only', priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:use'] }] });
+    const elsewhere = await server.key({
+      permissions: ['token:use'],
+      rules: [{ description: 'pci only', priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:use'] }],
+    });
     const hidden = await detokenize({ a: `{{ ${token.id} }}` }, 400, elsewhere);
     expect(hidden.errors).toEqual({ 'body.a': [`names the token '${token.id}', which does not exist`] });
     // With token:read on it, the caller knows the token exists: 403.
@@ -130,7 +160,9 @@ describeEachStore('bad input to the Basis Theory SDK surface', (store) => {
   it('permissions: an unknown application_type is a 400 naming the valid ones', async () => {
     const server = await startSdkServer(store);
     const key = await server.key({ permissions: ['token:create'], type: 'public' });
-    expect((await problem(server, 400, 'GET', '/permissions/?application_type=admin', { key })).errors).toEqual({ application_type: ['must be one of public, private, management'] });
+    expect((await problem(server, 400, 'GET', '/permissions/?application_type=admin', { key })).errors).toEqual({
+      application_type: ['must be one of public, private, management'],
+    });
     await problem(server, 401, 'GET', '/tenants/self', {});
   });
 });

@@ -52,7 +52,13 @@ describeEachStore(`Basis Theory SDK ${SDK_VERSION}: application keys and session
     const other = await browser.sessions.create();
     expect((await sdkFailure(browser.sessions.authorize({ nonce: other.nonce, permissions: ['token:create'] }))).status).toBe(403);
     // Beyond the authorizer's grants: 403.
-    expect((await sdkFailure(backend.sessions.authorize({ nonce: other.nonce, rules: [{ description: 'all', priority: 0, container: '/', transform: 'reveal', permissions: ['token:read'] }] }))).status).toBe(403);
+    expect(
+      (
+        await sdkFailure(
+          backend.sessions.authorize({ nonce: other.nonce, rules: [{ description: 'all', priority: 0, container: '/', transform: 'reveal', permissions: ['token:read'] }] }),
+        )
+      ).status,
+    ).toBe(403);
     server.vault.clock.advance(3 * 60 * 1000);
     expect((await sdkFailure(asSession.tokens.retrieve(card.id))).status).toBe(401);
   });

@@ -76,9 +76,24 @@ describeEachStore('Basis Theory SDK: bt.proxies', (store) => {
       ['IP literal', () => admin.proxies.create({ name: 'x', destinationUrl: 'https://169.254.169.254/' }), 400, 'DNS name'],
       ['bad port', () => admin.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com:22' }), 400, 'port'],
       ['no name', () => admin.proxies.create({ destinationUrl: 'https://api.example.com' } as never), 400, 'name'],
-      ['bad transform', () => admin.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com', requestTransform: { type: 'mask' } as never }), 400, 'request_transform'],
-      ['bad configuration', () => admin.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com', configuration: { a: { nested: 1 } } as never }), 400, 'configuration'],
-      ['application not covered', () => manager.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com', application: { id: wide.applicationId } }), 403, 'every permission'],
+      [
+        'bad transform',
+        () => admin.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com', requestTransform: { type: 'mask' } as never }),
+        400,
+        'request_transform',
+      ],
+      [
+        'bad configuration',
+        () => admin.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com', configuration: { a: { nested: 1 } } as never }),
+        400,
+        'configuration',
+      ],
+      [
+        'application not covered',
+        () => manager.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com', application: { id: wide.applicationId } }),
+        403,
+        'every permission',
+      ],
       ['unknown application', () => admin.proxies.create({ name: 'x', destinationUrl: 'https://api.example.com', application: { id: 'nope' } }), 400, 'application.id'],
       ['not the author', () => manager.proxies.update(own.id, { name: 'p', destinationUrl: 'https://evil.example.com' }), 403, 'created it'],
       ['unknown proxy', () => admin.proxies.retrieve('00000000-0000-4000-8000-000000000000'), 404, 'Proxy'],
@@ -92,7 +107,15 @@ describeEachStore('Basis Theory SDK: bt.proxies', (store) => {
     const notMerge = await server.raw('PATCH', `/proxies/${own.id}`, { key: server.adminKey, body: { name: 'y' } });
     expect(notMerge.status).toBe(415);
     // Renaming is proxy:update alone; reconfiguring needs the author or an administrator.
-    expect((await server.raw('PATCH', `/proxies/${own.id}`, { key: (await server.key({ type: 'management', permissions: ['proxy:update'] })), body: { name: 'renamed' }, contentType: 'application/merge-patch+json' })).status).toBe(200);
+    expect(
+      (
+        await server.raw('PATCH', `/proxies/${own.id}`, {
+          key: await server.key({ type: 'management', permissions: ['proxy:update'] }),
+          body: { name: 'renamed' },
+          contentType: 'application/merge-patch+json',
+        })
+      ).status,
+    ).toBe(200);
     expect((await admin.proxies.list()).data.map((p) => [p.name, p.destinationUrl])).toEqual([['renamed', 'https://api.example.com/']]);
   });
 });

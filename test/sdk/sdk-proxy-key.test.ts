@@ -29,7 +29,10 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
       configuration: { API_KEY: SECRET },
       application: { id: bound.applicationId },
       request_transforms: [
-        { type: 'code', code: "module.exports = async (req) => ({ headers: { ...req.headers, authorization: 'Bearer ' + req.configuration.API_KEY }, body: { ...req.args, seen: [req.method, req.path, req.query.a, typeof req.bt.tokens.create] } })" },
+        {
+          type: 'code',
+          code: "module.exports = async (req) => ({ headers: { ...req.headers, authorization: 'Bearer ' + req.configuration.API_KEY }, body: { ...req.args, seen: [req.method, req.path, req.query.a, typeof req.bt.tokens.create] } })",
+        },
       ],
       response_transforms: [
         { type: 'mask', expression: '"secret":"(\\w+)"', replacement: '#' },
@@ -60,7 +63,11 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
     expect(answer.headers['bt-proxy-destination-status']).toBe('200');
 
     // The key in the query is taken out before forwarding; the other parameters stay as sent.
-    const viaQuery = await fetch(`${server.url}/proxy/q?b=%20x&BT-Proxy-Key=${encodeURIComponent(proxy.key!)}&a=2`, { method: 'POST', headers: { 'BT-API-KEY': backendKey, 'content-type': 'application/json' }, body: '{}' });
+    const viaQuery = await fetch(`${server.url}/proxy/q?b=%20x&BT-Proxy-Key=${encodeURIComponent(proxy.key!)}&a=2`, {
+      method: 'POST',
+      headers: { 'BT-API-KEY': backendKey, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(viaQuery.status).toBe(200);
     expect(receiver.received[1]!.url).toBe('/base/q?b=%20x&a=2');
 
@@ -69,7 +76,11 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ secret: 'abc123' }));
     };
-    const failed = await fetch(`${server.url}/proxy`, { method: 'POST', headers: { 'BT-API-KEY': backendKey, 'BT-PROXY-KEY': proxy.key!, 'content-type': 'application/json' }, body: '{}' });
+    const failed = await fetch(`${server.url}/proxy`, {
+      method: 'POST',
+      headers: { 'BT-API-KEY': backendKey, 'BT-PROXY-KEY': proxy.key!, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(failed.status).toBe(500);
     expect(await failed.json()).toEqual({ secret: 'abc123' });
     expect(failed.headers.get('x-proxied')).toBeNull();
@@ -92,14 +103,26 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
     expect(receiver.received).toHaveLength(calls);
 
     // A transform that fails is the vault's error, never the destination's answer.
-    const broken = await vault.proxies.create(admin, { name: 'broken', destination_url: receiver.url, request_transform: { type: 'code', code: "module.exports = async () => { throw new Error('nope') }" } });
+    const broken = await vault.proxies.create(admin, {
+      name: 'broken',
+      destination_url: receiver.url,
+      request_transform: { type: 'code', code: "module.exports = async () => { throw new Error('nope') }" },
+    });
     const error = await sdkFailure(bt.proxy.post({ headers: { 'BT-PROXY-KEY': broken.key! }, body: {} }));
     expect(error.data.proxy_error).toBeDefined();
     expect(receiver.received).toHaveLength(calls);
 
     const entries = (await vault.logs.list(admin, { operation: 'proxy:invoke' })).data;
     const first = entries.find((entry) => entry.resource_id === proxy.id && entry.outcome === 'success')!;
-    expect(JSON.parse(first.detail as string)).toMatchObject({ proxy_id: proxy.id, authenticated: true, method: 'POST', path: '/base/charges', query_keys: ['a'], token_ids: [card.id], status: 200 });
+    expect(JSON.parse(first.detail as string)).toMatchObject({
+      proxy_id: proxy.id,
+      authenticated: true,
+      method: 'POST',
+      path: '/base/charges',
+      query_keys: ['a'],
+      token_ids: [card.id],
+      status: 200,
+    });
     const logged = JSON.stringify(entries);
     for (const secret of [proxy.key!, rotated.key!, CARD.number, SECRET, backendKey]) expect(logged).not.toContain(secret);
   });
@@ -120,7 +143,8 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
       application: { id: inbound.applicationId },
       request_transforms: [{ type: 'tokenize', expression: '{"type":"card","data":"{{ args.card }}"}' }],
     });
-    const post = (body: unknown, key = proxy.key!) => fetch(`${server.url}/proxy/orders`, { method: 'POST', headers: { 'BT-PROXY-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: unknown, key = proxy.key!) =>
+      fetch(`${server.url}/proxy/orders`, { method: 'POST', headers: { 'BT-PROXY-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
     const first = await post({ card: CARD, note: `{{ ${stored.id} }}` });
     expect(first.status).toBe(201);
@@ -133,7 +157,13 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
 
     // The bound application lacks token:create: nothing is created, nothing sent.
     const reader = await vault.caller({ type: 'private', permissions: ['token:read'], rules: RULES });
-    const cannot = await vault.proxies.create(admin, { name: 'cannot', destination_url: receiver.url, require_auth: false, application: { id: reader.applicationId }, request_transform: { type: 'tokenize', expression: '{"type":"card","data":"{{ args.card }}"}' } });
+    const cannot = await vault.proxies.create(admin, {
+      name: 'cannot',
+      destination_url: receiver.url,
+      require_auth: false,
+      application: { id: reader.applicationId },
+      request_transform: { type: 'tokenize', expression: '{"type":"card","data":"{{ args.card }}"}' },
+    });
     const refused = await post({ card: CARD }, cannot.key!);
     expect(refused.status).toBe(403);
     expect(JSON.stringify(await refused.json())).toContain('proxy_error');
@@ -164,8 +194,20 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
     const bound = await vault.caller({ type: 'private', permissions: ['token:create'], rules: RULES });
     const binder = await vault.caller({ type: 'private', permissions: ['proxy:create', 'token:create'], rules: RULES });
     const code = `module.exports = async (req) => ({ body: { read: (await req.bt.tokens.retrieve(${JSON.stringify(stored.id)})).data } })`;
-    const byBinder = await vault.proxies.create(binder, { name: 'reader', destination_url: receiver.url, require_auth: false, application: { id: bound.applicationId }, request_transform: { type: 'code', code } });
-    const byAdmin = await vault.proxies.create(admin, { name: 'reader', destination_url: receiver.url, require_auth: false, application: { id: bound.applicationId }, request_transform: { type: 'code', code } });
+    const byBinder = await vault.proxies.create(binder, {
+      name: 'reader',
+      destination_url: receiver.url,
+      require_auth: false,
+      application: { id: bound.applicationId },
+      request_transform: { type: 'code', code },
+    });
+    const byAdmin = await vault.proxies.create(admin, {
+      name: 'reader',
+      destination_url: receiver.url,
+      require_auth: false,
+      application: { id: bound.applicationId },
+      request_transform: { type: 'code', code },
+    });
     // The application gains token:read after the binding: only the administrator's binding follows it.
     await vault.applications.update(admin, bound.applicationId, { name: 'bound', permissions: ['token:create', 'token:read'], rules: RULES });
     const call = (key: string) => vault.proxy(null, { key, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', clientAddress: '203.0.113.9' });

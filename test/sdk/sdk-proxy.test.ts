@@ -33,7 +33,9 @@ describeEachStore('Basis Theory SDK: bt.proxy', (store) => {
     const missing = await sdkFailure(bt.proxy.post({ body: { a: 1 } }));
     expect(missing.status).toBe(400);
     expect(JSON.stringify(missing.data)).toContain('BT-PROXY-URL');
-    const noUse = await server.sdk(await server.key({ permissions: ['proxy:invoke', 'token:read', 'token:use'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:read'] }] }));
+    const noUse = await server.sdk(
+      await server.key({ permissions: ['proxy:invoke', 'token:read', 'token:use'], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:read'] }] }),
+    );
     const refused = await sdkFailure(noUse.proxy.post({ headers: { 'BT-PROXY-URL': receiver.url }, body: { n: `{{ ${card.id} }}` } }));
     expect(refused.status).toBe(403);
     const tooMany = await sdkFailure(bt.proxy.post({ headers: { 'BT-PROXY-URL': receiver.url }, body: { a: `{{ ${card.id} }}`, b: '{{ x1 }}', c: '{{ x2 }}' } }));

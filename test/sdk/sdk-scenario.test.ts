@@ -8,7 +8,18 @@ import { sdkFailure, startSdkServer } from './harness.js';
  * `--header-prefix BT`: every call that maps to a feature of the vault, exactly as the SDK sends it
  * (trailing slashes, camelCase ↔ snake_case, merge-patch PATCH, an empty form-labelled regenerate).
  */
-const PRIVATE: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use', 'reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete'];
+const PRIVATE: Permission[] = [
+  'token:create',
+  'token:read',
+  'token:update',
+  'token:delete',
+  'token:search',
+  'token:use',
+  'reactor:create',
+  'reactor:read',
+  'reactor:update',
+  'reactor:delete',
+];
 const REVEAL_ALL: AccessRule[] = [{ description: 'everything', priority: 1, container: '/', transform: 'reveal', permissions: PRIVATE.filter((p) => p.startsWith('token:')) }];
 const VISA = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 const ECHO = 'module.exports = async function (req) { return { raw: { args: req.args, key: req.configuration.KEY } }; };';
@@ -17,7 +28,12 @@ describeEachStore('Basis Theory JS SDK against tokenvault serve --header-prefix 
   it('applications: create, retrieve, list, update, regenerateKey (the old key stops), delete', async () => {
     const server = await startSdkServer(store);
     const admin = await server.sdk(server.adminKey);
-    const app = await admin.applications.create({ name: 'checkout', type: 'private', permissions: ['token:create', 'token:read'], rules: [{ description: 'pci', priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create', 'token:read'] }] });
+    const app = await admin.applications.create({
+      name: 'checkout',
+      type: 'private',
+      permissions: ['token:create', 'token:read'],
+      rules: [{ description: 'pci', priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create', 'token:read'] }],
+    });
     expect(app).toMatchObject({ name: 'checkout', type: 'private', tenantId: server.vault.tenantId, permissions: ['token:create', 'token:read'] });
     expect(app.key).toMatch(/^tv_/);
     expect(await admin.applications.retrieve(app.id)).toMatchObject({ id: app.id, name: 'checkout' });
@@ -40,7 +56,13 @@ describeEachStore('Basis Theory JS SDK against tokenvault serve --header-prefix 
   it('tokens: create, retrieve, list by metadata with cursor paging (pagination.after), update, search with paging, tokenize, delete', async () => {
     const server = await startSdkServer(store);
     const bt = await server.sdk(await server.key({ permissions: PRIVATE, rules: REVEAL_ALL }));
-    const card = await bt.tokens.create({ type: 'card', data: VISA, metadata: { customerId: 'cus_1', tag: 'x' }, searchIndexes: ['{{ data.number | last4 }}'], fingerprintExpression: '{{ data.number }}' });
+    const card = await bt.tokens.create({
+      type: 'card',
+      data: VISA,
+      metadata: { customerId: 'cus_1', tag: 'x' },
+      searchIndexes: ['{{ data.number | last4 }}'],
+      fingerprintExpression: '{{ data.number }}',
+    });
     expect(card).toMatchObject({ type: 'card', data: VISA, metadata: { customerId: 'cus_1', tag: 'x' }, searchIndexes: ['{{ data.number | last4 }}'], containers: ['/pci/high/'] });
     const other = await bt.tokens.create({ type: 'token', data: { ssn: '123-45-6789' }, metadata: { tag: 'x' } });
     await bt.tokens.create({ type: 'token', data: 'untagged' });

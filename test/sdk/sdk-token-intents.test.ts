@@ -3,7 +3,9 @@ import { describeEachStore } from '../support/stores.js';
 import { sdkFailure, startSdkServer } from './harness.js';
 
 const CARD = { number: '5555555555554444', expiration_month: 11, expiration_year: 2032, cvc: '321' };
-const REVEAL = [{ description: 'all', priority: 0, container: '/', transform: 'reveal' as const, permissions: ['token:create' as const, 'token:read' as const, 'token:use' as const] }];
+const REVEAL = [
+  { description: 'all', priority: 0, container: '/', transform: 'reveal' as const, permissions: ['token:create' as const, 'token:read' as const, 'token:use' as const] },
+];
 
 describeEachStore('Basis Theory SDK: token intents', (store) => {
   it('a public key creates an intent, the backend reads and converts it (bt.tokens.create({ tokenIntentId })), and deletes another', async () => {

@@ -101,11 +101,17 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
         const made = store.create();
         const vault = await createTestVault({ store: made });
         try {
-          const owner = await vault.caller({ permissions: [...TOKEN_PERMISSIONS], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: [...TOKEN_PERMISSIONS] }] });
+          const owner = await vault.caller({
+            permissions: [...TOKEN_PERMISSIONS],
+            rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: [...TOKEN_PERMISSIONS] }],
+          });
           const actors: Actor[] = [];
           for (const [i, spec] of specs.entries()) {
             const caller = await vault.caller({ name: `app ${i}`, type: spec.type, permissions: spec.permissions, rules: spec.rules });
-            actors.push({ caller, model: { id: caller.applicationId, type: spec.type, permissions: [...caller.permissions], rules: spec.rules.map((r: AccessRule) => ({ ...r })) } });
+            actors.push({
+              caller,
+              model: { id: caller.applicationId, type: spec.type, permissions: [...caller.permissions], rules: spec.rules.map((r: AccessRule) => ({ ...r })) },
+            });
           }
           let foreign: Caller | undefined;
           const intents: ModelIntent[] = [];
@@ -145,7 +151,12 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
                 expect('fingerprint' in (outcome.value as object), 'fingerprint shown').toBe(read === 'reveal');
                 // The summary as a token of this data in the default container shows it to this reader.
                 const summary = (outcome.value as { card?: Record<string, unknown> }).card;
-                const expected = target.type !== 'card' || (read !== 'reveal' && read !== 'mask') ? undefined : read === 'reveal' ? ['bin', 'brand', 'expiration_month', 'expiration_year', 'funding', 'last4'] : ['expiration_month', 'expiration_year', 'last4'];
+                const expected =
+                  target.type !== 'card' || (read !== 'reveal' && read !== 'mask')
+                    ? undefined
+                    : read === 'reveal'
+                      ? ['bin', 'brand', 'expiration_month', 'expiration_year', 'funding', 'last4']
+                      : ['expiration_month', 'expiration_year', 'last4'];
                 expect(summary && Object.keys(summary).sort(), `summary under ${read}`).toEqual(expected);
               }
             } else if (o.kind === 'delete') {
@@ -199,7 +210,7 @@ describeEachStore('token intents: no caller learns more than its grants allow (p
               outcome = await attempt(() => vault.tokens.create(actor.caller, { type: 'token', data, id, containers: [container] }));
               expect(outcome.ok, `token under intent id ${id}`).toBe(false);
             }
-            const shown = outcome.ok ? JSON.stringify(outcome.value) ?? '' : `${outcome.error.message} ${JSON.stringify((outcome.error as { errors?: unknown }).errors ?? {})}`;
+            const shown = outcome.ok ? (JSON.stringify(outcome.value) ?? '') : `${outcome.error.message} ${JSON.stringify((outcome.error as { errors?: unknown }).errors ?? {})}`;
             for (const secret of allSecrets) {
               if (!mayKnow.has(secret)) expect(shown.includes(secret), `${o.kind} by ${actor.model.type} shows a secret it may not know`).toBe(false);
             }

@@ -67,7 +67,6 @@ import {
 /** Steps by kind and outcome, printed with the run's time (so a change that makes every call fail shows). */
 const tally = new Map<string, number>();
 
-
 describeEachStore('proxy calls: no caller, destination or transform learns more than its grants allow (property)', (store) => {
   const runs = FUZZ_RUNS > 0 ? FUZZ_RUNS : store.name === 'sqlite' ? 80 : 35;
   it(`holds over ${runs} random sequences of proxy calls`, { timeout: 600_000 }, async () => {
@@ -95,14 +94,22 @@ describeEachStore('proxy calls: no caller, destination or transform learns more 
       await vault.close();
       await store.cleanup(made);
     }
-    console.info(`proxy-call property on ${store.name}: ${runs} runs in ${Math.round(performance.now() - started)} ms; steps ${JSON.stringify(Object.fromEntries([...tally].sort()))}`);
+    console.info(
+      `proxy-call property on ${store.name}: ${runs} runs in ${Math.round(performance.now() - started)} ms; steps ${JSON.stringify(Object.fromEntries([...tally].sort()))}`,
+    );
     tally.clear();
   });
 });
 
 type Specs<T> = T extends fc.Arbitrary<infer U> ? U : never;
 
-async function runSequence(shared: Shared, actorSpecs: Specs<typeof actorSpec>[], boundSpecs: Specs<typeof boundSpec>[], proxySpecs: ProxySpec[], steps: (Step | RangedStep)[]): Promise<void> {
+async function runSequence(
+  shared: Shared,
+  actorSpecs: Specs<typeof actorSpec>[],
+  boundSpecs: Specs<typeof boundSpec>[],
+  proxySpecs: ProxySpec[],
+  steps: (Step | RangedStep)[],
+): Promise<void> {
   const { vault } = shared;
   // Each run checks its own values and the other tenant's (checking every earlier run's too would grow with the runs).
   shared.secrets = new Set(shared.base.secrets);
@@ -133,7 +140,16 @@ async function runSequence(shared: Shared, actorSpecs: Specs<typeof actorSpec>[]
       ...transformsOf(spec),
     } as never);
     shared.never.add(created.key!);
-    proxies.push({ spec, id: created.id, key: created.key!, oldKeys: [], app, atBinding: app && spec.byBinder ? structuredClone(app.model) : null, config, ...madeBy(spec.byBinder) });
+    proxies.push({
+      spec,
+      id: created.id,
+      key: created.key!,
+      oldKeys: [],
+      app,
+      atBinding: app && spec.byBinder ? structuredClone(app.model) : null,
+      config,
+      ...madeBy(spec.byBinder),
+    });
   }
   const tokens: PToken[] = [];
   const world: World = { shared, admin, owner, binder, actors, bound, proxies, tokens };
@@ -233,7 +249,11 @@ async function runStep(world: World, s: Step): Promise<void> {
     outcome =
       s.how === 'their caller, our key'
         ? await call(shared, 'in-process', reader, { key: proxy.key, headers, body })
-        : await call(shared, 'in-process', reader, { url: 'https://api.example.com', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: `{{ ${tokens[s.proxy % tokens.length]!.id} }}` }) });
+        : await call(shared, 'in-process', reader, {
+            url: 'https://api.example.com',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ n: `{{ ${tokens[s.proxy % tokens.length]!.id} }}` }),
+          });
     expected = { sent: false, audited: 0, ok: false };
   } else if (s.kind === 'ephemeral') {
     const actor = world.actors[s.actor % world.actors.length]!;
@@ -251,7 +271,8 @@ async function runStep(world: World, s: Step): Promise<void> {
   } else {
     const proxy = proxies[s.proxy % proxies.length]!;
     const actor = s.actor === null ? null : world.actors[s.actor % world.actors.length]!;
-    const key = s.key === 'current' ? proxy.key : s.key === 'rotated' && proxy.oldKeys.length > 0 ? proxy.oldKeys[0]! : s.key === 'foreign' ? shared.foreign.proxyKey : `tvp_${fresh()}`;
+    const key =
+      s.key === 'current' ? proxy.key : s.key === 'rotated' && proxy.oldKeys.length > 0 ? proxy.oldKeys[0]! : s.key === 'foreign' ? shared.foreign.proxyKey : `tvp_${fresh()}`;
     const valid = s.key === 'current';
     const app = actingApp(proxy);
     const { request, response } = proxy.spec;
@@ -264,7 +285,10 @@ async function runStep(world: World, s: Step): Promise<void> {
     if (valid && proxy.ended) tally.set('keyed:ended key', (tally.get('keyed:ended key') ?? 0) + 1);
     const checksPass =
       reaches &&
-      (actor === null || (actor.model.permissions.includes('proxy:invoke') && foreignToken === null && named.every(({ token }) => modelTransform(actor.model, 'token:use', token.containers) !== null)));
+      (actor === null ||
+        (actor.model.permissions.includes('proxy:invoke') &&
+          foreignToken === null &&
+          named.every(({ token }) => modelTransform(actor.model, 'token:use', token.containers) !== null)));
     const sent = checksPass && (!request.includes('tokenize') || mayCreate(requestContainer));
     shared.destination.failWith = s.failing ? 422 : null;
     const transformed = !s.failing && response.length > 0;
@@ -323,12 +347,14 @@ async function runStep(world: World, s: Step): Promise<void> {
     // A key that opens nothing names no proxy: its entry holds only what the caller sent and the refusal.
     const opensNothing = s.kind === 'keyed' && s.key !== 'current';
     const fields = opensNothing ? [...INVALID_KEY_AUDIT_FIELDS] : [...AUDIT_FIELDS, ...(s.kind === 'keyed' ? KEYED_AUDIT_FIELDS : []), ...(outcome.ok ? [] : ['error'])];
-    if (opensNothing) expect([entry['resource_id'], detail['proxy_id'], detail['error']], `${label}: a key that opens nothing, audited`).toEqual([null, null, 'authentication_error']);
+    if (opensNothing)
+      expect([entry['resource_id'], detail['proxy_id'], detail['error']], `${label}: a key that opens nothing, audited`).toEqual([null, null, 'authentication_error']);
     expect(Object.keys(detail).sort(), `${label}: audit detail fields`).toEqual(fields.sort());
     // Query parameter names, never their values; the actor is the caller, or the proxy for an anonymous call.
     if (typeof detail['path'] === 'string') expect(detail['query_keys'], `${label}: audited query`).toEqual(['a']);
     const keyedProxy = s.kind === 'keyed' ? proxies[s.proxy % proxies.length]! : null;
-    const who = s.kind === 'ephemeral' ? world.actors[s.actor % world.actors.length]! : s.kind === 'keyed' && s.actor !== null ? world.actors[s.actor % world.actors.length]! : null;
+    const who =
+      s.kind === 'ephemeral' ? world.actors[s.actor % world.actors.length]! : s.kind === 'keyed' && s.actor !== null ? world.actors[s.actor % world.actors.length]! : null;
     expect(entry['actor'], `${label}: audited actor`).toBe(who?.model.id ?? `proxy:${keyedProxy!.id}`);
     // A refused call still names the tokens its transforms made before it failed (docs/proxies.md, Audit).
     if (createdBeforeFailing !== null) expect((detail['created_token_ids'] as string[]).length, `${label}: audited tokens made before failing`).toBe(createdBeforeFailing);
@@ -347,7 +373,14 @@ interface KeyedContext {
 }
 
 /** A keyed call that succeeded: what the destination got and the caller sees, and the tokens its transforms made. */
-async function checkKeyedAnswer(world: World, proxy: PProxy, actor: Principal | null, outcome: Outcome, receipt: { body: string; headers: Record<string, string>; issued: string }, c: KeyedContext): Promise<void> {
+async function checkKeyedAnswer(
+  world: World,
+  proxy: PProxy,
+  actor: Principal | null,
+  outcome: Outcome,
+  receipt: { body: string; headers: Record<string, string>; issued: string },
+  c: KeyedContext,
+): Promise<void> {
   const { request, response } = proxy.spec;
   const sent = JSON.parse(receipt.body) as { refs: unknown[]; card: unknown; probed?: unknown; smuggled?: unknown };
   // An anonymous call's expressions are forwarded as written, never evaluated.
@@ -367,7 +400,12 @@ async function checkKeyedAnswer(world: World, proxy: PProxy, actor: Principal | 
   const answer = JSON.parse(outcome.body) as Record<string, unknown>;
   if (!c.transformed) {
     // No response transform ran (none, or an error answer): the destination's answer as it sent it.
-    expect([answer['issued'], answer['meta'], answer['response_probed'], outcome.headers['x-appended']], `${c.label}: an untransformed answer`).toEqual([receipt.issued, undefined, undefined, undefined]);
+    expect([answer['issued'], answer['meta'], answer['response_probed'], outcome.headers['x-appended']], `${c.label}: an untransformed answer`).toEqual([
+      receipt.issued,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   } else {
     if (response.includes('append_header')) expect(outcome.headers['x-appended'], `${c.label}: append_header`).toBe('yes');
     if (response.includes('append_json')) expect(answer['meta'], `${c.label}: append_json`).toEqual({ via: 'vault' });

@@ -179,7 +179,15 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('key' as const), actor: n }),
   // A deduplicating create, tokenize or update whose data is another token's (any owner, any container).
   {
-    arbitrary: fc.record({ kind: fc.constant('dedupe' as const), actor: n, via: fc.constantFrom('create', 'tokenize', 'update'), guess: n, target: n, same: fc.boolean(), container: n }),
+    arbitrary: fc.record({
+      kind: fc.constant('dedupe' as const),
+      actor: n,
+      via: fc.constantFrom('create', 'tokenize', 'update'),
+      guess: n,
+      target: n,
+      same: fc.boolean(),
+      container: n,
+    }),
     weight: 3,
   },
   // The tokenize block of a reactor bound to the owner, with a guessed (or fresh) card and deduplicate_token.
@@ -225,12 +233,12 @@ class Secrets {
   #rng: () => number;
   constructor(seed: number) {
     let state = seed >>> 0 || 1;
-    this.#rng = () => ((state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    this.#rng = () => (state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32;
   }
   #fresh(make: () => string): string {
     for (;;) {
       const value = make();
-      if (!this.#used.has(value)) return this.#used.add(value), value;
+      if (!this.#used.has(value)) return (this.#used.add(value), value);
     }
   }
   digits(count: number): string {
@@ -246,7 +254,6 @@ class Secrets {
     return this.#fresh(() => `S3CR3T-${this.digits(10)}`);
   }
 }
-
 
 /** Every string leaf of a value. */
 function leaves(value: unknown, out: string[] = []): string[] {
@@ -344,7 +351,8 @@ class World {
   async reauthenticate(): Promise<void> {
     for (const actor of [this.owner, ...this.actors]) {
       actor.caller = await this.vault.authenticate(actor.key);
-      if (actor.model.bound === undefined) expect(sorted(actor.caller.permissions), `${actor.model.id}'s permissions as the model has them`).toEqual(sorted(actor.model.permissions));
+      if (actor.model.bound === undefined)
+        expect(sorted(actor.caller.permissions), `${actor.model.id}'s permissions as the model has them`).toEqual(sorted(actor.model.permissions));
     }
   }
 
@@ -377,7 +385,10 @@ class World {
       const set = this.known.get(actor.model.id) ?? new Set<string>();
       learn(actor.model, next.values(), set);
       this.known.set(actor.model.id, set);
-      this.knowsIds(actor.model, [...next.values()].filter((token) => mayKnowId(actor.model, token)).map((token) => token.id));
+      this.knowsIds(
+        actor.model,
+        [...next.values()].filter((token) => mayKnowId(actor.model, token)).map((token) => token.id),
+      );
     }
   }
 
@@ -667,7 +678,11 @@ async function act(world: World, o: Op, actor: Actor): Promise<void> {
       // by args is followed, as the HTTP layer does), then the same request again: a replay of
       // the stored output, or, once the token was deleted, a 409 rather than data the vault no longer holds.
       const reactor = world.reactors[o.reactor % world.reactors.length]!;
-      const fresh = await vault.tokens.create(world.owner.caller, { type: 'card', data: { number: secretSource.card(), cvc: secretSource.cvc() }, containers: [container(o.container)] });
+      const fresh = await vault.tokens.create(world.owner.caller, {
+        type: 'card',
+        data: { number: secretSource.card(), cvc: secretSource.cvc() },
+        containers: [container(o.container)],
+      });
       world.tokenIds.push(fresh.id);
       world.stepIds.add(fresh.id);
       await world.refresh();
@@ -829,7 +844,12 @@ async function act(world: World, o: Op, actor: Actor): Promise<void> {
       // The actor's own Caller with proxy:invoke added, minted as the vault mints (a copy would be refused).
       const proxier = deriveCaller(actor.caller, { permissions: [...actor.caller.permissions, 'proxy:invoke'] });
       const proxied = await attempt(`${label} (proxy)`, world, [actor], () =>
-        vault.proxy(proxier, { method: 'POST', url: 'https://echo.example.com', headers: { 'content-type': 'application/json', 'x-echo': `{{ ${id} }}` }, body: JSON.stringify(body) }),
+        vault.proxy(proxier, {
+          method: 'POST',
+          url: 'https://echo.example.com',
+          headers: { 'content-type': 'application/json', 'x-echo': `{{ ${id} }}` },
+          body: JSON.stringify(body),
+        }),
       );
       expect(proxied.ok, `${label} (proxy): ${proxied.ok ? 'sent' : 'refused'} where /detokenize was ${result.ok ? 'allowed' : 'refused'}`).toBe(result.ok);
       if (proxied.ok) world.check(`${label} (proxy)`, JSON.parse(new TextDecoder().decode(proxied.value.body)) as unknown, [actor], actor);
@@ -859,8 +879,7 @@ async function act(world: World, o: Op, actor: Actor): Promise<void> {
     case 'search': {
       const target = peek(o.target);
       const guess = target ? secretsOf(target)[0] : undefined;
-      const query =
-        o.term === 'type' ? 'type:card' : o.term === 'container' ? `container:${container(o.container)}` : guess ? `data:"${guess}"` : 'type:token';
+      const query = o.term === 'type' ? 'type:card' : o.term === 'container' ? `container:${container(o.container)}` : guess ? `data:"${guess}"` : 'type:token';
       const result = await attempt(label, world, [actor], () => vault.tokens.search(actor.caller, { query, page: 1, size: 100 }));
       if (!result.ok) return;
       world.check(label, result.value, [actor], actor);
@@ -916,8 +935,7 @@ async function act(world: World, o: Op, actor: Actor): Promise<void> {
         const code = reactor.code === EXFIL ? EXFIL_AGAIN : EXFIL;
         const patch = o.configuration ? { configuration: { url: `https://example.test/${++world.revision}` } } : { code };
         const result = await attempt(rlabel, world, [actor], () => vault.reactors.patch(actor.caller, reactor.id, patch));
-        const entitled =
-          has(actor, 'reactor:update') && (reactor.app === null || modelMayActAs(actor.model, reactor.app)) && modelMayRecode(actor.model, reactor.createdBy);
+        const entitled = has(actor, 'reactor:update') && (reactor.app === null || modelMayActAs(actor.model, reactor.app)) && modelMayRecode(actor.model, reactor.createdBy);
         expect(result.ok, `${rlabel}: ${result.ok ? 'changed what runs without being its author or an administrator covering its application' : 'refused'}`).toBe(entitled);
         if (!result.ok) return;
         if (!o.configuration) reactor.code = code;
@@ -928,8 +946,7 @@ async function act(world: World, o: Op, actor: Actor): Promise<void> {
       const code = formula.code === EXFIL ? EXFIL_AGAIN : EXFIL;
       const result = await attempt(rlabel, world, [actor], () => vault.formulas.update(actor.caller, formulaId, { name: 'recoded', code }));
       const users = world.reactors.filter((r) => r.formulaId === formulaId);
-      const entitled =
-        has(actor, 'reactor:update') && modelMayRecode(actor.model, formula.createdBy) && users.every((r) => r.app === null || modelMayActAs(actor.model, r.app));
+      const entitled = has(actor, 'reactor:update') && modelMayRecode(actor.model, formula.createdBy) && users.every((r) => r.app === null || modelMayActAs(actor.model, r.app));
       expect(result.ok, `${rlabel}: ${result.ok ? 'changed the code of a formula without being its author or an administrator covering its reactors' : 'refused'}`).toBe(entitled);
       if (!result.ok) return;
       formula.code = code;
@@ -977,7 +994,10 @@ async function setUp(vault: TestVault, specs: AppSpec[], seed: number): Promise<
     const caller = await vault.caller({ name, type: spec.type, permissions: spec.permissions, rules: spec.rules });
     return { caller, key: caller.key, model: { id: caller.applicationId, type: spec.type, permissions: [...caller.permissions], rules: specRules(spec) } };
   };
-  const owner = await toActor({ type: 'private', permissions: [...TOKEN_PERMISSIONS], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: [...TOKEN_PERMISSIONS] }] }, 'owner');
+  const owner = await toActor(
+    { type: 'private', permissions: [...TOKEN_PERMISSIONS], rules: [{ priority: 0, container: '/', transform: 'reveal', permissions: [...TOKEN_PERMISSIONS] }] },
+    'owner',
+  );
   const actors: Actor[] = [];
   for (const [i, spec] of specs.entries()) actors.push(await toActor(spec, `app ${i}`));
   const world = new World(vault, owner, admin, actors, new Secrets(seed));
@@ -1002,7 +1022,14 @@ async function setUp(vault: TestVault, specs: AppSpec[], seed: number): Promise<
     const formula = await vault.formulas.create(admin, { name: 'benign', code: BENIGN });
     world.formulas.set(formula.id, { id: formula.id, createdBy: admin.applicationId, code: BENIGN });
     const reactor = await vault.reactors.create(admin, { name: 'benign', formula: { id: formula.id }, configuration: {}, ...application });
-    world.reactors.push({ id: reactor.id, formulaId: formula.id, code: null, createdBy: admin.applicationId, author: null, app: 'application' in application ? owner.model : null });
+    world.reactors.push({
+      id: reactor.id,
+      formulaId: formula.id,
+      code: null,
+      createdBy: admin.applicationId,
+      author: null,
+      app: 'application' in application ? owner.model : null,
+    });
   }
   const block = await vault.reactors.create(admin, { name: 'tokenize', code: TOKENIZE, application: { id: owner.model.id } });
   world.reactors.push({ id: block.id, formulaId: null, code: TOKENIZE, createdBy: admin.applicationId, author: null, app: owner.model });
@@ -1027,31 +1054,37 @@ describeEachStore('no caller learns more than its read transform reveals (proper
   it(`holds over ${runs} random sequences of operations`, { timeout: 600_000 }, async () => {
     await fc.assert(
       // The proxy plan is drawn last, so the sequences drawn before it are those of the seed without it.
-      fc.asyncProperty(fc.array(appSpec, { minLength: 2, maxLength: 4 }), fc.array(op, { minLength: 5, maxLength: 25 }), fc.integer(), proxyPlan, async (specs, ops, seed, plan) => {
-        const made = store.create();
-        const vault = await createTestVault({ start: SUITE_START, store: made, proxy: { unsafeFetch: echoDestination } });
-        try {
-          const world = await setUp(vault, specs, seed);
-          const proxies = new ProxySteps(
-            {
-              vault,
-              admin: world.admin,
-              actors: () => world.actors,
-              applications: () => world.applications(),
-              checkTokens: (label, value) => world.check(label, value, [], null),
-            },
-            plan,
-          );
-          for (const [i, o] of ops.entries()) {
-            await step(world, o);
-            await proxies.step(i);
+      fc.asyncProperty(
+        fc.array(appSpec, { minLength: 2, maxLength: 4 }),
+        fc.array(op, { minLength: 5, maxLength: 25 }),
+        fc.integer(),
+        proxyPlan,
+        async (specs, ops, seed, plan) => {
+          const made = store.create();
+          const vault = await createTestVault({ start: SUITE_START, store: made, proxy: { unsafeFetch: echoDestination } });
+          try {
+            const world = await setUp(vault, specs, seed);
+            const proxies = new ProxySteps(
+              {
+                vault,
+                admin: world.admin,
+                actors: () => world.actors,
+                applications: () => world.applications(),
+                checkTokens: (label, value) => world.check(label, value, [], null),
+              },
+              plan,
+            );
+            for (const [i, o] of ops.entries()) {
+              await step(world, o);
+              await proxies.step(i);
+            }
+            await proxies.rest(ops.length);
+          } finally {
+            await vault.close();
+            await store.cleanup(made);
           }
-          await proxies.rest(ops.length);
-        } finally {
-          await vault.close();
-          await store.cleanup(made);
-        }
-      }),
+        },
+      ),
       { numRuns: runs, ...(FUZZ_RUNS > 0 ? {} : { seed: 20261123 }) },
     );
   });

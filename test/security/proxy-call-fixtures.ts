@@ -15,7 +15,6 @@ export const RESPONSE_KINDS = ['code', 'mask', 'tokenize', 'append_json', 'appen
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 export type ResponseKind = (typeof RESPONSE_KINDS)[number];
 
-
 /** The callers: private applications with some of proxy:invoke, token:use and token:read, or a public one. */
 export const actorSpec = fc.oneof(
   {
@@ -26,7 +25,14 @@ export const actorSpec = fc.oneof(
     }),
     weight: 4,
   },
-  { arbitrary: fc.record({ type: fc.constant('private' as const), permissions: fc.subarray<Permission>(['proxy:invoke', 'token:use', 'token:read'], { minLength: 1 }), rules: rulesOf(['token:use', 'token:read']) }), weight: 2 },
+  {
+    arbitrary: fc.record({
+      type: fc.constant('private' as const),
+      permissions: fc.subarray<Permission>(['proxy:invoke', 'token:use', 'token:read'], { minLength: 1 }),
+      rules: rulesOf(['token:use', 'token:read']),
+    }),
+    weight: 2,
+  },
   fc.record({ type: fc.constant('public' as const), permissions: fc.constant<Permission[]>(['token:create']), rules: fc.constant<AccessRule[]>([]) }),
 );
 /** The applications proxies are bound to: what their transforms may do is theirs. */
@@ -115,7 +121,9 @@ export const RESPONSE_CODE = `module.exports = async (req) => {
 export function transformsOf(spec: ProxySpec): { request_transforms: unknown[]; response_transforms: unknown[] } {
   const containers = (c: number | null) => (c === null ? {} : { containers: [TOKEN_CONTAINERS[c]] });
   const request = spec.request.map((kind) =>
-    kind === 'code' ? { type: 'code', code: REQUEST_CODE } : { type: 'tokenize', expression: JSON.stringify({ type: 'card', data: '{{ args.card }}', ...containers(spec.requestContainer) }) },
+    kind === 'code'
+      ? { type: 'code', code: REQUEST_CODE }
+      : { type: 'tokenize', expression: JSON.stringify({ type: 'card', data: '{{ args.card }}', ...containers(spec.requestContainer) }) },
   );
   const response = spec.response.map((kind) => {
     switch (kind) {

@@ -107,11 +107,19 @@ export function checkShown(shared: Shared, label: string, text: string, allowed:
 }
 
 /** A call, in-process or over HTTP; a refusal is an outcome, an internal error fails the test. */
-export async function call(shared: Shared, via: 'in-process' | 'header' | 'query', who: Principal | null, request: { url?: string; key?: string; headers: Record<string, string>; body: string }): Promise<Outcome> {
+export async function call(
+  shared: Shared,
+  via: 'in-process' | 'header' | 'query',
+  who: Principal | null,
+  request: { url?: string; key?: string; headers: Record<string, string>; body: string },
+): Promise<Outcome> {
   if (via === 'in-process') {
     try {
       const base = { method: 'POST', path: '/charges', query: 'a=1', headers: request.headers, body: request.body };
-      const answer = request.key === undefined ? await shared.vault.proxy(who!.caller, { ...base, url: request.url! }) : await shared.vault.proxy(who?.caller ?? null, { ...base, key: request.key });
+      const answer =
+        request.key === undefined
+          ? await shared.vault.proxy(who!.caller, { ...base, url: request.url! })
+          : await shared.vault.proxy(who?.caller ?? null, { ...base, key: request.key });
       const text = new TextDecoder().decode(answer.body);
       return { ok: true, status: answer.status, body: text, text: text + JSON.stringify(answer.headers), headers: Object.fromEntries(answer.headers) };
     } catch (error) {

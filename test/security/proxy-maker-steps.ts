@@ -51,5 +51,5 @@ export async function runMakerStep(world: { shared: Shared; admin: Caller; binde
   // It stands on the maker's current credentials again; the view says so.
   proxy.ended = false;
   const expected = proxy.maker === null ? null : { application_id: world.binder.model.id, status: 'current' };
-  expect(confirmed.key_credentials, 'a confirmed proxy stands on its maker\'s current credentials').toEqual(expected);
+  expect(confirmed.key_credentials, "a confirmed proxy stands on its maker's current credentials").toEqual(expected);
 }

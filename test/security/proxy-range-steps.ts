@@ -19,7 +19,10 @@ export const rangedStep = fc.record({
   kind: fc.constant('ranged' as const),
   proxy: fc.nat(30),
   /** A suffix (`bytes=-n`: the answer's end, where `issued` is) or a span from a drawn offset. */
-  range: fc.oneof(fc.integer({ min: 8, max: 48 }).map((n) => `bytes=-${n}`), fc.tuple(fc.nat(120), fc.integer({ min: 1, max: 24 })).map(([from, length]) => `bytes=${from}-${from + length - 1}`)),
+  range: fc.oneof(
+    fc.integer({ min: 8, max: 48 }).map((n) => `bytes=-${n}`),
+    fc.tuple(fc.nat(120), fc.integer({ min: 1, max: 24 })).map(([from, length]) => `bytes=${from}-${from + length - 1}`),
+  ),
   via: fc.constantFrom('in-process' as const, 'header' as const, 'query' as const),
 });
 export type RangedStep = typeof rangedStep extends fc.Arbitrary<infer T> ? T : never;

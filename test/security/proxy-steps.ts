@@ -32,10 +32,16 @@ const MASKED = '********';
 
 const proxyActorSpec = fc.oneof(
   fc.constant({ type: 'management' as const, permissions: ['application:create', 'application:update', ...PROXY] as Permission[], rules: [] as AccessRule[] }),
-  fc.record({ type: fc.constant('management' as const), permissions: fc.subarray([...PROXY, 'application:read', 'reactor:create'] as Permission[], { minLength: 1 }), rules: fc.constant<AccessRule[]>([]) }),
+  fc.record({
+    type: fc.constant('management' as const),
+    permissions: fc.subarray([...PROXY, 'application:read', 'reactor:create'] as Permission[], { minLength: 1 }),
+    rules: fc.constant<AccessRule[]>([]),
+  }),
   fc.record({
     type: fc.constant('private' as const),
-    permissions: fc.tuple(fc.subarray(PROXY, { minLength: 1 }), fc.subarray([...TOKEN_PERMISSIONS, 'reactor:create', 'reactor:read', 'reactor:update'] as Permission[])).map(([a, b]) => [...a, ...b]),
+    permissions: fc
+      .tuple(fc.subarray(PROXY, { minLength: 1 }), fc.subarray([...TOKEN_PERMISSIONS, 'reactor:create', 'reactor:read', 'reactor:update'] as Permission[]))
+      .map(([a, b]) => [...a, ...b]),
     // Reveal on everything (covers many applications) or on one subtree (covers few).
     rules: fc.constantFrom(...RULE_CONTAINERS).map((container): AccessRule[] => [{ priority: 0, container, transform: 'reveal', permissions: [...TOKEN_PERMISSIONS] }]),
   }),
@@ -152,7 +158,12 @@ export class ProxySteps {
     // caller is not their author, so changing what they do is refused unless it is an administrator.
     for (const bound of [null, this.#world.applications()[0]!.model]) {
       const configuration = { API_KEY: this.#secret() };
-      const made = await vault.proxies.create(admin, { name: 'admin', destination_url: 'https://api.example.com/v1/', configuration, ...(bound ? { application: { id: bound.id } } : {}) });
+      const made = await vault.proxies.create(admin, {
+        name: 'admin',
+        destination_url: 'https://api.example.com/v1/',
+        configuration,
+        ...(bound ? { application: { id: bound.id } } : {}),
+      });
       this.#keys.add(made.key!);
       this.#proxies.push({ id: made.id, createdBy: admin.applicationId, destination: made.destination_url, configuration, requireAuth: true, app: bound, live: true });
     }
@@ -208,7 +219,15 @@ export class ProxySteps {
       const entitled = has('proxy:create') && (bound === null || (bound.type !== 'management' && modelMayActAs(actor.model, bound)));
       expect(result.ok, `${label} bound to ${bound?.type ?? 'nothing'}: ${result.ok ? 'created' : 'refused'}`).toBe(entitled);
       if (!result.ok) return;
-      const created: ModelProxy = { id: result.value.id, createdBy: actor.model.id, destination: 'https://api.example.com/v1/', configuration, requireAuth: true, app: bound, live: true };
+      const created: ModelProxy = {
+        id: result.value.id,
+        createdBy: actor.model.id,
+        destination: 'https://api.example.com/v1/',
+        configuration,
+        requireAuth: true,
+        app: bound,
+        live: true,
+      };
       this.#proxies.push(created);
       this.#checkAnswer(label, result.value, actor, created, true);
       return this.#checkStored(label, created);
@@ -218,8 +237,20 @@ export class ProxySteps {
       expect(result.ok, `${label}: ${result.ok ? 'listed' : 'refused'}`).toBe(has('proxy:read'));
       if (!result.ok) return;
       const views = result.value.data as unknown as ProxyAnswer[];
-      expect(views.map((v) => v.id).sort(), `${label}: listed proxies`).toEqual(this.#proxies.filter((p) => p.live).map((p) => p.id).sort());
-      for (const view of views) this.#checkAnswer(label, view, actor, this.#proxies.find((p) => p.id === view.id)!, false);
+      expect(views.map((v) => v.id).sort(), `${label}: listed proxies`).toEqual(
+        this.#proxies
+          .filter((p) => p.live)
+          .map((p) => p.id)
+          .sort(),
+      );
+      for (const view of views)
+        this.#checkAnswer(
+          label,
+          view,
+          actor,
+          this.#proxies.find((p) => p.id === view.id)!,
+          false,
+        );
       return;
     }
     if (proxy === undefined) return;
@@ -251,7 +282,13 @@ export class ProxySteps {
         // A whole replacement, the destination as it is: with a fresh secret, or none (which removes any).
         const configuration = o.configured ? { API_KEY: this.#secret() } : null;
         const keep = o.keep && proxy.app !== null;
-        const body = { name: 'replaced', destination_url: proxy.destination, require_auth: proxy.requireAuth, ...(configuration ? { configuration } : {}), ...(keep ? { application: { id: proxy.app!.id } } : {}) };
+        const body = {
+          name: 'replaced',
+          destination_url: proxy.destination,
+          require_auth: proxy.requireAuth,
+          ...(configuration ? { configuration } : {}),
+          ...(keep ? { application: { id: proxy.app!.id } } : {}),
+        };
         const result = await this.#attempt(plabel, () => vault.proxies.update(actor.caller, proxy.id, body));
         const reconfigures = configuration !== null || proxy.configuration !== null;
         expect(result.ok, `${plabel}: ${result.ok ? 'replaced' : 'refused'}`).toBe(has('proxy:update') && mayChange && (!reconfigures || mayReconfigure));

@@ -33,11 +33,9 @@ describe('the application keys migration', () => {
     const db = new Database(':memory:');
     runSqliteMigrations(db, SQLITE_MIGRATIONS.slice(0, before(SQLITE_MIGRATIONS)));
     const { keyHash, keyLookup } = hashApiKey(KEY);
-    db.prepare('INSERT INTO applications (tenant_id, id, name, type, permissions, rules, key_hash, key_lookup, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, 1000)').run(
-      ...APP_ROW,
-      keyHash,
-      keyLookup,
-    );
+    db.prepare(
+      'INSERT INTO applications (tenant_id, id, name, type, permissions, rules, key_hash, key_lookup, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, 1000)',
+    ).run(...APP_ROW, keyHash, keyLookup);
     const store = createSqliteStore({ database: db });
     await store.migrate();
     await expectKeyMoved(store);
@@ -99,8 +97,14 @@ describe('the credentials generations migration', () => {
       const store = createPostgresStore({ connectionString: url, schema, max: 2 });
       try {
         await runPgMigrations(new PgExecutor(adminPool() as unknown as PgPool), schema, PG_MIGRATIONS.slice(0, beforeGenerations(PG_MIGRATIONS)));
-        await adminPool().query(`INSERT INTO "${schema}".applications (tenant_id, id, name, type, permissions, rules, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, NULL, 1000)`, APP_ROW);
-        await adminPool().query(SESSION_INSERT(`"${schema}".sessions`, (i) => `$${i}`), SESSION_ROW);
+        await adminPool().query(
+          `INSERT INTO "${schema}".applications (tenant_id, id, name, type, permissions, rules, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, NULL, 1000)`,
+          APP_ROW,
+        );
+        await adminPool().query(
+          SESSION_INSERT(`"${schema}".sessions`, (i) => `$${i}`),
+          SESSION_ROW,
+        );
         await store.migrate();
         await expectGenerations(store);
       } finally {

@@ -46,7 +46,9 @@ describe('encryption at rest', () => {
     await vault.tokens.create(caller, { type: 'token', data: { email: secrets.searchable }, search_indexes: ['{{ data.email }}'] });
     await vault.tokens.create(caller, { type: 'us_bank_account_number', data: secrets.account.slice(0, 12) });
     // A proxied request carries the card to its destination; only ids and names stay behind (audit).
-    const proxier = await vault.authenticate((await vault.applications.create(admin, { name: 'p', type: 'private', permissions: ['token:use', 'proxy:invoke'], rules: REVEAL_ALL })).key!);
+    const proxier = await vault.authenticate(
+      (await vault.applications.create(admin, { name: 'p', type: 'private', permissions: ['token:use', 'proxy:invoke'], rules: REVEAL_ALL })).key!,
+    );
     const proxied = await vault.proxy(proxier, {
       method: 'POST',
       url: 'https://api.example.com',
@@ -100,9 +102,7 @@ describe('encryption at rest', () => {
     const old = new Database(filename);
     old.pragma('journal_mode = WAL');
     runMigrations(old, MIGRATIONS.slice(0, 2));
-    old
-      .prepare("INSERT INTO idempotency_keys VALUES ('t', 'a', 'k', 'h', 'done', 201, ?, 0, 9999999999999)")
-      .run(plaintext);
+    old.prepare("INSERT INTO idempotency_keys VALUES ('t', 'a', 'k', 'h', 'done', 201, ?, 0, 9999999999999)").run(plaintext);
     old.close();
     expect(readFileSync(filename).includes(Buffer.from(plaintext))).toBe(true); // the old layout does hold it
     const store = createSqliteStore({ filename });

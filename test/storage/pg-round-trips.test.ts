@@ -71,7 +71,13 @@ describeEachPgRoute('PostgreSQL round trips per request', (url, route) => {
     send = async (method, path, key, body) => {
       sent.length = 0;
       full.length = 0;
-      const response = await handler(new Request(`http://vault${path}`, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+      const response = await handler(
+        new Request(`http://vault${path}`, {
+          method,
+          headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      );
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : null, statements: [...sent] };
     };
@@ -86,7 +92,12 @@ describeEachPgRoute('PostgreSQL round trips per request', (url, route) => {
   it('GET, POST, list, search and react each take the round trips pinned here', async () => {
     const app = await vault.caller({ permissions: ['token:create', 'token:read', 'token:search', 'token:use'] });
     const admin = await vault.authenticate(vault.adminKey);
-    const formula = await vault.formulas.create(admin, { name: 'last4', code: 'module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });', configuration: [], request_parameters: [] });
+    const formula = await vault.formulas.create(admin, {
+      name: 'last4',
+      code: 'module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });',
+      configuration: [],
+      request_parameters: [],
+    });
     const reactor = await vault.reactors.create(admin, { name: 'last4', formula: { id: formula.id }, configuration: {} });
     const created = await send('POST', '/tokens', app.key, { type: 'card', data: CARD, deduplicate_token: false });
     expect(created.status).toBe(201);
@@ -209,17 +220,22 @@ describeEachPgRoute('PostgreSQL round trips per request', (url, route) => {
       await new Promise((resolve) => setImmediate(resolve));
       const third = ask(3);
       await new Promise((resolve) => setImmediate(resolve));
-      expect(sent.filter((text) => match.test(text)), kind).toHaveLength(1);
+      expect(
+        sent.filter((text) => match.test(text)),
+        kind,
+      ).toHaveLength(1);
       held.until = undefined;
       open();
       const answers = await Promise.all([first, second, third]);
-      expect(sent.filter((text) => match.test(text)), kind).toHaveLength(2);
+      expect(
+        sent.filter((text) => match.test(text)),
+        kind,
+      ).toHaveLength(2);
       if (kind === 'create') {
         expect(answers).toEqual([{ status: 'created' }, { status: 'created' }, { status: 'created' }]);
         // Tokens without metadata or search hashes, alone or together: no index rows' parts.
         expect(full.filter((text) => match.test(text)).join('\n')).not.toMatch(/token_metadata|token_search/);
-      }
-      else expect(answers.map((t) => (t as { id: string } | null)?.id)).toEqual(['inflight-1', 'inflight-2', 'inflight-3']);
+      } else expect(answers.map((t) => (t as { id: string } | null)?.id)).toEqual(['inflight-1', 'inflight-2', 'inflight-3']);
     }
   });
 });

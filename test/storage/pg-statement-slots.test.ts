@@ -76,14 +76,22 @@ describe.skipIf(PG_URL === undefined)(`PostgreSQL statement names under a flood 
       }
       // And searches: metadata terms, data terms (blind indexes), a container, a fingerprint.
       const post = async (key: string, path: string, body: unknown) => {
-        const response = await handler(new Request(`http://vault${path}`, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+        const response = await handler(
+          new Request(`http://vault${path}`, { method: 'POST', headers: { 'SVC-API-KEY': key, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        );
         expect(response.status, `${path}: ${await response.clone().text()}`).toBeLessThan(300);
       };
       for (let filters = 0; filters <= 4; filters++) {
         for (const data of [0, 1, 2, 3]) {
           for (const extra of ['', 'container:/a/', 'fingerprint:f', 'container:/a/ fingerprint:f']) {
             for (const mode of ['cursor', 'offset', 'id:x cursor', 'id:x offset']) {
-              const terms = [mode.startsWith('id') ? 'id:x' : '', ...Array.from({ length: filters }, (_, i) => `metadata.k${i}:v`), ...Array.from({ length: data }, (_, i) => `data:d${i}`), extra, 'type:token'];
+              const terms = [
+                mode.startsWith('id') ? 'id:x' : '',
+                ...Array.from({ length: filters }, (_, i) => `metadata.k${i}:v`),
+                ...Array.from({ length: data }, (_, i) => `data:d${i}`),
+                extra,
+                'type:token',
+              ];
               await post(flooder.key, '/tokens/search', { query: terms.filter(Boolean).join(' '), size: 2, ...(mode.endsWith('offset') ? { page: 1 } : {}) });
               shapes++;
             }

@@ -34,9 +34,7 @@ describePostgres('PostgreSQL outage', (url) => {
   };
   const terminate = async (where: { pid?: number; name?: string }) => {
     const sql =
-      where.pid !== undefined
-        ? 'SELECT pg_terminate_backend($1::int, 10000)'
-        : 'SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = $1';
+      where.pid !== undefined ? 'SELECT pg_terminate_backend($1::int, 10000)' : 'SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = $1';
     await adminPool().query(sql, [where.pid ?? where.name]);
   };
 
@@ -72,7 +70,11 @@ describePostgres('PostgreSQL outage', (url) => {
   });
 
   it('translates connection errors to ServiceUnavailableError', () => {
-    for (const error of [Object.assign(new Error('terminating connection'), { code: '57P01' }), Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), new Error('Connection terminated unexpectedly')]) {
+    for (const error of [
+      Object.assign(new Error('terminating connection'), { code: '57P01' }),
+      Object.assign(new Error('x'), { code: 'ECONNREFUSED' }),
+      new Error('Connection terminated unexpectedly'),
+    ]) {
       expect(translateError(error)).toBeInstanceOf(ServiceUnavailableError);
     }
   });
@@ -86,7 +88,13 @@ describePostgres('PostgreSQL outage', (url) => {
     const handler = createFetchHandler(vault);
     const request = (i: number) =>
       i % 2 === 0
-        ? handler(new Request('http://vault.test/tokens', { method: 'POST', headers: { 'svc-api-key': app.key, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'token', data: `d${i}` }) }))
+        ? handler(
+            new Request('http://vault.test/tokens', {
+              method: 'POST',
+              headers: { 'svc-api-key': app.key, 'content-type': 'application/json' },
+              body: JSON.stringify({ type: 'token', data: `d${i}` }),
+            }),
+          )
         : handler(new Request('http://vault.test/tokens?size=5', { headers: { 'svc-api-key': app.key } }));
     const responses: Response[] = [];
     for (let round = 0; round < 3; round++) {

@@ -200,11 +200,19 @@ describe('PostgreSQL store helpers (no server)', () => {
       ]);
       // A lock's transaction (withLock) that lost its statement before holding anything starts again.
       const holder = new PgExecutor(losing, { preparedStatements: true });
-      expect(await holder.holding(async (tx) => void (await tx.query('SELECT pg_advisory_xact_lock($1)', [1])), async () => 'held')).toBe('held');
+      expect(
+        await holder.holding(
+          async (tx) => void (await tx.query('SELECT pg_advisory_xact_lock($1)', [1])),
+          async () => 'held',
+        ),
+      ).toBe('held');
       expect(holder.naming).toBe(false);
     }
     // Any other failure leaves naming on.
-    const failing = new PgExecutor(scriptedPool(() => pgError('42P01')), { preparedStatements: true });
+    const failing = new PgExecutor(
+      scriptedPool(() => pgError('42P01')),
+      { preparedStatements: true },
+    );
     await expect(failing.query('SELECT $1::int', [1])).rejects.toMatchObject({ code: '42P01' });
     expect(failing.naming).toBe(true);
   });
@@ -353,10 +361,7 @@ if (PG_URL === undefined) {
         for (let i = 0; i < 30; i++) {
           const token = makeToken({ id: `doomed-${i}` });
           await one.createToken(token, T0);
-          const [deleted, created] = await Promise.all([
-            one.deleteToken(TENANT_A, token.id, APP_A, audit(token), T0),
-            two.createToken(makeToken({ id: token.id }), T0),
-          ]);
+          const [deleted, created] = await Promise.all([one.deleteToken(TENANT_A, token.id, APP_A, audit(token), T0), two.createToken(makeToken({ id: token.id }), T0)]);
           expect(deleted).toBe(true);
           expect(created).toEqual({ status: 'id_conflict' });
           expect(await two.getToken(TENANT_A, token.id, T0)).toBeNull();
@@ -396,7 +401,10 @@ if (PG_URL === undefined) {
         expect(results.filter((r) => r.status === 'created')).toHaveLength(1);
         const claims = await Promise.all(
           Array.from({ length: 12 }, (_, i) =>
-            (i % 2 ? one : two).claimIdempotencyKey({ tenantId: TENANT_A, applicationId: APP_A, key: 'k', requestHash: `h${i}`, state: 'in_flight', status: null, body: null, createdAt: T0, expiresAt: T0 + 1000 }, T0),
+            (i % 2 ? one : two).claimIdempotencyKey(
+              { tenantId: TENANT_A, applicationId: APP_A, key: 'k', requestHash: `h${i}`, state: 'in_flight', status: null, body: null, createdAt: T0, expiresAt: T0 + 1000 },
+              T0,
+            ),
           ),
         );
         expect(claims.filter((c) => c.claimed)).toHaveLength(1);
@@ -494,29 +502,32 @@ if (PG_URL === undefined) {
     });
   });
 
-  describe.skipIf(PGBOUNCER_URL === undefined)(`PostgreSQL prepared statements through PgBouncer in transaction mode${PGBOUNCER_URL === undefined ? ` (${PGBOUNCER_SKIP_REASON})` : ''}`, () => {
-    it('a named statement the pooler loses turns naming off; every answer is still right', async () => {
-      const pool = new pg.Pool({ connectionString: PGBOUNCER_URL, max: 4 });
-      const db = new PgExecutor(pool, { preparedStatements: true });
-      try {
-        // PgBouncer 1.18 lends each transaction any server connection: a few rounds of concurrent
-        // statements reach one that never prepared what the client believes it did.
-        let round = 0;
-        for (; round < 200 && db.naming; round++) {
-          const [sum, [product], text] = await Promise.all([
-            db.query('SELECT $1::int + 1 AS v', [round]),
-            db.transaction(async (tx) => (await tx.query('SELECT $1::int * 2 AS w', [round])).rows),
-            db.query('SELECT $1::text AS t', [`r${round}`]),
-          ]);
-          expect([sum.rows[0]?.v, product?.w, text.rows[0]?.t]).toEqual([round + 1, round * 2, `r${round}`]);
+  describe.skipIf(PGBOUNCER_URL === undefined)(
+    `PostgreSQL prepared statements through PgBouncer in transaction mode${PGBOUNCER_URL === undefined ? ` (${PGBOUNCER_SKIP_REASON})` : ''}`,
+    () => {
+      it('a named statement the pooler loses turns naming off; every answer is still right', async () => {
+        const pool = new pg.Pool({ connectionString: PGBOUNCER_URL, max: 4 });
+        const db = new PgExecutor(pool, { preparedStatements: true });
+        try {
+          // PgBouncer 1.18 lends each transaction any server connection: a few rounds of concurrent
+          // statements reach one that never prepared what the client believes it did.
+          let round = 0;
+          for (; round < 200 && db.naming; round++) {
+            const [sum, [product], text] = await Promise.all([
+              db.query('SELECT $1::int + 1 AS v', [round]),
+              db.transaction(async (tx) => (await tx.query('SELECT $1::int * 2 AS w', [round])).rows),
+              db.query('SELECT $1::text AS t', [`r${round}`]),
+            ]);
+            expect([sum.rows[0]?.v, product?.w, text.rows[0]?.t]).toEqual([round + 1, round * 2, `r${round}`]);
+          }
+          expect(db.naming).toBe(false);
+          expect((await db.query('SELECT $1::int AS after', [7])).rows).toEqual([{ after: 7 }]);
+        } finally {
+          await pool.end();
         }
-        expect(db.naming).toBe(false);
-        expect((await db.query('SELECT $1::int AS after', [7])).rows).toEqual([{ after: 7 }]);
-      } finally {
-        await pool.end();
-      }
-    });
-  });
+      });
+    },
+  );
 
   describe('PostgreSQL lifecycle', () => {
     it('close() ends a pool it created; a pool passed in stays open', async () => {
@@ -554,8 +565,7 @@ if (PG_URL === undefined) {
   });
 
   describe('PostgreSQL storage details', () => {
-    const count = async (store: PostgresStore, table: string) =>
-      Number((await adminPool().query(`SELECT count(*) AS n FROM "${store.schema}".${table}`)).rows[0].n);
+    const count = async (store: PostgresStore, table: string) => Number((await adminPool().query(`SELECT count(*) AS n FROM "${store.schema}".${table}`)).rows[0].n);
 
     it('leaves no data behind when a token is deleted or purged: no row, no metadata, no search hashes', async () => {
       const store = open();
@@ -630,7 +640,10 @@ if (PG_URL === undefined) {
       try {
         await store.migrate();
         const fieldOf = async (promise: Promise<unknown>) => {
-          const error = await promise.then(() => null, (e: unknown) => e);
+          const error = await promise.then(
+            () => null,
+            (e: unknown) => e,
+          );
           return error instanceof ValidationError ? Object.keys(error.errors) : error;
         };
         expect(await fieldOf(store.listTokens(TENANT_A, {}, { mode: 'cursor', size: 0 }, T0))).toEqual(['size']);

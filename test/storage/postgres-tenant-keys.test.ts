@@ -71,4 +71,3 @@ describePostgres('PostgreSQL keys lead with tenant_id', (url) => {
     expect(foreign.filter((f) => f.from !== 'tenant_id' || f.to !== 'tenant_id').map((f) => f.name)).toEqual([]);
   });
 });
-

@@ -45,7 +45,11 @@ describe('PostgreSQL timeouts: options, classification, executor', () => {
       idleInTransactionTimeoutMs: 60_000,
       migrationTimeoutMs: 0,
     });
-    expect(resolvePostgresStoreOptions({ connectionString: url, lockTimeoutMs: 0, statementTimeoutMs: 200 }).timeouts).toMatchObject({ lockTimeoutMs: 0, statementTimeoutMs: 200, connectTimeoutMs: 5_000 });
+    expect(resolvePostgresStoreOptions({ connectionString: url, lockTimeoutMs: 0, statementTimeoutMs: 200 }).timeouts).toMatchObject({
+      lockTimeoutMs: 0,
+      statementTimeoutMs: 200,
+      connectTimeoutMs: 5_000,
+    });
   });
 
   it('bad timeout values are a ValidationError naming the option', () => {
@@ -103,7 +107,11 @@ describe('PostgreSQL timeouts: options, classification, executor', () => {
     }
     // A connect timeout (a full pool) is not retried either: it would wait as long again.
     let connects = 0;
-    const full: PgPool = { query: async () => Promise.reject(new Error('timeout exceeded when trying to connect')), connect: async () => (connects++, Promise.reject(new Error('timeout exceeded when trying to connect'))), end: async () => undefined };
+    const full: PgPool = {
+      query: async () => Promise.reject(new Error('timeout exceeded when trying to connect')),
+      connect: async () => (connects++, Promise.reject(new Error('timeout exceeded when trying to connect'))),
+      end: async () => undefined,
+    };
     const db = new PgExecutor(full, { timeouts: DEFAULT_TIMEOUTS });
     await expect(db.transaction(async () => undefined)).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(connects).toBe(1);
@@ -114,7 +122,10 @@ describe('PostgreSQL timeouts: options, classification, executor', () => {
     const db = new PgExecutor(pool, { timeouts: { ...DEFAULT_TIMEOUTS, statementTimeoutMs: 2_000, lockTimeoutMs: 0 } });
     await db.transaction(async (tx) => void (await tx.query('UPDATE x SET a = $1', [1])));
     expect(sent).toEqual([
-      { text: 'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = 2000; SET LOCAL idle_in_transaction_session_timeout = 60000', query_timeout: 2_000 + ANSWER_MARGIN_MS },
+      {
+        text: 'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = 2000; SET LOCAL idle_in_transaction_session_timeout = 60000',
+        query_timeout: 2_000 + ANSWER_MARGIN_MS,
+      },
       { text: 'UPDATE x SET a = $1', query_timeout: 2_000 + ANSWER_MARGIN_MS },
       { text: 'COMMIT', query_timeout: 2_000 + ANSWER_MARGIN_MS },
     ]);
@@ -130,7 +141,10 @@ describe('PostgreSQL timeouts: options, classification, executor', () => {
     const begin = sent.find((s) => s.text.startsWith('BEGIN'))!;
     expect(begin).toEqual({ text: 'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0' });
     sent.length = 0;
-    await db.holding(async (tx) => void (await tx.query('SELECT pg_advisory_xact_lock($1)', [1])), async () => undefined);
+    await db.holding(
+      async (tx) => void (await tx.query('SELECT pg_advisory_xact_lock($1)', [1])),
+      async () => undefined,
+    );
     expect(sent[0]).toEqual({ text: 'BEGIN; SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0' });
     const bounded = scriptedPool(() => ({}));
     await runMigrations(new PgExecutor(bounded.pool, { timeouts: { ...DEFAULT_TIMEOUTS, migrationTimeoutMs: 600_000 } }), 'mig', ['SELECT 1']);
@@ -159,7 +173,10 @@ describe('PostgreSQL timeouts: options, classification, executor', () => {
 /** A Logger that keeps what it is given. */
 function capturingLogger() {
   const entries: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void entries.push({ level, message, fields });
+  const at =
+    (level: string) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void entries.push({ level, message, fields });
   const logger: Logger = { info: at('info'), warn: at('warn'), error: at('error') };
   return { logger, entries };
 }
@@ -188,7 +205,13 @@ describeEachPgRoute('PostgreSQL waits are bounded', (url, route) => {
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
     const handler = createFetchHandler(vault, { logger });
     const send = (method: string, path: string, body?: unknown) =>
-      handler(new Request(`http://vault.test${path}`, { method, headers: { 'svc-api-key': app.key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+      handler(
+        new Request(`http://vault.test${path}`, {
+          method,
+          headers: { 'svc-api-key': app.key, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      );
     return { vault, store: store as PostgresStore, schema, app, send, entries };
   };
 
@@ -260,7 +283,10 @@ describeEachPgRoute('PostgreSQL waits are bounded', (url, route) => {
     const answer = send('GET', `/tokens/${created.id}`);
     // Wait for the event: the read's backend waiting on the lock, then cancel it.
     for (;;) {
-      const { rows } = await adminPool().query(`SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND pid <> pg_backend_pid()`, [`%"${schema}".tokens%`]);
+      const { rows } = await adminPool().query(
+        `SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND pid <> pg_backend_pid()`,
+        [`%"${schema}".tokens%`],
+      );
       if (rows.some((row) => row['cancelled'] === true)) break;
     }
     await expect503(await answer, /cancelled/);

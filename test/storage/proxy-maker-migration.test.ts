@@ -40,7 +40,12 @@ describe("the proxy makers' migration", () => {
     const db = new Database(':memory:');
     runSqliteMigrations(db, SQLITE_MIGRATIONS.slice(0, before(SQLITE_MIGRATIONS)));
     for (const [tenant, id, type, generation] of APPS) {
-      db.prepare("INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_at, credentials_generation) VALUES (?, ?, 'a', ?, '[]', '[]', 1000, ?)").run(tenant, id, type, generation);
+      db.prepare("INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_at, credentials_generation) VALUES (?, ?, 'a', ?, '[]', '[]', 1000, ?)").run(
+        tenant,
+        id,
+        type,
+        generation,
+      );
     }
     for (const [id, by] of PROXIES) db.prepare(`INSERT INTO proxies (${PROXY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`).run(...proxyValues(id, by));
     const store = createSqliteStore({ database: db });
@@ -57,7 +62,10 @@ describe("the proxy makers' migration", () => {
       try {
         await runPgMigrations(new PgExecutor(adminPool() as unknown as PgPool), schema, PG_MIGRATIONS.slice(0, before(PG_MIGRATIONS)));
         for (const [tenant, id, type, generation] of APPS) {
-          await adminPool().query(`INSERT INTO "${schema}".applications (tenant_id, id, name, type, permissions, rules, created_at, credentials_generation) VALUES ($1, $2, 'a', $3, '[]', '[]', 1000, $4)`, [tenant, id, type, generation]);
+          await adminPool().query(
+            `INSERT INTO "${schema}".applications (tenant_id, id, name, type, permissions, rules, created_at, credentials_generation) VALUES ($1, $2, 'a', $3, '[]', '[]', 1000, $4)`,
+            [tenant, id, type, generation],
+          );
         }
         for (const [id, by] of PROXIES) {
           await adminPool().query(`INSERT INTO "${schema}".proxies (${PROXY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false)`, proxyValues(id, by));

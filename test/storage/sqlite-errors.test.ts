@@ -26,7 +26,13 @@ describe('SQLite driver errors', () => {
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
     const handler = createFetchHandler(vault);
     const post = () =>
-      handler(new Request('http://vault.test/tokens', { method: 'POST', headers: { 'svc-api-key': app.key, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'token', data: 'x' }) }));
+      handler(
+        new Request('http://vault.test/tokens', {
+          method: 'POST',
+          headers: { 'svc-api-key': app.key, 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 'token', data: 'x' }),
+        }),
+      );
     // Another process holds the write lock.
     const other = new Database(filename);
     other.exec('BEGIN IMMEDIATE');

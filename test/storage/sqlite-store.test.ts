@@ -136,7 +136,11 @@ describe('SQLite pragmas', () => {
 
 describe('SQLite file modes', () => {
   const modes = (prefix: string) =>
-    Object.fromEntries(readdirSync(dir).filter((f) => f.startsWith(prefix)).map((f) => [f.slice(prefix.length), (statSync(join(dir, f)).mode & 0o777).toString(8)]));
+    Object.fromEntries(
+      readdirSync(dir)
+        .filter((f) => f.startsWith(prefix))
+        .map((f) => [f.slice(prefix.length), (statSync(join(dir, f)).mode & 0o777).toString(8)]),
+    );
 
   it.each([false, true])('creates the database, its -wal and its -shm owner-only (0600) under the usual umask 022 (exclusive: %s)', async (exclusive) => {
     const filename = tempFile();
@@ -192,7 +196,7 @@ describe('SQLite lifecycle', () => {
     second.close();
   });
 
-  it('answers synchronously (plain values, not promises), but for a creation, which settles with its turn\'s group commit', async () => {
+  it("answers synchronously (plain values, not promises), but for a creation, which settles with its turn's group commit", async () => {
     const store = openMigrated();
     const token = makeToken();
     const created = store.tokens.createToken(token, T0);
@@ -204,7 +208,8 @@ describe('SQLite lifecycle', () => {
 });
 
 describe('SQLite migrations', () => {
-  const versions = (store: SqliteStoreCore) => (store.database.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
+  const versions = (store: SqliteStoreCore) =>
+    (store.database.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
 
   it('records each migration once, however often migrate() runs and however many stores open the file', async () => {
     const filename = tempFile();
@@ -320,8 +325,7 @@ describe('SQLite cursors', () => {
 describe('SQLite query plans', () => {
   const store = openMigrated();
   afterAll(() => store.close());
-  const plan = (sql: string, params: unknown[]) =>
-    (store.database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+  const plan = (sql: string, params: unknown[]) => (store.database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
   const listPlan = (filter: TokenFilter) => {
     const { sql, params } = cursorPageSql(tokenListQuery(TENANT_A, filter, T0), 0, 20);
     return plan(sql, params);
@@ -336,7 +340,9 @@ describe('SQLite query plans', () => {
 
   it('lists by one metadata pair by walking token_metadata_lookup in seq order, fetching tokens by rowid', () => {
     const details = listPlan({ metadata: { customer: 'c1' } });
-    expect(details).toContainEqual(expect.stringMatching(/^SEARCH d USING COVERING INDEX token_metadata_lookup \(tenant_id=\? AND key_lower=\? AND value_lower=\? AND token_seq>\?\)$/));
+    expect(details).toContainEqual(
+      expect.stringMatching(/^SEARCH d USING COVERING INDEX token_metadata_lookup \(tenant_id=\? AND key_lower=\? AND value_lower=\? AND token_seq>\?\)$/),
+    );
     expect(details).toContainEqual('SEARCH t USING INTEGER PRIMARY KEY (rowid=?)');
     expect(linear(details)).toEqual([]);
   });
@@ -349,10 +355,7 @@ describe('SQLite query plans', () => {
   });
 
   it('finds expired idempotency records through their expiry index, without a table scan', () => {
-    const details = plan(
-      'SELECT tenant_id, application_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
-      [T0, 10],
-    );
+    const details = plan('SELECT tenant_id, application_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?', [T0, 10]);
     expect(details).toEqual([expect.stringMatching(/^SEARCH idempotency_keys USING (COVERING )?INDEX idempotency_keys_expires_at \(expires_at<\?\)$/)]);
   });
 
@@ -369,7 +372,10 @@ describe('SQLite query plans', () => {
       [{ searchHashes: ['h'] }, /token_search_lookup \(tenant_id=\? AND hash=\? AND token_seq>\?\)/],
     ] as [TokenFilter, RegExp][]) {
       const details = listPlan(filter);
-      expect(details.some((d) => index.test(d)), JSON.stringify({ filter, details })).toBe(true);
+      expect(
+        details.some((d) => index.test(d)),
+        JSON.stringify({ filter, details }),
+      ).toBe(true);
       expect(linear(details)).toEqual([]);
     }
   });

@@ -9,7 +9,10 @@ const NAMES: readonly StoreName[] = ['sqlite', 'postgres'];
 
 function parse(raw: string | undefined): readonly StoreName[] {
   if (raw === undefined || raw.trim() === '') return NAMES;
-  const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   for (const name of names) {
     if (!(NAMES as readonly string[]).includes(name)) {
       throw new Error(`TOKENVAULT_TEST_STORES names "${name}"; the stores are ${NAMES.join(', ')}`);

@@ -13,7 +13,9 @@ export const REVEAL_ALL: AccessRule[] = [
 export const ALL_TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search', 'token:use'];
 
 /** A vault with a revealing and a masking caller; on `store` (closed after the test) when given, else SQLite. */
-export async function setup(store?: TestStore): Promise<{ vault: TestVault; revealer: Awaited<ReturnType<TestVault['caller']>>; masker: Awaited<ReturnType<TestVault['caller']>> }> {
+export async function setup(
+  store?: TestStore,
+): Promise<{ vault: TestVault; revealer: Awaited<ReturnType<TestVault['caller']>>; masker: Awaited<ReturnType<TestVault['caller']>> }> {
   const vault = store ? await store.vault() : await createTestVault({ start: SUITE_START });
   const revealer = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL, name: 'revealer' });
   const masker = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, name: 'masker' });

@@ -19,8 +19,7 @@ describeEachStore('token intents under idempotency keys', (store) => {
     const reactor = await h.call('POST', '/reactors', { key: h.adminKey, body: { name: 'echo', code: ECHO } });
     const intent = await h.call('POST', '/token-intents', { key: browser, body: { type: 'card_number', data: '4000056655665556' } });
     expect(intent.status, intent.text).toBe(201);
-    const react = () =>
-      h.call('POST', `/reactors/${reactor.body.id}/react`, { key: backend, body: { args: { n: `{{ ${intent.body.id} }}` } }, headers: { [KEY]: 'k-1' } });
+    const react = () => h.call('POST', `/reactors/${reactor.body.id}/react`, { key: backend, body: { args: { n: `{{ ${intent.body.id} }}` } }, headers: { [KEY]: 'k-1' } });
     expect((await react()).body.raw).toEqual({ n: '4000056655665556' });
     const replay = await react();
     expect(replay.headers.get('svc-idempotent-replayed')).toBe('true');

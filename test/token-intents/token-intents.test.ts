@@ -45,7 +45,10 @@ describeEachStore('token intents', (store) => {
     const masked = await vault.tokenIntents.get(masker, intent.id);
     expect(masked.fingerprint).toBeUndefined();
     expect(masked.card).toEqual({ last4: '4242', expiration_month: 12, expiration_year: 2031 });
-    const redactor = await vault.caller({ permissions: ['token:read', 'token-intent:read'], rules: [{ priority: 1, container: '/pci/', transform: 'redact', permissions: ['token:read'] }] });
+    const redactor = await vault.caller({
+      permissions: ['token:read', 'token-intent:read'],
+      rules: [{ priority: 1, container: '/pci/', transform: 'redact', permissions: ['token:read'] }],
+    });
     const intentOnly = await vault.caller({ permissions: ['token-intent:read'], rules: [] });
     for (const reader of [redactor, intentOnly]) {
       const shown = await vault.tokenIntents.get(reader, intent.id);
@@ -122,7 +125,10 @@ describeEachStore('token intents', (store) => {
       const error = await vault.tokenIntents.create(browser, body as never).catch((e: unknown) => e);
       expect(error, JSON.stringify(body)).toBeInstanceOf(ValidationError);
       const fields = Object.keys((error as ValidationError).errors);
-      expect(fields.some((f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`)), `${JSON.stringify(body)}: ${fields}`).toBe(true);
+      expect(
+        fields.some((f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`)),
+        `${JSON.stringify(body)}: ${fields}`,
+      ).toBe(true);
     }
     const badConversions: [unknown, string][] = [
       [{ token_intent_id: 5 }, 'token_intent_id'],
@@ -179,7 +185,9 @@ describeEachStore('token intents', (store) => {
     }
     // Also a conversion's chosen id, and an id expression that renders to the form.
     await expect(vault.tokens.create(backend, { token_intent_id: intent.id, id: 'intent_copy' })).rejects.toBeInstanceOf(ValidationError);
-    const rendered = await vault.tokens.create(backend, { type: 'card', data: { number: '4000000000000002' }, id: 'intent_{{ data.number | alias_card }}' }).catch((e: unknown) => e);
+    const rendered = await vault.tokens
+      .create(backend, { type: 'card', data: { number: '4000000000000002' }, id: 'intent_{{ data.number | alias_card }}' })
+      .catch((e: unknown) => e);
     expect((rendered as ValidationError).errors['id']).toEqual(["must not start with 'intent_': ids of that form name token intents"]);
     // Ids that merely contain the word are tokens' as before.
     expect((await vault.tokens.create(backend, { type: 'token', data: 'ok', id: 'my_intent_1' })).id).toBe('my_intent_1');
@@ -217,10 +225,7 @@ describeEachStore('token intents', (store) => {
     const { vault, browser, backend } = await setup();
     for (let round = 0; round < 5; round++) {
       const intent = await vault.tokenIntents.create(browser, { type: 'token', data: { round } });
-      const results = await Promise.allSettled([
-        vault.tokens.create(backend, { token_intent_id: intent.id }),
-        vault.tokens.create(backend, { token_intent_id: intent.id }),
-      ]);
+      const results = await Promise.allSettled([vault.tokens.create(backend, { token_intent_id: intent.id }), vault.tokens.create(backend, { token_intent_id: intent.id })]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
       expect(refused.reason).toBeInstanceOf(NotFoundError);
@@ -268,7 +273,10 @@ describeEachStore('token intents', (store) => {
     // No rule of its own: token:use takes the transform of the card type's default container (the whole card).
     expect(await vault.detokenize.detokenize(masker, [`{{ ${intent.id} }}`])).toEqual([CARD]);
     // A read grant on /pci/ but no use: refused.
-    const readOnly = await vault.caller({ permissions: ['token:use', 'token:read'], rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }] });
+    const readOnly = await vault.caller({
+      permissions: ['token:use', 'token:read'],
+      rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }],
+    });
     await expect(vault.detokenize.detokenize(readOnly, `{{ ${intent.id} }}`)).rejects.toBeInstanceOf(AuthorizationError);
     const reactor = await vault.reactors.create(await vault.authenticate(vault.adminKey), { name: 'echo', code: 'module.exports = async (req) => ({ raw: req.args })' });
     const out = await vault.reactors.react(backend, reactor.id, { args: { n: `{{ ${intent.id} | json: '$.number' }}` } });
@@ -291,7 +299,10 @@ describeEachStore('token intents', (store) => {
     const answer = await vault.proxy(proxier, { ...request, body: JSON.stringify({ number: `{{ ${intent.id} | json: '$.number' }}` }) });
     expect(answer.status).toBe(200);
     expect(JSON.parse(sent[0]!)).toEqual({ number: CARD.number });
-    const nothing = await vault.caller({ permissions: ['proxy:invoke', 'token:use'], rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }] });
+    const nothing = await vault.caller({
+      permissions: ['proxy:invoke', 'token:use'],
+      rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }],
+    });
     const refused = await vault.proxy(nothing, { ...request, body: JSON.stringify({ number: `{{ ${intent.id} }}` }) }).catch((e: unknown) => e);
     expect(sent).toHaveLength(1);
     expect(JSON.stringify(refused)).not.toContain(CARD.number);

@@ -43,16 +43,31 @@ describeEachStore('disclosure: update cannot change what a token discloses witho
     const { revealer, publicApp } = await setup(vault);
     const masker = await vault.caller({ permissions: ['token:read'] });
     const card = await vault.tokens.create(revealer, { type: 'card', data: CARD });
-    await refused(vault, revealer, () => vault.tokens.update(publicApp, card.id, { mask: { n: '{{ data.number }}', cvc: '{{ data.cvc }}' } }), AuthorizationError, /'mask'.*reveal/);
+    await refused(
+      vault,
+      revealer,
+      () => vault.tokens.update(publicApp, card.id, { mask: { n: '{{ data.number }}', cvc: '{{ data.cvc }}' } }),
+      AuthorizationError,
+      /'mask'.*reveal/,
+    );
     expect((await vault.tokens.get(masker, card.id)).data).toEqual({ number: 'XXXXXXXXXXXX4242', expiration_month: 12, expiration_year: 2031 });
   });
 
   it('fingerprint_expression, search_indexes and containers need reveal too (the slice oracle, the blind index, the container move)', async () => {
     const vault = await store.vault();
     const { revealer } = await setup(vault);
-    const redactUpdater = await vault.caller({ permissions: ['token:create', 'token:update', 'token:read'], rules: [rule('/', 'redact', ['token:create', 'token:update', 'token:read'])] });
+    const redactUpdater = await vault.caller({
+      permissions: ['token:create', 'token:update', 'token:read'],
+      rules: [rule('/', 'redact', ['token:create', 'token:update', 'token:read'])],
+    });
     const card = await vault.tokens.create(revealer, { type: 'card', data: CARD, containers: ['/a/'] });
-    await refused(vault, revealer, () => vault.tokens.update(redactUpdater, card.id, { fingerprint_expression: '{{ data.number | slice: 0, 2 }}' }), AuthorizationError, /fingerprint_expression/);
+    await refused(
+      vault,
+      revealer,
+      () => vault.tokens.update(redactUpdater, card.id, { fingerprint_expression: '{{ data.number | slice: 0, 2 }}' }),
+      AuthorizationError,
+      /fingerprint_expression/,
+    );
     await refused(vault, revealer, () => vault.tokens.update(redactUpdater, card.id, { search_indexes: ['{{ data.cvc }}'] }), AuthorizationError, /search_indexes/);
     // Update on both containers, reveal-read only on /b/: moving the token there would reveal it.
     const mover = await vault.caller({
@@ -129,7 +144,10 @@ describeEachStore('disclosure: responses show at most the token:read transform',
     const vault = await store.vault();
     const { revealer } = await setup(vault);
     const masker = await vault.caller({ permissions: ['token:read', 'token:search'] });
-    const searchRevealer = await vault.caller({ permissions: ['token:read', 'token:search'], rules: [rule('/', 'reveal', ['token:search']), rule('/', 'mask', ['token:read'], 1)] });
+    const searchRevealer = await vault.caller({
+      permissions: ['token:read', 'token:search'],
+      rules: [rule('/', 'reveal', ['token:search']), rule('/', 'mask', ['token:read'], 1)],
+    });
     const card = await vault.tokens.create(revealer, { type: 'card', data: CARD, metadata: { m: '1' } });
     expect((await vault.tokens.get(revealer, card.id)).fingerprint).toBe(card.fingerprint);
     expect(await vault.tokens.get(masker, card.id)).not.toHaveProperty('fingerprint');

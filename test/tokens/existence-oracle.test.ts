@@ -98,7 +98,7 @@ describeEachStore('no existence oracle on token ids', (store) => {
     }
   });
 
-  it('a grant on one of the token\'s containers is no grant on the token', async () => {
+  it("a grant on one of the token's containers is no grant on the token", async () => {
     await vault.tokens.create(owner, { type: 'token', data: 'two homes', id: 'split', containers: ['/general/', '/pii/'] });
     const error = await failure(() => vault.tokens.get(stranger, 'split'));
     expect(seen(error, 'split')).toEqual(seen(await failure(() => vault.tokens.get(stranger, MISSING)), MISSING));

@@ -88,7 +88,9 @@ describe('parseExpiresAt', () => {
   });
 
   it('rejects a time at or before now', () => {
-    expect(errorsOf(() => parseExpiresAt('2030-01-01T00:00:00Z', Date.UTC(2030, 0, 1)))).toEqual({ expires_at: ["must be in the future (the vault's clock reads 2030-01-01T00:00:00.000+00:00)"] });
+    expect(errorsOf(() => parseExpiresAt('2030-01-01T00:00:00Z', Date.UTC(2030, 0, 1)))).toEqual({
+      expires_at: ["must be in the future (the vault's clock reads 2030-01-01T00:00:00.000+00:00)"],
+    });
     expect(errorsOf(() => parse('1/1/2020'))).toEqual({ expires_at: [expect.stringMatching(/^must be in the future \(the vault's clock reads \d{4}-/)] });
     expect(parseExpiresAt('2030-01-01T00:00:00.001Z', Date.UTC(2030, 0, 1))).toBe(Date.UTC(2030, 0, 1) + 1);
   });

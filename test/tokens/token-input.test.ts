@@ -76,10 +76,7 @@ describe('parseCreateTokenInput', () => {
   });
 
   it('reports element errors by index', () => {
-    expect(Object.keys(errorsOf(() => parseCreateTokenInput({ ...base, search_indexes: ['{{ data }}', 3, ''] })))).toEqual([
-      'search_indexes[1]',
-      'search_indexes[2]',
-    ]);
+    expect(Object.keys(errorsOf(() => parseCreateTokenInput({ ...base, search_indexes: ['{{ data }}', 3, ''] })))).toEqual(['search_indexes[1]', 'search_indexes[2]']);
     expect(Object.keys(errorsOf(() => parseCreateTokenInput({ ...base, containers: ['/ok/', 'bad/'] })))).toEqual(['containers[1]']);
   });
 
@@ -129,9 +126,7 @@ describe('parseCreateTokenInput', () => {
   });
 
   it('reports every problem of the body in one error', () => {
-    const errors = errorsOf(() =>
-      parseCreateTokenInput({ type: 1, data: null, containers: ['x'], metadata: { a: 1 }, deduplicate_token: 'no', expires_at: 5, extra: true }),
-    );
+    const errors = errorsOf(() => parseCreateTokenInput({ type: 1, data: null, containers: ['x'], metadata: { a: 1 }, deduplicate_token: 'no', expires_at: 5, extra: true }));
     expect(Object.keys(errors).sort()).toEqual(['containers[0]', 'data', 'deduplicate_token', 'expires_at', 'extra', 'metadata.a', 'type']);
   });
 
@@ -208,12 +203,18 @@ describe('parseMetadata', () => {
 
 describe('issuesToFieldErrors', () => {
   it('joins keys with dots and indexes with brackets under the prefix, and names the root body', () => {
-    const issue = (path: unknown[], message: string) =>
-      ({ kind: 'schema', type: 'string', input: 1, expected: null, received: '1', message, path }) as never;
+    const issue = (path: unknown[], message: string) => ({ kind: 'schema', type: 'string', input: 1, expected: null, received: '1', message, path }) as never;
     expect(
       issuesToFieldErrors(
         [
-          issue([{ type: 'object', key: 'a' }, { type: 'array', key: 2 }, { type: 'object', key: 'b' }], 'm1'),
+          issue(
+            [
+              { type: 'object', key: 'a' },
+              { type: 'array', key: 2 },
+              { type: 'object', key: 'b' },
+            ],
+            'm1',
+          ),
           issue([], 'm2'),
         ],
         'data',

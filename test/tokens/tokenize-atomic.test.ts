@@ -19,7 +19,12 @@ describeEachStore('tokenize is atomic', (store) => {
     const vault = await store.vault();
     const app = await vault.caller({ permissions: [...permissions] });
     await vault.tokens.create(app, { type: 'token', id: 'taken', data: 'first' });
-    await expect(vault.tokens.tokenize(app, [{ type: 'token', data: 'new' }, { type: 'token', id: 'taken', data: 'x' }])).rejects.toThrow(/'taken' already exists/);
+    await expect(
+      vault.tokens.tokenize(app, [
+        { type: 'token', data: 'new' },
+        { type: 'token', id: 'taken', data: 'x' },
+      ]),
+    ).rejects.toThrow(/'taken' already exists/);
     expect((await vault.tokens.list(app, {})).data.map((t) => t.id)).toEqual(['taken']);
   });
 

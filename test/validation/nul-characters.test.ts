@@ -40,7 +40,10 @@ describeEachStore('NUL characters', (store) => {
 
   it('are accepted in token data, which is stored encrypted', async () => {
     const vault = await store.vault();
-    const app = await vault.caller({ permissions: ['token:create', 'token:read'], rules: [{ description: 'all', priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read'] }] });
+    const app = await vault.caller({
+      permissions: ['token:create', 'token:read'],
+      rules: [{ description: 'all', priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read'] }],
+    });
     const token = await vault.tokens.create(app, { type: 'token', data: { note: 'a\u0000b' } });
     expect((await vault.tokens.get(app, token.id)).data).toEqual({ note: 'a\u0000b' });
   });
@@ -49,7 +52,10 @@ describeEachStore('NUL characters', (store) => {
     const vault = await store.vault();
     const app = await vault.caller({ permissions: ['token:create', 'token:read'] });
     const refused = async (promise: Promise<unknown>) => {
-      const error = await promise.then(() => null, (e: unknown) => e);
+      const error = await promise.then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ValidationError);
       return (error as ValidationError).errors;
     };
@@ -62,4 +68,3 @@ describeEachStore('NUL characters', (store) => {
     expect((await vault.tokens.list(app, {})).data.map((t) => t.id)).toEqual(['id-\ud83d\ude00']);
   });
 });
-

@@ -24,7 +24,13 @@ describeEachStore('async reactor callbacks', (store) => {
     await vault.webhooks.create(admin, { name: 'runs', url: events.url, events: ['reactor.completed', 'reactor.failed'] });
     const base = { tenantId: vault.tenantId, reactorId: REACTOR, applicationId: 'app-1', completedAt: vault.clock.now() };
     await vault.runFinished({ ...base, requestId: REQUEST, status: 'completed', callbackUrl: receiver.url, result: { raw: { receipt: RESULT_SECRET }, tokens: {} } });
-    await vault.runFinished({ ...base, requestId: `${REQUEST}-2`, status: 'failed', callbackUrl: receiver.url, error: { status: 500, title: 'ReactorRuntimeError', detail: 'boom' } });
+    await vault.runFinished({
+      ...base,
+      requestId: `${REQUEST}-2`,
+      status: 'failed',
+      callbackUrl: receiver.url,
+      error: { status: 500, title: 'ReactorRuntimeError', detail: 'boom' },
+    });
     // The sealed body is not in the table in clear.
     const rows = await vault.store.listWebhookDeliveries(vault.tenantId, { requestId: REQUEST }, { mode: 'cursor', size: 10 });
     expect(rows.items).toHaveLength(1);

@@ -44,20 +44,22 @@ describeEachStore('webhook events', (store) => {
     // Deliveries run concurrently (the worker's concurrency): compare as a set.
     const seen = payloads.map((p) => [p.type, p.data.token_id ?? p.data.application_id]);
     expect(seen).toHaveLength(12);
-    expect(seen).toEqual(expect.arrayContaining([
-      ['application.created', app.applicationId],
-      ['token.created', card.id],
-      ['token.updated', card.id],
-      ['token.deleted', card.id],
-      ['token.created', expiring.id],
-      ['token.created', expect.any(String)],
-      ['token.expired', expiring.id],
-      ['application.created', other.id],
-      ['application.updated', other.id],
-      ['application.key_created', other.id],
-      ['application.key_deleted', other.id],
-      ['application.deleted', other.id],
-    ]));
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        ['application.created', app.applicationId],
+        ['token.created', card.id],
+        ['token.updated', card.id],
+        ['token.deleted', card.id],
+        ['token.created', expiring.id],
+        ['token.created', expect.any(String)],
+        ['token.expired', expiring.id],
+        ['application.created', other.id],
+        ['application.updated', other.id],
+        ['application.key_created', other.id],
+        ['application.key_deleted', other.id],
+        ['application.deleted', other.id],
+      ]),
+    );
     // A key event names the key and who made it, never the key itself.
     expect(payloads.find((p) => p.type === 'application.key_created').data).toEqual({ application_id: other.id, key_id: key.id, actor: admin.applicationId });
     expect(payloads.find((p) => p.type === 'token.expired').data).toEqual({

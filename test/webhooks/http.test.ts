@@ -96,7 +96,10 @@ describeEachStore('webhooks over HTTP', (store) => {
       [[HOOK], 'body'],
     ];
     for (const [body, field] of cases) {
-      for (const [method, path] of [['POST', '/webhooks'], ['PUT', `/webhooks/${id}`]] as const) {
+      for (const [method, path] of [
+        ['POST', '/webhooks'],
+        ['PUT', `/webhooks/${id}`],
+      ] as const) {
         const problem = expectProblem(await call(method, path, admin, body), 400);
         expect(Object.keys(problem.errors)).toContain(field);
       }

@@ -58,7 +58,10 @@ describeEachStore('webhook SSRF refusals', (store) => {
     const admin = await vault.authenticate(vault.adminKey);
     const ok = await vault.webhooks.create(admin, { name: 'ok', url: 'https://hooks.example.com/', events: ['token.created'] });
     for (const url of REFUSED) {
-      await expect(vault.webhooks.create(admin, { name: 'x', url, events: ['token.created'] })).rejects.toMatchObject({ code: 'validation_error', errors: { url: [expect.stringContaining('non-public')] } });
+      await expect(vault.webhooks.create(admin, { name: 'x', url, events: ['token.created'] })).rejects.toMatchObject({
+        code: 'validation_error',
+        errors: { url: [expect.stringContaining('non-public')] },
+      });
       await expect(vault.webhooks.update(admin, ok.id, { name: 'x', url, events: ['token.created'] })).rejects.toMatchObject({ code: 'validation_error' });
     }
     expect((await vault.webhooks.list(admin)).data).toEqual([ok]);
@@ -96,7 +99,11 @@ describeEachStore('webhook SSRF refusals', (store) => {
     for (const [i, hook] of hooks.entries()) {
       const [delivery] = (await vault.webhooks.deliveries(admin, hook.id)).data;
       // No host, no kind of address, and no time spent (the time of a lookup would tell again whether it resolved).
-      expect(delivery, hosts[i]).toMatchObject({ status: 'pending', attempts: 1, history: [{ status: null, error: 'delivery refused: the destination is not allowed', duration_ms: 0 }] });
+      expect(delivery, hosts[i]).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        history: [{ status: null, error: 'delivery refused: the destination is not allowed', duration_ms: 0 }],
+      });
     }
     expect(receiver.received).toEqual([]);
   });

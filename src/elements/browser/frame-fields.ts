@@ -2,7 +2,18 @@
  * The inputs of each element type, inside the frame: formatting as the user types, autocomplete
  * attributes, the state a change event reports, and how a revealed token is shown.
  */
-import { type FieldState, cardBrand, cardNumberState, cvcState, digitsOf, expirationState, formatCardNumber, formatExpiration, maxCardDigits, parseExpiration } from '../card-rules.js';
+import {
+  type FieldState,
+  cardBrand,
+  cardNumberState,
+  cvcState,
+  digitsOf,
+  expirationState,
+  formatCardNumber,
+  formatExpiration,
+  maxCardDigits,
+  parseExpiration,
+} from '../card-rules.js';
 import type { ElementType } from '../protocol.js';
 
 export interface Field {
@@ -40,11 +51,16 @@ function now(): { month: number; year: number } {
 const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
 
 function numberField(host: HTMLElement, options: FieldOptions, placeholder: string, changed: () => void): Field {
-  const input = makeInput(host, { autocomplete: 'cc-number', inputmode: 'numeric', name: 'cardnumber', placeholder, 'aria-label': options.ariaLabel ?? 'Card number' }, options, () => {
-    input.value = formatCardNumber(input.value);
-    input.maxLength = maxCardDigits(input.value) + 4;
-    changed();
-  });
+  const input = makeInput(
+    host,
+    { autocomplete: 'cc-number', inputmode: 'numeric', name: 'cardnumber', placeholder, 'aria-label': options.ariaLabel ?? 'Card number' },
+    options,
+    () => {
+      input.value = formatCardNumber(input.value);
+      input.maxLength = maxCardDigits(input.value) + 4;
+      changed();
+    },
+  );
   return {
     input,
     parts: () => ({ number: digitsOf(input.value) }),
@@ -55,11 +71,16 @@ function numberField(host: HTMLElement, options: FieldOptions, placeholder: stri
 }
 
 function expirationField(host: HTMLElement, options: FieldOptions, placeholder: string, changed: () => void): Field {
-  const input = makeInput(host, { autocomplete: 'cc-exp', inputmode: 'numeric', name: 'exp-date', placeholder, maxlength: '9', 'aria-label': options.ariaLabel ?? 'Expiration date' }, options, () => {
-    // Deleting the separator deletes the month's last digit too, as users expect.
-    input.value = formatExpiration(input.value);
-    changed();
-  });
+  const input = makeInput(
+    host,
+    { autocomplete: 'cc-exp', inputmode: 'numeric', name: 'exp-date', placeholder, maxlength: '9', 'aria-label': options.ariaLabel ?? 'Expiration date' },
+    options,
+    () => {
+      // Deleting the separator deletes the month's last digit too, as users expect.
+      input.value = formatExpiration(input.value);
+      changed();
+    },
+  );
   return {
     input,
     parts: (): Record<string, number> => {
@@ -76,10 +97,15 @@ function expirationField(host: HTMLElement, options: FieldOptions, placeholder: 
 }
 
 function cvcField(host: HTMLElement, options: FieldOptions, placeholder: string, changed: () => void, brand: () => ReturnType<typeof cardBrand>): Field {
-  const input = makeInput(host, { autocomplete: 'cc-csc', inputmode: 'numeric', name: 'cvc', placeholder, maxlength: '4', 'aria-label': options.ariaLabel ?? 'Security code' }, options, () => {
-    input.value = digitsOf(input.value).slice(0, 4);
-    changed();
-  });
+  const input = makeInput(
+    host,
+    { autocomplete: 'cc-csc', inputmode: 'numeric', name: 'cvc', placeholder, maxlength: '4', 'aria-label': options.ariaLabel ?? 'Security code' },
+    options,
+    () => {
+      input.value = digitsOf(input.value).slice(0, 4);
+      changed();
+    },
+  );
   return {
     input,
     parts: () => ({ cvc: digitsOf(input.value) }),
@@ -90,7 +116,12 @@ function cvcField(host: HTMLElement, options: FieldOptions, placeholder: string,
 }
 
 function textField(host: HTMLElement, options: FieldOptions, changed: () => void): Field {
-  const input = makeInput(host, { autocomplete: 'off', placeholder: options.placeholder ?? '', 'aria-label': options.ariaLabel ?? 'Secure field', maxlength: '2000' }, options, changed);
+  const input = makeInput(
+    host,
+    { autocomplete: 'off', placeholder: options.placeholder ?? '', 'aria-label': options.ariaLabel ?? 'Secure field', maxlength: '2000' },
+    options,
+    changed,
+  );
   return {
     input,
     parts: () => ({ text: input.value }),

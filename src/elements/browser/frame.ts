@@ -215,12 +215,12 @@ function start(config: FrameConfig): void {
   });
 
   // Ready once the vault accepts the key from this page's origin (a refused origin is an error).
-  vault('GET', '/tenants/self').then(
-    async () => {
+  vault('GET', '/tenants/self')
+    .then(async () => {
       if (config.options.targetId !== undefined) await reveal(String(config.options.targetId));
       toPage({ type: 'ready' });
-    },
-  ).catch((error: unknown) => toPage({ type: 'error', error: asError(error) }));
+    })
+    .catch((error: unknown) => toPage({ type: 'error', error: asError(error) }));
 }
 
 function combinedState(fields: Field[]): { empty: boolean; complete: boolean; valid: boolean; errors: string[]; cardBrand?: string } {
@@ -237,7 +237,8 @@ function combinedState(fields: Field[]): { empty: boolean; complete: boolean; va
 
 function collectSecrets(value: unknown, into: string[]): void {
   if (typeof value === 'string' && value.length > 0) into.push(value);
-  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) if (k !== 'expiration_month' && k !== 'expiration_year' && k !== 'month' && k !== 'year') collectSecrets(v, into);
+  else if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) if (k !== 'expiration_month' && k !== 'expiration_year' && k !== 'month' && k !== 'year') collectSecrets(v, into);
 }
 
 /** The vault's answer without any string holding a submitted value (what a revealing caller's answer would show). */
@@ -247,7 +248,12 @@ function scrub(value: unknown, secrets: string[]): unknown {
     return secrets.some((s) => s === value || (s.length >= 12 && /^\d+$/.test(s) && digits.includes(s))) ? undefined : value;
   }
   if (Array.isArray(value)) return value.map((v) => scrub(v, secrets));
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v, secrets)]).filter(([, v]) => v !== undefined));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      Object.entries(value)
+        .map(([k, v]) => [k, scrub(v, secrets)])
+        .filter(([, v]) => v !== undefined),
+    );
   return value;
 }
 

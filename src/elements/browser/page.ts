@@ -212,7 +212,8 @@ export class Elements {
     const used: Element[] = [];
     const refs = this.#refs(body, used, 0);
     const leader = used[0];
-    if (leader === undefined) throw new ElementsError({ code: 'no_elements', message: 'The request names no element: pass elements (or their month()/year()) where the data goes' });
+    if (leader === undefined)
+      throw new ElementsError({ code: 'no_elements', message: 'The request names no element: pass elements (or their month()/year()) where the data goes' });
     await Promise.all(used.map((el) => el._mounted ?? Promise.reject(new ElementsError({ code: 'not_mounted', message: `A ${el.type} element in the request is not mounted` }))));
     return this._request(leader, { type: 'submit', path, body: refs });
   }
@@ -313,7 +314,7 @@ export async function init(options: InitOptions): Promise<Elements> {
   try {
     base = new URL(options.baseUrl);
   } catch {
-    throw new ElementsError({ code: 'invalid_base_url', message: 'baseUrl must be the vault\'s absolute URL, such as https://vault.example' });
+    throw new ElementsError({ code: 'invalid_base_url', message: "baseUrl must be the vault's absolute URL, such as https://vault.example" });
   }
   if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new ElementsError({ code: 'invalid_base_url', message: 'baseUrl must be http(s)' });
   if (typeof options.apiKey !== 'string' || options.apiKey.length === 0 || options.apiKey.length > KEY_LIMIT) {

@@ -1,7 +1,13 @@
 import { CreateSchema as CreateApplicationSchema, RuleSchema, UpdateSchema as UpdateApplicationSchema } from '../../applications/application-input.js';
 import { ConfigurationEntry, FormulaSchema, RequestParameter } from '../../reactors/formula-input.js';
 import { CreateProxySchema, PatchProxySchema, UpdateProxySchema } from '../../proxy/proxies-input.js';
-import { CreateSchema as CreateReactorSchema, InvokeSchema, PatchSchema as PatchReactorSchema, TIMEOUT_MS, UpdateSchema as UpdateReactorSchema } from '../../reactors/reactor-input.js';
+import {
+  CreateSchema as CreateReactorSchema,
+  InvokeSchema,
+  PatchSchema as PatchReactorSchema,
+  TIMEOUT_MS,
+  UpdateSchema as UpdateReactorSchema,
+} from '../../reactors/reactor-input.js';
 import { AuthorizeSchema } from '../../sessions/session-input.js';
 import { WebhookSchema } from '../../webhooks/webhook-input.js';
 import { SearchTokensSchema } from '../../tokens/search-input.js';
@@ -76,7 +82,10 @@ export function requestSchemas(): Record<string, Schema> {
       properties: {
         data: anyJson('Merge patch of the data (not null).'),
         mask: anyJson('Merge patch of the mask; null removes it.'),
-        metadata: { anyOf: [metadata({ anyOf: [metadataValue, { type: 'null' }] }), { type: 'null' }], description: 'Merge patch: a null value deletes that key; null removes all.' },
+        metadata: {
+          anyOf: [metadata({ anyOf: [metadataValue, { type: 'null' }] }), { type: 'null' }],
+          description: 'Merge patch: a null value deletes that key; null removes all.',
+        },
         containers: { anyOf: [containers, { type: 'null' }] },
       },
     }),
@@ -84,16 +93,33 @@ export function requestSchemas(): Record<string, Schema> {
       description: 'Terms field:value joined by AND: data, type, container, fingerprint, id, metadata.<key>; paging. Unknown attributes are refused by name.',
     }),
     TokenizeRequest: anyJson('Any JSON; every object with a string type and a data key is a Create Token body and becomes a token (at most 100).'),
-    CreateProxyRequest: fromValibot(CreateProxySchema, { description: 'A pre-configured proxy (docs/proxies.md): transforms are ordered lists (request_transform / response_transform: one, as the Basis Theory SDK sends it); configuration values are sealed and never shown again; require_auth defaults to true.' }),
+    CreateProxyRequest: fromValibot(CreateProxySchema, {
+      description:
+        'A pre-configured proxy (docs/proxies.md): transforms are ordered lists (request_transform / response_transform: one, as the Basis Theory SDK sends it); configuration values are sealed and never shown again; require_auth defaults to true.',
+    }),
     UpdateProxyRequest: fromValibot(UpdateProxySchema, { description: 'Replaces the proxy: absent transforms, configuration and application are removed.' }),
-    PatchProxyRequest: fromValibot(PatchProxySchema, { description: 'JSON merge patch (RFC 7386): configuration is merged (a null value removes a name; null removes it all); transform lists are replaced whole; application null removes it.' }),
-    CreateReactorRequest: fromValibot(CreateReactorSchema, { description: 'Either formula (configuration then required) or code (inline code; configuration optional), not both.' }, shared),
-    UpdateReactorRequest: fromValibot(
-      UpdateReactorSchema,
-      { description: 'PUT replaces: an absent application removes it; configuration is required for a formula’s reactor, code for an inline-code reactor; the formula cannot change.' },
+    PatchProxyRequest: fromValibot(PatchProxySchema, {
+      description:
+        'JSON merge patch (RFC 7386): configuration is merged (a null value removes a name; null removes it all); transform lists are replaced whole; application null removes it.',
+    }),
+    CreateReactorRequest: fromValibot(
+      CreateReactorSchema,
+      { description: 'Either formula (configuration then required) or code (inline code; configuration optional), not both.' },
       shared,
     ),
-    PatchReactorRequest: fromValibot(PatchReactorSchema, { description: 'JSON merge patch (RFC 7386): absent attributes keep their value; configuration is merged (null empties it); application null removes it.' }, shared),
+    UpdateReactorRequest: fromValibot(
+      UpdateReactorSchema,
+      {
+        description:
+          'PUT replaces: an absent application removes it; configuration is required for a formula’s reactor, code for an inline-code reactor; the formula cannot change.',
+      },
+      shared,
+    ),
+    PatchReactorRequest: fromValibot(
+      PatchReactorSchema,
+      { description: 'JSON merge patch (RFC 7386): absent attributes keep their value; configuration is merged (null empties it); application null removes it.' },
+      shared,
+    ),
     ReactRequest: fromValibot(InvokeSchema, {
       properties: {
         args: { anyOf: [openObject('Arguments; string values may hold {{ <token id> }} expressions, replaced by the token data.'), { type: 'null' }] },
@@ -120,7 +146,9 @@ export function requestSchemas(): Record<string, Schema> {
     DetokenizeRequest: anyJson('Any JSON value; each string may hold {{ <token id> }} expressions (optionally with filters), as reactor args.'),
     WebhookRequest: fromValibot(WebhookSchema, {
       properties: {
-        url: str('Absolute http(s) URL without credentials; loopback, private, link-local, CGNAT and metadata addresses are refused unless the vault allows the private network.', { maxLength: 2048 }),
+        url: str('Absolute http(s) URL without credentials; loopback, private, link-local, CGNAT and metadata addresses are refused unless the vault allows the private network.', {
+          maxLength: 2048,
+        }),
       },
     }),
     CreateFormulaRequest: fromValibot(FormulaSchema, {}, shared),

@@ -161,7 +161,12 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
       application: {
         oneOf: [
           { type: 'object', required: ['id'], properties: { id: uuid() } },
-          { type: 'object', description: 'Shown instead to a caller that lacks some grant of the application.', required: ['redacted'], properties: { redacted: { enum: [true] } } },
+          {
+            type: 'object',
+            description: 'Shown instead to a caller that lacks some grant of the application.',
+            required: ['redacted'],
+            properties: { redacted: { enum: [true] } },
+          },
         ],
       },
       application_id: uuid('The bound application, where `application` shows it (the Basis Theory SDK reads it as applicationId).'),
@@ -210,7 +215,11 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, Schema>> = {
       type: { enum: [...APPLICATION_TYPES] },
       permissions: { type: 'array', items: { enum: [...PERMISSIONS] } },
       rules: { type: 'array', items: ref('AccessRule') },
-      allowed_origins: { type: 'array', items: { type: 'string' }, description: 'Public applications: the page origins its browser elements may work in (docs/elements.md); [] is any.' },
+      allowed_origins: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Public applications: the page origins its browser elements may work in (docs/elements.md); [] is any.',
+      },
       key: str('The API key: present on create and regenerate only.'),
       created_by: uuid(),
       created_at: dateTime(),

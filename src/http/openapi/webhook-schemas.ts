@@ -18,7 +18,11 @@ export const WEBHOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
       modified_at: { type: 'string', format: 'date-time' },
     },
   },
-  WebhookList: { type: 'object', required: ['pagination', 'data'], properties: { pagination: { $ref: '#/components/schemas/Pagination' }, data: { type: 'array', items: { $ref: '#/components/schemas/Webhook' } } } },
+  WebhookList: {
+    type: 'object',
+    required: ['pagination', 'data'],
+    properties: { pagination: { $ref: '#/components/schemas/Pagination' }, data: { type: 'array', items: { $ref: '#/components/schemas/Webhook' } } },
+  },
   WebhookSecret: {
     type: 'object',
     required: ['secret', 'created_at'],

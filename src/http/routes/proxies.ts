@@ -83,7 +83,7 @@ export const proxyRoutes: AuthenticatedRoute[] = [
     auth: true,
     permission: 'proxy:update',
     status: 200,
-    docs: { summary: "Give a proxy a new key (the old one stops working; the new one is in this answer only)", tag: 'Proxies', responseSchema: 'Proxy' },
+    docs: { summary: 'Give a proxy a new key (the old one stops working; the new one is in this answer only)', tag: 'Proxies', responseSchema: 'Proxy' },
     handle: ({ vault, caller, params }) => vault.proxies.rotateKey(caller, params['id']!),
   },
   {

@@ -54,7 +54,12 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     permission: 'reactor:update',
     status: 200,
     body: 'json',
-    docs: { summary: 'Replace a reactor (name, configuration, application; code of an inline-code reactor)', tag: 'Reactors', requestSchema: 'UpdateReactorRequest', responseSchema: 'Reactor' },
+    docs: {
+      summary: 'Replace a reactor (name, configuration, application; code of an inline-code reactor)',
+      tag: 'Reactors',
+      requestSchema: 'UpdateReactorRequest',
+      responseSchema: 'Reactor',
+    },
     handle: ({ vault, caller, params, body }) => vault.reactors.update(caller, params['id']!, body as UpdateReactorRequest),
   },
   {
@@ -106,7 +111,12 @@ export const reactorRoutes: AuthenticatedRoute[] = [
     permission: 'token:use',
     status: 202,
     body: 'optional-json',
-    docs: { summary: 'Invoke a reactor asynchronously (the result is read at /results/{request_id} and announced by webhook)', tag: 'Reactors', requestSchema: 'ReactAsyncRequest', responseSchema: 'ReactorRunAccepted' },
+    docs: {
+      summary: 'Invoke a reactor asynchronously (the result is read at /results/{request_id} and announced by webhook)',
+      tag: 'Reactors',
+      requestSchema: 'ReactAsyncRequest',
+      responseSchema: 'ReactorRunAccepted',
+    },
     handle: ({ vault, caller, params, body }) => vault.reactors.reactAsync(caller, params['id']!, body as ReactRequest),
   },
   {

@@ -11,7 +11,12 @@ export const tokenIntentRoutes: AuthenticatedRoute[] = [
     permission: 'token-intent:create',
     status: 201,
     body: 'json',
-    docs: { summary: 'Create a token intent: short-lived data, shown only as a summary, until a token is made of it', tag: 'Token intents', requestSchema: 'CreateTokenIntentRequest', responseSchema: 'TokenIntent' },
+    docs: {
+      summary: 'Create a token intent: short-lived data, shown only as a summary, until a token is made of it',
+      tag: 'Token intents',
+      requestSchema: 'CreateTokenIntentRequest',
+      responseSchema: 'TokenIntent',
+    },
     // The service validates the body.
     handle: ({ vault, caller, body }) => vault.tokenIntents.create(caller, body as CreateTokenIntentInput),
   },

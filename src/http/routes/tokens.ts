@@ -106,7 +106,13 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     permission: 'token:create',
     status: 201,
     body: 'json',
-    docs: { summary: 'Tokenize in bulk: every {type, data} object in the body becomes a token', tag: 'Tokens', requestSchema: 'TokenizeRequest', responseSchema: 'TokenizeResponse', extraStatuses: [409] },
+    docs: {
+      summary: 'Tokenize in bulk: every {type, data} object in the body becomes a token',
+      tag: 'Tokens',
+      requestSchema: 'TokenizeRequest',
+      responseSchema: 'TokenizeResponse',
+      extraStatuses: [409],
+    },
     handle: ({ vault, caller, body }) => vault.tokens.tokenize(caller, body),
   },
   {

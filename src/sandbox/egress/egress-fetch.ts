@@ -65,9 +65,7 @@ export function createEgressFetch(options: EgressFetchOptions): HostFetch {
     const headers = outgoingHeaders(request.headers);
     const body = request.body === null || method === 'GET' || method === 'HEAD' ? null : String(request.body);
     const limits = { timeoutMs, maxResponseBytes };
-    return fetchImpl === undefined
-      ? sendPinned(target, method, headers, body, limits)
-      : sendWithFetch(fetchImpl, target, method, headers, body, limits);
+    return fetchImpl === undefined ? sendPinned(target, method, headers, body, limits) : sendWithFetch(fetchImpl, target, method, headers, body, limits);
   };
 }
 
@@ -88,9 +86,7 @@ function positiveInteger(value: number, field: string): number {
 
 /** Whether `host` (lower-case, no brackets) matches an entry: exact, or `*.domain` for any subdomain of it. */
 export function isAllowedHost(host: string, allowHosts: readonly string[]): boolean {
-  return allowHosts.some((pattern) =>
-    pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1 : host === pattern,
-  );
+  return allowHosts.some((pattern) => (pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1 : host === pattern));
 }
 
 /** Checks scheme, host and addresses; returns where to connect. */

@@ -16,13 +16,7 @@ export interface Limits {
  * Sends one request over node:http(s) to the target's checked address (pinned lookup, no agent,
  * redirects not followed), within the limits; the response body is read as text.
  */
-export function sendPinned(
-  target: Target,
-  method: string,
-  headers: Record<string, string>,
-  body: string | null,
-  limits: Limits,
-): Promise<HostFetchResponse> {
+export function sendPinned(target: Target, method: string, headers: Record<string, string>, body: string | null, limits: Limits): Promise<HostFetchResponse> {
   // Every connection goes to the checked address, whatever the resolver would answer now.
   const pinned = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options.all) callback(null, [{ address: target.address, family: target.family }]);
@@ -52,9 +46,7 @@ export function sendPinned(
       fail(new Error(`Request to '${target.host}' timed out after ${limits.timeoutMs} ms`));
       req.destroy();
     }, limits.timeoutMs);
-    req.on('error', (error: NodeJS.ErrnoException) =>
-      fail(new Error(`Request to '${target.host}' failed${error.code === undefined ? '' : ` (${error.code})`}`)),
-    );
+    req.on('error', (error: NodeJS.ErrnoException) => fail(new Error(`Request to '${target.host}' failed${error.code === undefined ? '' : ` (${error.code})`}`)));
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -98,17 +90,13 @@ export async function sendWithFetch(
   try {
     response = await fetchImpl(target.url, { method, headers, body, redirect: 'manual', signal });
   } catch {
-    throw new Error(
-      signal.aborted ? `Request to '${target.host}' timed out after ${limits.timeoutMs} ms` : `Request to '${target.host}' failed`,
-    );
+    throw new Error(signal.aborted ? `Request to '${target.host}' timed out after ${limits.timeoutMs} ms` : `Request to '${target.host}' failed`);
   }
   let bytes: Buffer | 'over';
   try {
     bytes = await readLimitedBody(response.body, limits.maxResponseBytes);
   } catch {
-    throw new Error(
-      signal.aborted ? `Request to '${target.host}' timed out after ${limits.timeoutMs} ms` : `Request to '${target.host}' failed while reading the response`,
-    );
+    throw new Error(signal.aborted ? `Request to '${target.host}' timed out after ${limits.timeoutMs} ms` : `Request to '${target.host}' failed while reading the response`);
   }
   if (bytes === 'over') throw new Error(`Response from '${target.host}' exceeds the limit of ${limits.maxResponseBytes} bytes`);
   const entries: [string, string][] = [];

@@ -42,7 +42,7 @@ function isRefusedIpv4(value: number): boolean {
 
 function prefixMatches(value: number, base: number, bits: number): boolean {
   const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return ((value & mask) >>> 0) === ((base & mask) >>> 0);
+  return (value & mask) >>> 0 === (base & mask) >>> 0;
 }
 
 function isRefusedIpv6(h: number[]): boolean {

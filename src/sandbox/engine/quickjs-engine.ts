@@ -20,14 +20,7 @@ import type { RuntimeCounters } from './prepared-context.js';
 import { loadQuickJsModule } from './quickjs-module.js';
 import { type EngineRunInput, runInContext } from './quickjs-run.js';
 import { runtimeError, stackError } from '../reactor-outcome.js';
-import {
-  DEFAULT_SANDBOX_LIMITS,
-  MAX_CODE_BYTES,
-  type Sandbox,
-  type SandboxLimits,
-  type SandboxRunInput,
-  type SandboxRunOutput,
-} from '../sandbox.js';
+import { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES, type Sandbox, type SandboxLimits, type SandboxRunInput, type SandboxRunOutput } from '../sandbox.js';
 
 /** Compiling never runs code, but a pathological source still gets a bound. */
 const CHECK_TIMEOUT_MS = 5_000;

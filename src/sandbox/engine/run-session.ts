@@ -6,14 +6,7 @@ import { isModuleFailure } from './module-failure.js';
 import { wrapReactorSource } from './prelude.js';
 import type { HostPort } from './host-port.js';
 import type { PreparedContext } from './prepared-context.js';
-import {
-  memoryError,
-  runtimeError,
-  stackError,
-  timeoutError,
-  toReactorError,
-  type SandboxErrorDescription,
-} from '../reactor-outcome.js';
+import { memoryError, runtimeError, stackError, timeoutError, toReactorError, type SandboxErrorDescription } from '../reactor-outcome.js';
 import type { HostFetch, SandboxLimits } from '../sandbox.js';
 import type { EngineRunInput } from './quickjs-run.js';
 

@@ -56,8 +56,7 @@ function btTree(run: number, paths: string[]): HostApiTree {
       const child = node[name];
       node = typeof child === 'object' ? child : (node[name] = {});
     }
-    node[names[names.length - 1]!] = (...args: unknown[]) =>
-      ask(run, (op) => ({ type: 'call', run, op, path, argsJson: JSON.stringify(args) }));
+    node[names[names.length - 1]!] = (...args: unknown[]) => ask(run, (op) => ({ type: 'call', run, op, path, argsJson: JSON.stringify(args) }));
   }
   return root;
 }

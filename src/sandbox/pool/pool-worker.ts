@@ -90,11 +90,7 @@ export interface PoolWorkerEvents {
 }
 
 /** Starts a worker thread of `lane`, unref'd until it is given a run. */
-export function spawnPoolWorker(
-  options: WorkerSpawnOptions,
-  lane: number,
-  events: PoolWorkerEvents,
-): PoolWorker {
+export function spawnPoolWorker(options: WorkerSpawnOptions, lane: number, events: PoolWorkerEvents): PoolWorker {
   const heapMb = options.heapMb;
   const worker = new Worker(options.workerUrl, {
     // The worker needs nothing from the environment or the command line of the host process.

@@ -10,11 +10,7 @@ import type { SandboxWorkerOptions } from './worker-options.js';
  * as a tally, so no path that frees a worker can leave a stale count behind. A worker counts once,
  * however many runs of its owner it holds.
  */
-export function mayHoldShared(
-  workers: Iterable<PoolWorker>,
-  caps: Pick<SandboxWorkerOptions, 'maxRunningPerApplication' | 'maxRunningPerTenant'>,
-  task: RunTask,
-): boolean {
+export function mayHoldShared(workers: Iterable<PoolWorker>, caps: Pick<SandboxWorkerOptions, 'maxRunningPerApplication' | 'maxRunningPerTenant'>, task: RunTask): boolean {
   const owner = task.owner;
   if (owner === undefined) return true;
   let tenant = 0;

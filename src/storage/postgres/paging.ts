@@ -71,12 +71,7 @@ export function offsetPageSql(query: ListQuery, offset: number, size: number): s
  * Runs a list query as one page. Cursor mode orders by seq ascending and returns `next` only when
  * another row exists; offset mode counts the matches in the same statement.
  */
-export async function runPage<T>(
-  db: Queryable,
-  query: ListQuery,
-  page: PageRequest,
-  map: (row: Record<string, unknown>) => T,
-): Promise<PageResult<T>> {
+export async function runPage<T>(db: Queryable, query: ListQuery, page: PageRequest, map: (row: Record<string, unknown>) => T): Promise<PageResult<T>> {
   const size = checkPositive('size', page?.size);
   if (page.mode === 'offset') {
     const number = checkPositive('page', page.page);

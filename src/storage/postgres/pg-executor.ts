@@ -135,7 +135,11 @@ export class PgExecutor implements Queryable {
     }
     const migration = { statement_timeout: t.migrationTimeoutMs, lock_timeout: t.migrationTimeoutMs };
     this.#bounds = Object.freeze({
-      request: boundsOf({ statement_timeout: t.statementTimeoutMs, lock_timeout: t.lockTimeoutMs, idle_in_transaction_session_timeout: t.idleInTransactionTimeoutMs }, t.statementTimeoutMs, false),
+      request: boundsOf(
+        { statement_timeout: t.statementTimeoutMs, lock_timeout: t.lockTimeoutMs, idle_in_transaction_session_timeout: t.idleInTransactionTimeoutMs },
+        t.statementTimeoutMs,
+        false,
+      ),
       migration: boundsOf(migration, t.migrationTimeoutMs, true),
     });
     this.#holdingBounds = boundsOf({ ...migration, idle_in_transaction_session_timeout: 0 }, t.migrationTimeoutMs, true);
@@ -186,30 +190,31 @@ export class PgExecutor implements Queryable {
   }
 
   #transaction<T>(fn: (tx: Queryable) => Promise<T>, bounds: Bounds): Promise<T> {
-    return retrying(() =>
-      this.#withClient(bounds, async (tx, discard) => {
-        // Explicitly READ COMMITTED, whatever the database's default: the store's transactions take
-        // a lock and then rely on their next statement seeing what the lock's previous holder
-        // committed, which a transaction-wide snapshot (REPEATABLE READ, SERIALIZABLE) would hide.
-        await tx.query(`BEGIN ISOLATION LEVEL READ COMMITTED${bounds.local}`);
-        try {
-          const result = await fn(tx);
+    return retrying(
+      () =>
+        this.#withClient(bounds, async (tx, discard) => {
+          // Explicitly READ COMMITTED, whatever the database's default: the store's transactions take
+          // a lock and then rely on their next statement seeing what the lock's previous holder
+          // committed, which a transaction-wide snapshot (REPEATABLE READ, SERIALIZABLE) would hide.
+          await tx.query(`BEGIN ISOLATION LEVEL READ COMMITTED${bounds.local}`);
           try {
-            await tx.query('COMMIT');
+            const result = await fn(tx);
+            try {
+              await tx.query('COMMIT');
+            } catch (error) {
+              discard();
+              throw isConnectionError(error) || isUnanswered(error) ? new CommitOutcomeUnknown(error) : error;
+            }
+            return result;
           } catch (error) {
-            discard();
-            throw isConnectionError(error) || isUnanswered(error) ? new CommitOutcomeUnknown(error) : error;
+            if (error instanceof CommitOutcomeUnknown) throw error;
+            // A connection that cannot roll back (it died) must not return to the pool mid-transaction;
+            // nor one whose statement still runs past the backstop (a ROLLBACK would wait behind it).
+            if (isConnectionError(error) || isUnanswered(error)) discard();
+            else await tx.query('ROLLBACK').catch(discard);
+            throw error;
           }
-          return result;
-        } catch (error) {
-          if (error instanceof CommitOutcomeUnknown) throw error;
-          // A connection that cannot roll back (it died) must not return to the pool mid-transaction;
-          // nor one whose statement still runs past the backstop (a ROLLBACK would wait behind it).
-          if (isConnectionError(error) || isUnanswered(error)) discard();
-          else await tx.query('ROLLBACK').catch(discard);
-          throw error;
-        }
-      }),
+        }),
       'always',
     );
   }

@@ -25,7 +25,13 @@ export function updateSql(
 }
 
 /** `changed` or `not_found` after an update that matched no row under a precondition. */
-export async function missedUpdate(db: Queryable, s: string, table: 'applications' | 'formulas' | 'reactors', tenantId: string, id: string): Promise<{ status: 'changed' } | { status: 'not_found' }> {
+export async function missedUpdate(
+  db: Queryable,
+  s: string,
+  table: 'applications' | 'formulas' | 'reactors',
+  tenantId: string,
+  id: string,
+): Promise<{ status: 'changed' } | { status: 'not_found' }> {
   const { rows } = await db.query(`SELECT 1 FROM ${s}.${table} WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
   return rows.length === 0 ? { status: 'not_found' } : { status: 'changed' };
 }

@@ -86,9 +86,7 @@ export class PostgresApplications {
   ): Promise<RecordUpdateResult<ApplicationRecord> | { status: 'last_holder' }> {
     const columns = applicationColumns(changes);
     const condition =
-      expected === undefined
-        ? []
-        : applicationExpectation(expected).map((value, i) => ({ sql: (p: string) => `t.${['permissions', 'rules'][i]}::text = ${p}`, value }));
+      expected === undefined ? [] : applicationExpectation(expected).map((value, i) => ({ sql: (p: string) => `t.${['permissions', 'rules'][i]}::text = ${p}`, value }));
     const update = async (db: Queryable) => {
       const { rows } = await db.query(...updateSql(this.#s, 'applications', APPLICATION_COLUMNS, tenantId, id, columns, condition));
       return rows.length === 0 ? null : toApplication(rows[0]!);
@@ -109,7 +107,8 @@ export class PostgresApplications {
 
   async deleteApplication(tenantId: string, id: string, keep?: readonly Permission[]): Promise<'deleted' | 'not_found' | 'last_holder'> {
     const remove = async (db: Queryable) => (await db.query(this.#sql.deleteApplication, [tenantId, id])).rowCount === 1;
-    const outcome = keep === undefined || keep.length === 0 ? await remove(this.#db) : await this.#db.transaction((tx) => this.#guarded(tx, tenantId, id, keep, null, () => remove(tx)));
+    const outcome =
+      keep === undefined || keep.length === 0 ? await remove(this.#db) : await this.#db.transaction((tx) => this.#guarded(tx, tenantId, id, keep, null, () => remove(tx)));
     return outcome === 'last_holder' ? outcome : outcome ? 'deleted' : 'not_found';
   }
 

@@ -1,12 +1,4 @@
-import type {
-  ApplicationKeyMatch,
-  ApplicationKeyRecord,
-  AuthorizeSessionResult,
-  Inserted,
-  SessionAuthorization,
-  SessionGrants,
-  SessionRecord,
-} from '../store.js';
+import type { ApplicationKeyMatch, ApplicationKeyRecord, AuthorizeSessionResult, Inserted, SessionAuthorization, SessionGrants, SessionRecord } from '../store.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
 import { APPLICATION_COLUMNS, toApplication } from './record-rows.js';
 
@@ -19,8 +11,7 @@ const SESSION_COLUMNS =
 function statements(s: string) {
   return Object.freeze({
     insertKey:
-      `INSERT INTO ${s}.application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at, grants) ` +
-      'VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json)',
+      `INSERT INTO ${s}.application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at, grants) ` + 'VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json)',
     findKeys:
       `SELECT k.id AS key_id, k.key_hash, k.key_lookup, k.created_by AS key_created_by, k.created_at AS key_created_at, k.grants AS key_grants, ${APPLICATION_COLUMNS} ` +
       `FROM ${s}.application_keys k JOIN ${s}.applications t ON t.tenant_id = k.tenant_id AND t.id = k.application_id WHERE k.key_lookup = $1`,
@@ -33,11 +24,9 @@ function statements(s: string) {
     deleteKeys: `DELETE FROM ${s}.application_keys WHERE tenant_id = $1 AND application_id = $2`,
     /** In the statement, not read and written back: no change of credentials is lost to a race. */
     nextGeneration: `UPDATE ${s}.applications SET credentials_generation = credentials_generation + 1 WHERE tenant_id = $1 AND id = $2`,
-    stampApplication:
-      `UPDATE ${s}.applications SET modified_by = $1, modified_at = $2, credentials_generation = credentials_generation + 1 WHERE tenant_id = $3 AND id = $4`,
+    stampApplication: `UPDATE ${s}.applications SET modified_by = $1, modified_at = $2, credentials_generation = credentials_generation + 1 WHERE tenant_id = $3 AND id = $4`,
 
-    insertSession:
-      `INSERT INTO ${s}.sessions (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
+    insertSession: `INSERT INTO ${s}.sessions (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
     findSessions: `SELECT ${SESSION_COLUMNS} FROM ${s}.sessions WHERE key_lookup = $1`,
     authorizeSession:
       `UPDATE ${s}.sessions SET authorized_by = $1, authorized_at = $2, grants = $3, authorizer_generation = $4, expires_at = LEAST(expires_at, $5) ` +
@@ -91,7 +80,16 @@ export class PostgresCredentials {
 
   /** Inserts a key row on `db` (a transaction's connection when the caller has one). */
   async insertKey(db: Queryable, key: ApplicationKeyRecord): Promise<void> {
-    await db.query(this.#sql.insertKey, [key.tenantId, key.applicationId, key.id, key.keyHash, key.keyLookup, key.createdBy ?? null, key.createdAt, key.grants == null ? null : JSON.stringify(key.grants)]);
+    await db.query(this.#sql.insertKey, [
+      key.tenantId,
+      key.applicationId,
+      key.id,
+      key.keyHash,
+      key.keyLookup,
+      key.createdBy ?? null,
+      key.createdAt,
+      key.grants == null ? null : JSON.stringify(key.grants),
+    ]);
   }
 
   async findApplicationKeys(keyLookup: string): Promise<ApplicationKeyMatch[]> {

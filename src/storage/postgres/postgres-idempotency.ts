@@ -22,15 +22,7 @@ export class PostgresIdempotency {
 
   claimIdempotencyKey(record: IdempotencyRecord, now: number): Promise<ClaimResult> {
     return this.#db.transaction(async (tx): Promise<ClaimResult> => {
-      const claim = await tx.query(this.#sql.claimIdempotency, [
-        record.tenantId,
-        record.applicationId,
-        record.key,
-        record.requestHash,
-        record.createdAt,
-        record.expiresAt,
-        now,
-      ]);
+      const claim = await tx.query(this.#sql.claimIdempotency, [record.tenantId, record.applicationId, record.key, record.requestHash, record.createdAt, record.expiresAt, now]);
       if (claim.rowCount === 1) return { claimed: true };
       // Not claimed: an unexpired record exists, and the claim locked it (record-sql.ts).
       const { rows } = await tx.query(this.#sql.getIdempotency, [record.tenantId, record.applicationId, record.key]);

@@ -62,7 +62,9 @@ export class PostgresJobs {
       claim:
         `UPDATE ${s}.jobs j SET lease_owner = $2, lease_expires_at = $3, attempts = j.attempts + 1 ` +
         `FROM (SELECT id FROM ${s}.jobs WHERE ${due} AND kind = ANY($5::text[]) ORDER BY run_at, created_at LIMIT $4 FOR UPDATE SKIP LOCKED) due ` +
-        `WHERE j.id = due.id RETURNING ${COLUMNS.split(', ').map((c) => `j.${c}`).join(', ')}`,
+        `WHERE j.id = due.id RETURNING ${COLUMNS.split(', ')
+          .map((c) => `j.${c}`)
+          .join(', ')}`,
       renew: `UPDATE ${s}.jobs SET lease_expires_at = $3 WHERE id = $1 AND lease_owner = $2`,
       finish: `DELETE FROM ${s}.jobs WHERE id = $1 AND lease_owner = $2`,
       reschedule: `UPDATE ${s}.jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $3, last_error = $4 WHERE id = $1 AND lease_owner = $2`,

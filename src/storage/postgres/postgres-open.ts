@@ -17,21 +17,24 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const { timeouts } = resolved;
   if (resolved.pool !== undefined) return composePostgresStore(resolved.pool, resolved.schema, false, resolved.preparedStatements, timeouts);
   const startup = startupParameters(resolved);
-  const pool = new StartupFallbackPool((withStartup) => {
-    const created = new pg.Pool({
-      connectionString: resolved.connectionString,
-      max: resolved.max,
-      application_name: 'tokenvault',
-      // Opening a connection, and waiting for a free one of the pool (pg-pool applies it to both).
-      ...(timeouts.connectTimeoutMs > 0 ? { connectionTimeoutMillis: timeouts.connectTimeoutMs } : {}),
-      ...(withStartup ? startup : {}),
-    });
-    // An idle connection that breaks (a server restart, a network cut) is reported on the pool; with
-    // no listener, Node would end the process. The pool drops the connection and opens another on
-    // the next query, which reports any lasting failure.
-    created.on('error', () => undefined);
-    return created;
-  }, Object.keys(startup).length > 0);
+  const pool = new StartupFallbackPool(
+    (withStartup) => {
+      const created = new pg.Pool({
+        connectionString: resolved.connectionString,
+        max: resolved.max,
+        application_name: 'tokenvault',
+        // Opening a connection, and waiting for a free one of the pool (pg-pool applies it to both).
+        ...(timeouts.connectTimeoutMs > 0 ? { connectionTimeoutMillis: timeouts.connectTimeoutMs } : {}),
+        ...(withStartup ? startup : {}),
+      });
+      // An idle connection that breaks (a server restart, a network cut) is reported on the pool; with
+      // no listener, Node would end the process. The pool drops the connection and opens another on
+      // the next query, which reports any lasting failure.
+      created.on('error', () => undefined);
+      return created;
+    },
+    Object.keys(startup).length > 0,
+  );
   return composePostgresStore(pool satisfies PgPool, resolved.schema, true, resolved.preparedStatements, timeouts);
 }
 

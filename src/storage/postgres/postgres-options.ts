@@ -165,9 +165,7 @@ const TimeoutSchema = v.pipe(
 const OptionsSchema = v.pipe(
   v.strictObject(
     {
-      connectionString: v.optional(
-        v.pipe(v.string('must be a string'), v.check(isConnectionUrl, 'must be a postgres:// or postgresql:// URL')),
-      ),
+      connectionString: v.optional(v.pipe(v.string('must be a string'), v.check(isConnectionUrl, 'must be a postgres:// or postgresql:// URL'))),
       pool: v.optional(v.custom<PgPool>(isPool, 'must be a pg Pool (with query, connect and end)')),
       schema: v.optional(
         v.pipe(
@@ -195,19 +193,11 @@ const OptionsSchema = v.pipe(
     'must be an object',
   ),
   v.forward(
-    v.partialCheck(
-      [['connectionString'], ['pool']],
-      (input) => input.connectionString !== undefined || input.pool !== undefined,
-      'give connectionString or pool',
-    ),
+    v.partialCheck([['connectionString'], ['pool']], (input) => input.connectionString !== undefined || input.pool !== undefined, 'give connectionString or pool'),
     ['connectionString'],
   ),
   v.forward(
-    v.partialCheck(
-      [['connectionString'], ['pool']],
-      (input) => input.connectionString === undefined || input.pool === undefined,
-      'give either connectionString or pool, not both',
-    ),
+    v.partialCheck([['connectionString'], ['pool']], (input) => input.connectionString === undefined || input.pool === undefined, 'give either connectionString or pool, not both'),
     ['pool'],
   ),
   v.forward(

@@ -3,8 +3,7 @@ import { checkLimit } from '../limit.js';
 import type { PgExecutor } from './pg-executor.js';
 import { jobInsert, jobParams } from './postgres-jobs.js';
 
-const COLUMNS =
-  'tenant_id, id, reactor_id, application_id, status, callback_url, timeout_ms, args, result, error, created_at, started_at, completed_at, expires_at';
+const COLUMNS = 'tenant_id, id, reactor_id, application_id, status, callback_url, timeout_ms, args, result, error, created_at, started_at, completed_at, expires_at';
 
 type Row = Record<string, unknown>;
 
@@ -34,9 +33,7 @@ export class PostgresReactorRequests {
     this.#db = db;
     this.#sql = {
       // The request and its job in one statement: atomic, and one round trip (not BEGIN, two INSERTs, COMMIT).
-      insert:
-        `WITH request AS (INSERT INTO ${s}.reactor_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)) ` +
-        jobInsert(s, 15),
+      insert: `WITH request AS (INSERT INTO ${s}.reactor_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)) ` + jobInsert(s, 15),
       get: `SELECT ${COLUMNS} FROM ${s}.reactor_requests WHERE tenant_id = $1 AND id = $2`,
       start: `UPDATE ${s}.reactor_requests SET status = 'running', started_at = coalesce(started_at, $3) WHERE tenant_id = $1 AND id = $2 AND status IN ('pending', 'running')`,
       finish:
@@ -50,7 +47,23 @@ export class PostgresReactorRequests {
 
   async createReactorRequest(request: ReactorRequestRecord, job: JobRecord): Promise<void> {
     const r = request;
-    await this.#db.query(this.#sql.insert, [r.tenantId, r.id, r.reactorId, r.applicationId, r.status, r.callbackUrl, r.timeoutMs, r.args, r.result, r.error, r.createdAt, r.startedAt, r.completedAt, r.expiresAt, ...jobParams(job)]);
+    await this.#db.query(this.#sql.insert, [
+      r.tenantId,
+      r.id,
+      r.reactorId,
+      r.applicationId,
+      r.status,
+      r.callbackUrl,
+      r.timeoutMs,
+      r.args,
+      r.result,
+      r.error,
+      r.createdAt,
+      r.startedAt,
+      r.completedAt,
+      r.expiresAt,
+      ...jobParams(job),
+    ]);
   }
 
   async getReactorRequest(tenantId: string, id: string): Promise<ReactorRequestRecord | null> {

@@ -177,7 +177,6 @@ export class PostgresReactors {
     return expected === undefined ? { status: 'not_found' } : missedUpdate(this.#db, this.#s, 'reactors', tenantId, id);
   }
 
-
   async deleteReactor(tenantId: string, id: string): Promise<boolean> {
     return (await this.#db.query(this.#sql.deleteReactor, [tenantId, id])).rowCount === 1;
   }

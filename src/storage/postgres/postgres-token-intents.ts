@@ -27,8 +27,7 @@ export class PostgresTokenIntents {
       getLive: `SELECT ${COLUMNS} FROM ${table} WHERE tenant_id = $1 AND id = $2 AND expires_at > $3`,
       deleteLive: `DELETE FROM ${table} WHERE tenant_id = $1 AND id = $2 AND expires_at > $3`,
       purgeExpired:
-        `DELETE FROM ${table} WHERE (tenant_id, id) IN ` +
-        `(SELECT tenant_id, id FROM ${table} WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        `DELETE FROM ${table} WHERE (tenant_id, id) IN ` + `(SELECT tenant_id, id FROM ${table} WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     });
   }
 

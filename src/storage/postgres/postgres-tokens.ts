@@ -39,16 +39,7 @@ const ID_CONFLICT: CreateTokenResult = Object.freeze({ status: 'id_conflict' });
 const UPDATED: UpdateTokenResult = Object.freeze({ status: 'updated' });
 const NOT_FOUND: UpdateTokenResult = Object.freeze({ status: 'not_found' });
 
-
-const auditValues = (entry: AuditEntry) => [
-  entry.tenantId,
-  entry.actor,
-  entry.operation,
-  entry.resourceId ?? null,
-  entry.outcome,
-  entry.detail ?? null,
-  entry.at,
-];
+const auditValues = (entry: AuditEntry) => [entry.tenantId, entry.actor, entry.operation, entry.resourceId ?? null, entry.outcome, entry.detail ?? null, entry.at];
 
 /** Ends a createMany transaction (rolling it back) at the item whose id is taken. */
 class IdConflictAt extends Error {
@@ -207,12 +198,7 @@ export class PostgresTokens {
     return rows.map(toStoredToken);
   }
 
-  async replaceCiphertext(
-    tenantId: string,
-    id: string,
-    expected: Uint8Array,
-    next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
-  ): Promise<boolean> {
+  async replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null }): Promise<boolean> {
     const result = await this.#db.query(this.#sql.replaceCiphertext, [next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenantId, id, expected]);
     return result.rowCount === 1;
   }

@@ -1,14 +1,5 @@
 import type { AccessRule, ApplicationType, Permission } from '../../permissions/permissions.js';
-import type {
-  ApplicationRecord,
-  SessionGrants,
-  FormulaRecord,
-  IdempotencyRecord,
-  ReactorRecord,
-  StoredAuditEntry,
-  TenantRecord,
-  WrappedKeyRecord,
-} from '../store.js';
+import type { ApplicationRecord, SessionGrants, FormulaRecord, IdempotencyRecord, ReactorRecord, StoredAuditEntry, TenantRecord, WrappedKeyRecord } from '../store.js';
 
 // Rows of the non-token tables as the store's type parsers return them (json parsed, bigint as
 // number, bytea as Buffer), and their mapping to the Store's records.

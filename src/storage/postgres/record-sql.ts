@@ -55,8 +55,7 @@ export function recordStatements(s: string) {
       'created_at = excluded.created_at, expires_at = excluded.expires_at, withdraw_at = NULL WHERE k.expires_at <= $7 RETURNING 1',
     getIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3`,
     /** tenant, application, key, claimedAt: locks the claim's record while it is in flight. */
-    lockInFlightIdempotency:
-      `SELECT 1 FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4 FOR UPDATE`,
+    lockInFlightIdempotency: `SELECT 1 FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4 FOR UPDATE`,
     /**
      * tenant, ids: the tokens among ids with their expiry and cvc purge time, locked FOR SHARE so a
      * concurrent deletion waits for the completion and then sees its references.
@@ -74,8 +73,7 @@ export function recordStatements(s: string) {
     insertIdempotencyTokens:
       `INSERT INTO ${s}.idempotency_tokens (tenant_id, token_id, application_id, key, created_at) ` +
       'SELECT $1, t, $3, $4, $5 FROM unnest($2::text[]) AS t ON CONFLICT DO NOTHING',
-    releaseIdempotency:
-      `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4`,
+    releaseIdempotency: `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4`,
     /**
      * Rows another instance is deleting (or claiming) are skipped, not waited for. By key, not by
      * ctid: a row's ctid is unique only within one table's storage, not across a distributed

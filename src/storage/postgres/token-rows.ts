@@ -69,7 +69,9 @@ export function mutableTokenValues(token: StoredToken): unknown[] {
  * de-duplicated exactly as the SQLite store does, so both stores match the same filters.
  */
 export function pairDigest(key: string, value: string): Buffer {
-  return createHash('sha256').update(JSON.stringify([key, value]), 'utf8').digest();
+  return createHash('sha256')
+    .update(JSON.stringify([key, value]), 'utf8')
+    .digest();
 }
 
 /** The token_metadata rows of a metadata map (and the terms of a metadata filter). */

@@ -108,9 +108,7 @@ export function tokenStatements(s: string) {
       'WHERE r.tenant_id = gone.tenant_id AND r.id = gone.id), ' +
       `${audit(5, 'gone')} SELECT count(*) AS removed FROM gone`,
     /** tenant, id. */
-    getDeleted:
-      `SELECT r.tenant_id, r.id, r.type, r.deleted_at, r.deleted_by FROM ${s}.token_ids r ` +
-      'WHERE r.tenant_id = $1 AND r.id = $2 AND r.deleted_at IS NOT NULL',
+    getDeleted: `SELECT r.tenant_id, r.id, r.type, r.deleted_at, r.deleted_by FROM ${s}.token_ids r ` + 'WHERE r.tenant_id = $1 AND r.id = $2 AND r.deleted_at IS NOT NULL',
     /**
      * Removes up to $2 tokens expired at $1, oldest expiry first, as `delete` does (actor $3,
      * operation $4). SKIP LOCKED: concurrent sweeps (other instances) take disjoint rows instead of
@@ -131,11 +129,9 @@ export function tokenStatements(s: string) {
       `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.cvc_purge_at <= $1::int8 AND t.cvc_purge_at >= $3::int8 ` +
       `AND (t.cvc_purge_at, t.tenant_id, t.id) > ($3::int8, $4::text, $5::text) ORDER BY t.cvc_purge_at, t.tenant_id, t.id LIMIT $2::int8`,
     /** ciphertext, keyVersion, cvcPurgeAt, tenant, id, expected ciphertext. A concurrent writer's row fails the last test. */
-    replaceCiphertext:
-      `UPDATE ${s}.tokens SET ciphertext = $1, key_version = $2, cvc_purge_at = $3 WHERE tenant_id = $4 AND id = $5 AND ciphertext = $6`,
+    replaceCiphertext: `UPDATE ${s}.tokens SET ciphertext = $1, key_version = $2, cvc_purge_at = $3 WHERE tenant_id = $4 AND id = $5 AND ciphertext = $6`,
     /** tenant, version, fromSeq, limit: a walk of the tenant's (tenant_id, seq) index from a resume point. */
-    listBelowKeyVersion:
-      `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.key_version < $2 AND t.seq >= $3::int8 ORDER BY t.seq LIMIT $4::int8`,
+    listBelowKeyVersion: `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.key_version < $2 AND t.seq >= $3::int8 ORDER BY t.seq LIMIT $4::int8`,
     /** tenant, version. */
     countBelowKeyVersion: `SELECT count(*) AS n FROM ${s}.tokens t WHERE t.tenant_id = $1 AND t.key_version < $2`,
   });
@@ -155,7 +151,6 @@ function within(scopes: string): string {
     `AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(g.s -> 1) x(v) WHERE left(c.v, length(x.v)) = x.v)))`
   );
 }
-
 
 /**
  * The list query for a filter; every term is ANDed, always within the tenant and among live

@@ -10,9 +10,7 @@ const INSERT_AUDIT_BATCH = COLUMNS + Array.from({ length: BATCH_ROWS }, () => RO
 
 /** Appends one audit entry (inside the caller's transaction, when there is one). */
 export function insertAudit(statements: StatementCache, entry: AuditEntry): void {
-  statements
-    .get(INSERT_AUDIT)
-    .run(entry.tenantId, entry.actor, entry.operation, entry.resourceId ?? null, entry.outcome, entry.detail ?? null, entry.at);
+  statements.get(INSERT_AUDIT).run(entry.tenantId, entry.actor, entry.operation, entry.resourceId ?? null, entry.outcome, entry.detail ?? null, entry.at);
 }
 
 /** Appends many entries: full chunks of BATCH_ROWS through one multi-row statement, the rest one by one. */

@@ -125,13 +125,7 @@ export class SqliteApplications {
    * `next` is null) unless it would leave the tenant without an application holding all of `keep`.
    * Inside BEGIN IMMEDIATE: no other writer runs between the count and the write.
    */
-  #guarded = (
-    tenantId: string,
-    id: string,
-    keep: readonly Permission[],
-    next: readonly Permission[] | null | undefined,
-    write: () => boolean,
-  ): boolean | 'last_holder' => {
+  #guarded = (tenantId: string, id: string, keep: readonly Permission[], next: readonly Permission[] | null | undefined, write: () => boolean): boolean | 'last_holder' => {
     const rows = this.#statements.get(SQL.applicationPermissions).all(tenantId) as { id: string; permissions: string }[];
     const holds = (permissions: readonly string[]) => keep.every((p) => permissions.includes(p));
     const before = rows.filter((row) => holds(JSON.parse(row.permissions) as string[]));

@@ -1,12 +1,4 @@
-import type {
-  ApplicationKeyMatch,
-  ApplicationKeyRecord,
-  AuthorizeSessionResult,
-  SessionAuthorization,
-  SessionGrants,
-  SessionRecord,
-  Inserted,
-} from '../store.js';
+import type { ApplicationKeyMatch, ApplicationKeyRecord, AuthorizeSessionResult, SessionAuthorization, SessionGrants, SessionRecord, Inserted } from '../store.js';
 import { APPLICATION_COLUMNS, type ApplicationRow, toApplication } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
@@ -16,8 +8,7 @@ const SESSION_COLUMNS =
   'tenant_id, id, application_id, key_hash, key_lookup, nonce_hash, created_at, expires_at, authorized_by, authorized_at, grants, creator_generation, authorizer_generation';
 
 const SQL = {
-  insertKey:
-    'INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at, grants) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  insertKey: 'INSERT INTO application_keys (tenant_id, application_id, id, key_hash, key_lookup, created_by, created_at, grants) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   findKeys:
     `SELECT k.id AS key_id, k.key_hash, k.key_lookup, k.created_by AS key_created_by, k.created_at AS key_created_at, k.grants AS key_grants, ${APPLICATION_COLUMNS} FROM application_keys k ` +
     'JOIN applications t ON t.tenant_id = k.tenant_id AND t.id = k.application_id WHERE k.key_lookup = ?',
@@ -29,11 +20,9 @@ const SQL = {
   deleteKeys: 'DELETE FROM application_keys WHERE tenant_id = ? AND application_id = ?',
   /** In the statement, not read and written back: no change of credentials is lost to a race. */
   nextGeneration: 'UPDATE applications SET credentials_generation = credentials_generation + 1 WHERE tenant_id = ? AND id = ?',
-  stampApplication:
-    'UPDATE applications SET modified_by = ?, modified_at = ?, credentials_generation = credentials_generation + 1 WHERE tenant_id = ? AND id = ?',
+  stampApplication: 'UPDATE applications SET modified_by = ?, modified_at = ?, credentials_generation = credentials_generation + 1 WHERE tenant_id = ? AND id = ?',
 
-  insertSession:
-    `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insertSession: `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   findSessions: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE key_lookup = ?`,
   authorizeSession:
     'UPDATE sessions SET authorized_by = ?, authorized_at = ?, grants = ?, authorizer_generation = ?, expires_at = min(expires_at, ?) ' +

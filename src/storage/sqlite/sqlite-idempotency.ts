@@ -21,8 +21,7 @@ const SQL = {
     "UPDATE idempotency_keys SET state = 'withdrawn', status = NULL, body = NULL, expires_at = ?, withdraw_at = NULL WHERE tenant_id = ? AND application_id = ? AND key = ? AND created_at = ?",
   idempotencyTokenTimes: 'SELECT expires_at, cvc_purge_at FROM tokens WHERE tenant_id = ? AND id = ?',
   idempotencyTokenDeleted: 'SELECT 1 FROM deleted_tokens WHERE tenant_id = ? AND id = ?',
-  insertIdempotencyToken:
-    'INSERT INTO idempotency_tokens (tenant_id, token_id, application_id, key, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  insertIdempotencyToken: 'INSERT INTO idempotency_tokens (tenant_id, token_id, application_id, key, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   releaseIdempotency: "DELETE FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
   purgeExpiredIdempotency:
     'DELETE FROM idempotency_keys WHERE (tenant_id, application_id, key) IN ' +
@@ -86,9 +85,7 @@ export class SqliteIdempotency {
   #claim = (record: IdempotencyRecord, now: number): ClaimResult => {
     const row = this.#statements.get(SQL.getIdempotency).get(record.tenantId, record.applicationId, record.key) as IdempotencyRow | undefined;
     if (row !== undefined && row.expires_at > now) return { claimed: false, existing: toIdempotency(row) };
-    this.#statements
-      .get(SQL.claimIdempotency)
-      .run(record.tenantId, record.applicationId, record.key, record.requestHash, record.createdAt, record.expiresAt);
+    this.#statements.get(SQL.claimIdempotency).run(record.tenantId, record.applicationId, record.key, record.requestHash, record.createdAt, record.expiresAt);
     return { claimed: true };
   };
 }

@@ -33,7 +33,7 @@ export function openSqliteStoreCore(options: SqliteStoreOptions = {}): SqliteSto
   const resolved = resolveSqliteStoreOptions(options);
   const owned = resolved.database === undefined;
   if (owned) createDatabaseFile(resolved.filename);
-  const db = resolved.database ?? ((new Database(resolved.filename) satisfies BetterSqlite3Database));
+  const db = resolved.database ?? (new Database(resolved.filename) satisfies BetterSqlite3Database);
   try {
     if (owned && !db.memory) {
       // Before WAL is first used, so the WAL index is kept in heap memory rather than shared memory.

@@ -101,24 +101,21 @@ function isDatabase(value: unknown): value is BetterSqlite3Database {
 }
 
 const OptionsSchema = v.pipe(
-  v.strictObject({
-    filename: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'))),
-    database: v.optional(v.custom<BetterSqlite3Database>(isDatabase, 'must be an open better-sqlite3 Database')),
-    synchronous: v.optional(v.picklist(['full', 'normal'], "must be 'full' or 'normal'")),
-    busyTimeoutMs: v.optional(
-      v.pipe(v.number('must be a number'), v.integer('must be a whole number of milliseconds'), v.minValue(0, 'must not be negative')),
-    ),
-    cacheSizeMiB: v.optional(
-      v.pipe(v.number('must be a number'), v.integer('must be a whole number of MiB'), v.minValue(1, 'must be at least 1'), v.maxValue(65_536, 'must be at most 65536')),
-    ),
-    exclusive: v.optional(v.boolean('must be true or false')),
-  }, 'must be an object'),
+  v.strictObject(
+    {
+      filename: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'))),
+      database: v.optional(v.custom<BetterSqlite3Database>(isDatabase, 'must be an open better-sqlite3 Database')),
+      synchronous: v.optional(v.picklist(['full', 'normal'], "must be 'full' or 'normal'")),
+      busyTimeoutMs: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number of milliseconds'), v.minValue(0, 'must not be negative'))),
+      cacheSizeMiB: v.optional(
+        v.pipe(v.number('must be a number'), v.integer('must be a whole number of MiB'), v.minValue(1, 'must be at least 1'), v.maxValue(65_536, 'must be at most 65536')),
+      ),
+      exclusive: v.optional(v.boolean('must be true or false')),
+    },
+    'must be an object',
+  ),
   v.forward(
-    v.partialCheck(
-      [['filename'], ['database']],
-      (input) => input.filename === undefined || input.database === undefined,
-      'give either filename or database, not both',
-    ),
+    v.partialCheck([['filename'], ['database']], (input) => input.filename === undefined || input.database === undefined, 'give either filename or database, not both'),
     ['database'],
   ),
 );
@@ -157,4 +154,3 @@ export function createDatabaseFile(filename: string): void {
     // better-sqlite3 fails to open it next, with its own message.
   }
 }
-

@@ -4,15 +4,13 @@ import type { SqliteJobs } from './sqlite-jobs.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
 
-const COLUMNS =
-  'tenant_id, id, reactor_id, application_id, status, callback_url, timeout_ms, args, result, error, created_at, started_at, completed_at, expires_at';
+const COLUMNS = 'tenant_id, id, reactor_id, application_id, status, callback_url, timeout_ms, args, result, error, created_at, started_at, completed_at, expires_at';
 
 const SQL = {
   insert: `INSERT INTO reactor_requests (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   get: `SELECT ${COLUMNS} FROM reactor_requests WHERE tenant_id = ? AND id = ?`,
   start: "UPDATE reactor_requests SET status = 'running', started_at = coalesce(started_at, ?) WHERE tenant_id = ? AND id = ? AND status IN ('pending', 'running')",
-  finish:
-    "UPDATE reactor_requests SET status = ?, result = ?, error = ?, completed_at = ?, expires_at = ? WHERE tenant_id = ? AND id = ? AND status IN ('pending', 'running')",
+  finish: "UPDATE reactor_requests SET status = ?, result = ?, error = ?, completed_at = ?, expires_at = ? WHERE tenant_id = ? AND id = ? AND status IN ('pending', 'running')",
   purge: 'DELETE FROM reactor_requests WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM reactor_requests WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
 } as const;
 

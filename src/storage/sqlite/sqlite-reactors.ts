@@ -1,7 +1,19 @@
 import { formulaColumns, formulaExpectation, reactorColumns } from '../record-changes.js';
 import { aliasedColumns, joinedRow } from '../joined-row.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../like-pattern.js';
-import type { FormulaChanges, FormulaExpectation, FormulaRecord, Inserted, PageRequest, PageResult, ReactorAndFormula, ReactorChanges, ReactorFilter, ReactorRecord, RecordUpdateResult } from '../store.js';
+import type {
+  FormulaChanges,
+  FormulaExpectation,
+  FormulaRecord,
+  Inserted,
+  PageRequest,
+  PageResult,
+  ReactorAndFormula,
+  ReactorChanges,
+  ReactorFilter,
+  ReactorRecord,
+  RecordUpdateResult,
+} from '../store.js';
 import { runPage, type ListQuery } from './paging.js';
 import { FORMULA_COLUMNS, REACTOR_COLUMNS, toFormula, toReactor, type FormulaRow, type ReactorRow } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
@@ -82,9 +94,7 @@ export class SqliteReactors {
         'AND r.application_id IS NOT NULL AND r.application_id NOT IN (SELECT value FROM json_each(?)))';
       params.push(JSON.stringify(expected.boundApplications));
     }
-    return this.#write.immediate(() =>
-      updateRecord(this.#statements, 'formulas', tenantId, id, formulaColumns(changes), condition, params, () => this.getFormula(tenantId, id)),
-    );
+    return this.#write.immediate(() => updateRecord(this.#statements, 'formulas', tenantId, id, formulaColumns(changes), condition, params, () => this.getFormula(tenantId, id)));
   }
 
   deleteFormula(tenantId: string, id: string): 'deleted' | 'not_found' | 'in_use' {
@@ -143,9 +153,7 @@ export class SqliteReactors {
   updateReactor(tenantId: string, id: string, changes: ReactorChanges, expected?: { applicationId: string | null }): RecordUpdateResult<ReactorRecord> {
     const condition = expected === undefined ? '' : ' AND application_id IS ?';
     const params = expected === undefined ? [] : [expected.applicationId];
-    return this.#write.immediate(() =>
-      updateRecord(this.#statements, 'reactors', tenantId, id, reactorColumns(changes), condition, params, () => this.getReactor(tenantId, id)),
-    );
+    return this.#write.immediate(() => updateRecord(this.#statements, 'reactors', tenantId, id, reactorColumns(changes), condition, params, () => this.getReactor(tenantId, id)));
   }
 
   deleteReactor(tenantId: string, id: string): boolean {

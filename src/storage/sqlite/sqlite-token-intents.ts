@@ -4,8 +4,7 @@ import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.
 import type { StatementCache } from './statement-cache.js';
 
 const SQL = {
-  insert:
-    'INSERT INTO token_intents (tenant_id, id, type, sealed, fingerprint, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  insert: 'INSERT INTO token_intents (tenant_id, id, type, sealed, fingerprint, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   getLive: 'SELECT tenant_id, id, type, sealed, fingerprint, created_by, created_at, expires_at FROM token_intents WHERE tenant_id = ? AND id = ? AND expires_at > ?',
   deleteLive: 'DELETE FROM token_intents WHERE tenant_id = ? AND id = ? AND expires_at > ?',
   purgeExpired: 'DELETE FROM token_intents WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM token_intents WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',

@@ -162,15 +162,8 @@ export class SqliteTokens {
     return (rows as TokenRow[]).map(toStoredToken);
   }
 
-  replaceCiphertext(
-    tenantId: string,
-    id: string,
-    expected: Uint8Array,
-    next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null },
-  ): boolean {
-    const result = this.#statements
-      .get(REPLACE_CIPHERTEXT)
-      .run(next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenantId, id, expected);
+  replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null }): boolean {
+    const result = this.#statements.get(REPLACE_CIPHERTEXT).run(next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenantId, id, expected);
     return result.changes === 1;
   }
 
@@ -216,9 +209,7 @@ export class SqliteTokens {
 
   #update = (next: StoredToken, audit: AuditEntry, now: number, scopes: string | null): UpdateTokenResult => {
     const statements = this.#statements;
-    const current = statements.get(GET_LIVE_TOKEN_REF).get(next.tenantId, next.id, now) as
-      | { seq: number; fingerprint: string | null; deduplicate: number }
-      | undefined;
+    const current = statements.get(GET_LIVE_TOKEN_REF).get(next.tenantId, next.id, now) as { seq: number; fingerprint: string | null; deduplicate: number } | undefined;
     if (current === undefined) return NOT_FOUND;
     if (probesDuplicate(next) && (current.fingerprint !== next.fingerprint || current.deduplicate !== 1)) {
       const row = statements.get(FIND_LIVE_DUPLICATE).get(next.tenantId, next.fingerprint, next.type, now, current.seq, scopes, scopes) as TokenRow | undefined;
@@ -295,4 +286,3 @@ interface CreateItem {
 function probesDuplicate(token: StoredToken): boolean {
   return token.deduplicate && token.fingerprint != null;
 }
-

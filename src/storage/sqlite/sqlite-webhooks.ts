@@ -33,12 +33,9 @@ const SQL = {
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO NOTHING',
   getDelivery: `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries t WHERE t.tenant_id = ? AND t.id = ?`,
   pendingDelivery: "SELECT history FROM webhook_deliveries WHERE tenant_id = ? AND id = ? AND status = 'pending' AND attempts = ?",
-  recordAttempt:
-    'UPDATE webhook_deliveries SET history = ?, attempts = attempts + 1, status = ?, next_attempt_at = ?, completed_at = ? WHERE tenant_id = ? AND id = ?',
-  restartDelivery:
-    "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, completed_at = NULL WHERE tenant_id = ? AND id = ? AND status = 'failed'",
-  purgeDeliveries:
-    'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE completed_at <= ? ORDER BY completed_at LIMIT ?)',
+  recordAttempt: 'UPDATE webhook_deliveries SET history = ?, attempts = attempts + 1, status = ?, next_attempt_at = ?, completed_at = ? WHERE tenant_id = ? AND id = ?',
+  restartDelivery: "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, completed_at = NULL WHERE tenant_id = ? AND id = ? AND status = 'failed'",
+  purgeDeliveries: 'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE completed_at <= ? ORDER BY completed_at LIMIT ?)',
 } as const;
 
 interface WebhookRow {
@@ -119,9 +116,7 @@ export class SqliteWebhooks {
   }
 
   createWebhook(w: WebhookRecord): Inserted {
-    const result = this.#statements
-      .get(SQL.insertWebhook)
-      .run(w.tenantId, w.id, w.name, w.url, JSON.stringify(w.events), w.createdBy, w.createdAt, w.modifiedBy, w.modifiedAt);
+    const result = this.#statements.get(SQL.insertWebhook).run(w.tenantId, w.id, w.name, w.url, JSON.stringify(w.events), w.createdBy, w.createdAt, w.modifiedBy, w.modifiedAt);
     return result.changes === 0 ? 'exists' : 'created';
   }
 
@@ -163,21 +158,7 @@ export class SqliteWebhooks {
   createWebhookDelivery(d: WebhookDeliveryRecord): Inserted {
     const result = this.#statements
       .get(SQL.insertDelivery)
-      .run(
-        d.tenantId,
-        d.id,
-        d.webhookId,
-        d.requestId,
-        d.eventType,
-        d.url,
-        d.payload,
-        d.status,
-        d.attempts,
-        JSON.stringify(d.history),
-        d.nextAttemptAt,
-        d.createdAt,
-        d.completedAt,
-      );
+      .run(d.tenantId, d.id, d.webhookId, d.requestId, d.eventType, d.url, d.payload, d.status, d.attempts, JSON.stringify(d.history), d.nextAttemptAt, d.createdAt, d.completedAt);
     return result.changes === 0 ? 'exists' : 'created';
   }
 

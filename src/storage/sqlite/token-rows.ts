@@ -38,9 +38,23 @@ export const TOKEN_COLUMNS = `t.seq, t.tenant_id, t.id, ${TOKEN_BODY_COLUMNS}`;
 /** A token from a row object (list and transaction queries). */
 export function toStoredToken(row: TokenRow): StoredToken {
   return tokenFromValues(row.tenant_id, row.id, [
-    row.type, row.ciphertext, row.key_version, row.fingerprint, row.fingerprint_expression, row.mask, row.containers,
-    row.metadata, row.search_indexes, row.search_hashes, row.deduplicate, row.created_by, row.created_at,
-    row.modified_by, row.modified_at, row.expires_at, row.cvc_purge_at,
+    row.type,
+    row.ciphertext,
+    row.key_version,
+    row.fingerprint,
+    row.fingerprint_expression,
+    row.mask,
+    row.containers,
+    row.metadata,
+    row.search_indexes,
+    row.search_hashes,
+    row.deduplicate,
+    row.created_by,
+    row.created_at,
+    row.modified_by,
+    row.modified_at,
+    row.expires_at,
+    row.cvc_purge_at,
   ]);
 }
 
