@@ -1,4 +1,5 @@
 import type { Clock } from '../common/clock.js';
+import { runEvery } from '../common/run-every.js';
 import { formatIso } from '../common/time.js';
 import { type KeyRing, versionOf } from '../crypto/key-ring.js';
 import type { Logger } from '../common/logger.js';
@@ -103,20 +104,11 @@ export class Sweeper {
       tokenIntentsRemoved: 0,
       deliveriesRemoved: 0,
     };
-    const failed: { concern: SweepConcern; error: unknown }[] = [];
-    for (const concern of SWEEP_CONCERNS) {
-      try {
-        Object.assign(result, await this.run(concern));
-      } catch (error) {
-        failed.push({ concern, error });
-      }
-    }
-    if (failed.length > 0)
-      throw new AggregateError(
-        failed.map((f) => f.error),
-        `the sweep failed for: ${failed.map((f) => f.concern).join(', ')}`,
-      );
-    return result;
+    const parts = await runEvery(
+      SWEEP_CONCERNS.map((concern) => [concern, () => this.run(concern)] as const),
+      'the sweep failed for',
+    );
+    return Object.assign(result, ...parts);
   }
 
   #concern(concern: SweepConcern, now: number): Promise<Partial<SweepResult>> {

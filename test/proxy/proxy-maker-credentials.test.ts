@@ -46,12 +46,12 @@ describeEachStore("a proxy's key ends with its maker's credentials", (store) => 
       );
       return { status: response.status, text: await response.text() };
     };
-    const backdoor = async (key = victim.key) => {
+    const backdoor = async (key = victim.key, applicationId = victim.applicationId) => {
       const made = await api('POST', '/proxies', key, {
         name: 'backdoor',
         destination_url: receiver.url,
         require_auth: false,
-        application: { id: victim.applicationId },
+        application: { id: applicationId },
         request_transforms: [{ type: 'code', code: READ_CODE }],
       });
       expect(made.status).toBe(201);
@@ -229,5 +229,33 @@ describeEachStore("a proxy's key ends with its maker's credentials", (store) => 
     } finally {
       await hooks.close();
     }
+  });
+
+  // A Caller held across a regeneration stands for a key an auth cache still remembers (another
+  // instance regenerated it, or a request authenticated just before): makerOf records the
+  // generation the key resolved at for that reason, and confirm must hold to the same.
+  it('confirm by the maker with a key that was regenerated (still remembered) does not revive the proxy', async () => {
+    const { vault, admin, anonymous, backdoor } = await setup();
+    const victim = await vault.caller({ type: 'private', permissions: ['token:read', 'proxy:create', 'proxy:read', 'proxy:update'], rules: RULES });
+    // The attacker's request authenticated with the stolen key (an auth cache remembers it).
+    const stolen = await vault.authenticate(victim.key);
+    const proxy = await backdoor(victim.key, victim.applicationId);
+    expect((await anonymous(proxy.key)).status).toBe(200);
+
+    await vault.applications.regenerateKey(admin, victim.applicationId);
+    expect((await anonymous(proxy.key)).status).toBe(401);
+    await expect(vault.proxies.confirm(stolen, proxy.id)).rejects.toThrow(/regenerated or deleted since it was checked/);
+    expect((await anonymous(proxy.key)).status).toBe(401);
+  });
+
+  it('confirm by a covering caller whose own key was regenerated (still remembered) does not revive the proxy either', async () => {
+    const { vault, admin, victim, anonymous, backdoor } = await setup();
+    const proxy = await backdoor();
+    const covering = await vault.caller({ type: 'private', permissions: ['token:read', 'proxy:create', 'proxy:read', 'proxy:update'], rules: RULES });
+    const stolen = await vault.authenticate(covering.key);
+    await vault.applications.regenerateKey(admin, victim.applicationId);
+    await vault.applications.regenerateKey(admin, covering.applicationId);
+    await expect(vault.proxies.confirm(stolen, proxy.id)).rejects.toThrow(/regenerated or deleted since it was checked/);
+    expect((await anonymous(proxy.key)).status).toBe(401);
   });
 });

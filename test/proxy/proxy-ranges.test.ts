@@ -31,6 +31,17 @@ function honouringServer(request: Received, res: import('node:http').ServerRespo
   res.end(BODY);
 }
 
+/** Answers BODY in the charset the request asks for (utf-16le when asked), as a negotiating server does. */
+function negotiatingServer(request: Received, res: import('node:http').ServerResponse): void {
+  if (/utf-16/i.test(String(request.headers['accept-charset'] ?? ''))) {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-16le' });
+    res.end(Buffer.from(BODY, 'utf16le'));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(BODY);
+}
+
 describeEachStore('a transformed proxy takes whole answers only', (store) => {
   async function setUp() {
     const vault = await store.vault({ reactors: { egress: { allowPrivateNetwork: true } } });
@@ -107,5 +118,45 @@ describeEachStore('a transformed proxy takes whole answers only', (store) => {
     expect(await res.text()).toBe(BODY.slice(0, 7));
     expect(res.headers.get('etag')).toBe(ETAG);
     expect(receiver.received[0]!.headers.range).toBe('bytes=0-6');
+  });
+
+  // Another representation of the same answer passes a transform as a slice or a compressed body
+  // would: UTF-16 text of digits is valid UTF-8, so a transform reads it without error and its mask
+  // matches nothing.
+  it('an anonymous Accept-Charset reaches no destination, and the answer comes back masked', async () => {
+    const { receiver, call, maskedKey } = await setUp();
+    receiver.answer = negotiatingServer;
+    const res = await call(maskedKey, { 'accept-charset': 'utf-16le' });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(bytes.toString('utf16le')).not.toContain(CARD);
+    expect(bytes.toString('utf8')).not.toContain(CARD);
+    expect(receiver.received[0]!.headers['accept-charset']).toBeUndefined();
+    expect(res.status).toBe(200);
+  });
+
+  it('a 2xx in UTF-16 or UTF-32 the destination sends anyway is a 502: a transform would read it as UTF-8 and match nothing', async () => {
+    const { receiver, call, maskedKey } = await setUp();
+    receiver.answer = (_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset="UTF-16LE"' });
+      res.end(Buffer.from(BODY, 'utf16le'));
+    };
+    const res = await call(maskedKey);
+    expect(res.status).toBe(502);
+    expect(Buffer.from(await res.arrayBuffer()).toString('utf16le')).not.toContain(CARD);
+  });
+
+  it('held: an encoding list ending in gzip, an upper-case coding, and a gzip transfer coding reach the caller as no card', async () => {
+    const { receiver, call, maskedKey } = await setUp();
+    for (const headers of [{ 'content-encoding': 'identity, gzip' }, { 'content-encoding': 'GZIP' }, { 'transfer-encoding': 'gzip, chunked' }]) {
+      receiver.answer = (_request, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', ...headers });
+        res.end(gzipSync(BODY));
+      };
+      const res = await call(maskedKey);
+      expect(res.status).not.toBe(200);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(bytes.toString('utf8')).not.toContain(CARD);
+      expect(bytes.includes(gzipSync(BODY).subarray(10, 30))).toBe(false);
+    }
   });
 });
