@@ -1,15 +1,19 @@
 /**
  * The network address of the client of a request, which a web Request does not carry: the adapter
- * that made the Request attaches it (the Node adapter does, from the socket), under a registered
- * symbol so that separately bundled entry points (`tokenvault/node`, `tokenvault/http`) agree.
- * The handler reads it for the rate limit of unauthenticated inbound proxy calls
- * (docs/proxies.md, Inbound). Another runtime's adapter calls `withClientAddress` itself.
+ * that made the Request passes it beside it, as the fetch handler's second argument
+ * (`handler(request, { clientAddress })`, as Deno's `serve((request, info) => ...)` and hono's
+ * `fetch(request, env)` take theirs; the Node adapter gives the socket's). The handler reads it for
+ * the rate limit of unauthenticated inbound proxy calls (docs/proxies.md, Inbound).
  */
 import { BlockList, isIP } from 'node:net';
 import * as v from 'valibot';
 import { plainAddress } from '../proxy/proxy-rate-limit.js';
 
-const CLIENT_ADDRESS = Symbol.for('tokenvault.clientAddress');
+/** What the adapter knows of a request beyond the Request itself: the fetch handler's second argument. */
+export interface RequestInfo {
+  /** The address of the peer that sent the request (for the Node adapter, the socket's remote address). */
+  readonly clientAddress?: string | null | undefined;
+}
 
 /** The most reverse proxies `trustForwardedFor` may count: more is a configuration mistake. */
 export const MAX_TRUSTED_PROXIES = 10;
@@ -47,25 +51,19 @@ export const TrustForwardedForSchema = v.union(
   `must be true or false, a number of reverse proxies (0 to ${MAX_TRUSTED_PROXIES}), or a list of their addresses or CIDR ranges`,
 );
 
-/** Attaches the client's address to a request (returns the same request). */
-export function withClientAddress<R extends Request>(request: R, address: string | null | undefined): R {
-  if (typeof address === 'string' && address !== '') Object.defineProperty(request, CLIENT_ADDRESS, { value: address, enumerable: false });
-  return request;
-}
-
 /** The client's address under `trust` (see TrustForwardedFor); null when the adapter gave none. */
-export function clientAddressOf(request: Request, trust: TrustForwardedFor): string | null {
-  return clientAddressResolver(trust)(request);
+export function clientAddressOf(request: Request, info: RequestInfo | undefined, trust: TrustForwardedFor): string | null {
+  return clientAddressResolver(trust)(request, info);
 }
 
 /** `clientAddressOf` with `trust` compiled once (a list becomes a BlockList), for the handler. */
-export function clientAddressResolver(trust: TrustForwardedFor): (request: Request) => string | null {
-  if (trust === false || trust === 0) return attachedAddress;
+export function clientAddressResolver(trust: TrustForwardedFor): (request: Request, info: RequestInfo | undefined) => string | null {
+  if (trust === false || trust === 0) return (_request, info) => adapterAddress(info);
   if (typeof trust === 'boolean' || typeof trust === 'number') {
     const hops = trust === true ? 1 : trust;
-    return (request) => {
+    return (request, info) => {
       const entries = forwardedEntries(request);
-      if (entries.length === 0) return attachedAddress(request);
+      if (entries.length === 0) return adapterAddress(info);
       // Fewer entries than proxies: the request came in past the outer ones; the leftmost is all there is.
       return entries[Math.max(0, entries.length - hops)]!;
     };
@@ -80,8 +78,8 @@ export function clientAddressResolver(trust: TrustForwardedFor): (request: Reque
     const family = isIP(plain);
     return family !== 0 && trusted.check(plain, family === 4 ? 'ipv4' : 'ipv6');
   };
-  return (request) => {
-    const attached = attachedAddress(request);
+  return (request, info) => {
+    const attached = adapterAddress(info);
     // A request that did not come from one of the reverse proxies wrote its own X-Forwarded-For.
     if (attached === null || !isTrusted(attached)) return attached;
     let client = attached;
@@ -93,9 +91,9 @@ export function clientAddressResolver(trust: TrustForwardedFor): (request: Reque
   };
 }
 
-function attachedAddress(request: Request): string | null {
-  const attached = (request as unknown as Record<symbol, unknown>)[CLIENT_ADDRESS];
-  return typeof attached === 'string' ? attached : null;
+function adapterAddress(info: RequestInfo | undefined): string | null {
+  const address = info?.clientAddress;
+  return typeof address === 'string' && address !== '' ? address : null;
 }
 
 function forwardedEntries(request: Request): string[] {

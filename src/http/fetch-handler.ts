@@ -13,7 +13,7 @@ import { referencedTokenIds, requestFingerprint } from './idempotency.js';
 import { textResponse } from './json-response.js';
 import { handleElementsRequest, isElementsPath } from './elements-handler.js';
 import { createProxyHandler, isProxyPath } from './proxy-handler.js';
-import { type TrustForwardedFor, TrustForwardedForSchema } from './client-address.js';
+import { type RequestInfo, type TrustForwardedFor, TrustForwardedForSchema } from './client-address.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { foreignOrigin } from './request-origin.js';
 import { splitTarget } from './request-target.js';
@@ -24,7 +24,11 @@ import { ROUTES, type RouteDefinition } from './routes/index.js';
 import type { RouteContext } from './routes/route.js';
 
 /** A web-standard request handler: mount it in any runtime that speaks fetch. */
-export type FetchHandler = (request: Request) => Promise<Response>;
+/**
+ * A web fetch handler. `info` is what the adapter knows beyond the Request (the client's network
+ * address, client-address.ts), passed beside it as Deno's `serve((request, info) => ...)` does.
+ */
+export type FetchHandler = (request: Request, info?: RequestInfo) => Promise<Response>;
 
 export interface FetchHandlerOptions {
   /**
@@ -105,15 +109,15 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
   // The proxy passes bodies and answers through as they are (proxy-handler.ts), beside the JSON core.
   const proxy = createProxyHandler(vault, checked);
   const { onExchange } = checked;
-  return async (request: Request): Promise<Response> => {
+  return async (request: Request, info?: RequestInfo): Promise<Response> => {
     const exchange = new WebExchangeRequest(request);
     // Elements' browser files and frame pages (docs/elements.md): static, no API key.
     if (isElementsPath(exchange.pathname)) return handleElementsRequest(exchange.method, exchange.pathname, exchange.search);
     if (isProxyPath(exchange.pathname)) {
-      if (onExchange === undefined) return proxy(request, exchange.pathname, exchange.search);
+      if (onExchange === undefined) return proxy(request, info, exchange.pathname, exchange.search);
       const started = performance.now();
       const seen = { applicationId: null };
-      const response = await proxy(request, exchange.pathname, exchange.search, seen);
+      const response = await proxy(request, info, exchange.pathname, exchange.search, seen);
       try {
         onExchange({ method: request.method, route: '/proxy', status: response.status, durationMs: performance.now() - started, applicationId: seen.applicationId });
       } catch {

@@ -7,7 +7,7 @@
 export { createFetchHandler } from './fetch-handler.js';
 export type { FetchHandler, FetchHandlerOptions } from './fetch-handler.js';
 export { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
-export { type TrustForwardedFor, withClientAddress } from './client-address.js';
+export type { RequestInfo, TrustForwardedFor } from './client-address.js';
 export type { ProblemDetails } from './problem.js';
 export { IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency-service.js';
 /** The HTTP status of each error code, and of a given error (a reactor error carries its own). */

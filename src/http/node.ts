@@ -14,7 +14,7 @@ import { isLoggerLike, type Logger, toLogger, unexpectedErrorFields } from '../c
 import { atTurnEnd } from '../common/turn-end.js';
 import { PROBLEMS } from '../errors/problem.js';
 import { abortRequest, hasNodeBody, nodeRequest } from './node-request.js';
-import { withClientAddress } from './client-address.js';
+import type { RequestInfo } from './client-address.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
 import { validationFromIssues } from '../validation/issues.js';
 
@@ -51,7 +51,7 @@ const OptionsSchema = v.strictObject({
  * Response is written back into the ServerResponse (streamed, or whole at the end of the turn with
  * `writeAtTurnEnd`). It only converts: any `(Request) => Promise<Response>` works the same.
  */
-export function toNodeListener(handler: (request: Request) => Promise<Response>, options: NodeListenerOptions = {}): NodeListener {
+export function toNodeListener(handler: (request: Request, info: RequestInfo) => Promise<Response>, options: NodeListenerOptions = {}): NodeListener {
   const parsed = v.safeParse(OptionsSchema, options ?? {});
   if (!parsed.success) throw validationFromIssues(parsed.issues, 'options');
   const batch = parsed.output.writeAtTurnEnd === true ? new TurnEndWriter() : null;
@@ -121,13 +121,13 @@ const BODY_ALREADY_READ = JSON.stringify({
     'mount the vault before any body parser, or on a path that no body parser handles (docs/embedding.md)',
 });
 
-async function serve(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse, batch: TurnEndWriter | null): Promise<void> {
+async function serve(handler: (request: Request, info: RequestInfo) => Promise<Response>, req: IncomingMessage, res: ServerResponse, batch: TurnEndWriter | null): Promise<void> {
   if (hasNodeBody(req) && (req.readableDidRead || req.readableEnded)) {
     res.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(BODY_ALREADY_READ)) });
     res.end(BODY_ALREADY_READ);
     return;
   }
-  const request = withClientAddress(nodeRequest(req), req.socket.remoteAddress);
+  const request = nodeRequest(req);
   // Streamed writes wait on this signal too; batched ones are written whole.
   const controller = batch === null ? new AbortController() : null;
   res.once('close', () => {
@@ -137,7 +137,7 @@ async function serve(handler: (request: Request) => Promise<Response>, req: Inco
   });
   let response: Response;
   try {
-    response = await handler(request);
+    response = await handler(request, { clientAddress: req.socket.remoteAddress ?? null });
   } catch (error) {
     // A handler that throws, or a request Node accepted but fetch cannot represent (an invalid
     // header value): answer without detail.

@@ -14,7 +14,7 @@ import type { Vault } from '../vault.js';
 import { webBodyReader } from './body.js';
 import { PROXY_METHODS } from '../proxy/proxy-service.js';
 import { RouteError, errorResponse } from './problem.js';
-import { type TrustForwardedFor, clientAddressResolver } from './client-address.js';
+import { type RequestInfo, type TrustForwardedFor, clientAddressResolver } from './client-address.js';
 
 export interface ProxyHandlerOptions {
   headerPrefix: string;
@@ -37,7 +37,10 @@ export interface ProxySeen {
   applicationId: string | null;
 }
 
-export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): (request: Request, pathname: string, search: string, seen?: ProxySeen) => Promise<Response> {
+export function createProxyHandler(
+  vault: Vault,
+  options: ProxyHandlerOptions,
+): (request: Request, info: RequestInfo | undefined, pathname: string, search: string, seen?: ProxySeen) => Promise<Response> {
   const { headerPrefix, maxBodyBytes, logger } = options;
   const clientAddressOf = clientAddressResolver(options.trustForwardedFor);
   const reserved = `${headerPrefix.toLowerCase()}-`;
@@ -47,13 +50,13 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
   const keyParameter = `${headerPrefix}-proxy-key`.toLowerCase();
   const statusHeader = `${headerPrefix}-PROXY-DESTINATION-STATUS`;
 
-  return async (request, pathname, search, seen) => {
+  return async (request, info, pathname, search, seen) => {
     const carried = PROXY_METHODS.has(request.method.toUpperCase());
     try {
       const { key: queryKey, rest: query } = takeQueryKey(search, keyParameter);
       const key = request.headers.get(keyHeader) ?? queryKey;
       const apiKey = request.headers.get(apiKeyHeader);
-      if (!carried) await refuseMethod(key, apiKey, query, request);
+      if (!carried) await refuseMethod(key, apiKey, query, request, info);
       let caller: Caller | null = null;
       // A pre-configured proxy with require_auth: false is called without an API key (docs/proxies.md).
       if (key === null || apiKey !== null) {
@@ -72,7 +75,7 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
         if (!name.toLowerCase().startsWith(reserved)) headers.push([name, value]);
       });
       const call = { method: request.method, path: pathname.slice('/proxy'.length), query, headers, body: await readBody(request, maxBodyBytes), maxBodyBytes };
-      const answer = key === null ? await vault.proxy(caller!, { ...call, url }) : await vault.proxy(caller, { ...call, key, clientAddress: clientAddressOf(request) });
+      const answer = key === null ? await vault.proxy(caller!, { ...call, url }) : await vault.proxy(caller, { ...call, key, clientAddress: clientAddressOf(request, info) });
       const out = new Headers();
       for (const [name, value] of answer.headers) if (!name.startsWith(reserved)) out.append(name, value);
       out.set(statusHeader, String(answer.status));
@@ -95,10 +98,10 @@ export function createProxyHandler(vault: Vault, options: ProxyHandlerOptions): 
    * call with a proxy key is first counted as any other is (the inbound rate limit: a flood of them
    * meets its 429), through the service, which refuses the method right after counting it.
    */
-  async function refuseMethod(key: string | null, apiKey: string | null, query: string, request: Request): Promise<never> {
+  async function refuseMethod(key: string | null, apiKey: string | null, query: string, request: Request, info: RequestInfo | undefined): Promise<never> {
     if (key !== null && apiKey === null) {
       try {
-        await vault.proxy(null, { method: request.method, key, query, clientAddress: clientAddressOf(request), body: null });
+        await vault.proxy(null, { method: request.method, key, query, clientAddress: clientAddressOf(request, info), body: null });
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
       }

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';
+import type { RequestInfo } from '../../src/http/index.js';
 import { type NodeListenerOptions, toNodeListener } from '../../src/http/node.js';
 import { ValidationError } from '../../src/errors/errors.js';
 import { splitTarget } from '../../src/http/request-target.js';
@@ -23,7 +24,7 @@ afterEach(async () => {
   }
 });
 
-async function start(handler: (request: Request) => Promise<Response>, options?: NodeListenerOptions): Promise<number> {
+async function start(handler: (request: Request, info: RequestInfo) => Promise<Response>, options?: NodeListenerOptions): Promise<number> {
   server = createServer(toNodeListener(handler, options));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -48,6 +49,17 @@ function send(
 }
 
 describe('toNodeListener', () => {
+  it("passes the client's address as the handler's second argument, and leaves the Request as fetch made it", async () => {
+    let seen: { info: RequestInfo; carried: boolean } | undefined;
+    const port = await start(async (request, info) => {
+      seen = { info, carried: Object.getOwnPropertySymbols(request).some((symbol) => symbol.description?.startsWith('tokenvault') === true) };
+      return new Response('ok');
+    });
+    expect((await send(port, {})).text).toBe('ok');
+    expect(seen?.info.clientAddress).toMatch(/127\.0\.0\.1$/);
+    expect(seen?.carried).toBe(false);
+  });
+
   it('converts the request: method, URL with query, headers, streamed body', async () => {
     const port = await start(async (request) => {
       const body = await request.text();

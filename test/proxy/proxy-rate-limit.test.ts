@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/common/clock.js';
 import { TooManyRequestsError } from '../../src/errors/errors.js';
-import { clientAddressOf, withClientAddress } from '../../src/http/client-address.js';
+import { clientAddressOf } from '../../src/http/client-address.js';
 import { type FetchHandlerOptions, createFetchHandler } from '../../src/http/index.js';
 import type { Vault } from '../../src/vault.js';
 import { FixedWindowLimiter, addressBucket } from '../../src/proxy/proxy-rate-limit.js';
@@ -55,31 +55,38 @@ describe('inbound proxy rate limit', () => {
   });
 
   it('takes the adapter address, and X-Forwarded-For only when trusted', () => {
-    const request = withClientAddress(new Request('http://vault/proxy', { headers: { 'x-forwarded-for': '198.51.100.1, 198.51.100.2' } }), '203.0.113.9');
-    expect(clientAddressOf(request, false)).toBe('203.0.113.9');
-    expect(clientAddressOf(request, true)).toBe('198.51.100.2');
-    expect(clientAddressOf(new Request('http://vault/proxy'), false)).toBeNull();
+    const request = new Request('http://vault/proxy', { headers: { 'x-forwarded-for': '198.51.100.1, 198.51.100.2' } });
+    const info = { clientAddress: '203.0.113.9' };
+    expect(clientAddressOf(request, info, false)).toBe('203.0.113.9');
+    expect(clientAddressOf(request, info, true)).toBe('198.51.100.2');
+    expect(clientAddressOf(new Request('http://vault/proxy'), undefined, false)).toBeNull();
+    // The address rides beside the Request, never on it: a Request alone carries none.
+    expect(clientAddressOf(request, undefined, false)).toBeNull();
   });
 
   it('trusts X-Forwarded-For by a count of reverse proxies, or only from listed ones', () => {
-    const from = (socket: string | null, forwarded?: string) =>
-      withClientAddress(new Request('http://vault/proxy', forwarded === undefined ? {} : { headers: { 'x-forwarded-for': forwarded } }), socket);
+    const from = (socket: string | null, forwarded?: string) => ({
+      request: new Request('http://vault/proxy', forwarded === undefined ? {} : { headers: { 'x-forwarded-for': forwarded } }),
+      info: { clientAddress: socket },
+    });
+    const addressOf = (from: { request: Request; info: { clientAddress: string | null } }, trust: Parameters<typeof clientAddressOf>[2]) =>
+      clientAddressOf(from.request, from.info, trust);
     const chain = from('10.0.0.2', '198.51.100.7, 203.0.113.9, 10.0.0.1');
     // A count: the n-th entry from the right; fewer entries than proxies, the leftmost; none, the socket.
-    expect(clientAddressOf(chain, 0)).toBe('10.0.0.2');
-    expect(clientAddressOf(chain, 1)).toBe('10.0.0.1');
-    expect(clientAddressOf(chain, 2)).toBe('203.0.113.9');
-    expect(clientAddressOf(chain, 5)).toBe('198.51.100.7');
-    expect(clientAddressOf(from('10.0.0.2'), 2)).toBe('10.0.0.2');
+    expect(addressOf(chain, 0)).toBe('10.0.0.2');
+    expect(addressOf(chain, 1)).toBe('10.0.0.1');
+    expect(addressOf(chain, 2)).toBe('203.0.113.9');
+    expect(addressOf(chain, 5)).toBe('198.51.100.7');
+    expect(addressOf(from('10.0.0.2'), 2)).toBe('10.0.0.2');
     // A list: entries skipped from the right while they are listed proxies (ports and brackets ignored).
     const proxies = ['10.0.0.0/8', '2001:db8::/32'];
-    expect(clientAddressOf(chain, proxies)).toBe('203.0.113.9');
-    expect(clientAddressOf(from('::ffff:10.0.0.2', '203.0.113.9:5123, [2001:db8::5]:443'), proxies)).toBe('203.0.113.9:5123');
-    expect(clientAddressOf(from('10.0.0.2', '10.0.0.9, 10.0.0.1'), proxies)).toBe('10.0.0.9');
+    expect(addressOf(chain, proxies)).toBe('203.0.113.9');
+    expect(addressOf(from('::ffff:10.0.0.2', '203.0.113.9:5123, [2001:db8::5]:443'), proxies)).toBe('203.0.113.9:5123');
+    expect(addressOf(from('10.0.0.2', '10.0.0.9, 10.0.0.1'), proxies)).toBe('10.0.0.9');
     // A request that did not come through a listed proxy wrote its own header: the socket's address.
-    expect(clientAddressOf(from('198.51.100.1', '203.0.113.9'), proxies)).toBe('198.51.100.1');
-    expect(clientAddressOf(from(null, '203.0.113.9'), proxies)).toBeNull();
-    expect(clientAddressOf(from('10.0.0.2', 'nonsense'), proxies)).toBe('nonsense');
+    expect(addressOf(from('198.51.100.1', '203.0.113.9'), proxies)).toBe('198.51.100.1');
+    expect(addressOf(from(null, '203.0.113.9'), proxies)).toBeNull();
+    expect(addressOf(from('10.0.0.2', 'nonsense'), proxies)).toBe('nonsense');
   });
 
   it('checks trustForwardedFor once, when the handler is made, saying what it takes', () => {
