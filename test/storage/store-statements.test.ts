@@ -3,6 +3,7 @@ import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { SHARED_AREAS } from '../../src/storage/areas/index.js';
 import { postgresDialect, sqliteDialect } from '../../src/storage/sql/dialect.js';
+import type { Sql } from '../../src/storage/sql/sql.js';
 import { quoteSchema } from '../../src/storage/postgres/postgres-options.js';
 import { STORE_AREAS } from '../../src/storage/store-parts.js';
 import { PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
@@ -10,7 +11,9 @@ import { PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.j
 // Every fixed statement of every shared area, rendered for each dialect and compiled by each
 // database against the migrated schema: a statement one dialect cannot run fails here, before
 // any behaviour test reaches it. (The behaviour is the conformance suite's.)
-const statements = Object.entries(SHARED_AREAS).flatMap(([area, { statements }]) => Object.entries(statements).map(([name, sql]) => ({ id: `${area}.${name}`, sql })));
+const named = (area: string, statements: Record<string, Sql> | undefined) => Object.entries(statements ?? {}).map(([name, sql]) => ({ id: `${area}.${name}`, sql }));
+const statements = Object.entries(SHARED_AREAS).flatMap(([area, entry]) => named(area, entry.statements));
+const writingWith = Object.entries(SHARED_AREAS).flatMap(([area, entry]) => named(area, 'writingWith' in entry ? entry.writingWith : undefined));
 
 describe('shared store areas', () => {
   it('each implements every method of its area, under the Store names', () => {
@@ -20,6 +23,7 @@ describe('shared store areas', () => {
   });
 
   it('every statement compiles on SQLite', async () => {
+    expect(sqliteDialect.writingWith).toBe(false);
     const store = createSqliteStore();
     await store.migrate();
     for (const { id, sql } of statements) expect(() => store.database.prepare(sql.render(sqliteDialect).text), id).not.toThrow();
@@ -36,7 +40,8 @@ describe('shared store areas', () => {
         const dialect = postgresDialect(quoteSchema(schema));
         const client = await store.pool.connect();
         try {
-          for (const { id, sql } of statements) {
+          expect(dialect.writingWith).toBe(true);
+          for (const { id, sql } of [...statements, ...writingWith]) {
             // PREPARE parses, resolves and types the statement without running it.
             await expect(client.query({ text: `PREPARE check_statement AS ${sql.render(dialect).text}` }), id).resolves.toBeDefined();
             await client.query({ text: 'DEALLOCATE check_statement' });

@@ -1,11 +1,16 @@
 import type { Sql } from '../sql/sql.js';
 import { IDEMPOTENCY, IDEMPOTENCY_SQL } from './idempotency.js';
+import { JOBS_AREA, JOBS_SQL } from './jobs.js';
+import { REACTOR_REQUESTS, REACTOR_REQUESTS_SQL, REACTOR_REQUESTS_WRITING_WITH_SQL } from './reactor-requests.js';
 
 /**
  * The areas written once for every dialect (sql/): their operations, and every fixed statement
- * they run, which test/storage/store-statements.test.ts renders and compiles on each store. An area
- * ported onto the shared layer adds its two lines here.
+ * they run, which test/storage/store-statements.test.ts renders and compiles on each store (those
+ * under `writingWith` only where the dialect has a data-modifying WITH). An area ported onto the
+ * shared layer adds its line here.
  */
 export const SHARED_AREAS = {
   idempotency: { operations: IDEMPOTENCY, statements: IDEMPOTENCY_SQL },
-} as const satisfies Record<string, { operations: object; statements: Record<string, Sql> }>;
+  jobs: { operations: JOBS_AREA, statements: JOBS_SQL },
+  reactorRequests: { operations: REACTOR_REQUESTS, statements: REACTOR_REQUESTS_SQL, writingWith: REACTOR_REQUESTS_WRITING_WITH_SQL },
+} as const satisfies Record<string, { operations: object; statements: Record<string, Sql>; writingWith?: Record<string, Sql> }>;

@@ -2,7 +2,7 @@ import type { Store } from '../store.js';
 import type { AreaMethod, StoreArea, StorePart } from '../store-parts.js';
 import type { Dialect } from '../sql/dialect.js';
 import { postgresDialect } from '../sql/dialect.js';
-import type { Answer, AreaOperations, Operation, Query, Steps } from '../sql/operation.js';
+import { atomicityOn, type Answer, type AreaOperations, type Operation, type Query, type Steps } from '../sql/operation.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
 
 /**
@@ -21,7 +21,7 @@ export class PostgresOperations {
   }
 
   run<A extends readonly unknown[], R>(operation: Operation<A, R>, args: A): Promise<R> {
-    if (operation.atomicity === 'write') return this.#db.transaction((tx) => this.drive(operation.steps(this.dialect, ...args), tx));
+    if (atomicityOn(operation as Operation<never, unknown>, this.dialect) === 'write') return this.#db.transaction((tx) => this.drive(operation.steps(this.dialect, ...args), tx));
     return this.drive(operation.steps(this.dialect, ...args), this.#db);
   }
 

@@ -7,9 +7,9 @@ import { PostgresApplications } from './postgres-applications.js';
 import { PostgresAudit } from './postgres-audit.js';
 import { PostgresCredentials } from './postgres-credentials.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
+import { JOBS_AREA } from '../areas/jobs.js';
+import { REACTOR_REQUESTS } from '../areas/reactor-requests.js';
 import { PostgresOperations } from './postgres-operations.js';
-import { PostgresJobs } from './postgres-jobs.js';
-import { PostgresReactorRequests } from './postgres-reactor-requests.js';
 import { PostgresReactors } from './postgres-reactors.js';
 import { PostgresProxies } from './postgres-proxies.js';
 import { PostgresTenants } from './postgres-tenants.js';
@@ -53,9 +53,9 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('credentials', credentials),
     ...bindPart('reactors', new PostgresReactors(db, s, sql)),
     ...bindPart('proxies', new PostgresProxies(db, s)),
-    ...bindPart('reactorRequests', new PostgresReactorRequests(db, s)),
+    ...bindPart('reactorRequests', operations.part(REACTOR_REQUESTS)),
     ...bindPart('idempotency', operations.part(IDEMPOTENCY)),
-    ...bindPart('jobs', new PostgresJobs(db, s)),
+    ...bindPart('jobs', operations.part(JOBS_AREA)),
     ...bindPart('webhooks', new PostgresWebhooks(db, s)),
     ...bindPart('audit', new PostgresAudit(db, s, sql)),
     pool,

@@ -9,6 +9,8 @@ export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /** Distinguishes renderings: the same dialect with another schema renders other text. */
   readonly key: string;
+  /** Whether a WITH may hold an INSERT/UPDATE/DELETE (PostgreSQL), so dependent writes are one statement. */
+  readonly writingWith: boolean;
   /** The text of parameter `n` (1-based), appended to `out`; `encode` adapts the bound value. */
   param(n: number, out: RenderTarget, encode?: (value: unknown) => unknown): void;
   /** A table's name as a statement spells it. */
@@ -43,6 +45,7 @@ const json = JSON.stringify;
 export const sqliteDialect: Dialect = Object.freeze({
   name: 'sqlite',
   key: 'sqlite',
+  writingWith: false,
   param(n: number, out: RenderTarget, encode?: (value: unknown) => unknown) {
     out.text += '?';
     out.order.push(n);
@@ -70,6 +73,7 @@ export function postgresDialect(quotedSchema: string): Dialect {
   const dialect: Dialect = {
     name: 'postgres',
     key: `postgres:${quotedSchema}`,
+    writingWith: true,
     param(n: number, out: RenderTarget) {
       // Numbered placeholders bind the arguments as given: nothing to record.
       out.text += `$${n}`;

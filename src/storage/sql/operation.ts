@@ -39,12 +39,18 @@ export type Steps<R> = Generator<Query, R, Answer>;
 export type Atomicity = 'statement' | 'read' | 'write';
 
 export interface Operation<A extends readonly unknown[], R> {
-  readonly atomicity: Atomicity;
+  /** Its atomicity, or the dialect's choice of it (a body that is one statement on one dialect and several on another). */
+  readonly atomicity: Atomicity | ((dialect: Dialect) => Atomicity);
   readonly steps: (dialect: Dialect, ...args: A) => Steps<R>;
 }
 
-export function operation<A extends readonly unknown[], R>(atomicity: Atomicity, steps: (dialect: Dialect, ...args: A) => Steps<R>): Operation<A, R> {
+export function operation<A extends readonly unknown[], R>(atomicity: Operation<A, R>['atomicity'], steps: (dialect: Dialect, ...args: A) => Steps<R>): Operation<A, R> {
   return Object.freeze({ atomicity, steps });
+}
+
+/** The operation's atomicity on `dialect`. */
+export function atomicityOn(operation: Operation<never, unknown>, dialect: Dialect): Atomicity {
+  return typeof operation.atomicity === 'function' ? operation.atomicity(dialect) : operation.atomicity;
 }
 
 /** The statement `sql` with `args` (argument n of the text is args[n - 1]). */

@@ -1,7 +1,7 @@
 import type { Store } from '../store.js';
 import type { AreaMethod, StoreArea } from '../store-parts.js';
 import { sqliteDialect } from '../sql/dialect.js';
-import type { Answer, AreaOperations, Operation, Query, Row, Steps } from '../sql/operation.js';
+import { atomicityOn, type Answer, type AreaOperations, type Operation, type Query, type Row, type Steps } from '../sql/operation.js';
 import type { SqlitePart } from './sqlite-boundary.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
@@ -28,7 +28,7 @@ export class SqliteOperations {
 
   /** One operation, with its atomicity (a write in BEGIN IMMEDIATE; a read in one snapshot). */
   run<A extends readonly unknown[], R>(operation: Operation<A, R>, args: A): R {
-    switch (operation.atomicity) {
+    switch (atomicityOn(operation as Operation<never, unknown>, sqliteDialect)) {
       case 'statement':
         return this.drive(operation.steps(sqliteDialect, ...args));
       case 'read':

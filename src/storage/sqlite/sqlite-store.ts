@@ -6,10 +6,10 @@ import { SqliteApplications } from './sqlite-applications.js';
 import { SqliteAudit } from './sqlite-audit.js';
 import { SqliteCredentials } from './sqlite-credentials.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
+import { JOBS_AREA } from '../areas/jobs.js';
+import { REACTOR_REQUESTS } from '../areas/reactor-requests.js';
 import type { SqlitePart } from './sqlite-boundary.js';
 import { SqliteOperations } from './sqlite-operations.js';
-import { SqliteJobs } from './sqlite-jobs.js';
-import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
 import { SqliteProxies } from './sqlite-proxies.js';
 import { SqliteReactors } from './sqlite-reactors.js';
 import type { WriteTransaction } from './sqlite-record-update.js';
@@ -34,9 +34,9 @@ export class SqliteStoreCore {
   readonly credentials: SqliteCredentials;
   readonly reactors: SqliteReactors;
   readonly proxies: SqliteProxies;
-  readonly reactorRequests: SqliteReactorRequests;
+  readonly reactorRequests: SqlitePart<'reactorRequests'>;
   readonly idempotency: SqlitePart<'idempotency'>;
-  readonly jobs: SqliteJobs;
+  readonly jobs: SqlitePart<'jobs'>;
   readonly webhooks: SqliteWebhooks;
   readonly audit: SqliteAudit;
 
@@ -56,10 +56,10 @@ export class SqliteStoreCore {
     this.tokenIntents = new SqliteTokenIntents(db, statements, (token, now, within) => tokens.createInTransaction(token, now, within));
     this.reactors = new SqliteReactors(db, statements, read, write);
     this.proxies = new SqliteProxies(db, statements, read, write);
-    this.jobs = new SqliteJobs(statements);
-    this.reactorRequests = new SqliteReactorRequests(db, statements, this.jobs);
     const operations = new SqliteOperations(db, statements);
     this.idempotency = operations.part(IDEMPOTENCY);
+    this.jobs = operations.part(JOBS_AREA);
+    this.reactorRequests = operations.part(REACTOR_REQUESTS);
     this.webhooks = new SqliteWebhooks(db, statements, read);
     this.audit = new SqliteAudit(db, statements, read);
   }

@@ -1,0 +1,70 @@
+// CPU per store operation, on both stores, for the operations written once in src/storage/areas
+// (docs/development.md, "Storage: one SQL text per operation"; figures in docs/performance.md).
+// Process CPU (user + system) per operation while one caller runs them back to back: on SQLite
+// that is the whole cost; on PostgreSQL it is this process's share (driver, rendering, executor).
+//   npx tsx test/bench/store-operations.ts            (SQLite; TOKENVAULT_TEST_PG_URL adds PostgreSQL)
+//   BENCH_SRC=<checkout>/src npx tsx test/bench/store-operations.ts   (the same against another checkout)
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+
+const SRC = resolve(process.env.BENCH_SRC ?? new URL('../../src', import.meta.url).pathname);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3000);
+const PG_URL = process.env.TOKENVAULT_TEST_PG_URL;
+
+type AnyStore = {
+  migrate(): Promise<unknown>;
+  close(): Promise<void>;
+  createTenant(t: object): Promise<unknown>;
+  claimIdempotencyKey(r: object, now: number): Promise<unknown>;
+  completeIdempotencyKey(c: object, r: object): Promise<void>;
+  releaseIdempotencyKey(c: object): Promise<void>;
+};
+
+async function measure(label: string, store: AnyStore): Promise<void> {
+  await store.migrate();
+  const tenantId = '00000000-0000-4000-8000-00000000b001';
+  await store.createTenant({ id: tenantId, name: 'bench', createdAt: 1 });
+  const run = async (i: number) => {
+    const record = {
+      tenantId,
+      applicationId: 'app',
+      key: `k${i}`,
+      requestHash: 'h',
+      state: 'in_flight',
+      status: null,
+      body: null,
+      createdAt: 10,
+      expiresAt: 10_000_000,
+      withdrawAt: null,
+    };
+    await store.claimIdempotencyKey(record, 10);
+    const claim = { tenantId, applicationId: 'app', key: `k${i}`, claimedAt: 10 };
+    if (i % 2 === 0) await store.completeIdempotencyKey(claim, { status: 200, body: Buffer.from('{}'), tokenIds: [], expiresAt: 10_000_000 });
+    else await store.releaseIdempotencyKey(claim);
+  };
+  for (let i = 0; i < 300; i++) await run(-1 - i); // warm up: statements prepared, code optimized
+  const start = process.cpuUsage();
+  const wall = performance.now();
+  for (let i = 0; i < ROUNDS; i++) await run(i);
+  const cpu = process.cpuUsage(start);
+  const perOp = (cpu.user + cpu.system) / (ROUNDS * 2);
+  console.log(
+    `${label}: ${perOp.toFixed(1)} µs CPU per operation (claim, then complete or release; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
+  );
+  await store.close();
+}
+
+const sqlite = (await import(pathToFileURL(`${SRC}/sqlite.ts`).href)) as { createSqliteStore(o: object): AnyStore };
+await measure('sqlite', sqlite.createSqliteStore({}));
+if (PG_URL !== undefined) {
+  const pg = (await import(pathToFileURL(`${SRC}/postgres.ts`).href)) as { createPostgresStore(o: object): AnyStore & { pool: { query(t: string): Promise<unknown> } } };
+  const schema = `bench_ops_${process.pid}`;
+  const store = pg.createPostgresStore({ connectionString: PG_URL, schema, max: 2 });
+  try {
+    await measure('postgres', store);
+  } finally {
+    const admin = pg.createPostgresStore({ connectionString: PG_URL, schema: 'public', max: 2 });
+    await admin.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.close();
+  }
+}
