@@ -1,5 +1,5 @@
 /**
- * The expression time one service call may spend (issue 10, finding 5).
+ * The expression time one service call may spend.
  *
  * Each render is capped on its own (RENDER_LIMIT_MS), but one call renders many templates: a create
  * renders its id, fingerprint and up to 100 search indexes, a tokenize call does that for up to 100

@@ -1,5 +1,5 @@
 /**
- * What an expression may contain (issue 10, finding 5): checked on every parsed template, so a mask,
+ * What an expression may contain: checked on every parsed template, so a mask,
  * id, fingerprint or search index that passes is cheap to render for any data.
  *
  * - Only straight-line tags: `if`, `unless`, `case`, `assign`, `echo`, `raw` and comments. No loop or

@@ -4,7 +4,7 @@ import type { ApplicationRecord, Store } from '../storage/store.js';
 import { APP_B, T0, TENANT_A, TENANT_B, makeApplication, makeApplicationKey, makeFormula, makeReactor, makeToken } from './store-conformance.js';
 
 /*
- * Store conformance, atomic operations of issue 13: record updates (applications, formulas,
+ * Store conformance, atomic operations: record updates (applications, formulas,
  * reactors) write only the fields they name, under their precondition; a bulk creation of tokens
  * and a tenant's creation are all-or-nothing. Registered by runStoreConformance.
  */

@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { AuthenticationError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
-/** Bug 2 of issue 13: record updates change only the fields they name. */
+/** Record updates change only the fields they name. */
 describeEachStore('record updates', (store) => {
   it('applications.update racing regenerateKey loses neither: the new permissions stay and only the new key works', async () => {
     const vault = await store.vault();

@@ -30,7 +30,7 @@ function capturingLogger() {
 
 const read = (i: number) => ({ tenantId: 't', actor: 'a', operation: 'token:read', resourceId: `tok-${i}`, outcome: 'success' as const });
 
-/** Bug 6 of issue 13: an audit batch whose flush failed is kept and retried, never dropped on a transient error. */
+/** An audit batch whose flush failed is kept and retried, never dropped on a transient error. */
 describe('AuditLog flush failures', () => {
   it('keeps a batch whose flush failed, logs it, counts it, and stores it on the next flush in order', async () => {
     const { store, stored, state } = flakyStore();

@@ -1,4 +1,4 @@
-// Worst-case expression requests (issue 10, finding 5): how long one request blocks the event loop.
+// Worst-case expression requests: how long one request blocks the event loop.
 //   node test/bench/expressions-worst.mjs [distDir]      (default: this checkout's dist/, after `npm run build`)
 // Each scenario is one service call; it prints the call's duration, the longest event-loop stall seen
 // meanwhile (monitorEventLoopDelay), and the outcome (ok, or the 400's first field and message).

@@ -1,4 +1,4 @@
-// PostgreSQL statements per asynchronous reactor run (issue 21, docs/performance.md): from the
+// PostgreSQL statements per asynchronous reactor run (docs/performance.md): from the
 // accepting request (POST /reactors/{id}/react-async) to the stored result, the job worker's
 // statements included. Each build runs as `tokenvault serve --postgres` (access log off) with
 // pg-count-preload.mjs loaded; N runs are accepted (10 at a time) and the counts are read once the

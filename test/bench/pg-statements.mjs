@@ -1,4 +1,4 @@
-// PostgreSQL statements and CPU per request of each hot path (issue 21, docs/performance.md):
+// PostgreSQL statements and CPU per request of each hot path (docs/performance.md):
 // GET /tokens/{id}, POST /tokens, GET /tokens (list), POST /tokens/search, POST /reactors/{id}/react.
 // Each build under test runs as `tokenvault serve --postgres` (access log off) with
 // pg-count-preload.mjs loaded, which counts every statement the process sends (BEGIN and COMMIT

@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark, each beside its same-process baseline, then the table of issue 21
+// `npm run bench`: every benchmark, each beside its same-process baseline, then the table
 // (test/bench/table.mjs, which reuses the reactor figures measured here). Builds first (package.json).
 // The PostgreSQL HTTP benchmark runs when TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL names a server.
 import { existsSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The table of issue 21, each row measured beside its baseline in the same run, as ratios:
+// The table, each row measured beside its baseline in the same run, as ratios:
 //   1. GET /tokens/{id} of `tokenvault serve` as a user starts it (defaults: access log on, SQLite
 //      file, synchronous full), of a bare node:http JSON server in its own process
 //   2. POST /tokens (card), the same two servers

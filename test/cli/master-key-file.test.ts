@@ -10,7 +10,7 @@ import type { StoreTarget } from '../../src/cli/store-target.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 
-/** Item 1 of issue 32: the key file is whole and durable before the store opens, or absent. */
+/** The key file is whole and durable before the store opens, or absent. */
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tokenvault-keyfile-'));

@@ -1,4 +1,4 @@
-// Issue 32, item 5: the PostgreSQL timeouts as flags of every command that opens the store.
+// The PostgreSQL timeouts as flags of every command that opens the store.
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/io.js';
 import { MIGRATE_HELP } from '../../src/cli/migrate.js';

@@ -5,7 +5,7 @@ import { KeyRing } from '../../src/crypto/key-ring.js';
 import type { Store } from '../../src/storage/store.js';
 import { describeEachStore } from '../support/stores.js';
 
-/** Item 7 of issue 32: an older, slower reload must not replace a newer forced one. */
+/** An older, slower reload must not replace a newer forced one. */
 describeEachStore('key ring reload race', (kind) => {
   let opened: Store | undefined;
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { describeEachSharedStore, type SharedStores } from '../support/stores.js';
 
-/** Bug 1 of issue 13: another instance rotated the tenant's data key. */
+/** Another instance rotated the tenant's data key. */
 describeEachSharedStore('key rotation by another instance', (database) => {
   let shared: SharedStores | undefined;
   afterEach(async () => {

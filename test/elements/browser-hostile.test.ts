@@ -7,7 +7,7 @@ import { describeEachStore } from '../support/stores.js';
 import { launchBrowser, merchantPage, startOrigins } from './browser-harness.js';
 
 /*
- * Issue 33's red team, in chromium: Elements driven by a hostile page (docs/elements.md, "Security
+ * In chromium: Elements driven by a hostile page (docs/elements.md, "Security
  * model" and "Against a hostile page"). The shop on 127.0.0.1, the vault on localhost, the attacker
  * on 127.0.0.2. The attacker's script is given what it could not know (the instance, element ids
  * and key in the frames' addresses): the frames must refuse it by origin and source alone.

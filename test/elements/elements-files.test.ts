@@ -88,7 +88,7 @@ describe('Elements files', async () => {
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'javascript%3Aalert(1)'), /origin must be/],
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', '*'), /origin must be/],
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'http%3A%2F%2Fa.example%3B%20script-src%20*'), /origin must be/],
-      // Issue 33: no space needed to add a directive (`;`) or a second source (`,`) to frame-ancestors.
+      // No space needed to add a directive (`;`) or a second source (`,`) to frame-ancestors.
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'https%3A%2F%2Fshop.example%3Bsandbox'), /origin must be the embedding page's origin.*nothing else/],
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'https%3A%2F%2Fshop.example%2Chttps%3A%2F%2Fevil.example'), /origin must be/],
       [FRAME.replace('http%3A%2F%2F127.0.0.1%3A3000', 'https%3A%2F%2Fshop.example%3B'), /origin must be/],

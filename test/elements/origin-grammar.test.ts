@@ -1,5 +1,5 @@
 /**
- * Issue 33, finding 4: an origin is `http(s)://host[:port]` exactly (src/elements/origin.ts), so no
+ * An origin is `http(s)://host[:port]` exactly (src/elements/origin.ts), so no
  * accepted one can carry a policy directive (`;`), a second value (`,`) or anything else into the
  * frame's `frame-ancestors` or an application's `allowed_origins` (docs/elements.md, "Origins").
  */

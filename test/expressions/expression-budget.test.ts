@@ -1,4 +1,4 @@
-// Issue 10, finding 5: one request could chain hundreds of expression renders (a create's 100 search
+// One request could chain hundreds of expression renders (a create's 100 search
 // indexes, a tokenize call's 100 creates, a list page's masks) and block the server for a minute.
 // Templates are bounded when saved, and the renders of one service call share one time budget.
 // The budget reads an injected time source that advances 1 ms per read: every render costs exactly

@@ -1,5 +1,5 @@
 // What an expression may contain (src/expressions/template-limits.ts) and the cost of what it may:
-// the hostile templates of issue 10 (finding 5) are refused when compiled, that is when a mask,
+// the hostile templates are refused when compiled, that is when a mask,
 // id, fingerprint or search index is saved, and the vault filters charge the memory limit.
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 23's smaller items at the HTTP edge: the standard Idempotency-Key header, a management key
+ * The smaller items at the HTTP edge: the standard Idempotency-Key header, a management key
  * on token routes, the SDK's camelCase react fields, the callback refusal naming the CLI flag, and
  * the README's account of GET /applications/key. Each refusal changes nothing.
  */

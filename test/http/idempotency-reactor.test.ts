@@ -1,5 +1,5 @@
 /**
- * Issue 19, finding 8: a replay of a reactor's output must not outlive the tokens the run read
+ * A replay of a reactor's output must not outlive the tokens the run read
  * through req.bt (as the reactor's application), nor that application's grants.
  */
 import { beforeEach, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // Any method on any path is answered in our own words, never with a 5xx or an error log line
-// (issue 33, item 3; docs/proxies.md, Methods): every route of the route table (src/http/routes/),
+// (docs/proxies.md, Methods): every route of the route table (src/http/routes/),
 // the proxy's paths and the Elements paths, through the fetch handler and through the Node adapter
 // (src/http/node-request.ts), where TRACE and CONNECT reach the vault although a web Request
 // cannot be made for them. Methods: the standard ones, Node's whole list (TRACE, CONNECT, WebDAV),

@@ -1,7 +1,7 @@
 /**
  * Keys named after Object.prototype members (`__proto__`, `constructor`, `toString`, ...) in a body
  * or a query are keys like any other: an unknown attribute is a 400 naming it, data keeps them as
- * data, never a 500 (issue 19, finding 10; first found by the HTTP property test, which fuzzes
+ * data, never a 500 (first found by the HTTP property test, which fuzzes
  * them at every depth of every route's body).
  */
 import { expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Issue 32, item 8: a run that succeeded but whose result could not be stored keeps its key. A
+ * A run that succeeded but whose result could not be stored keeps its key. A
  * retry answers 409 saying so, never runs again (its side effect happened), and the key is usable
  * again when it expires, 24 hours after the run (docs/http-api.md, Idempotency). The store is a
  * real one, refusing only the writes named.

@@ -9,7 +9,7 @@ import { VISA, rejection } from '../reactors/helpers.js';
 import { SUITE_START } from '../support/suite-start.js';
 
 /*
- * What the red-team pass of issue 19 found after the first fixes (docs/authority.md), each as the
+ * What the red-team pass found after the first fixes (docs/authority.md), each as the
  * behaviour the model promises. On SQLite and PostgreSQL.
  */
 

@@ -9,7 +9,7 @@ import { describeEachStore } from '../support/stores.js';
 import { VISA, rejection } from '../reactors/helpers.js';
 
 /*
- * Issue 19, findings 1-6: authority that flowed through an indirection (a deduplicated answer, a
+ * Authority that flowed through an indirection (a deduplicated answer, a
  * reactor's tokenize block, a binding, a recoding, a minted key, a widened grant) which the
  * endpoint's own check did not see. Each test is the finding's reproduction; docs/authority.md is
  * the table they prove. On SQLite and PostgreSQL.
@@ -19,13 +19,13 @@ const TOKEN_PERMISSIONS: Permission[] = ['token:create', 'token:read', 'token:up
 const REACTOR_PERMISSIONS: Permission[] = ['reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete'];
 const REVEAL_ALL: AccessRule = { priority: 0, container: '/', transform: 'reveal', permissions: TOKEN_PERMISSIONS };
 const BENIGN = 'module.exports = async (req) => ({ raw: { ok: true } })';
-/** Lists every token it can and writes their data into new token ids (finding 3). */
+/** Lists every token it can and writes their data into new token ids. */
 const LEAK_INTO_IDS = `module.exports = async (req) => {
   const page = await req.bt.tokens.list({});
   for (const t of page.data) if (t.data && t.data.number) await req.bt.tokens.create({ id: 'leak-' + t.data.number + '-' + t.data.cvc, type: 'token', data: 'x' });
   return { raw: { ok: true } };
 }`;
-/** Posts what it is handed somewhere of the attacker's choosing (finding 4): here, into its output. */
+/** Posts what it is handed somewhere of the attacker's choosing: here, into its output. */
 const CAPTURE = 'module.exports = async (req) => ({ raw: { captured: req.args } })';
 
 /** A guessed card with a given number, otherwise the victim's. */
@@ -58,7 +58,7 @@ interface World {
 async function world(vault: TestVault): Promise<World> {
   const admin = await vault.authenticate(vault.adminKey);
   const payments = await vault.caller({ name: 'payments', permissions: [...TOKEN_PERMISSIONS, ...REACTOR_PERMISSIONS], rules: [REVEAL_ALL] });
-  // Created without deduplication, as finding 1 had it.
+  // Created without deduplication, as the flaw had it.
   const victim = await vault.tokens.create(payments, { type: 'card', data: VISA, metadata: { owner: 'victim' } });
   return { vault, admin, payments, victimId: victim.id };
 }

@@ -1,4 +1,4 @@
-// Red-team findings on the ephemeral proxy (issue 20, item 0), each failing before its fix: a
+// Red-team findings on the ephemeral proxy, each failing before its fix: a
 // supplied fetch that silently turned the address check off, destination answers that set browser
 // security headers on the vault's origin, and a base URL whose trailing slash was dropped.
 import { expect, it } from 'vitest';

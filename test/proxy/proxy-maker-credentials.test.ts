@@ -1,5 +1,5 @@
-// A proxy's key ends with the credentials of the application that made it (issue 33, finding 1;
-// docs/proxies.md, When a proxy's key ends), on both stores, over HTTP: the attack as reported,
+// A proxy's key ends with the credentials of the application that made it
+// (docs/proxies.md, When a proxy's key ends), on both stores, over HTTP: the attack as reported,
 // confirmation and rotation, an administrator's proxy, the audit entries, events and list field,
 // and the refusals of POST /proxies/{id}/confirm.
 import { expect, it } from 'vitest';

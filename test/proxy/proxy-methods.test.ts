@@ -1,4 +1,4 @@
-// A method the proxy does not carry (issue 33, item 3; docs/proxies.md, Methods): a 405 with Allow
+// A method the proxy does not carry (docs/proxies.md, Methods): a 405 with Allow
 // before any body is read, counted by the inbound rate limit, and no error log line. TRACE and
 // CONNECT cannot be made as a web Request, so they come through the Node adapter, as from a client.
 import { once } from 'node:events';

@@ -1,5 +1,5 @@
 // The proxy's connection pools (src/proxy/tenant-agents.ts, docs/proxies.md, Connection pools):
-// evicting a tenant's pool lets its requests in flight finish (issue 32, item 6), and a connection
+// evicting a tenant's pool lets its requests in flight finish, and a connection
 // carries one tenant's requests only. A real local destination, both stores.
 import type { ServerResponse } from 'node:http';
 import { expect, it } from 'vitest';

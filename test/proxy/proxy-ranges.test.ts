@@ -1,5 +1,5 @@
-// A proxy with response transforms passes on whole answers only (issue 33, item 2;
-// src/proxy/whole-answer.ts, docs/proxies.md, Whole answers): an anonymous caller's Range reaches no
+// A proxy with response transforms passes on whole answers only
+// (src/proxy/whole-answer.ts, docs/proxies.md, Whole answers): an anonymous caller's Range reaches no
 // destination, a 206 or a compressed body is a 502, and no hash of the untransformed body comes
 // back. A real local destination that honours Range and conditional requests; both stores.
 import { gzipSync } from 'node:zlib';

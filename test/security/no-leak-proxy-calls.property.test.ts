@@ -1,5 +1,5 @@
 /**
- * Proxy calls join the no-leak property (issue 20; docs/proxies.md, docs/authority.md): no sequence
+ * Proxy calls join the no-leak property (docs/proxies.md, docs/authority.md): no sequence
  * of ephemeral and keyed proxy calls lets a caller, a destination or a proxy's transforms obtain
  * data or power the model does not entitle them to. The CRUD of /proxies is in
  * no-leak.property.test.ts (proxy-steps.ts); this file is the calls, on the same reference model.

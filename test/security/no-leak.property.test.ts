@@ -48,7 +48,7 @@
  * deduplication matching what only its application may reveal (no shownTo); code or configuration
  * changed by someone other than its author or an administrator (no requireMayRecode); keys minted or
  * deleted without covering their application (no requireMayActOn in the key service); a reactor's
- * stored output replayed after the token it read was deleted; and those of issue 10 (a disclosing
+ * stored output replayed after the token it read was deleted; and those of hostile expressions (a disclosing
  * change without reveal, a fingerprint shown to a masked reader, a response under the write's
  * transform, lists without the read grants, `data:` under mask, an expiry without token:delete, a
  * reactor bound without covering its application).

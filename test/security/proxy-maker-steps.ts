@@ -1,6 +1,6 @@
 /**
  * The steps of no-leak-proxy-calls.property.test.ts that change whose credentials a proxy's key
- * stands on (issue 33, finding 1; docs/proxies.md, When a proxy's key ends), and the model they
+ * stands on (docs/proxies.md, When a proxy's key ends), and the model they
  * keep: a proxy made by a non-administrator (the run's binder) ends when the binder's key is
  * regenerated, and stays ended until an administrator confirms it or rotates its key (after which
  * it stands on no application). Regenerating a bound application's key ends nothing: only the

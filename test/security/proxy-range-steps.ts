@@ -1,5 +1,5 @@
 /**
- * Ranged answers in the proxy-call property (no-leak-proxy-calls.property.test.ts; issue 33, item 2;
+ * Ranged answers in the proxy-call property (no-leak-proxy-calls.property.test.ts;
  * docs/proxies.md, Whole answers): an anonymous caller of a keyed proxy asks for a slice of the
  * answer (`Range`, with `If-Range`), and the destination (proxy-call-fixtures.ts) honours it with a
  * 206 of its JSON text whenever a Range reaches it. The model:

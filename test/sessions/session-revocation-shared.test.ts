@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { describeEachSharedStore, type SharedStores } from '../support/stores.js';
 
-/** Issue 19, finding 11: a revocation made on one instance ends sessions served by another. */
+/** A revocation made on one instance ends sessions served by another. */
 describeEachSharedStore('sessions end with their applications’ keys, across instances', (database) => {
   let shared: SharedStores | undefined;
   afterEach(async () => {

@@ -3,7 +3,7 @@
 // identical request, so the API key cache (which has an invalidation rule) is warm as in a running
 // server. The audit entries of reads, creates and runs are not the request's: they go out
 // in batches (one INSERT per auditFlushMs, docs/storage.md "Audit entries survive an outage"), held back here so that the count is the
-// request's own. docs/performance.md gives the figures before and after issue 21.
+// request's own. docs/performance.md gives the figures before and after.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetchHandler } from '../../src/http/index.js';

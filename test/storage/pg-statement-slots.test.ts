@@ -7,7 +7,7 @@ import { PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from '../su
 import { observingPool } from '../support/tenant-statements.js';
 
 /*
- * Issue 33's red team: a process names at most MAX_NAMED_STATEMENTS statement texts, first come
+ * A process names at most MAX_NAMED_STATEMENTS statement texts, first come
  * first served. One tenant's list requests (metadata filters, ids, types, paging modes) shape the
  * text of a list statement; a few hundred distinct shapes must not take the names the store's own
  * statements need, or every other tenant's reads run unnamed (about 1.8x the database's CPU per

@@ -13,7 +13,7 @@ import { describePostgres } from '../support/stores.js';
 import { SUITE_START } from '../support/suite-start.js';
 
 /**
- * Bug 6 of issue 13: a PostgreSQL outage. Backends are ended with pg_terminate_backend (with a
+ * A PostgreSQL outage. Backends are ended with pg_terminate_backend (with a
  * timeout: it returns once they are gone, so the tests wait for the event, not for time).
  */
 describePostgres('PostgreSQL outage', (url) => {

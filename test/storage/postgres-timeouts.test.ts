@@ -1,4 +1,4 @@
-// Issue 32, item 5: PostgreSQL waits have a bound. A lock held by another session, a server-side
+// PostgreSQL waits have a bound. A lock held by another session, a server-side
 // statement timeout, an administrator's cancel and a full pool each answer 503 with Retry-After
 // (a database condition: one warning, no stack), directly and through PgBouncer in transaction mode.
 import pg from 'pg';

@@ -11,7 +11,7 @@ import { translateSqliteError } from '../../src/storage/sqlite/sqlite-errors.js'
 import { createTestVault } from '../../src/testing/index.js';
 import { SUITE_START } from '../support/suite-start.js';
 
-/** Bug 5 of issue 13: SQLite driver errors are translated at the store boundary. */
+/** SQLite driver errors are translated at the store boundary. */
 describe('SQLite driver errors', () => {
   const dirs: string[] = [];
   afterEach(() => {

@@ -18,7 +18,7 @@ function failingBetweenSteps(store: Store): Store {
   });
 }
 
-/** Bug 4 of issue 13: creating a tenant is atomic. */
+/** Creating a tenant is atomic. */
 describeEachStore('createTenant is atomic', (kind) => {
   it('never leaves a tenant without its administrator', async () => {
     const store = kind.create();

@@ -5,7 +5,7 @@ import { ALL_TOKEN_PERMISSIONS, REVEAL_ALL, snapshot } from '../support/tokens.j
 import { describeEachStore } from '../support/stores.js';
 
 /*
- * Issue 19, finding 9: a token the caller holds no grant on is answered exactly as a missing id, on
+ * A token the caller holds no grant on is answered exactly as a missing id, on
  * every operation that takes a token id, so guessable ids (`cust-10042-ssn`) are no existence
  * oracle. A caller holding some other grant on the token (it can list or read it) still gets 403,
  * and a caller lacking the permission altogether gets 403 before any lookup (docs/security.md, "Security model").

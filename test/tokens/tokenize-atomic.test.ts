@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { ConflictError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
-/** Bug 3 of issue 13: a bulk tokenize is one atomic store operation. */
+/** A bulk tokenize is one atomic store operation. */
 describeEachStore('tokenize is atomic', (store) => {
   const permissions = ['token:create', 'token:read'] as const;
 

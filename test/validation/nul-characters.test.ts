@@ -3,7 +3,7 @@ import { ValidationError } from '../../src/errors/errors.js';
 import { describeEachStore } from '../support/stores.js';
 
 /**
- * Bug 5 of issue 13: both stores accept and refuse the same input. A NUL character (U+0000) in a
+ * Both stores accept and refuse the same input. A NUL character (U+0000) in a
  * string the vault stores as text is a 400 naming the field on both; token data (encrypted) may hold it.
  */
 describeEachStore('NUL characters', (store) => {

@@ -35,8 +35,8 @@ export function hostOf(url: URL): string {
  * A destination the address check refused: its host resolves to a non-public address or, while
  * those are refused, does not resolve at all. The message says neither which of the two nor the
  * kind of address: webhook URLs and allow-listed `*.domain` hosts are chosen by tenants, and the
- * difference would let them map how the vault's network resolves internal names (issue 19,
- * finding 12). With the private network allowed nothing is refused, and a name that does not
+ * difference would let them map how the vault's network resolves internal names.
+ * With the private network allowed nothing is refused, and a name that does not
  * resolve is reported as such.
  */
 export class RefusedDestinationError extends Error {

@@ -11,7 +11,7 @@ import { MIGRATIONS_1_TO_5 } from './migrations-1-5.js';
  */
 export const MIGRATIONS: readonly string[] = Object.freeze([
   ...MIGRATIONS_1_TO_5,
-  /* 6: reactors with inline code (issue 12): a reactor runs either its formula's code or its own */ `
+  /* 6: reactors with inline code: a reactor runs either its formula's code or its own */ `
   ALTER TABLE reactors ADD COLUMN code text;
   ALTER TABLE reactors ALTER COLUMN formula_id DROP NOT NULL;
   ALTER TABLE reactors ADD CONSTRAINT reactors_formula_or_code CHECK ((formula_id IS NULL) <> (code IS NULL));

@@ -24,7 +24,7 @@ export const MAX_NAMED_STATEMENTS = 256;
 /**
  * Distinct shaped texts one store names, apart from the fixed ones: one tenant's list requests of
  * a few hundred shapes take these (first come, first served), never a name a fixed statement needs
- * (issue 33's red team; docs/scaling.md, "Prepared statements").
+ * (docs/scaling.md, "Prepared statements").
  */
 export const MAX_NAMED_SHAPED_STATEMENTS = 64;
 /**

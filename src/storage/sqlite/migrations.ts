@@ -9,7 +9,7 @@ import { MIGRATIONS_1_TO_5 } from './migrations-1-5.js';
  */
 export const MIGRATIONS: readonly string[] = Object.freeze([
   ...MIGRATIONS_1_TO_5,
-  /* 6: reactors with inline code (issue 12): a reactor runs either its formula's code or its own */ `
+  /* 6: reactors with inline code: a reactor runs either its formula's code or its own */ `
   -- SQLite cannot drop formula_id's NOT NULL without rebuilding the table (and dropping columns
   -- other migrations may add); the empty string stands for "no formula" (formula ids are never
   -- empty), mapped to null in record-rows.ts.
