@@ -19,8 +19,8 @@ const SQL = {
     "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?, expires_at = ?, withdraw_at = ? WHERE tenant_id = ? AND application_id = ? AND key = ? AND created_at = ?",
   withdrawIdempotency:
     "UPDATE idempotency_keys SET state = 'withdrawn', status = NULL, body = NULL, expires_at = ?, withdraw_at = NULL WHERE tenant_id = ? AND application_id = ? AND key = ? AND created_at = ?",
-  idempotencyTokenTimes: 'SELECT expires_at, cvc_purge_at FROM tokens WHERE tenant_id = ? AND id = ?',
-  idempotencyTokenDeleted: 'SELECT 1 FROM deleted_tokens WHERE tenant_id = ? AND id = ?',
+  idempotencyTokenTimes: 'SELECT expires_at, cvc_purge_at FROM tokens WHERE tenant = (SELECT key FROM tenant_keys WHERE id = ?) AND id = ?',
+  idempotencyTokenDeleted: 'SELECT 1 FROM deleted_tokens WHERE tenant = (SELECT key FROM tenant_keys WHERE id = ?) AND id = ?',
   insertIdempotencyToken: 'INSERT INTO idempotency_tokens (tenant_id, token_id, application_id, key, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   releaseIdempotency: "DELETE FROM idempotency_keys WHERE tenant_id = ? AND application_id = ? AND key = ? AND state = 'in_flight' AND created_at = ?",
   purgeExpiredIdempotency:
