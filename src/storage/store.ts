@@ -46,6 +46,8 @@ export interface MigrationProgress {
 export interface MigrateOptions {
   /** Called after each batch a long migration commits (the CLI and the vault log it, with time left). */
   onProgress?: (progress: MigrationProgress) => void;
+  /** Rows a long migration rewrites per transaction (default 5000): what a stopped run may have to redo. */
+  batchSize?: number;
 }
 
 /**

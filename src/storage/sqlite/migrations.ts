@@ -182,7 +182,7 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
  * Store.migrate): keyed by the migration's text, so the work follows the migration when the list
  * is renumbered.
  */
-const BATCHED_WORK: ReadonlyMap<string, (db: BetterSqlite3Database, version: number, report: (progress: MigrationProgress) => void) => void> = new Map([
+const BATCHED_WORK: ReadonlyMap<string, (db: BetterSqlite3Database, version: number, report: (progress: MigrationProgress) => void, batch?: number) => void> = new Map([
   [LEAN_TOKENS_MIGRATION, copyTokensLean],
 ]);
 
@@ -205,7 +205,7 @@ export function runMigrations(db: BetterSqlite3Database, migrations: readonly st
   const report = options.onProgress ?? (() => undefined);
   migrations.forEach((sql, index) => {
     if ((current.get() as { version: number }).version >= index + 1) return;
-    BATCHED_WORK.get(sql)?.(db, index + 1, report);
+    BATCHED_WORK.get(sql)?.(db, index + 1, report, options.batchSize);
     if (apply.immediate(index + 1, sql)) applied.push(index + 1);
   });
   // What a migration removed (migration 3: responses stored in the clear) must leave the main file
