@@ -6,7 +6,8 @@ import { quoteSchema, type PgPool, type PostgresTimeouts } from './postgres-opti
 import { PostgresApplications } from './postgres-applications.js';
 import { PostgresAudit } from './postgres-audit.js';
 import { PostgresCredentials } from './postgres-credentials.js';
-import { PostgresIdempotency } from './postgres-idempotency.js';
+import { IDEMPOTENCY } from '../areas/idempotency.js';
+import { PostgresOperations } from './postgres-operations.js';
 import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresReactorRequests } from './postgres-reactor-requests.js';
 import { PostgresReactors } from './postgres-reactors.js';
@@ -42,6 +43,7 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
   const credentials = new PostgresCredentials(db, s);
   const applications = new PostgresApplications(db, s, sql, credentials);
   const tokens = new PostgresTokens(db, schema, s);
+  const operations = new PostgresOperations(db, s);
   let closed: Promise<void> | undefined;
   const store = {
     ...bindPart('tenants', new PostgresTenants(db, sql, applications)),
@@ -52,7 +54,7 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('reactors', new PostgresReactors(db, s, sql)),
     ...bindPart('proxies', new PostgresProxies(db, s)),
     ...bindPart('reactorRequests', new PostgresReactorRequests(db, s)),
-    ...bindPart('idempotency', new PostgresIdempotency(db, s, sql)),
+    ...bindPart('idempotency', operations.part(IDEMPOTENCY)),
     ...bindPart('jobs', new PostgresJobs(db, s)),
     ...bindPart('webhooks', new PostgresWebhooks(db, s)),
     ...bindPart('audit', new PostgresAudit(db, s, sql)),

@@ -66,20 +66,6 @@ export const toReactor = (row: Row): ReactorRecord => ({
   modifiedAt: row['modified_at'] as number | null,
 });
 
-export const IDEMPOTENCY_COLUMNS = 'tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at, withdraw_at';
-export const toIdempotency = (row: Row): IdempotencyRecord => ({
-  tenantId: row['tenant_id'] as string,
-  applicationId: row['application_id'] as string,
-  key: row['key'] as string,
-  requestHash: row['request_hash'] as string,
-  state: row['state'] as 'in_flight' | 'done' | 'withdrawn',
-  status: row['status'] as number | null,
-  body: row['body'] as Uint8Array | null,
-  createdAt: row['created_at'] as number,
-  expiresAt: row['expires_at'] as number,
-  withdrawAt: row['withdraw_at'] as number | null,
-});
-
 export const AUDIT_COLUMNS = 't.seq, t.tenant_id, t.actor, t.operation, t.resource_id, t.outcome, t.detail, t.at';
 export const toAudit = (row: Row): StoredAuditEntry => ({
   seq: row['seq'] as number,

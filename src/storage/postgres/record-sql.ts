@@ -1,5 +1,5 @@
 import { aliasedColumns } from '../joined-row.js';
-import { APPLICATION_COLUMNS, FORMULA_COLUMNS, IDEMPOTENCY_COLUMNS, REACTOR_COLUMNS } from './record-rows.js';
+import { APPLICATION_COLUMNS, FORMULA_COLUMNS, REACTOR_COLUMNS } from './record-rows.js';
 
 /**
  * The statements of the non-token tables in a schema (`s`: the quoted schema name), built once per
@@ -43,45 +43,6 @@ export function recordStatements(s: string) {
       `SELECT ${REACTOR_COLUMNS}, ${aliasedColumns(FORMULA_COLUMNS, 'f')} FROM ${s}.reactors t ` +
       `LEFT JOIN ${s}.formulas f ON f.tenant_id = t.tenant_id AND f.id = t.formula_id WHERE t.tenant_id = $1 AND t.id = $2`,
     deleteReactor: `DELETE FROM ${s}.reactors WHERE tenant_id = $1 AND id = $2`,
-
-    /**
-     * Inserts an in-flight record, or replaces an expired one ($10: now). ON CONFLICT DO UPDATE
-     * locks the existing row even when its WHERE is false, so the caller can then read the live
-     * record knowing no one changes it before the transaction ends.
-     */
-    claimIdempotency:
-      `INSERT INTO ${s}.idempotency_keys AS k (${IDEMPOTENCY_COLUMNS}) VALUES ($1, $2, $3, $4, 'in_flight', NULL, NULL, $5, $6, NULL) ` +
-      "ON CONFLICT (tenant_id, application_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight', status = NULL, body = NULL, " +
-      'created_at = excluded.created_at, expires_at = excluded.expires_at, withdraw_at = NULL WHERE k.expires_at <= $7 RETURNING 1',
-    getIdempotency: `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3`,
-    /** tenant, application, key, claimedAt: locks the claim's record while it is in flight. */
-    lockInFlightIdempotency: `SELECT 1 FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4 FOR UPDATE`,
-    /**
-     * tenant, ids: the tokens among ids with their expiry and cvc purge time, locked FOR SHARE so a
-     * concurrent deletion waits for the completion and then sees its references.
-     */
-    idempotencyTokenTimes: `SELECT id, expires_at, cvc_purge_at FROM ${s}.tokens WHERE tenant_id = $1 AND id = ANY($2::text[]) FOR SHARE`,
-    /** tenant, ids: a row when one of ids names a deleted token. */
-    idempotencyTokenDeleted: `SELECT 1 FROM ${s}.token_ids WHERE tenant_id = $1 AND id = ANY($2::text[]) AND deleted_at IS NOT NULL LIMIT 1`,
-    completeIdempotency:
-      `UPDATE ${s}.idempotency_keys SET state = 'done', status = $1, body = $2, expires_at = $3, withdraw_at = $4 ` +
-      `WHERE tenant_id = $5 AND application_id = $6 AND key = $7 AND created_at = $8`,
-    withdrawIdempotency:
-      `UPDATE ${s}.idempotency_keys SET state = 'withdrawn', status = NULL, body = NULL, expires_at = $1, withdraw_at = NULL ` +
-      `WHERE tenant_id = $2 AND application_id = $3 AND key = $4 AND created_at = $5`,
-    /** tenant, application, key, claimedAt, token ids. */
-    insertIdempotencyTokens:
-      `INSERT INTO ${s}.idempotency_tokens (tenant_id, token_id, application_id, key, created_at) ` +
-      'SELECT $1, t, $3, $4, $5 FROM unnest($2::text[]) AS t ON CONFLICT DO NOTHING',
-    releaseIdempotency: `DELETE FROM ${s}.idempotency_keys WHERE tenant_id = $1 AND application_id = $2 AND key = $3 AND state = 'in_flight' AND created_at = $4`,
-    /**
-     * Rows another instance is deleting (or claiming) are skipped, not waited for. By key, not by
-     * ctid: a row's ctid is unique only within one table's storage, not across a distributed
-     * table's shards (docs/scaling.md).
-     */
-    purgeExpiredIdempotency:
-      `DELETE FROM ${s}.idempotency_keys WHERE (tenant_id, application_id, key) IN ` +
-      `(SELECT tenant_id, application_id, key FROM ${s}.idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 
     /** Seven arrays (one per column); rows are inserted, and numbered, in array order. */
     appendAudit:

@@ -145,31 +145,6 @@ export const toReactor = (row: ReactorRow): ReactorRecord => ({
   modifiedAt: row.modified_at,
 });
 
-export interface IdempotencyRow {
-  tenant_id: string;
-  application_id: string;
-  key: string;
-  request_hash: string;
-  state: 'in_flight' | 'done' | 'withdrawn';
-  status: number | null;
-  body: Uint8Array | null;
-  created_at: number;
-  expires_at: number;
-  withdraw_at: number | null;
-}
-export const toIdempotency = (row: IdempotencyRow): IdempotencyRecord => ({
-  tenantId: row.tenant_id,
-  applicationId: row.application_id,
-  key: row.key,
-  requestHash: row.request_hash,
-  state: row.state,
-  status: row.status,
-  body: row.body,
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-  withdrawAt: row.withdraw_at,
-});
-
 export const AUDIT_COLUMNS = 't.seq, t.tenant_id, t.actor, t.operation, t.resource_id, t.outcome, t.detail, t.at';
 export interface AuditRow {
   seq: number;

@@ -10,6 +10,8 @@ export interface SqliteStatement {
   all(...params: unknown[]): unknown[];
   /** Rows as arrays of column values instead of objects. */
   raw(toggle?: boolean): SqliteStatement;
+  /** Whether the statement answers rows (a SELECT, or a write with RETURNING). */
+  readonly reader: boolean;
 }
 
 // Spelled like better-sqlite3's own typings so that its Database is assignable to the shape.

@@ -5,7 +5,9 @@ import type { BetterSqlite3Database } from './sqlite-options.js';
 import { SqliteApplications } from './sqlite-applications.js';
 import { SqliteAudit } from './sqlite-audit.js';
 import { SqliteCredentials } from './sqlite-credentials.js';
-import { SqliteIdempotency } from './sqlite-idempotency.js';
+import { IDEMPOTENCY } from '../areas/idempotency.js';
+import type { SqlitePart } from './sqlite-boundary.js';
+import { SqliteOperations } from './sqlite-operations.js';
 import { SqliteJobs } from './sqlite-jobs.js';
 import { SqliteReactorRequests } from './sqlite-reactor-requests.js';
 import { SqliteProxies } from './sqlite-proxies.js';
@@ -33,7 +35,7 @@ export class SqliteStoreCore {
   readonly reactors: SqliteReactors;
   readonly proxies: SqliteProxies;
   readonly reactorRequests: SqliteReactorRequests;
-  readonly idempotency: SqliteIdempotency;
+  readonly idempotency: SqlitePart<'idempotency'>;
   readonly jobs: SqliteJobs;
   readonly webhooks: SqliteWebhooks;
   readonly audit: SqliteAudit;
@@ -56,7 +58,8 @@ export class SqliteStoreCore {
     this.proxies = new SqliteProxies(db, statements, read, write);
     this.jobs = new SqliteJobs(statements);
     this.reactorRequests = new SqliteReactorRequests(db, statements, this.jobs);
-    this.idempotency = new SqliteIdempotency(db, statements);
+    const operations = new SqliteOperations(db, statements);
+    this.idempotency = operations.part(IDEMPOTENCY);
     this.webhooks = new SqliteWebhooks(db, statements, read);
     this.audit = new SqliteAudit(db, statements, read);
   }

@@ -1,0 +1,53 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore } from '../../src/postgres.js';
+import { createSqliteStore } from '../../src/sqlite.js';
+import { SHARED_AREAS } from '../../src/storage/areas/index.js';
+import { postgresDialect, sqliteDialect } from '../../src/storage/sql/dialect.js';
+import { quoteSchema } from '../../src/storage/postgres/postgres-options.js';
+import { STORE_AREAS } from '../../src/storage/store-parts.js';
+import { PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
+
+// Every fixed statement of every shared area, rendered for each dialect and compiled by each
+// database against the migrated schema: a statement one dialect cannot run fails here, before
+// any behaviour test reaches it. (The behaviour is the conformance suite's.)
+const statements = Object.entries(SHARED_AREAS).flatMap(([area, { statements }]) => Object.entries(statements).map(([name, sql]) => ({ id: `${area}.${name}`, sql })));
+
+describe('shared store areas', () => {
+  it('each implements every method of its area, under the Store names', () => {
+    for (const [area, { operations }] of Object.entries(SHARED_AREAS)) {
+      expect(Object.keys(operations).sort()).toEqual([...STORE_AREAS[area as keyof typeof STORE_AREAS]].sort());
+    }
+  });
+
+  it('every statement compiles on SQLite', async () => {
+    const store = createSqliteStore();
+    await store.migrate();
+    for (const { id, sql } of statements) expect(() => store.database.prepare(sql.render(sqliteDialect).text), id).not.toThrow();
+    await store.close();
+  });
+
+  describe.skipIf(PG_URL === undefined)('PostgreSQL', () => {
+    afterAll(endAdmin);
+    it('every statement compiles on PostgreSQL', async () => {
+      const schema = freshSchema('statements');
+      const store = createPostgresStore({ connectionString: PG_URL!, schema, max: 2 });
+      try {
+        await store.migrate();
+        const dialect = postgresDialect(quoteSchema(schema));
+        const client = await store.pool.connect();
+        try {
+          for (const { id, sql } of statements) {
+            // PREPARE parses, resolves and types the statement without running it.
+            await expect(client.query({ text: `PREPARE check_statement AS ${sql.render(dialect).text}` }), id).resolves.toBeDefined();
+            await client.query({ text: 'DEALLOCATE check_statement' });
+          }
+        } finally {
+          client.release();
+        }
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+  });
+});
