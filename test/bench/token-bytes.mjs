@@ -3,6 +3,8 @@
 //   node test/bench/token-bytes.mjs [sqlite|postgres|both]   (after npm run build)
 // SQLite: bytes from dbstat (every page of the token tables and their indexes, audit_log apart), WAL
 // page writes from the frames the WAL gains while the tokens are created (checkpoints held off).
+// A second SQLite run creates the POST /tokens row's token instead (the same card, its type's
+// defaults, no metadata or search index), whose fingerprint index entries are adjacent.
 // PostgreSQL: pg_total_relation_size of the token tables (heap, TOAST and indexes), audit_log apart.
 // BENCH_TOKENS overrides 20,000; BENCH_PG_URL the database (default the local test database).
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -31,18 +33,22 @@ function cardNumber(i) {
   return body + String((10 - (sum % 10)) % 10);
 }
 
-async function fill(vault) {
+async function fill(vault, plain = false) {
   const { application } = await vault.createTenant({ name: 'bench' });
   const admin = await vault.authenticate(application.key);
   const app = await vault.applications.create(admin, { name: 'bench', type: 'private', permissions: ['token:create', 'token:read'], rules: RULES });
   const caller = await vault.authenticate(app.key);
+  // plain: the POST /tokens row of the performance table (one card, its type's defaults, nothing else).
+  const plainCard = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
   const create = (i) =>
-    vault.tokens.create(caller, {
-      type: 'card',
-      data: { number: cardNumber(i), expiration_month: 1 + (i % 12), expiration_year: 2030 + (i % 8) },
-      metadata: { customer: `customer-${i}`, plan: i % 3 === 0 ? 'gold' : 'free' },
-      search_indexes: ['{{ data.number | reveal_last: 4 }}'],
-    });
+    plain
+      ? vault.tokens.create(caller, { type: 'card', data: plainCard, deduplicate_token: false })
+      : vault.tokens.create(caller, {
+          type: 'card',
+          data: { number: cardNumber(i), expiration_month: 1 + (i % 12), expiration_year: 2030 + (i % 8) },
+          metadata: { customer: `customer-${i}`, plan: i % 3 === 0 ? 'gold' : 'free' },
+          search_indexes: ['{{ data.number | reveal_last: 4 }}'],
+        });
   return async function createRange(from, to) {
     for (let i = from; i < to; i += CONCURRENCY) {
       const batch = [];
@@ -52,14 +58,14 @@ async function fill(vault) {
   };
 }
 
-async function sqlite() {
+async function sqlite(plain = false) {
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-bytes-'));
   try {
     const filename = join(dir, 'bytes.db');
     const store = createSqliteStore({ filename });
     const vault = await createVault({ store, masterKey: generateMasterKey(), sweepIntervalMs: 0 });
     const db = store.database;
-    const createRange = await fill(vault);
+    const createRange = await fill(vault, plain);
     const pageSize = db.pragma('page_size', { simple: true });
     // Warm up the trees with the first half, then count the WAL frames the second half writes.
     await createRange(0, TOKENS / 2);
@@ -116,4 +122,5 @@ async function postgres() {
 
 const which = process.argv[2] ?? 'both';
 if (which === 'sqlite' || which === 'both') console.log(JSON.stringify(await sqlite()));
+if (which === 'sqlite' || which === 'both') console.log(JSON.stringify(await sqlite(true)));
 if (which === 'postgres' || which === 'both') console.log(JSON.stringify(await postgres()));
