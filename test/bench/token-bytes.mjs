@@ -80,7 +80,7 @@ async function sqlite(plain = false) {
     const detail = Object.fromEntries(rows.filter((r) => TOKEN_TABLES.test(r.name)).map((r) => [r.name, Math.round(r.bytes / TOKENS)]));
     await vault.close();
     return {
-      store: 'sqlite',
+      store: plain ? 'sqlite, one plain card' : 'sqlite',
       tokens: TOKENS,
       bytesPerToken: Math.round(tokenBytes / TOKENS),
       auditBytesPerToken: Math.round(auditBytes / TOKENS),
