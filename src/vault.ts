@@ -1,3 +1,4 @@
+import { migrationProgressLines } from './storage/migration-progress.js';
 import { AuditLog } from './audit/audit.js';
 import { AuthenticationError, ServiceUnavailableError } from './errors/errors.js';
 import type { ReactRequest } from './reactors/reactor-input.js';
@@ -84,7 +85,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
   const provider = options.keyProvider ?? new LocalKeyProvider(options.masterKey!);
   const clock = options.clock ?? systemClock;
   const logger = toLogger(options.logger);
-  await store.migrate();
+  await store.migrate({ onProgress: migrationProgressLines(clock, (line) => logger.info(line.message, line.fields)) });
   const keyRing = new KeyRing(store, provider, clock, { refreshMs: options.keyRefreshMs ?? DEFAULT_KEY_REFRESH_MS });
   const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
   const expressions = new ExpressionEngine({ ...options.expressions });

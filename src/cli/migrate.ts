@@ -2,11 +2,15 @@
 import { parseArgs } from 'node:util';
 import { type CliIo, parse } from './io.js';
 import type { MigrationOutcome } from '../storage/store.js';
+import { migrationProgressLines } from '../storage/migration-progress.js';
+import { systemClock } from '../common/clock.js';
 import { STORE_OPTIONS, describeTarget, openStore, storeError, storeTarget, TIMEOUT_HELP } from './store-target.js';
 
 export const MIGRATE_HELP = `Usage: tokenvault migrate [options]
 
-Applies pending migrations to the database (serve does this too, on start).
+Applies pending migrations to the database (serve does this too, on start). A migration that
+rewrites a large table reports on stderr how far it got and the time left; stopped midway, it
+resumes where it was when migrate (or serve) runs again.
 
 Options:
   --db <file>                SQLite database file (default ./tokenvault.db)
@@ -44,7 +48,8 @@ export async function migrate(args: readonly string[], io: CliIo): Promise<numbe
   const store = openStore(target);
   let outcome: MigrationOutcome;
   try {
-    outcome = await store.migrate();
+    const progress = migrationProgressLines(systemClock, (line) => io.stderr(`${line.message}\n`));
+    outcome = await store.migrate({ onProgress: progress });
   } catch (error) {
     throw storeError(error, target);
   } finally {

@@ -31,6 +31,25 @@ export interface MigrationOutcome {
   version: number;
 }
 
+/** How far a migration that rewrites a table has got: reported after each batch it commits. */
+export interface MigrationProgress {
+  version: number;
+  /** The table being rewritten. */
+  table: string;
+  /** Rows rewritten so far (across runs: a resumed migration counts what an earlier run did). */
+  done: number;
+  /** Rows to rewrite in all. */
+  total: number;
+}
+
+/** Options of `Store.migrate()`. */
+export interface MigrateOptions {
+  /** Called after each batch a long migration commits (the CLI and the vault log it, with time left). */
+  onProgress?: (progress: MigrationProgress) => void;
+  /** Rows a long migration rewrites per transaction (default 5000): what a stopped run may have to redo. */
+  batchSize?: number;
+}
+
 /**
  * The persistence boundary. Every method is an atomic domain operation whose guarantee is stated in
  * its doc comment; implementations (SQLite, PostgreSQL) run the same conformance suite
@@ -54,8 +73,10 @@ export interface Store extends TokenStore, TokenIntentStore, ApplicationStore, R
   withLock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /**
    * Applies pending migrations; idempotent. Called by createVault before first use. Answers the
-   * versions it applied (none when the schema was up to date) and the schema's version after.
+   * versions it applied (none when the schema was up to date) and the schema's version after. A
+   * migration that rewrites a large table does so in batches, each committed with how far it got,
+   * so one stopped midway (killed, or the database gone) resumes there when migrate() runs again.
    */
-  migrate(): Promise<MigrationOutcome>;
+  migrate(options?: MigrateOptions): Promise<MigrationOutcome>;
   close(): Promise<void>;
 }

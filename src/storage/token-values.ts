@@ -30,7 +30,7 @@ export function mutableTokenValues(token: StoredToken, flag: (value: boolean) =>
 /** JSON text of deeply frozen masks (type defaults, masks read back), kept rather than written again. */
 const maskTexts = new WeakMap<object, string>();
 
-function maskText(mask: unknown): string | null {
+export function maskText(mask: unknown): string | null {
   if (mask === null || mask === undefined) return null;
   if (typeof mask !== 'object' || !isDeepFrozen(mask)) return JSON.stringify(mask);
   let text = maskTexts.get(mask);

@@ -327,30 +327,28 @@ describe('SQLite query plans', () => {
   afterAll(() => store.close());
   const plan = (sql: string, params: unknown[]) => (store.database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
   const listPlan = (filter: TokenFilter) => {
-    const { sql, params } = cursorPageSql(tokenListQuery(TENANT_A, filter, T0), 0, 20);
+    const { sql, params } = cursorPageSql(tokenListQuery(1, filter, T0), 0, 20);
     return plan(sql, params);
   };
   /** A full scan of a table, or a sort of the rows found: what an O(log n) query must not do. */
   const linear = (details: string[]) => details.filter((d) => /^SCAN (t|d|m|s)\b/.test(d) || d.includes('TEMP B-TREE'));
 
-  it('gets a token by id through the UNIQUE (tenant_id, id) index', () => {
-    const details = plan(GET_LIVE_TOKEN, [TENANT_A, 'id', T0]);
-    expect(details).toEqual([expect.stringMatching(/^SEARCH t USING INDEX sqlite_autoindex_tokens_\d \(tenant_id=\? AND id=\?\)$/)]);
+  it('gets a token by id through the UNIQUE (tenant, id) index', () => {
+    const details = plan(GET_LIVE_TOKEN, [1, 'id', T0]);
+    expect(details).toEqual([expect.stringMatching(/^SEARCH t USING INDEX sqlite_autoindex_tokens_\d \(tenant=\? AND id=\?\)$/)]);
   });
 
-  it('lists by one metadata pair by walking token_metadata_lookup in seq order, fetching tokens by rowid', () => {
+  it('lists by one metadata pair by walking token_metadata (clustered on its lookup key) in seq order, fetching tokens by rowid', () => {
     const details = listPlan({ metadata: { customer: 'c1' } });
-    expect(details).toContainEqual(
-      expect.stringMatching(/^SEARCH d USING COVERING INDEX token_metadata_lookup \(tenant_id=\? AND key_lower=\? AND value_lower=\? AND token_seq>\?\)$/),
-    );
+    expect(details).toContainEqual(expect.stringMatching(/^SEARCH d USING PRIMARY KEY \(tenant=\? AND key_lower=\? AND value_lower=\? AND token_seq>\?\)$/));
     expect(details).toContainEqual('SEARCH t USING INTEGER PRIMARY KEY (rowid=?)');
     expect(linear(details)).toEqual([]);
   });
 
   it('probes further metadata pairs and search hashes by primary key', () => {
     const details = listPlan({ metadata: { a: '1', b: '2' }, searchHashes: ['h'] });
-    expect(details).toContainEqual(expect.stringMatching(/^SEARCH m (EXISTS )?USING PRIMARY KEY \(token_seq=\? AND key_lower=\? AND value_lower=\?\)/));
-    expect(details).toContainEqual(expect.stringMatching(/^SEARCH s (EXISTS )?USING PRIMARY KEY \(token_seq=\? AND hash=\?\)/));
+    expect(details).toContainEqual(expect.stringMatching(/^SEARCH m (EXISTS )?USING PRIMARY KEY \(tenant=\? AND key_lower=\? AND value_lower=\? AND token_seq=\?\)/));
+    expect(details).toContainEqual(expect.stringMatching(/^SEARCH s (EXISTS )?USING PRIMARY KEY \(tenant=\? AND hash=\? AND token_seq=\?\)/));
     expect(linear(details)).toEqual([]);
   });
 
@@ -359,17 +357,17 @@ describe('SQLite query plans', () => {
     expect(details).toEqual([expect.stringMatching(/^SEARCH idempotency_keys USING (COVERING )?INDEX idempotency_keys_expires_at \(expires_at<\?\)$/)]);
   });
 
-  it('lists by one type through (tenant_id, type) in seq order, without a sort', () => {
+  it('lists by one type by walking the table in seq order from the cursor (no type index for every creation to write), without a sort', () => {
     const details = listPlan({ types: ['card'] });
-    expect(details).toEqual(['SEARCH t USING INDEX tokens_tenant_type_seq (tenant_id=? AND type=? AND rowid>?)']);
+    expect(details).toEqual(['SEARCH t USING INTEGER PRIMARY KEY (rowid>?)']);
   });
 
   it('lists by ids, fingerprints and search hashes through their indexes', () => {
     for (const [filter, index] of [
-      [{ ids: ['a', 'b'] }, /sqlite_autoindex_tokens_\d \(tenant_id=\? AND id=\?\)/],
-      [{ ids: ['a'] }, /sqlite_autoindex_tokens_\d \(tenant_id=\? AND id=\?\)/],
-      [{ fingerprints: ['f'] }, /tokens_tenant_fingerprint \(tenant_id=\? AND fingerprint=\?\)/],
-      [{ searchHashes: ['h'] }, /token_search_lookup \(tenant_id=\? AND hash=\? AND token_seq>\?\)/],
+      [{ ids: ['a', 'b'] }, /sqlite_autoindex_tokens_\d \(tenant=\? AND id=\?\)/],
+      [{ ids: ['a'] }, /sqlite_autoindex_tokens_\d \(tenant=\? AND id=\?\)/],
+      [{ fingerprints: ['f'] }, /tokens_fingerprint \(tenant=\? AND fingerprint=\?\)/],
+      [{ searchHashes: ['h'] }, /SEARCH d USING PRIMARY KEY \(tenant=\? AND hash=\? AND token_seq>\?\)/],
     ] as [TokenFilter, RegExp][]) {
       const details = listPlan(filter);
       expect(
@@ -383,14 +381,18 @@ describe('SQLite query plans', () => {
   it('finds duplicates, expired tokens and due cvcs through indexes, in order', () => {
     // With and without deduplication scopes: the scopes are tested per candidate row.
     for (const scopes of [null, JSON.stringify([['/pci/', []]])]) {
-      const steps = plan(FIND_LIVE_DUPLICATE, [TENANT_A, 'f', 'card', T0, 0, scopes, scopes]);
-      expect(steps[0]).toBe('SEARCH t USING INDEX tokens_tenant_fingerprint (tenant_id=? AND fingerprint=? AND type=?)');
+      const steps = plan(FIND_LIVE_DUPLICATE, [1, Buffer.from('f'), 'card', T0, 0, scopes, scopes]);
+      expect(steps[0]).toBe('SEARCH t USING INDEX tokens_fingerprint (tenant=? AND fingerprint=? AND type=?)');
       expect(linear(steps)).toEqual([]);
     }
-    expect(plan(LIST_EXPIRED, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_expires_at (expires_at<?)']);
+    expect(plan(LIST_EXPIRED, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_expires_at (expires_at<?)', 'SEARCH n USING INTEGER PRIMARY KEY (rowid=?)']);
     // Ties of one cvc_purge_at are ordered by tenant and id (the sweep's cursor, listCvcDue): a sort
     // of the rows that share one millisecond, never of the due set.
-    expect(plan(LIST_CVC_DUE, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_cvc_purge_at (cvc_purge_at<?)', 'USE TEMP B-TREE FOR LAST 2 TERMS OF ORDER BY']);
+    expect(plan(LIST_CVC_DUE, [T0, 5])).toEqual([
+      'SEARCH t USING INDEX tokens_cvc_purge_at (cvc_purge_at<?)',
+      'SEARCH n USING INTEGER PRIMARY KEY (rowid=?)',
+      'USE TEMP B-TREE FOR LAST 2 TERMS OF ORDER BY',
+    ]);
   });
 });
 

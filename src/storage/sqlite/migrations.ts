@@ -1,6 +1,7 @@
-import type { MigrationOutcome } from '../store.js';
+import type { MigrateOptions, MigrationOutcome, MigrationProgress } from '../store.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
 import { MIGRATIONS_1_TO_5 } from './migrations-1-5.js';
+import { copyTokensLean, LEAN_TOKENS_MIGRATION } from './migration-lean-tokens.js';
 
 /**
  * The schema as numbered migrations: entry i is version i + 1. Append only; never edit an entry that
@@ -173,13 +174,23 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
     maker_generation = (SELECT a.credentials_generation FROM applications a WHERE a.tenant_id = proxies.tenant_id AND a.id = proxies.created_by)
     WHERE EXISTS (SELECT 1 FROM applications a WHERE a.tenant_id = proxies.tenant_id AND a.id = proxies.created_by AND a.type <> 'management');
   `,
+  /* 16: the lean token layout (migration-lean-tokens.ts): the copy runs in resumable batches first */ LEAN_TOKENS_MIGRATION,
+]);
+
+/**
+ * Work a migration needs done before its own transaction, in batches that each commit (see
+ * Store.migrate): keyed by the migration's text, so the work follows the migration when the list
+ * is renumbered.
+ */
+const BATCHED_WORK: ReadonlyMap<string, (db: BetterSqlite3Database, version: number, report: (progress: MigrationProgress) => void, batch?: number) => void> = new Map([
+  [LEAN_TOKENS_MIGRATION, copyTokensLean],
 ]);
 
 /**
  * Applies the migrations not yet recorded, each in its own BEGIN IMMEDIATE transaction that
  * re-reads the applied version first, so two processes opening the same file do not both apply one.
  */
-export function runMigrations(db: BetterSqlite3Database, migrations: readonly string[] = MIGRATIONS): MigrationOutcome {
+export function runMigrations(db: BetterSqlite3Database, migrations: readonly string[] = MIGRATIONS, options: MigrateOptions = {}): MigrationOutcome {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   const current = db.prepare('SELECT coalesce(max(version), 0) AS version FROM schema_migrations');
   // The migration time is SQLite's clock: it is bookkeeping, not domain time.
@@ -191,8 +202,11 @@ export function runMigrations(db: BetterSqlite3Database, migrations: readonly st
     return true;
   });
   const applied: number[] = [];
+  const report = options.onProgress ?? (() => undefined);
   migrations.forEach((sql, index) => {
-    if ((current.get() as { version: number }).version < index + 1 && apply.immediate(index + 1, sql)) applied.push(index + 1);
+    if ((current.get() as { version: number }).version >= index + 1) return;
+    BATCHED_WORK.get(sql)?.(db, index + 1, report, options.batchSize);
+    if (apply.immediate(index + 1, sql)) applied.push(index + 1);
   });
   // What a migration removed (migration 3: responses stored in the clear) must leave the main file
   // now, not at some later checkpoint: copy the WAL (holding the zeroed pages) back and empty it.

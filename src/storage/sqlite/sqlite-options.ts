@@ -34,6 +34,8 @@ export interface BetterSqlite3Database {
   readonly memory: boolean;
   /** The file name the database was opened with. */
   readonly name: string;
+  /** True while a transaction is open on the connection. */
+  readonly inTransaction: boolean;
   prepare(source: string): SqliteStatement;
   transaction<F extends AnyFunction>(fn: F): SqliteTransaction<F>;
   exec(source: string): unknown;

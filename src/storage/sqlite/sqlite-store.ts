@@ -1,4 +1,4 @@
-import type { MigrationOutcome } from '../store.js';
+import type { MigrateOptions, MigrationOutcome } from '../store.js';
 import { boundaryMethod, boundaryPart, type SqliteStore } from './sqlite-boundary.js';
 import { runMigrations } from './migrations.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
@@ -69,8 +69,8 @@ export class SqliteStoreCore {
     return this.#db;
   }
 
-  migrate(): MigrationOutcome {
-    return runMigrations(this.#db);
+  migrate(options?: MigrateOptions): MigrationOutcome {
+    return runMigrations(this.#db, undefined, options);
   }
 
   /** Writes the pending group commit, then closes the database if the store opened it; a database passed in stays open. Idempotent. */
@@ -98,7 +98,7 @@ export function composeSqliteStore(core: SqliteStoreCore): SqliteStore {
     ...boundaryPart('audit', core.audit),
     // The connection is better-sqlite3's Database: BetterSqlite3Database is the part of it the store uses.
     database: database as SqliteStore['database'],
-    migrate: boundaryMethod(core, () => core.migrate()) as () => Promise<MigrationOutcome>,
+    migrate: boundaryMethod(core, (options?: unknown) => core.migrate(options as MigrateOptions | undefined)) as (options?: MigrateOptions) => Promise<MigrationOutcome>,
     close: boundaryMethod(core, () => core.close()) as () => Promise<void>,
   } satisfies SqliteStore;
 }

@@ -19,6 +19,7 @@ import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.
 import { GroupCommit } from './group-commit.js';
 import type { StatementCache } from './statement-cache.js';
 import { metadataPairs, mutableTokenValues, toStoredToken, tokenFromValues, type TokenRow } from './token-rows.js';
+import { hashBytes, hashListText, nullableHashBytes } from '../token-bytes.js';
 import {
   COUNT_BELOW_KEY_VERSION,
   DELETE_METADATA,
@@ -38,6 +39,8 @@ import {
   LIST_CVC_DUE_AFTER,
   LIST_EXPIRED,
   REPLACE_CIPHERTEXT,
+  INSERT_TENANT_KEY,
+  TENANT_KEY_OF,
   UPDATE_TOKEN,
   tokenListQuery,
 } from './token-sql.js';
@@ -78,9 +81,13 @@ export class SqliteTokens {
   #purgeTx: SqliteTransaction<(now: number, limit: number) => ExpiredTokenRecord[]>;
   /** (tenant, version) → the lowest seq that may still be below that version. */
   #keyScanHints = new Map<string, number>();
+  /** Tenant id → its integer key (tenant_keys), which never changes once committed. */
+  #tenantKeys = new Map<string, number>();
+  #db: BetterSqlite3Database;
 
   constructor(db: BetterSqlite3Database, statements: StatementCache, read: <R>(fn: () => R) => R) {
     this.#statements = statements;
+    this.#db = db;
     this.#read = read;
     this.#createTx = db.transaction(this.#create);
     this.#createManyTx = db.transaction((items: CreateItem[]) => items.map((item) => this.#create(item.token, item.now, item.scopes)));
@@ -130,12 +137,16 @@ export class SqliteTokens {
   }
 
   getToken(tenantId: string, id: string, now: number): StoredToken | null {
-    const values = this.#statements.values(GET_LIVE_TOKEN).get(tenantId, id, now) as unknown[] | undefined;
+    const tenant = this.#tenantKey(tenantId);
+    if (tenant === null) return null;
+    const values = this.#statements.values(GET_LIVE_TOKEN).get(tenant, id, now) as unknown[] | undefined;
     return values === undefined ? null : tokenFromValues(tenantId, id, values);
   }
 
   listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {
-    return runPage(this.#statements, this.#read, tokenListQuery(tenantId, filter ?? {}, now), page, toStoredToken);
+    // An unknown tenant has no tokens: its key -1 matches no row (and the page is still checked).
+    const tenant = this.#tenantKey(tenantId) ?? -1;
+    return runPage(this.#statements, this.#read, tokenListQuery(tenant, filter ?? {}, now), page, (row: TokenRow) => toStoredToken(row, tenantId));
   }
 
   updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
@@ -147,8 +158,9 @@ export class SqliteTokens {
   }
 
   getDeletedToken(tenantId: string, id: string): DeletedTokenRecord | null {
-    const row = this.#statements.get(GET_DELETED).get(tenantId, id) as DeletedTokenRow | undefined;
-    return row === undefined ? null : toDeletedToken(row);
+    const tenant = this.#tenantKey(tenantId);
+    const row = tenant === null ? undefined : (this.#statements.get(GET_DELETED).get(tenant, id) as Omit<DeletedTokenRow, 'tenant_id'> | undefined);
+    return row === undefined ? null : toDeletedToken({ ...row, tenant_id: tenantId });
   }
 
   purgeExpiredTokens(now: number, limit: number): ExpiredTokenRecord[] {
@@ -159,11 +171,13 @@ export class SqliteTokens {
     const rows = after
       ? this.#statements.get(LIST_CVC_DUE_AFTER).all(now, after.cvcPurgeAt, after.cvcPurgeAt, after.tenantId, after.id, checkLimit(limit))
       : this.#statements.get(LIST_CVC_DUE).all(now, checkLimit(limit));
-    return (rows as TokenRow[]).map(toStoredToken);
+    return (rows as TokenRow[]).map((row) => toStoredToken(row));
   }
 
   replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null }): boolean {
-    const result = this.#statements.get(REPLACE_CIPHERTEXT).run(next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenantId, id, expected);
+    const tenant = this.#tenantKey(tenantId);
+    if (tenant === null) return false;
+    const result = this.#statements.get(REPLACE_CIPHERTEXT).run(next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenant, id, expected);
     return result.changes === 1;
   }
 
@@ -177,64 +191,88 @@ export class SqliteTokens {
   listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): StoredToken[] {
     const hintKey = JSON.stringify([tenantId, version]);
     const from = this.#keyScanHints.get(hintKey) ?? 0;
-    const rows = this.#statements.get(LIST_BELOW_KEY_VERSION).all(tenantId, version, from, checkLimit(limit)) as TokenRow[];
+    const tenant = this.#tenantKey(tenantId) ?? -1;
+    const rows = this.#statements.get(LIST_BELOW_KEY_VERSION).all(tenant, version, from, checkLimit(limit)) as TokenRow[];
     if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!.seq);
-    return rows.map(toStoredToken);
+    return rows.map((row) => toStoredToken(row, tenantId));
   }
 
   countTokensBelowKeyVersion(tenantId: string, version: number): number {
-    return (this.#statements.get(COUNT_BELOW_KEY_VERSION).get(tenantId, version) as { n: number }).n;
+    return (this.#statements.get(COUNT_BELOW_KEY_VERSION).get(this.#tenantKey(tenantId) ?? -1, version) as { n: number }).n;
+  }
+
+  /**
+   * The tenant's integer key, or null when it has none yet (it never had a token). Remembered only
+   * when read outside a transaction: one read inside may be the key an uncommitted write just gave,
+   * which a rollback would free for another tenant.
+   */
+  #tenantKey(tenantId: string): number | null {
+    const known = this.#tenantKeys.get(tenantId);
+    if (known !== undefined) return known;
+    const row = this.#statements.get(TENANT_KEY_OF).get(tenantId) as { key: number } | undefined;
+    if (row === undefined) return null;
+    if (!this.#db.inTransaction) this.#tenantKeys.set(tenantId, row.key);
+    return row.key;
+  }
+
+  /** The tenant's integer key for a write (inside its transaction), given now when it has none. */
+  #writeTenantKey(tenantId: string): number {
+    return this.#tenantKey(tenantId) ?? Number(this.#statements.get(INSERT_TENANT_KEY).run(tenantId).lastInsertRowid);
   }
 
   #create = (token: StoredToken, now: number, scopes: string | null): CreateTokenResult => {
     const statements = this.#statements;
+    const tenant = this.#writeTenantKey(token.tenantId);
     if (probesDuplicate(token)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(token.tenantId, token.fingerprint, token.type, now, 0, scopes, scopes) as TokenRow | undefined;
-      if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row) };
+      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, hashBytes(token.fingerprint!), token.type, now, 0, scopes, scopes) as TokenRow | undefined;
+      if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row, token.tenantId) };
     }
-    const seq = this.#insert(token);
+    const seq = this.#insert(tenant, token);
     if (seq === null) return ID_CONFLICT;
-    this.#insertIndexRows(seq, token);
+    this.#insertIndexRows(tenant, seq, token.metadata, token.searchHashes);
     return CREATED;
   };
 
   /** Inserts the token row only (inside the create transaction); its seq, or null when the id is taken. */
-  #insert(token: StoredToken): number | null {
+  #insert(tenant: number, token: StoredToken): number | null {
     const statements = this.#statements;
-    if (statements.get(DELETED_ID_TAKEN).get(token.tenantId, token.id) !== undefined) return null;
-    const inserted = statements.get(INSERT_TOKEN).run(token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt);
+    if (statements.get(DELETED_ID_TAKEN).get(tenant, token.id) !== undefined) return null;
+    const inserted = statements.get(INSERT_TOKEN).run(tenant, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt);
     // Nothing inserted: the id is held by a token (live or expired-but-unswept).
     return inserted.changes === 0 ? null : Number(inserted.lastInsertRowid);
   }
 
   #update = (next: StoredToken, audit: AuditEntry, now: number, scopes: string | null): UpdateTokenResult => {
     const statements = this.#statements;
-    const current = statements.get(GET_LIVE_TOKEN_REF).get(next.tenantId, next.id, now) as { seq: number; fingerprint: string | null; deduplicate: number } | undefined;
-    if (current === undefined) return NOT_FOUND;
-    if (probesDuplicate(next) && (current.fingerprint !== next.fingerprint || current.deduplicate !== 1)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(next.tenantId, next.fingerprint, next.type, now, current.seq, scopes, scopes) as TokenRow | undefined;
-      if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row) };
+    const tenant = this.#tenantKey(next.tenantId);
+    const current = tenant === null ? undefined : (statements.get(GET_LIVE_TOKEN_REF).get(tenant, next.id, now) as TokenRef | undefined);
+    if (tenant === null || current === undefined) return NOT_FOUND;
+    const fingerprint = nullableHashBytes(next.fingerprint);
+    const sameFingerprint = fingerprint === null ? current.fingerprint === null : current.fingerprint !== null && fingerprint.equals(current.fingerprint);
+    if (probesDuplicate(next) && (!sameFingerprint || (current.flags & 1) !== 1)) {
+      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, fingerprint, next.type, now, current.seq, scopes, scopes) as TokenRow | undefined;
+      if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row, next.tenantId) };
     }
     statements.get(UPDATE_TOKEN).run(...mutableTokenValues(next), current.seq);
-    statements.get(DELETE_METADATA).run(current.seq);
-    statements.get(DELETE_SEARCH).run(current.seq);
-    this.#insertIndexRows(current.seq, next);
+    this.#deleteIndexRows(tenant, current);
+    this.#insertIndexRows(tenant, current.seq, next.metadata, next.searchHashes);
     insertAudit(statements, audit);
     return UPDATED;
   };
 
   #delete = (tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number): boolean => {
-    const current = this.#statements.get(GET_LIVE_TOKEN_REF).get(tenantId, id, now) as { seq: number; type: string } | undefined;
-    if (current === undefined) return false;
-    this.#remove(current.seq, tenantId, id, current.type, deletedBy, now);
+    const tenant = this.#tenantKey(tenantId);
+    const current = tenant === null ? undefined : (this.#statements.get(GET_LIVE_TOKEN_REF).get(tenant, id, now) as TokenRef | undefined);
+    if (tenant === null || current === undefined) return false;
+    this.#remove(tenant, current, id, deletedBy, now);
     insertAudit(this.#statements, audit);
     return true;
   };
 
   #purge = (now: number, limit: number): ExpiredTokenRecord[] => {
-    const rows = this.#statements.get(LIST_EXPIRED).all(now, limit) as { seq: number; tenant_id: string; id: string; type: string; expires_at: number }[];
+    const rows = this.#statements.get(LIST_EXPIRED).all(now, limit) as (TokenRef & { tenant: number; tenant_id: string; id: string; expires_at: number })[];
     for (const row of rows) {
-      this.#remove(row.seq, row.tenant_id, row.id, row.type, EXPIRY_ACTOR, now);
+      this.#remove(row.tenant, row, row.id, EXPIRY_ACTOR, now);
       insertAudit(this.#statements, {
         tenantId: row.tenant_id,
         actor: EXPIRY_ACTOR,
@@ -249,30 +287,50 @@ export class SqliteTokens {
   };
 
   /** Removes the token and its index rows (explicitly: not relying on the connection's foreign_keys), leaving the reference. */
-  #remove(seq: number, tenantId: string, id: string, type: string, deletedBy: string, now: number): void {
+  #remove(tenant: number, current: TokenRef, id: string, deletedBy: string, now: number): void {
     const statements = this.#statements;
-    statements.get(DELETE_METADATA).run(seq);
-    statements.get(DELETE_SEARCH).run(seq);
-    statements.get(DELETE_TOKEN).run(seq);
-    statements.get(INSERT_DELETED).run(tenantId, id, type, now, deletedBy);
+    this.#deleteIndexRows(tenant, current);
+    statements.get(DELETE_TOKEN).run(current.seq);
+    statements.get(INSERT_DELETED).run(tenant, id, current.type, now, deletedBy);
   }
 
-  #insertIndexRows(seq: number, token: StoredToken): void {
+  /** Removes a token's metadata and search rows by their keys, which its row lists. */
+  #deleteIndexRows(tenant: number, current: TokenRef): void {
     const statements = this.#statements;
-    const metadata = token.metadata;
+    if (current.metadata !== null) {
+      const remove = statements.get(DELETE_METADATA);
+      for (const [key, value] of metadataPairs(JSON.parse(current.metadata) as Record<string, string>)) remove.run(tenant, key, value, current.seq);
+    }
+    if (current.search_hashes !== null) {
+      const remove = statements.get(DELETE_SEARCH);
+      for (const hash of hashListText(current.search_hashes)) remove.run(tenant, hashBytes(hash), current.seq);
+    }
+  }
+
+  #insertIndexRows(tenant: number, seq: number, metadata: Record<string, string> | null | undefined, hashes: readonly string[] | null | undefined): void {
+    const statements = this.#statements;
     if (metadata != null) {
       const pairs = metadataPairs(metadata);
       if (pairs.length > 0) {
         const insert = statements.get(INSERT_METADATA);
-        for (const [key, value] of pairs) insert.run(seq, token.tenantId, key, value);
+        for (const [key, value] of pairs) insert.run(tenant, key, value, seq);
       }
     }
-    const hashes = token.searchHashes;
     if (hashes != null && hashes.length > 0) {
       const insert = statements.get(INSERT_SEARCH);
-      for (const hash of hashes) insert.run(seq, token.tenantId, hash);
+      for (const hash of hashes) insert.run(tenant, hashBytes(hash), seq);
     }
   }
+}
+
+/** What GET_LIVE_TOKEN_REF reads of the current token. */
+interface TokenRef {
+  seq: number;
+  type: string;
+  fingerprint: Buffer | null;
+  flags: number;
+  metadata: string | null;
+  search_hashes: Buffer | null;
 }
 
 interface CreateItem {

@@ -1,10 +1,15 @@
 import type { TokenFilter } from '../store.js';
+import { hashBytes } from '../token-bytes.js';
+import { containersSql } from '../token-columns.js';
 import { scopesParam } from '../token-values.js';
 import type { ListQuery } from './paging.js';
-import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_COLUMNS, TOKEN_COLUMNS, metadataPairs } from './token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_COLUMNS, TOKEN_COLUMNS, TOKEN_COLUMNS_WITH_TENANT, metadataPairs } from './token-rows.js';
 
 /** "Live": not expired at `now` (bound as the parameter that follows). */
 const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
+
+/** The token's containers as JSON text (NULL is its type's default container, token-columns.ts). */
+const CONTAINERS = containersSql('t.containers', 't.type');
 
 /**
  * Every container of the token lies in some scope: under its prefix and under none of its
@@ -13,99 +18,110 @@ const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
  * array matches nothing (a token always has a container).
  */
 const WITHIN =
-  'NOT EXISTS (SELECT 1 FROM json_each(t.containers) c WHERE NOT EXISTS (' +
+  `NOT EXISTS (SELECT 1 FROM json_each(${CONTAINERS}) c WHERE NOT EXISTS (` +
   "SELECT 1 FROM json_each(?) g WHERE substr(c.value, 1, length(g.value ->> '$[0]')) = g.value ->> '$[0]' " +
   "AND NOT EXISTS (SELECT 1 FROM json_each(g.value, '$[1]') x WHERE substr(c.value, 1, length(x.value)) = x.value)))";
 
-/** params: tenantId, id, now. Uses the UNIQUE (tenant_id, id) index. Reads TOKEN_BODY_COLUMNS. */
-export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
+/** The tenant's integer key. params: tenantId. */
+export const TENANT_KEY_OF = 'SELECT key FROM tenant_keys WHERE id = ?';
+/** Gives a tenant its key (on its first token). params: tenantId. */
+export const INSERT_TENANT_KEY = 'INSERT INTO tenant_keys (id) VALUES (?)';
 
-/** params: tenantId, id, now. */
-export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type, t.fingerprint, t.deduplicate FROM tokens t WHERE t.tenant_id = ? AND t.id = ? AND ${LIVE}`;
+/** params: tenant key, id, now. Uses the UNIQUE (tenant, id) index. Reads TOKEN_BODY_COLUMNS. */
+export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant = ? AND t.id = ? AND ${LIVE}`;
+
+/** What an update or deletion needs of the current token: its index rows are removed by their keys. params: tenant key, id, now. */
+export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type, t.fingerprint, t.flags, t.metadata, t.search_hashes FROM tokens t WHERE t.tenant = ? AND t.id = ? AND ${LIVE}`;
 
 /**
  * The oldest live token of a tenant, type and fingerprint other than `seq`, within the scopes (see
- * WITHIN; null: any). params: tenantId, fingerprint, type, now, seq (0 for none), scopes, scopes.
+ * WITHIN; null: any). params: tenant key, fingerprint (bytes), type, now, seq (0 for none), scopes, scopes.
  */
 export const FIND_LIVE_DUPLICATE =
-  `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.tenant_id = ? AND t.fingerprint = ? AND t.type = ? AND ${LIVE} AND t.seq <> ? ` +
+  `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.tenant = ? AND t.fingerprint = ? AND t.type = ? AND ${LIVE} AND t.seq <> ? ` +
   `AND (? IS NULL OR ${WITHIN}) ORDER BY t.seq LIMIT 1`;
 
-const INSERT_COLUMNS = ['tenant_id', 'id', ...MUTABLE_TOKEN_COLUMNS, 'created_by', 'created_at'];
+const INSERT_COLUMNS = ['tenant', 'id', ...MUTABLE_TOKEN_COLUMNS, 'created_by', 'created_at'];
 
 /**
  * Inserts unless the id is taken in the tenant by a token (any expiry: the UNIQUE conflict does
- * nothing); `changes` 0 means id conflict. params: tenantId, id, the mutable values, createdBy,
+ * nothing); `changes` 0 means id conflict. params: tenant key, id, the mutable values, createdBy,
  * createdAt. A deleted token's reference is checked first by DELETED_ID_TAKEN, in the same
  * transaction: folded into this statement as `INSERT ... SELECT ... WHERE NOT EXISTS`, the insert
  * could write several rows as far as SQLite knows, so it kept a statement journal (a copy of every
- * page it changed), which cost a third of a creation (measured: 19.7 against 12.9 µs a row in WAL).
+ * page it changed), which cost a third of a creation.
  */
-export const INSERT_TOKEN = `INSERT INTO tokens (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')}) ` + 'ON CONFLICT (tenant_id, id) DO NOTHING';
+export const INSERT_TOKEN = `INSERT INTO tokens (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')}) ` + 'ON CONFLICT (tenant, id) DO NOTHING';
 
-/** params: tenantId, id. A row when a deleted token's reference holds the id. */
-export const DELETED_ID_TAKEN = 'SELECT 1 FROM deleted_tokens WHERE tenant_id = ? AND id = ?';
+/** params: tenant key, id. A row when a deleted token's reference holds the id. */
+export const DELETED_ID_TAKEN = 'SELECT 1 FROM deleted_tokens WHERE tenant = ? AND id = ?';
 
 /** params: the mutable values, seq. */
 export const UPDATE_TOKEN = `UPDATE tokens SET ${MUTABLE_TOKEN_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`;
 
-export const INSERT_METADATA = 'INSERT INTO token_metadata (token_seq, tenant_id, key_lower, value_lower) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
-export const INSERT_SEARCH = 'INSERT INTO token_search (token_seq, tenant_id, hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
-export const DELETE_METADATA = 'DELETE FROM token_metadata WHERE token_seq = ?';
-export const DELETE_SEARCH = 'DELETE FROM token_search WHERE token_seq = ?';
+/** Index rows are written and removed by their whole key (tenant, value, token seq): they are stored once, clustered on it. */
+export const INSERT_METADATA = 'INSERT INTO token_metadata (tenant, key_lower, value_lower, token_seq) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
+export const INSERT_SEARCH = 'INSERT INTO token_search (tenant, hash, token_seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
+export const DELETE_METADATA = 'DELETE FROM token_metadata WHERE tenant = ? AND key_lower = ? AND value_lower = ? AND token_seq = ?';
+export const DELETE_SEARCH = 'DELETE FROM token_search WHERE tenant = ? AND hash = ? AND token_seq = ?';
 export const DELETE_TOKEN = 'DELETE FROM tokens WHERE seq = ?';
-export const INSERT_DELETED = 'INSERT INTO deleted_tokens (tenant_id, id, type, deleted_at, deleted_by) VALUES (?, ?, ?, ?, ?)';
-export const GET_DELETED = 'SELECT tenant_id, id, type, deleted_at, deleted_by FROM deleted_tokens WHERE tenant_id = ? AND id = ?';
+export const INSERT_DELETED = 'INSERT INTO deleted_tokens (tenant, id, type, deleted_at, deleted_by) VALUES (?, ?, ?, ?, ?)';
+/** params: tenant key, id. */
+export const GET_DELETED = 'SELECT id, type, deleted_at, deleted_by FROM deleted_tokens WHERE tenant = ? AND id = ?';
 
-/** params: now, limit. */
-export const LIST_EXPIRED = 'SELECT t.seq, t.tenant_id, t.id, t.type, t.expires_at FROM tokens t WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
-/** params: now, limit. */
-/** params: now, limit. Ordered by (cvc_purge_at, tenant, id): the cursor of LIST_CVC_DUE_AFTER. */
-export const LIST_CVC_DUE = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.cvc_purge_at <= ? ORDER BY t.cvc_purge_at, t.tenant_id, t.id LIMIT ?`;
-/** params: now, cursor cvcPurgeAt (twice), tenant, id, limit. */
+/** params: now, limit. Across tenants: each row names its tenant by id. */
+export const LIST_EXPIRED =
+  'SELECT t.seq, t.tenant, n.id AS tenant_id, t.id, t.type, t.expires_at, t.metadata, t.search_hashes FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant ' +
+  'WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
+/** params: now, limit. Ordered by (cvc_purge_at, tenant id, id): the cursor of LIST_CVC_DUE_AFTER. */
+export const LIST_CVC_DUE =
+  `SELECT ${TOKEN_COLUMNS_WITH_TENANT} FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant WHERE t.cvc_purge_at <= ? ` + 'ORDER BY t.cvc_purge_at, n.id, t.id LIMIT ?';
+/** params: now, cursor cvcPurgeAt (twice), tenant id, id, limit. */
 export const LIST_CVC_DUE_AFTER =
-  `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.cvc_purge_at <= ? AND t.cvc_purge_at >= ? AND (t.cvc_purge_at, t.tenant_id, t.id) > (?, ?, ?) ` +
-  'ORDER BY t.cvc_purge_at, t.tenant_id, t.id LIMIT ?';
-/** params: ciphertext, keyVersion, cvcPurgeAt, tenantId, id, expected ciphertext. */
-export const REPLACE_CIPHERTEXT = 'UPDATE tokens SET ciphertext = ?, key_version = ?, cvc_purge_at = ? WHERE tenant_id = ? AND id = ? AND ciphertext = ?';
+  `SELECT ${TOKEN_COLUMNS_WITH_TENANT} FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant ` +
+  'WHERE t.cvc_purge_at <= ? AND t.cvc_purge_at >= ? AND (t.cvc_purge_at, n.id, t.id) > (?, ?, ?) ORDER BY t.cvc_purge_at, n.id, t.id LIMIT ?';
+/** params: ciphertext, keyVersion, cvcPurgeAt, tenant key, id, expected ciphertext. */
+export const REPLACE_CIPHERTEXT = 'UPDATE tokens SET ciphertext = ?, key_version = ?, cvc_purge_at = ? WHERE tenant = ? AND id = ? AND ciphertext = ?';
 /**
  * A walk in seq order from a resume point (no key_version index: re-encryption is rare, creation is
- * not). params: tenantId, version, fromSeq, limit.
+ * not). params: tenant key, version, fromSeq, limit.
  */
-export const LIST_BELOW_KEY_VERSION = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE +t.tenant_id = ? AND t.key_version < ? AND t.seq >= ? ORDER BY t.seq LIMIT ?`;
-/** A table scan. params: tenantId, version. */
-export const COUNT_BELOW_KEY_VERSION = 'SELECT count(*) AS n FROM tokens t WHERE +t.tenant_id = ? AND t.key_version < ?';
+export const LIST_BELOW_KEY_VERSION = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE +t.tenant = ? AND t.key_version < ? AND t.seq >= ? ORDER BY t.seq LIMIT ?`;
+/** A table scan. params: tenant key, version. */
+export const COUNT_BELOW_KEY_VERSION = 'SELECT count(*) AS n FROM tokens t WHERE +t.tenant = ? AND t.key_version < ?';
 
 const unique = (values: readonly string[]) => [...new Set(values.map(String))];
 
-const METADATA_PROBE = 'EXISTS (SELECT 1 FROM token_metadata m WHERE m.token_seq = t.seq AND m.key_lower = ? AND m.value_lower = ?)';
-const SEARCH_PROBE = 'EXISTS (SELECT 1 FROM token_search s WHERE s.token_seq = t.seq AND s.hash = ?)';
+const METADATA_PROBE = 'EXISTS (SELECT 1 FROM token_metadata m WHERE m.tenant = t.tenant AND m.key_lower = ? AND m.value_lower = ? AND m.token_seq = t.seq)';
+const SEARCH_PROBE = 'EXISTS (SELECT 1 FROM token_search s WHERE s.tenant = t.tenant AND s.hash = ? AND s.token_seq = t.seq)';
 
 /**
- * Builds the list query for a filter; every term is ANDed. The query is driven by the most
- * selective index the filter allows, so a page costs O(log n + page) rather than a walk or a
- * materialized match list:
+ * Builds the list query for a filter within a tenant (its integer key); every term is ANDed. The
+ * query is driven by the most selective index the filter allows, so a page costs O(log n + page)
+ * rather than a walk or a materialized match list:
  * 1. ids or fingerprints (few rows each): a `seq IN (...)` subquery over their index (one id uses
  *    the UNIQUE index directly); lists bind as one JSON array read with json_each, so the SQL does
- *    not depend on how many values are given;
- * 2. else a metadata pair, or a search hash: the join walks that pair's index entries, which are
- *    in seq order, from the cursor on (CROSS JOIN fixes the join order);
- * 3. else one type: (tenant_id, type, seq), in seq order;
- * 4. else the table in seq order, testing the tenant per row (`+t.tenant_id` keeps the planner off
- *    tenant-prefixed indexes, which would need a sort of the whole tenant). There is no
- *    (tenant_id) index (migrations.ts): this walk reads one page per page when the tenant owns
- *    most tokens, more when it shares the database with larger tenants.
+ *    not depend on how many values are given (fingerprints as hex, their stored bytes);
+ * 2. else a metadata pair, or a search hash: the join walks that pair's rows, clustered on
+ *    (tenant, value, token seq) and so in seq order, from the cursor on (CROSS JOIN fixes the
+ *    join order);
+ * 3. else the table in seq order, testing the tenant (and the types) per row (`+t.tenant` keeps
+ *    the planner off the tenant-prefixed indexes, which would need a sort of the whole tenant).
+ *    There is no (tenant) nor (tenant, type) index (migration-lean-tokens.ts): every creation
+ *    would write it, and this walk reads one page per page when the tenant and the type own most
+ *    tokens, more when they share the database with larger ones.
  * Every other metadata pair and search hash is an EXISTS probe on its table's primary key; types,
- * containers and access scopes (`within`) are tested per row. An empty list matches nothing (the token service uses that for
- * contradictory search terms); an empty metadata map or hash list constrains nothing.
+ * containers and access scopes (`within`) are tested per row. An empty list matches nothing (the
+ * token service uses that for contradictory search terms); an empty metadata map or hash list
+ * constrains nothing.
  */
-export function tokenListQuery(tenantId: string, filter: TokenFilter, now: number): ListQuery {
+export function tokenListQuery(tenant: number, filter: TokenFilter, now: number): ListQuery {
   const ids = filter.ids === undefined ? undefined : unique(filter.ids);
   const types = filter.types === undefined ? undefined : unique(filter.types);
   const fingerprints = filter.fingerprints === undefined ? undefined : unique(filter.fingerprints);
   const containers = filter.containers === undefined ? undefined : unique(filter.containers);
   const pairs = metadataPairs(filter.metadata ?? {});
-  const hashes = unique(filter.searchHashes ?? []);
+  const hashes = unique(filter.searchHashes ?? []).map(hashBytes);
 
   let from = 'FROM tokens t';
   let seq = 't.seq';
@@ -116,17 +132,16 @@ export function tokenListQuery(tenantId: string, filter: TokenFilter, now: numbe
     const [key, value] = pairs.shift()!;
     from = 'FROM token_metadata d CROSS JOIN tokens t ON t.seq = d.token_seq';
     seq = 'd.token_seq';
-    where.push('d.tenant_id = ? AND d.key_lower = ? AND d.value_lower = ?');
-    params.push(tenantId, key, value);
+    where.push('d.tenant = ? AND d.key_lower = ? AND d.value_lower = ?');
+    params.push(tenant, key, value);
   } else if (!byIdOrFingerprint && hashes.length > 0) {
     from = 'FROM token_search d CROSS JOIN tokens t ON t.seq = d.token_seq';
     seq = 'd.token_seq';
-    where.push('d.tenant_id = ? AND d.hash = ?');
-    params.push(tenantId, hashes.shift());
+    where.push('d.tenant = ? AND d.hash = ?');
+    params.push(tenant, hashes.shift());
   }
-  const indexedTenant = types?.length === 1 || ids?.length === 1;
-  where.push(indexedTenant ? 't.tenant_id = ?' : '+t.tenant_id = ?', LIVE);
-  params.push(tenantId, now);
+  where.push(ids?.length === 1 ? 't.tenant = ?' : '+t.tenant = ?', LIVE);
+  params.push(tenant, now);
 
   const matchNothing = [ids, types, fingerprints, containers].some((list) => list !== undefined && list.length === 0);
   if (matchNothing) where.push('0');
@@ -134,12 +149,12 @@ export function tokenListQuery(tenantId: string, filter: TokenFilter, now: numbe
     where.push('t.id = ?');
     params.push(ids[0]);
   } else if (ids !== undefined && ids.length > 1) {
-    where.push('t.seq IN (SELECT i.seq FROM tokens i WHERE i.tenant_id = ? AND i.id IN (SELECT value FROM json_each(?)))');
-    params.push(tenantId, JSON.stringify(ids));
+    where.push('t.seq IN (SELECT i.seq FROM tokens i WHERE i.tenant = ? AND i.id IN (SELECT value FROM json_each(?)))');
+    params.push(tenant, JSON.stringify(ids));
   }
   if (fingerprints !== undefined && fingerprints.length > 0) {
-    where.push('t.seq IN (SELECT i.seq FROM tokens i WHERE i.tenant_id = ? AND i.fingerprint IN (SELECT value FROM json_each(?)))');
-    params.push(tenantId, JSON.stringify(fingerprints));
+    where.push('t.seq IN (SELECT i.seq FROM tokens i WHERE i.tenant = ? AND i.fingerprint IN (SELECT unhex(value) FROM json_each(?)))');
+    params.push(tenant, JSON.stringify(fingerprints.map((fingerprint) => hashBytes(fingerprint).toString('hex'))));
   }
   if (types !== undefined && types.length === 1) {
     where.push('t.type = ?');
@@ -149,7 +164,7 @@ export function tokenListQuery(tenantId: string, filter: TokenFilter, now: numbe
     params.push(JSON.stringify(types));
   }
   if (containers !== undefined && containers.length > 0) {
-    where.push('NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE w.value NOT IN (SELECT c.value FROM json_each(t.containers) c))');
+    where.push(`NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE w.value NOT IN (SELECT c.value FROM json_each(${CONTAINERS}) c))`);
     params.push(JSON.stringify(containers));
   }
   if (filter.within !== undefined) {

@@ -1,0 +1,204 @@
+// The lean token layout migration, on a database written by the version before it (old layout,
+// generated in bulk: test/support/legacy-tokens.ts). TOKENVAULT_MIGRATION_TOKENS sets the size:
+// the suite runs 1,000 tokens (every one compared); `npm run bench:migration` runs 200,000 (a
+// deterministic sample compared field by field, every list, search and filter compared in full).
+import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/cli/migrate.js';
+import { ManualClock } from '../../src/common/clock.js';
+import { createSqliteStore } from '../../src/sqlite.js';
+import { migrationProgressLines, type MigrationProgressLine } from '../../src/storage/migration-progress.js';
+import { MIGRATIONS, runMigrations } from '../../src/storage/sqlite/migrations.js';
+import { LEAN_TOKENS_MIGRATION } from '../../src/storage/sqlite/migration-lean-tokens.js';
+import type { MigrationProgress, Store, StoredToken, TokenFilter } from '../../src/storage/store.js';
+import { LEGACY_COLUMNS, LEGACY_NOW, LEGACY_TENANTS, isLive, legacyDeleted, legacyRow, legacyToken, pairsOf } from '../support/legacy-tokens.js';
+
+const TOKENS = Number(process.env['TOKENVAULT_MIGRATION_TOKENS'] ?? 1000);
+const DELETED = Math.max(3, Math.floor(TOKENS / 1000));
+const BEFORE = MIGRATIONS.indexOf(LEAN_TOKENS_MIGRATION);
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const tempFile = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenvault-lean-'));
+  dirs.push(dir);
+  return join(dir, 'old.db');
+};
+
+/** A SQLite database at the version before the lean layout, holding TOKENS tokens written as that version wrote them. */
+function oldSqliteDatabase(filename: string): Database.Database {
+  const db = new Database(filename);
+  db.pragma('journal_mode = WAL');
+  runMigrations(db, MIGRATIONS.slice(0, BEFORE));
+  // The third tenant has tokens but no tenants row (the store never required one).
+  const tenant = db.prepare('INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)');
+  const token = db.prepare(
+    `INSERT INTO tokens (${LEGACY_COLUMNS}) VALUES (${LEGACY_COLUMNS.split(',')
+      .map(() => '?')
+      .join(', ')})`,
+  );
+  const pair = db.prepare('INSERT INTO token_metadata (token_seq, tenant_id, key_lower, value_lower) VALUES (?, ?, ?, ?)');
+  const hash = db.prepare('INSERT INTO token_search (token_seq, tenant_id, hash) VALUES (?, ?, ?)');
+  const deleted = db.prepare('INSERT INTO deleted_tokens (tenant_id, id, type, deleted_at, deleted_by) VALUES (?, ?, ?, ?, ?)');
+  db.transaction(() => {
+    tenant.run(LEGACY_TENANTS[0], 'a');
+    tenant.run(LEGACY_TENANTS[1], 'b');
+    for (let i = 0; i < TOKENS; i++) {
+      const t = legacyToken(i);
+      token.run(...legacyRow(t).map((v) => (typeof v === 'boolean' ? Number(v) : v)));
+      for (const [key, value] of pairsOf(t)) pair.run(t.seq, t.tenantId, key, value);
+      for (const h of new Set(t.searchHashes)) hash.run(t.seq, t.tenantId, h);
+    }
+    for (let i = 0; i < DELETED; i++) {
+      const d = legacyDeleted(i);
+      deleted.run(d.tenantId, d.id, d.type, d.deletedAt, d.deletedBy);
+    }
+  })();
+  return db;
+}
+
+const strip = ({ seq: _seq, ...token }: StoredToken & { seq: number }): StoredToken => token;
+
+async function listAll(store: Store, tenantId: string, filter: TokenFilter): Promise<string[]> {
+  const ids: string[] = [];
+  let start: string | undefined;
+  do {
+    const page = await store.listTokens(tenantId, filter, { mode: 'cursor', size: 1000, ...(start === undefined ? {} : { start }) }, LEGACY_NOW);
+    if (page.mode !== 'cursor') throw new Error('cursor page expected');
+    ids.push(...page.items.map((t) => t.id));
+    start = page.next ?? undefined;
+  } while (start !== undefined);
+  return ids;
+}
+
+const FILTERS: [string, TokenFilter, (t: StoredToken) => boolean][] = [
+  ['no filter', {}, () => true],
+  ['a metadata pair, any case', { metadata: { CUSTOMER: 'c5' } }, (t) => pairsOf(t).some(([k, v]) => k === 'customer' && v === 'c5')],
+  [
+    'two metadata pairs',
+    { metadata: { customer: 'c3', Plan: 'GOLD' } },
+    (t) => pairsOf(t).some(([k, v]) => k === 'customer' && v === 'c3') && pairsOf(t).some(([k, v]) => k === 'plan' && v === 'gold'),
+  ],
+  ['a search hash', { searchHashes: [legacyToken(7).searchHashes[0]!] }, (t) => t.searchHashes.includes(legacyToken(7).searchHashes[0]!)],
+  ['a search value that is not a hash', { searchHashes: ['not-a-hash'] }, (t) => t.searchHashes.includes('not-a-hash')],
+  ['a fingerprint', { fingerprints: [legacyToken(42).fingerprint!] }, (t) => t.fingerprint === legacyToken(42).fingerprint],
+  ['a text fingerprint', { fingerprints: [legacyToken(97).fingerprint!] }, (t) => t.fingerprint === legacyToken(97).fingerprint],
+  ['one type', { types: ['bank'] }, (t) => t.type === 'bank'],
+  [
+    'two types and a pair',
+    { types: ['card', 'token'], metadata: { customer: 'c1' } },
+    (t) => ['card', 'token'].includes(t.type) && pairsOf(t).some(([k, v]) => k === 'customer' && v === 'c1'),
+  ],
+  ['a container', { containers: ['/extra/'] }, (t) => t.containers.includes('/extra/')],
+  ['a default container', { containers: ['/bank/high/'] }, (t) => t.containers.includes('/bank/high/')],
+  ['access scopes', { within: [{ prefix: '/pci/', except: ['/pci/low/'] }] }, (t) => t.containers.every((c) => c.startsWith('/pci/') && !c.startsWith('/pci/low/'))],
+  ['ids', { ids: [legacyToken(3).id, legacyToken(6).id, legacyToken(9).id] }, (t) => [legacyToken(3).id, legacyToken(6).id, legacyToken(9).id].includes(t.id)],
+];
+
+/** Every token (or, past 5,000, a deterministic sample) reads back as written; every list, search and filter answers the same tokens. */
+async function expectSameTokens(store: Store): Promise<void> {
+  const all = Array.from({ length: TOKENS }, (_, i) => legacyToken(i));
+  const sample = TOKENS <= 5000 ? all : all.filter((t) => t.seq % 97 === 0 || t.seq <= 100 || t.seq > TOKENS - 100);
+  for (const token of sample) {
+    expect(await store.getToken(token.tenantId, token.id, LEGACY_NOW), token.id).toEqual(isLive(token) ? strip(token) : null);
+  }
+  for (const tenantId of LEGACY_TENANTS) {
+    const mine = all.filter((t) => t.tenantId === tenantId && isLive(t));
+    for (const [name, filter, matches] of FILTERS) {
+      expect(await listAll(store, tenantId, filter), `${tenantId}: ${name}`).toEqual(mine.filter(matches).map((t) => t.id));
+    }
+  }
+  for (let i = 0; i < DELETED; i++) {
+    const d = legacyDeleted(i);
+    expect(await store.getDeletedToken(d.tenantId, d.id)).toEqual(d);
+  }
+  const due = all
+    .filter((t) => t.cvcPurgeAt !== null)
+    .sort((a, b) => a.cvcPurgeAt! - b.cvcPurgeAt! || (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.id < b.id ? -1 : 1));
+  expect((await store.listCvcDue(LEGACY_NOW + 10_000_000, 100)).map((t) => t.id)).toEqual(due.slice(0, 100).map((t) => t.id));
+  expect(await store.countTokensBelowKeyVersion(LEGACY_TENANTS[1]!, 2)).toBe(all.filter((t) => t.tenantId === LEGACY_TENANTS[1] && t.keyVersion < 2).length);
+}
+
+describe('the lean token layout migration (SQLite)', () => {
+  it(`rewrites a database of the version before in place (${TOKENS} tokens): each reads back the same, through every list, search and filter`, async () => {
+    const db = oldSqliteDatabase(tempFile());
+    const store = createSqliteStore({ database: db });
+    const reports: MigrationProgress[] = [];
+    const outcome = await store.migrate({ onProgress: (progress) => reports.push(progress), batchSize: Math.ceil(TOKENS / 4) });
+    expect(outcome.applied).toContain(BEFORE + 1);
+    // One report per batch, counting up to every token.
+    expect(reports.map((r) => r.done)).toEqual([...reports.map((r) => r.done)].sort((a, b) => a - b));
+    expect(reports.at(-1)).toEqual({ version: BEFORE + 1, table: 'tokens', done: TOKENS, total: TOKENS });
+    expect(reports.length).toBeGreaterThanOrEqual(4);
+    const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    const all = Array.from({ length: TOKENS }, (_, i) => legacyToken(i));
+    expect(count('SELECT count(*) AS n FROM tokens')).toBe(TOKENS);
+    expect(count('SELECT count(*) AS n FROM token_metadata')).toBe(all.reduce((n, t) => n + pairsOf(t).length, 0));
+    expect(count('SELECT count(*) AS n FROM token_search')).toBe(all.reduce((n, t) => n + new Set(t.searchHashes).size, 0));
+    expect(count("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('tokens_next', 'schema_migration_progress', 'tokens_tenant_type_seq')")).toBe(0);
+    await expectSameTokens(store);
+    // The idempotency triggers follow the new table: deleting a token still withdraws the responses that carry it.
+    const first = legacyToken(1);
+    db.prepare(
+      "INSERT INTO idempotency_keys (tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at) VALUES (?, 'app', 'k', 'h', 'done', 200, x'00', 1, 9e15)",
+    ).run(first.tenantId);
+    db.prepare("INSERT INTO idempotency_tokens (tenant_id, token_id, application_id, key, created_at) VALUES (?, ?, 'app', 'k', 1)").run(first.tenantId, first.id);
+    const audit = { tenantId: first.tenantId, actor: 'app', operation: 'token:delete', resourceId: first.id, outcome: 'success' as const, detail: null, at: LEGACY_NOW };
+    expect(await store.deleteToken(first.tenantId, first.id, 'app', audit, LEGACY_NOW)).toBe(true);
+    expect(db.prepare('SELECT state FROM idempotency_keys').get()).toEqual({ state: 'withdrawn' });
+    await store.close();
+    db.close();
+  }, 600_000);
+
+  it('a migration killed midway (SIGKILL after a batch) resumes where it stopped when the store opens again, and finishes', async () => {
+    const filename = tempFile();
+    oldSqliteDatabase(filename).close();
+    const batch = Math.ceil(TOKENS / 6);
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/migrate-and-die.ts', filename, String(batch), String(2 * batch)], { encoding: 'utf8' });
+    expect(child.signal).toBe('SIGKILL');
+    expect(child.stdout).not.toContain('finished');
+    const db = new Database(filename);
+    expect(db.prepare('SELECT done FROM schema_migration_progress').get()).toEqual({ done: 2 * batch });
+    expect((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(BEFORE);
+    db.close();
+
+    const store = createSqliteStore({ filename });
+    const reports: MigrationProgress[] = [];
+    expect((await store.migrate({ onProgress: (progress) => reports.push(progress), batchSize: batch })).applied).toContain(BEFORE + 1);
+    // It went on from the third batch: the two committed before the kill are not copied again.
+    expect(reports[0]!.done).toBe(3 * batch);
+    expect(reports.at(-1)!.done).toBe(TOKENS);
+    await expectSameTokens(store);
+    await store.close();
+  }, 600_000);
+
+  it('tokenvault migrate reports on stderr how many rows, how far and the time left, then the outcome', async () => {
+    const filename = tempFile();
+    oldSqliteDatabase(filename).close();
+    const out: string[] = [];
+    const err: string[] = [];
+    expect(await migrate(['--db', filename], { env: {}, stdout: (t) => out.push(t), stderr: (t) => err.push(t) })).toBe(0);
+    expect(err.at(-1)).toBe(`migration ${BEFORE + 1}: tokens ${TOKENS} of ${TOKENS} rows rewritten (100%), done\n`);
+    expect(out.join('')).toMatch(new RegExp(`applied version ${BEFORE + 1} \\(schema now at version ${MIGRATIONS.length}\\)`));
+  });
+});
+
+describe('migration progress lines', () => {
+  it('estimate the time left from the rate of this run, not counting rows an earlier run did', () => {
+    const clock = new ManualClock(1_000_000);
+    const lines: MigrationProgressLine[] = [];
+    const report = migrationProgressLines(clock, (line) => lines.push(line));
+    report({ version: 16, table: 'tokens', done: 50_000, total: 200_000 });
+    clock.advance(2_000);
+    report({ version: 16, table: 'tokens', done: 60_000, total: 200_000 });
+    expect(lines.map((l) => l.message)).toEqual([
+      'migration 16: tokens 50000 of 200000 rows rewritten (25%), estimating time left',
+      'migration 16: tokens 60000 of 200000 rows rewritten (30%), about 28 s left',
+    ]);
+    expect(lines[1]!.fields).toEqual({ version: 16, table: 'tokens', done: 60_000, total: 200_000, percent: 30, secondsLeft: 28 });
+  });
+});
