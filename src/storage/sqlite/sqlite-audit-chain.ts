@@ -1,5 +1,5 @@
 import type { AuditChainHead, AuditEntry, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
-import { insertAudit, insertSealedBatch } from './audit-sql.js';
+import { insertAuditBatch, insertSealedBatch } from './audit-sql.js';
 import type { StatementCache } from './statement-cache.js';
 
 const ENTRY = 'seq, tenant_id, actor, operation, resource_id, outcome, detail, at';
@@ -71,7 +71,7 @@ export class SqliteAuditChain {
   /** Writes `entries` and seals every unsealed entry of the tenants involved, tenant by tenant. */
   append(entries: readonly AuditEntry[], sealer: AuditSealer | undefined): void {
     if (sealer === undefined) {
-      for (const entry of entries) insertAudit(this.#statements, entry);
+      insertAuditBatch(this.#statements, entries);
       return;
     }
     const byTenant = new Map<string, AuditEntry[]>();
