@@ -11,7 +11,7 @@ export interface ExportedAuditEntry {
   outcome: 'success' | 'failure';
   detail: string | null;
   at: string;
-  /** Position in the tenant's chain, hash and MAC (hex); null for an entry older than the chain or not sealed yet. */
+  /** Position in the tenant's chain and hash (hex); null for an entry older than the chain or not sealed yet. The MAC is on the last entry of each sealed batch. */
   chain_index: number | null;
   chain_hash: string | null;
   chain_mac: string | null;
@@ -29,7 +29,7 @@ export function exportedEntry(entry: ChainedAuditEntry): ExportedAuditEntry {
     at: formatIso(entry.at),
     chain_index: entry.seal?.index ?? null,
     chain_hash: entry.seal?.hash.toString('hex') ?? null,
-    chain_mac: entry.seal?.mac.toString('hex') ?? null,
+    chain_mac: entry.seal?.mac?.toString('hex') ?? null,
   };
 }
 

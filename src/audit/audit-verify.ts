@@ -39,8 +39,9 @@ export interface VerifyAuditOptions {
 const PAGE = 1000;
 
 /**
- * Walks one tenant's chain in position order, checking each entry's MAC (by a key the database
- * does not hold), its hash (the previous entry's hash and its own fields) and that positions follow
+ * Walks one tenant's chain in position order, checking each entry's hash (the previous entry's
+ * hash and its own fields), each batch's MAC (by a key the database does not hold: it vouches for
+ * every hash before it), and that positions follow
  * one another from the start (or from retention's checkpoint) to the head; then checks that every
  * unsealed entry is older than the chain or waiting for its flush. Names the first problem.
  */
@@ -74,6 +75,8 @@ export async function verifyTenantAudit(store: Store, tenantId: string, options:
   }
   const key = first.length > 0 ? await options.auditKey(tenantId) : null;
   let after = 0;
+  /** The last position whose MAC was checked: every hash up to it is vouched for. */
+  let lastMac = expected - 1;
   walk: while (result.broken === null) {
     const rows = await store.readAuditChain(tenantId, after, page);
     for (const row of rows) {
@@ -88,13 +91,17 @@ export async function verifyTenantAudit(store: Store, tenantId: string, options:
         fail('removed', { index: expected, seq: null }, expected === seal.index - 1 ? `entry #${expected} was removed` : `entries #${expected} to #${seal.index - 1} were removed`);
         break walk;
       }
-      if (!macMatches(key!, seal.hash, seal.mac)) {
-        fail('forged', named, `entry #${seal.index} (seq ${row.seq}) does not carry the vault's MAC: inserted, or its seal was changed`);
+      if (!entryHash(previous, seal.index, row).equals(seal.hash)) {
+        fail('changed', named, `entry #${seal.index} (seq ${row.seq}) was changed, moved from another place in the chain, or inserted`);
         break walk;
       }
-      if (!entryHash(previous, seal.index, row).equals(seal.hash)) {
-        fail('changed', named, `entry #${seal.index} (seq ${row.seq}) was changed, or moved from another place in the chain`);
-        break walk;
+      if (seal.mac !== null) {
+        if (!macMatches(key!, seal.hash, seal.mac)) {
+          const from = lastMac + 1 < seal.index ? `, or an entry from #${lastMac + 1} on was changed with the hashes after it recomputed` : '';
+          fail('forged', named, `entry #${seal.index} (seq ${row.seq}) does not carry the vault's MAC: its seal was made up${from}`);
+          break walk;
+        }
+        lastMac = seal.index;
       }
       previous = seal.hash;
       expected++;
@@ -103,6 +110,14 @@ export async function verifyTenantAudit(store: Store, tenantId: string, options:
     if (rows.length < page) break;
   }
   if (result.broken === null) checkHead(head, expected - 1, previous, fail);
+  if (result.broken === null && lastMac < expected - 1) {
+    // Every sealed batch ends with a MAC: entries past the last one were appended, or recomputed.
+    fail(
+      'forged',
+      { index: expected - 1, seq: null },
+      `entries #${lastMac + 1} to #${expected - 1} end the chain without the vault's MAC: appended, or changed with their hashes recomputed`,
+    );
+  }
   await checkUnsealed(store, head, options, page, result, fail);
   return result;
 }

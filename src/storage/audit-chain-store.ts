@@ -14,11 +14,14 @@ export interface AuditChainHead {
   legacyThrough: number;
 }
 
-/** What the chain adds to an entry: its position, its hash (linking the previous one) and the MAC of that hash. */
+/**
+ * What the chain adds to an entry: its position, its hash (linking the previous one), and on the
+ * last entry of each sealed batch the MAC of that hash (null on the others).
+ */
 export interface AuditSeal {
   index: number;
   hash: Buffer;
-  mac: Buffer;
+  mac: Buffer | null;
 }
 
 /** An entry as the chain sees it: stored, with its seal once it has one (null: not sealed yet, or older than the chain). */

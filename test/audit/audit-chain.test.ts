@@ -5,6 +5,7 @@
  * a checkpoint that keeps it verifiable.
  */
 import { describe, expect, it } from 'vitest';
+import { entryHash } from '../../src/audit/audit-chain.js';
 import { verifyTenantAudit } from '../../src/audit/audit-verify.js';
 import type { Store } from '../../src/storage/store.js';
 import type { TestVault } from '../../src/testing/index.js';
@@ -97,7 +98,7 @@ describeEachStore('audit chain', (store) => {
     expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'removed', index: 5 });
   });
 
-  it('names a row inserted into the chain (no MAC by the vault) and a row inserted unsealed', async () => {
+  it('names a row inserted into the chain and a row inserted unsealed', async () => {
     const vault = await store.vault();
     await someEntries(vault);
     // Room made at position 3, then a row put there with a made-up seal.
@@ -109,7 +110,7 @@ describeEachStore('audit chain', (store) => {
       "INSERT INTO audit_log (seq, tenant_id, actor, operation, resource_id, outcome, detail, at, chain_index, chain_hash, chain_mac) VALUES (999999, $1, 'app', 'token:read', 'tok', 'success', NULL, 0, 3, $2, $3)",
       [vault.tenantId, hash, hash],
     );
-    expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'forged', index: 3, seq: 999999 });
+    expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'changed', index: 3, seq: 999999 });
     await tamper(vault.store, 'DELETE FROM audit_log WHERE seq = 999999');
     await tamper(vault.store, 'UPDATE audit_log SET chain_index = chain_index + 1000 WHERE tenant_id = $1 AND chain_index >= 4', [vault.tenantId]);
     await tamper(vault.store, 'UPDATE audit_log SET chain_index = chain_index - 1001 WHERE tenant_id = $1 AND chain_index >= 1000', [vault.tenantId]);
@@ -181,6 +182,22 @@ describeEachStore('audit chain', (store) => {
     await someEntries(vault);
     expect((await verifyOne(vault)).broken).toBeNull();
     const other = await verifyTenantAudit(vault.store, vault.tenantId, { auditKey: async () => Buffer.alloc(32, 7), now: vault.clock.now() });
-    expect(other.broken).toMatchObject({ kind: 'forged', index: 1 });
+    expect(other.broken).toMatchObject({ kind: 'forged' });
+  });
+
+  it('an entry changed with every hash after it recomputed (the hash is public, the MAC is not) fails at the MAC of its batch', async () => {
+    const vault = await store.vault();
+    await someEntries(vault);
+    const rows = await vault.store.readAuditChain(vault.tenantId, 0, 100);
+    let previous = rows[1]!.seal!.hash;
+    for (const row of rows.slice(2)) {
+      const edited = row.seal!.index === 3 ? { ...row, resourceId: 'someone-else' } : row;
+      previous = entryHash(previous, row.seal!.index, edited);
+      await tamper(vault.store, 'UPDATE audit_log SET resource_id = $1, chain_hash = $2 WHERE seq = $3', [edited.resourceId, previous, row.seq]);
+    }
+    const broken = (await verifyOne(vault)).broken!;
+    expect(broken.kind).toBe('forged');
+    expect(broken.index).toBeGreaterThanOrEqual(3);
+    expect(broken.message).toMatch(/does not carry the vault's MAC/);
   });
 });

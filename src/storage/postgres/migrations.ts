@@ -216,7 +216,7 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
         IF current_setting('tokenvault.audit_prune', true) = 'on' THEN RETURN OLD; END IF;
         RAISE EXCEPTION 'audit_log entries are removed by retention only';
       END IF;
-      IF OLD.chain_index IS NULL AND NEW.chain_index IS NOT NULL
+      IF OLD.chain_index IS NULL AND NEW.chain_index IS NOT NULL AND NEW.chain_hash IS NOT NULL
         AND (NEW.seq, NEW.tenant_id, NEW.actor, NEW.operation, NEW.resource_id, NEW.outcome, NEW.detail, NEW.at)
           IS NOT DISTINCT FROM (OLD.seq, OLD.tenant_id, OLD.actor, OLD.operation, OLD.resource_id, OLD.outcome, OLD.detail, OLD.at) THEN
         RETURN NEW;

@@ -20,7 +20,7 @@ export const toStored = (row: Row): StoredAuditEntry => ({
 
 export const toChained = (row: Row): ChainedAuditEntry => ({
   ...toStored(row),
-  seal: row['chain_index'] == null ? null : { index: row['chain_index'] as number, hash: row['chain_hash'] as Buffer, mac: row['chain_mac'] as Buffer },
+  seal: row['chain_index'] == null ? null : { index: row['chain_index'] as number, hash: row['chain_hash'] as Buffer, mac: (row['chain_mac'] as Buffer | null) ?? null },
 });
 
 export const toHead = (row: Row): AuditChainHead => ({

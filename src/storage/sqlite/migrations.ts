@@ -194,7 +194,7 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   DROP TRIGGER audit_log_no_update;
   DROP TRIGGER audit_log_no_delete;
   CREATE TRIGGER audit_log_seal_only BEFORE UPDATE ON audit_log
-    WHEN OLD.chain_index IS NOT NULL OR NEW.chain_index IS NULL OR NEW.seq IS NOT OLD.seq OR NEW.tenant_id IS NOT OLD.tenant_id
+    WHEN OLD.chain_index IS NOT NULL OR NEW.chain_index IS NULL OR NEW.chain_hash IS NULL OR NEW.seq IS NOT OLD.seq OR NEW.tenant_id IS NOT OLD.tenant_id
       OR NEW.actor IS NOT OLD.actor OR NEW.operation IS NOT OLD.operation OR NEW.resource_id IS NOT OLD.resource_id
       OR NEW.outcome IS NOT OLD.outcome OR NEW.detail IS NOT OLD.detail OR NEW.at IS NOT OLD.at
     BEGIN SELECT RAISE(ABORT, 'audit_log entries are sealed once and never changed'); END;

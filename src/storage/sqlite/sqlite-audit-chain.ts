@@ -32,7 +32,7 @@ export const toStored = (row: ChainedRow): StoredAuditEntry => ({
 
 export const toChained = (row: ChainedRow): ChainedAuditEntry => ({
   ...toStored(row),
-  seal: row.chain_index == null || row.chain_hash == null || row.chain_mac == null ? null : { index: row.chain_index, hash: row.chain_hash, mac: row.chain_mac },
+  seal: row.chain_index == null || row.chain_hash == null ? null : { index: row.chain_index, hash: row.chain_hash, mac: row.chain_mac ?? null },
 });
 
 interface HeadRow {
