@@ -3,6 +3,7 @@ import { AuditLog } from './audit/audit.js';
 import { AuthenticationError, ServiceUnavailableError } from './errors/errors.js';
 import type { ReactRequest } from './reactors/reactor-input.js';
 import { AuditService } from './audit/audit-service.js';
+import { sweepAudit } from './audit/audit-retention.js';
 import type { Caller } from './auth/caller.js';
 import type { CallerMaker } from './auth/caller-brand.js';
 import { ApplicationKeyService } from './applications/application-key-service.js';
@@ -87,7 +88,8 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
   const logger = toLogger(options.logger);
   await store.migrate({ onProgress: migrationProgressLines(clock, (line) => logger.info(line.message, line.fields)) });
   const keyRing = new KeyRing(store, provider, clock, { refreshMs: options.keyRefreshMs ?? DEFAULT_KEY_REFRESH_MS });
-  const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50 });
+  const auditKey = async (tenantId: string) => (await keyRing.keysFor(tenantId)).auditKey;
+  const audit = new AuditLog(store, clock, logger, { flushMs: options.auditFlushMs ?? 50, auditKey });
   const expressions = new ExpressionEngine({ ...options.expressions });
   const reactorOptions = options.reactors ?? {};
   const allowPrivateNetwork = reactorOptions.egress?.allowPrivateNetwork === true;
@@ -198,6 +200,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
       }
     },
     purgeDeliveries: (now) => purgeDeliveries(store, now),
+    sweepAudit: (now) => sweepAudit({ store, audit, auditKey, retentionMs: options.auditRetentionMs }, now),
   });
   const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
   // Each sweep concern is one job for all instances (keyed by its kind): whichever claims it runs
@@ -258,5 +261,5 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
         ['store', () => store.close()],
       ]),
   });
-  return { vault, operator: createOperatorTools(keyRing, store, setup), runFinished: onRunFinished };
+  return { vault, operator: createOperatorTools(keyRing, store, setup, clock), runFinished: onRunFinished };
 }

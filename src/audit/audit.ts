@@ -1,7 +1,11 @@
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { ValidationError, VaultError } from '../errors/errors.js';
-import type { AuditEntry, Store } from '../storage/store.js';
+import type { AuditEntry, AuditSealer, Store } from '../storage/store.js';
+import { chainSealer } from './audit-chain.js';
+
+/** The tenant's audit MAC key (the key ring's, docs/audit.md). */
+export type AuditKeySource = (tenantId: string) => Promise<Buffer>;
 
 export interface AuditRecordInput {
   tenantId: string;
@@ -24,6 +28,10 @@ export interface AuditRecordInput {
  * in order. The queue is bounded (`maxQueued`, default 10,000 entries): in an outage longer than
  * that, the oldest entries are dropped, logged and counted (`stats().droppedEntries`). A batch the
  * store refuses as invalid (a ValidationError, which no retry would store) is dropped and counted.
+ *
+ * Given the tenants' MAC keys (`auditKey`), every flush seals what it writes into the tenants'
+ * chains, and seals the entries that token writes put in their transactions (entry()) since the last
+ * flush (docs/audit.md).
  */
 export class AuditLog {
   #store: Store;
@@ -41,9 +49,13 @@ export class AuditLog {
   #backingOff = false;
   /** Set by close(): the store is about to close, so later entries cannot be stored. */
   #closed = false;
+  readonly #auditKey: AuditKeySource | undefined;
+  /** Tenants whose entries were written unsealed (inside a token write) since the last flush. */
+  #unsealed = new Set<string>();
 
-  constructor(store: Store, clock: Clock, logger: Logger, options: { flushMs?: number; maxBatch?: number; maxQueued?: number } = {}) {
+  constructor(store: Store, clock: Clock, logger: Logger, options: { flushMs?: number; maxBatch?: number; maxQueued?: number; auditKey?: AuditKeySource } = {}) {
     this.#store = store;
+    this.#auditKey = options.auditKey;
     this.#clock = clock;
     this.#logger = logger;
     this.#flushMs = options.flushMs ?? 50;
@@ -61,6 +73,10 @@ export class AuditLog {
 
   /** An entry stamped with the clock, for a store call that writes it atomically with its change. */
   entry(input: AuditRecordInput): AuditEntry {
+    if (this.#auditKey !== undefined && !this.#closed) {
+      this.#unsealed.add(input.tenantId);
+      this.#schedule();
+    }
     // Spelled out rather than spread: this runs on every token operation.
     return {
       tenantId: input.tenantId,
@@ -81,12 +97,42 @@ export class AuditLog {
       this.#drop(1, 'audit entry dropped: recorded after the vault closed');
       return;
     }
-    this.#queue.push(this.entry(input));
+    this.#queue.push({
+      tenantId: input.tenantId,
+      actor: input.actor,
+      operation: input.operation,
+      resourceId: input.resourceId,
+      outcome: input.outcome,
+      detail: input.detail ?? null,
+      at: this.#clock.now(),
+    });
     if (this.#queue.length >= this.#maxBatch && !this.#backingOff) this.#flushInBackground();
-    else if (this.#timer === null) {
-      this.#timer = setTimeout(() => this.#flushInBackground(), this.#flushMs);
-      this.#timer.unref();
-    }
+    else this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer !== null) return;
+    this.#timer = setTimeout(() => this.#flushInBackground(), this.#flushMs);
+    this.#timer.unref();
+  }
+
+  /**
+   * Seals the unsealed entries of `tenants` (written by token writes on any instance, or left by a
+   * vault that stopped before its flush): the sweep's pass over every chain.
+   */
+  async seal(tenants: readonly string[]): Promise<void> {
+    if (this.#auditKey === undefined || tenants.length === 0) return;
+    await this.#store.appendAudit([], await this.#sealer([], tenants));
+  }
+
+  /** A sealer over the MAC keys of every tenant of `batch` and `tenants`. */
+  async #sealer(batch: readonly AuditEntry[], tenants: Iterable<string>): Promise<AuditSealer | undefined> {
+    if (this.#auditKey === undefined) return undefined;
+    const keys = new Map<string, Buffer>();
+    const extra = [...tenants];
+    for (const tenantId of extra) if (!keys.has(tenantId)) keys.set(tenantId, await this.#auditKey(tenantId));
+    for (const entry of batch) if (!keys.has(entry.tenantId)) keys.set(entry.tenantId, await this.#auditKey(entry.tenantId));
+    return chainSealer(keys, extra, this.#clock.now());
   }
 
   /**
@@ -128,11 +174,14 @@ export class AuditLog {
     this.#flushing = this.#flushing.then(async () => {
       const batch = this.#queue;
       this.#queue = [];
-      if (batch.length === 0) return;
+      const unsealed = this.#unsealed;
+      this.#unsealed = new Set();
+      if (batch.length === 0 && unsealed.size === 0) return;
       try {
-        await this.#store.appendAudit(batch);
+        await this.#store.appendAudit(batch, await this.#sealer(batch, unsealed));
         this.#backingOff = false;
       } catch (error) {
+        for (const tenantId of unsealed) this.#unsealed.add(tenantId);
         this.#failed(batch, error);
       }
     });
@@ -145,7 +194,7 @@ export class AuditLog {
     this.#closed = true;
     // Entries recorded while that flush was in flight (the store still open) are stored too, unless
     // it failed (no second wait on a store that is down). Later entries are refused by record().
-    if (this.#queue.length > 0 && !this.#backingOff) await this.flush();
+    if ((this.#queue.length > 0 || this.#unsealed.size > 0) && !this.#backingOff) await this.flush();
     if (this.#queue.length === 0) return;
     this.#drop(this.#queue.length, 'audit entries dropped: the store failed at close');
     this.#queue = [];

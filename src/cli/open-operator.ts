@@ -20,7 +20,7 @@ export async function openOperatorAt(
   target: StoreTarget,
   io: CliIo,
   logger: Logger,
-  extra: Pick<VaultOptions, 'reactors'>,
+  extra: Pick<VaultOptions, 'reactors' | 'auditRetentionMs'>,
   mayCreateKey: boolean,
   keyFileOps: KeyFileOps = nodeKeyFileOps,
 ): Promise<Operator> {

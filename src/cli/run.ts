@@ -1,5 +1,6 @@
 /** Dispatches `tokenvault <command>` to its module and turns errors into messages and exit codes. */
 import { VaultError } from '../errors/errors.js';
+import { AUDIT_HELP, audit } from './audit.js';
 import { CliError, type CliIo, UsageError } from './io.js';
 import { KEYS_HELP, keys } from './keys.js';
 import { MIGRATE_HELP, migrate } from './migrate.js';
@@ -7,13 +8,15 @@ import { RECOVER_ADMIN_HELP, recoverAdmin } from './recover-admin.js';
 import { SERVE_HELP, serve } from './serve.js';
 import { packageVersion } from './version.js';
 
-export { KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
+export { AUDIT_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
 
 const MAIN_HELP = `Usage: tokenvault <command> [options]
 
 Commands:
   serve          Run the HTTP API on an embedded SQLite database or on PostgreSQL
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
+  audit verify   Check every tenant's audit chain; name the first entry changed, removed or inserted
+  audit export   Write audit entries from a time on as JSON lines (for a SIEM)
   migrate        Apply pending database migrations
   recover-admin  Create a new management application and print its key (lost admin key)
 
@@ -36,6 +39,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await serve(rest, io);
       case 'keys':
         return await keys(rest, io);
+      case 'audit':
+        return await audit(rest, io);
       case 'migrate':
         return await migrate(rest, io);
       case 'recover-admin':
@@ -71,5 +76,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 function helpTarget(command: string | undefined): string {
   if (command === 'serve' || command === 'migrate' || command === 'recover-admin') return `${command} `;
+  if (command === 'audit') return 'audit ';
   return command === 'keys' ? 'keys rotate ' : '';
 }

@@ -48,6 +48,8 @@ ${TIMEOUT_HELP}  --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <pr
                              really in front: else clients name their own address
   --access-log <on|off>      One JSON line per request on stderr: method, route, status, duration,
                              application id (default on)
+  --audit-retention <days>   Remove audit entries older than this (at least 1), behind a checkpoint
+                             that keeps the chain verifiable (default: keep them all; docs/audit.md)
   --metrics-port <n>         Serve Prometheus metrics at GET /metrics on this port of --host
                              (a separate listener, off by default; it has no authentication)
   -h, --help                 Show this help
@@ -83,6 +85,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
         'trust-forwarded-for': { type: 'string' },
         'access-log': { type: 'string', default: 'on' },
         'metrics-port': { type: 'string' },
+        'audit-retention': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }),
@@ -98,6 +101,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   const maxBodyBytes = integerFlag('max-body-bytes', values['max-body-bytes'], 1, 1024 ** 3);
   const metricsPort = values['metrics-port'] === undefined ? undefined : integerFlag('metrics-port', values['metrics-port'], 0, 65535);
   const trustForwardedFor = trustForwardedFlag(values['trust-forwarded-for']);
+  const auditRetention = values['audit-retention'] === undefined ? {} : { auditRetentionMs: integerFlag('audit-retention', values['audit-retention'], 1, 100_000) * 86_400_000 };
   if (values['access-log'] !== 'on' && values['access-log'] !== 'off') throw new UsageError("--access-log must be 'on' or 'off'");
   const adminKey = io.env['TOKENVAULT_ADMIN_KEY'];
   if (adminKey !== undefined && adminKey.length < MIN_KEY_LENGTH) {
@@ -112,7 +116,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   // Before the vault, which reports its asynchronous runs to them.
   const metrics = metricsPort === undefined ? undefined : createMetrics();
   // Only the vault goes on: the operator tools stay with the opening (serve uses none of them).
-  const { vault } = await openOperatorAt(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) } }, true);
+  const { vault } = await openOperatorAt(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) }, ...auditRetention }, true);
   let server: Server | undefined;
   let metricsServer: Server | undefined;
   // Each turn's access lines are formatted together at its end, when its responses are written

@@ -14,6 +14,8 @@ interface TenantKeys {
   current: number;
   fingerprintKey: Buffer;
   searchKey: Buffer;
+  /** MACs the tenant's audit chain (docs/audit.md); derived from the index key, so it travels with the master key. */
+  auditKey: Buffer;
   /** When (clock time) the versions were last listed from the store. */
   checkedAt: number;
 }
@@ -208,6 +210,7 @@ export class KeyRing {
       current: data.at(-1)!.version,
       fingerprintKey: derive('tokenvault/fingerprint/v1'),
       searchKey: derive('tokenvault/search-index/v1'),
+      auditKey: derive('tokenvault/audit-mac/v1'),
       checkedAt,
     };
   }

@@ -23,13 +23,15 @@ export interface SweepResult {
   tokenIntentsRemoved: number;
   /** Webhook deliveries finished more than 7 days ago, their sealed bodies with them. */
   deliveriesRemoved: number;
+  /** Audit entries past the audit retention, removed behind a checkpoint (docs/audit.md). */
+  auditEntriesRemoved: number;
 }
 
 /**
  * What the sweep does, each concern on its own: the background sweep runs each as its own
  * recurring job (`sweep.<concern>`), so one that fails never holds back another.
  */
-export const SWEEP_CONCERNS = ['expiry', 'cvc', 'idempotency', 'reactorResults', 'sessions', 'tokenIntents', 'deliveries'] as const;
+export const SWEEP_CONCERNS = ['expiry', 'cvc', 'idempotency', 'reactorResults', 'sessions', 'tokenIntents', 'deliveries', 'audit'] as const;
 export type SweepConcern = (typeof SWEEP_CONCERNS)[number];
 
 /** Counters of the sweep, for metrics (`tokenvault_sweep_*`, docs/operations.md). */
@@ -49,6 +51,8 @@ export interface SweeperDependencies {
   onExpired?: (tokens: readonly ExpiredTokenRecord[]) => Promise<void>;
   /** Removes finished webhook deliveries past their retention; answers how many. */
   purgeDeliveries?: (now: number) => Promise<number>;
+  /** Seals the audit chains and removes entries past the audit retention; answers how many it removed. */
+  sweepAudit?: (now: number) => Promise<number>;
 }
 
 const BATCH = 500;
@@ -103,6 +107,7 @@ export class Sweeper {
       sessionsRemoved: 0,
       tokenIntentsRemoved: 0,
       deliveriesRemoved: 0,
+      auditEntriesRemoved: 0,
     };
     const parts = await runEvery(
       SWEEP_CONCERNS.map((concern) => [concern, () => this.run(concern)] as const),
@@ -128,6 +133,8 @@ export class Sweeper {
         return drain((n) => store.purgeExpiredTokenIntents(now, n)).then((tokenIntentsRemoved) => ({ tokenIntentsRemoved }));
       case 'deliveries':
         return (this.#deps.purgeDeliveries?.(now) ?? Promise.resolve(0)).then((deliveriesRemoved) => ({ deliveriesRemoved }));
+      case 'audit':
+        return (this.#deps.sweepAudit?.(now) ?? Promise.resolve(0)).then((auditEntriesRemoved) => ({ auditEntriesRemoved }));
     }
   }
 

@@ -1,4 +1,6 @@
 import type { ApplicationView } from '../applications/application-service.js';
+import { type OperatorAudit, operatorAudit } from '../audit/audit-operator.js';
+import type { Clock } from '../common/clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import type { Store, TenantRecord } from '../storage/store.js';
 import type { TenantSetup } from '../tenants/tenant-setup.js';
@@ -29,6 +31,8 @@ export interface OperatorKeys {
  */
 export interface OperatorTools {
   readonly keys: OperatorKeys;
+  /** Verification and export of the audit trail (docs/audit.md). */
+  readonly audit: OperatorAudit;
   /** Every tenant of the database (ids and names). */
   listTenants(): Promise<TenantRecord[]>;
   /**
@@ -40,9 +44,10 @@ export interface OperatorTools {
 }
 
 /** The operator tools over a vault's own key ring, store and tenant setup (createVault's wiring). */
-export function createOperatorTools(keyRing: KeyRing, store: Store, setup: TenantSetup): OperatorTools {
+export function createOperatorTools(keyRing: KeyRing, store: Store, setup: TenantSetup, clock: Clock): OperatorTools {
   return Object.freeze({
     keys: Object.freeze(operatorKeys(keyRing, store)),
+    audit: operatorAudit(keyRing, store, clock),
     listTenants: () => store.listTenants(),
     recoverAdministrator: (tenantId: string, input?: { name?: string }) => setup.recoverAdministrator(tenantId, input),
   });

@@ -1,4 +1,5 @@
 import type { PageRequest, PageResult } from './store-paging.js';
+import type { AuditSealer } from './audit-chain-store.js';
 
 /** A stored idempotent response, keyed by tenant, application and the client's key. */
 export interface IdempotencyRecord {
@@ -160,7 +161,10 @@ export interface OperationsStore {
   countDueJobs(now: number): Promise<number>;
 
   // --- audit ---------------------------------------------------------------------------------
-  /** Appends entries in one transaction (reads are audited in batches to keep fsyncs off the read path). */
-  appendAudit(entries: readonly AuditEntry[]): Promise<void>;
+  /**
+   * Appends entries in one transaction (reads are audited in batches to keep fsyncs off the read
+   * path). With a sealer they join their tenants' chains as they are written (AuditChainStore).
+   */
+  appendAudit(entries: readonly AuditEntry[], sealer?: AuditSealer): Promise<void>;
   listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): Promise<PageResult<StoredAuditEntry>>;
 }

@@ -69,7 +69,7 @@ export const STORE_AREAS = {
     'restartWebhookDelivery',
     'purgeWebhookDeliveries',
   ],
-  audit: ['appendAudit', 'listAudit'],
+  audit: ['appendAudit', 'listAudit', 'auditHead', 'auditTenants', 'readAuditChain', 'readUnsealedAudit', 'readAuditSince', 'pruneAudit'],
 } as const satisfies Record<string, readonly (keyof Store)[]>;
 
 export type StoreArea = keyof typeof STORE_AREAS;

@@ -1,4 +1,5 @@
 import type { ApplicationStore } from './application-store.js';
+import type { AuditChainStore } from './audit-chain-store.js';
 import type { OperationsStore } from './operations-store.js';
 import type { ProxyStore } from './proxy-store.js';
 import type { ReactorStore } from './reactor-store.js';
@@ -14,6 +15,7 @@ export type * from './application-store.js';
 export type * from './reactor-store.js';
 export type * from './proxy-store.js';
 export type * from './operations-store.js';
+export type * from './audit-chain-store.js';
 export type {
   WebhookAttempt,
   WebhookAttemptOutcome,
@@ -65,7 +67,7 @@ export interface MigrateOptions {
  * - A rejection is a failure: ServiceUnavailableError (the database cannot answer now; retry), or
  *   a fault of the store's own state.
  */
-export interface Store extends TokenStore, TokenIntentStore, ApplicationStore, ReactorStore, ProxyStore, OperationsStore, WebhookStore {
+export interface Store extends TokenStore, TokenIntentStore, ApplicationStore, ReactorStore, ProxyStore, OperationsStore, WebhookStore, AuditChainStore {
   /**
    * Optional: runs `fn` while holding a lock of that name across every instance sharing the database
    * (PostgreSQL's advisory locks). A store for one process may leave it out; the vault then just runs `fn`.

@@ -39,6 +39,11 @@ export interface VaultOptions {
   /** Read audit entries are batched; how long one may wait (ms, default 50). */
   auditFlushMs?: number;
   /**
+   * How long audit entries are kept (ms; default: forever). The sweep removes older ones behind a
+   * checkpoint entry that keeps the chain verifiable (docs/audit.md). At least a day.
+   */
+  auditRetentionMs?: number;
+  /**
    * How long a resolved API key is remembered (ms, default 1000; 0 disables). Changes through this
    * vault take effect at once; changes by another process sharing the database within this time
    * (an application key deleted there, or an authorizer's grants reduced there, keep working here
@@ -160,6 +165,7 @@ const OptionsSchema = v.object({
   logger: v.optional(v.custom<Logger>(isLoggerLike, 'must have info, warn and error (a Logger or a pino logger)')),
   sweepIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10 * 60 * 1000, 'must be at most 10 minutes (expired tokens must go within the hour)'))),
   auditFlushMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))),
+  auditRetentionMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(24 * 60 * 60 * 1000, 'must be at least a day (86400000)'))),
   authCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))),
   webhooks: v.optional(v.strictObject({ subscriptionCacheMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000))) })),
   keyRefreshMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000))),

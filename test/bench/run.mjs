@@ -4,9 +4,16 @@
 import { existsSync } from 'node:fs';
 
 const withPostgres = Boolean(process.env.TOKENVAULT_BENCH_PG_URL ?? process.env.TOKENVAULT_TEST_PG_URL);
-const suites = ['./core.mjs', './reactors.mjs', './fairness.mjs', './http.mjs', './proxy.mjs', './async.mjs', ...(withPostgres ? ['./http-postgres.mjs'] : [])].filter((path) =>
-  existsSync(new URL(path, import.meta.url)),
-);
+const suites = [
+  './core.mjs',
+  './reactors.mjs',
+  './fairness.mjs',
+  './http.mjs',
+  './proxy.mjs',
+  './async.mjs',
+  './audit.mjs',
+  ...(withPostgres ? ['./http-postgres.mjs'] : []),
+].filter((path) => existsSync(new URL(path, import.meta.url)));
 const results = {};
 for (const suite of suites) {
   const { run } = await import(suite);

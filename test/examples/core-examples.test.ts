@@ -31,6 +31,7 @@ describeEachStore('examples', (store) => {
       sessionsRemoved: 0,
       tokenIntentsRemoved: 0,
       deliveriesRemoved: 0,
+      auditEntriesRemoved: 0,
     });
   });
 

@@ -137,6 +137,6 @@ async function faultyVault(kind: TestStore, methods: Parameters<typeof faultySto
 
 describe('sweep concerns', () => {
   it('are the sweep\u2019s every kind of removal', () => {
-    expect(SWEEP_CONCERNS).toEqual(['expiry', 'cvc', 'idempotency', 'reactorResults', 'sessions', 'tokenIntents', 'deliveries']);
+    expect(SWEEP_CONCERNS).toEqual(['expiry', 'cvc', 'idempotency', 'reactorResults', 'sessions', 'tokenIntents', 'deliveries', 'audit']);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
+import { exportAudit } from '../../src/audit/audit-export.js';
 import { createVault } from '../../src/index.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { createSqliteStore } from '../../src/sqlite.js';
@@ -26,7 +27,8 @@ describe('encryption at rest', () => {
       sent.push(new TextDecoder().decode(init?.body as Uint8Array));
       return new Response('{"ok":true}', { status: 200 });
     }) as typeof fetch;
-    const vault = await createVault({ store: createSqliteStore({ filename }), masterKey: generateMasterKey(), sweepIntervalMs: 0, proxy: { unsafeFetch: destination } });
+    const store = createSqliteStore({ filename });
+    const vault = await createVault({ store, masterKey: generateMasterKey(), sweepIntervalMs: 0, proxy: { unsafeFetch: destination } });
     const { application } = await vault.createTenant({ name: 'scan' });
     const admin = await vault.authenticate(application.key);
     const app = await vault.applications.create(admin, { name: 'w', type: 'private', permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
@@ -89,6 +91,12 @@ describe('encryption at rest', () => {
       }
     };
     expect(readdirSync(dir)).toContain('vault.db-wal');
+    // Every audit entry written and sealed (the chain's columns in the file), then exported (docs/audit.md).
+    await vault.logs.list(admin);
+    let exported = '';
+    expect(await exportAudit(store, 0, (line) => void (exported += line))).toBeGreaterThan(0);
+    for (const [name, secret] of Object.entries(secrets)) expect(exported.includes(secret), `${name} in the audit export`).toBe(false);
+    expect(exported.includes(app.key!), 'API key in the audit export').toBe(false);
     scan();
     await vault.close();
     scan();

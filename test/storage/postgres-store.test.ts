@@ -596,8 +596,14 @@ if (PG_URL === undefined) {
       try {
         await store.migrate();
         await store.appendAudit([makeAudit({ resourceId: 'r' })]);
-        for (const sql of ["UPDATE %s.audit_log SET actor = 'x'", 'DELETE FROM %s.audit_log', 'TRUNCATE %s.audit_log']) {
-          await expect(adminPool().query(sql.replace('%s', `"${store.schema}"`))).rejects.toThrow(/append-only/);
+        // Sealing sets an entry's chain columns once and retention removes entries (docs/audit.md); nothing else changes a row.
+        for (const [sql, refusal] of [
+          ["UPDATE %s.audit_log SET actor = 'x'", /sealed once and never changed/],
+          ['UPDATE %s.audit_log SET chain_index = 1', /sealed once and never changed/],
+          ['DELETE FROM %s.audit_log', /removed by retention only/],
+          ['TRUNCATE %s.audit_log', /append-only/],
+        ] as const) {
+          await expect(adminPool().query(sql.replace('%s', `"${store.schema}"`))).rejects.toThrow(refusal);
         }
         expect(await count(store, 'audit_log')).toBe(1);
       } finally {

@@ -270,8 +270,10 @@ describe('SQLite storage details', () => {
   it('keeps the audit log append-only', () => {
     const store = openMigrated();
     store.audit.appendAudit([makeAudit({ resourceId: 'r' })]);
-    expect(() => store.database.exec("UPDATE audit_log SET actor = 'x'")).toThrow(/append-only/);
-    expect(() => store.database.exec('DELETE FROM audit_log')).toThrow(/append-only/);
+    // Sealing sets an entry's chain columns once and retention removes entries (docs/audit.md); nothing else changes a row.
+    expect(() => store.database.exec("UPDATE audit_log SET actor = 'x'")).toThrow(/sealed once and never changed/);
+    expect(() => store.database.exec('UPDATE audit_log SET chain_index = 1')).toThrow(/sealed once and never changed/);
+    expect(() => store.database.exec('DELETE FROM audit_log')).toThrow(/removed by retention only/);
     expect(count(store, 'SELECT count(*) AS n FROM audit_log')).toBe(1);
     store.close();
   });

@@ -54,6 +54,7 @@ describeEachStore('token lifecycle', (store) => {
         sessionsRemoved: 0,
         tokenIntentsRemoved: 0,
         deliveriesRemoved: 0,
+        auditEntriesRemoved: 0,
       });
       const reference = await vault.store.getDeletedToken(vault.tenantId, token.id);
       expect(reference?.deletedBy).toBe('system:expiry');
@@ -88,6 +89,7 @@ describeEachStore('token lifecycle', (store) => {
         sessionsRemoved: 0,
         tokenIntentsRemoved: 0,
         deliveriesRemoved: 0,
+        auditEntriesRemoved: 0,
       });
       const after = await vault.store.getToken(vault.tenantId, token.id, vault.clock.now());
       expect(after!.cvcPurgeAt).toBeNull();
@@ -102,6 +104,7 @@ describeEachStore('token lifecycle', (store) => {
         sessionsRemoved: 0,
         tokenIntentsRemoved: 0,
         deliveriesRemoved: 0,
+        auditEntriesRemoved: 0,
       });
     });
 

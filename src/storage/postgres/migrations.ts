@@ -194,6 +194,38 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   UPDATE proxies p SET maker_application_id = p.created_by, maker_generation = a.credentials_generation
     FROM applications a WHERE a.tenant_id = p.tenant_id AND a.id = p.created_by AND a.type <> 'management';
   `,
+  /* 17: the audit chain (docs/audit.md): each entry's position, hash and MAC, and each tenant's head */ `
+  ALTER TABLE audit_log ADD COLUMN chain_index bigint, ADD COLUMN chain_hash bytea, ADD COLUMN chain_mac bytea;
+  CREATE UNIQUE INDEX audit_log_chain ON audit_log (tenant_id, chain_index) WHERE chain_index IS NOT NULL;
+  CREATE INDEX audit_log_unsealed ON audit_log (tenant_id, seq) WHERE chain_index IS NULL;
+  CREATE TABLE audit_heads (
+    tenant_id text PRIMARY KEY,
+    chain_index bigint NOT NULL,
+    chain_hash bytea,
+    legacy_through bigint NOT NULL
+  );
+  -- The entries written before the chain are its unverified prefix.
+  INSERT INTO audit_heads (tenant_id, chain_index, chain_hash, legacy_through) SELECT tenant_id, 0, NULL, max(seq) FROM audit_log GROUP BY tenant_id;
+  -- A guard against mistakes, not the protection (the chain's MACs are): sealing sets the chain
+  -- columns of an unsealed entry once, retention (which sets tokenvault.audit_prune for its
+  -- transaction) removes entries, nothing else changes a row.
+  DROP TRIGGER audit_log_no_update ON audit_log;
+  CREATE FUNCTION audit_log_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP = 'DELETE' THEN
+        IF current_setting('tokenvault.audit_prune', true) = 'on' THEN RETURN OLD; END IF;
+        RAISE EXCEPTION 'audit_log entries are removed by retention only';
+      END IF;
+      IF OLD.chain_index IS NULL AND NEW.chain_index IS NOT NULL AND NEW.chain_hash IS NOT NULL
+        AND (NEW.seq, NEW.tenant_id, NEW.actor, NEW.operation, NEW.resource_id, NEW.outcome, NEW.detail, NEW.at)
+          IS NOT DISTINCT FROM (OLD.seq, OLD.tenant_id, OLD.actor, OLD.operation, OLD.resource_id, OLD.outcome, OLD.detail, OLD.at) THEN
+        RETURN NEW;
+      END IF;
+      RAISE EXCEPTION 'audit_log entries are sealed once and never changed';
+    END
+  $$;
+  CREATE TRIGGER audit_log_guard BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_guard();
+  `,
 ]);
 
 /** The table recording applied versions, in the store's schema. */

@@ -1,4 +1,5 @@
-import type { AuditEntry, AuditFilter, PageRequest, PageResult, StoredAuditEntry } from '../store.js';
+import type { AuditChainHead, AuditEntry, AuditFilter, AuditSealer, ChainedAuditEntry, PageRequest, PageResult, StoredAuditEntry } from '../store.js';
+import { type AuditChainStatements, auditChainStatements, pruneInto, sealInto, toChained, toHead, toStored } from './postgres-audit-chain.js';
 import { runPage } from './paging.js';
 import type { PgExecutor } from './pg-executor.js';
 import { tenantList } from './pg-record-update.js';
@@ -10,15 +11,25 @@ export class PostgresAudit {
   readonly #db: PgExecutor;
   readonly #s: string;
   readonly #sql: RecordStatements;
+  readonly #chain: AuditChainStatements;
 
   constructor(db: PgExecutor, s: string, sql: RecordStatements) {
     this.#db = db;
     this.#s = s;
     this.#sql = sql;
+    this.#chain = auditChainStatements(s);
   }
 
-  /** One statement for the whole batch, whatever its size (the entries bind as seven arrays). */
-  async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+  /**
+   * With a sealer: one transaction for the batch, a fixed handful of statements whatever its size
+   * (postgres-audit-chain.ts). Without: one statement (the entries bind as seven arrays), unsealed.
+   */
+  async appendAudit(entries: readonly AuditEntry[], sealer?: AuditSealer): Promise<void> {
+    if (sealer !== undefined) {
+      if (entries.length === 0 && sealer.tenants.length === 0) return;
+      await this.#db.transaction((tx) => sealInto(tx, this.#chain, entries, sealer));
+      return;
+    }
     if (entries.length === 0) return;
     await this.#db.query(this.#sql.appendAudit, [
       entries.map((e) => e.tenantId),
@@ -29,6 +40,31 @@ export class PostgresAudit {
       entries.map((e) => e.detail ?? null),
       entries.map((e) => e.at),
     ]);
+  }
+
+  pruneAudit(tenantId: string, before: number, sealer: AuditSealer): Promise<number> {
+    return this.#db.transaction((tx) => pruneInto(tx, this.#chain, tenantId, before, sealer));
+  }
+
+  async auditHead(tenantId: string): Promise<AuditChainHead | null> {
+    const row = (await this.#db.query(this.#chain.head, [tenantId])).rows[0];
+    return row === undefined ? null : toHead(row);
+  }
+
+  async auditTenants(): Promise<string[]> {
+    return (await this.#db.query(this.#chain.tenants)).rows.map((r) => r['tenant_id'] as string);
+  }
+
+  async readAuditChain(tenantId: string, afterIndex: number, limit: number): Promise<ChainedAuditEntry[]> {
+    return (await this.#db.query(this.#chain.chain, [tenantId, afterIndex, limit])).rows.map(toChained);
+  }
+
+  async readUnsealedAudit(tenantId: string, afterSeq: number, limit: number): Promise<StoredAuditEntry[]> {
+    return (await this.#db.query(this.#chain.unsealed, [tenantId, afterSeq, limit])).rows.map(toStored);
+  }
+
+  async readAuditSince(since: number, afterSeq: number, limit: number): Promise<ChainedAuditEntry[]> {
+    return (await this.#db.query(this.#chain.since, [afterSeq, since, limit])).rows.map(toChained);
   }
 
   /**

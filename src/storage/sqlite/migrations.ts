@@ -174,7 +174,36 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
     maker_generation = (SELECT a.credentials_generation FROM applications a WHERE a.tenant_id = proxies.tenant_id AND a.id = proxies.created_by)
     WHERE EXISTS (SELECT 1 FROM applications a WHERE a.tenant_id = proxies.tenant_id AND a.id = proxies.created_by AND a.type <> 'management');
   `,
-  /* 16: the lean token layout (migration-lean-tokens.ts): the copy runs in resumable batches first */ LEAN_TOKENS_MIGRATION,
+  /* 16: the audit chain (docs/audit.md): each entry's position, hash and MAC, and each tenant's head */ `
+  ALTER TABLE audit_log ADD COLUMN chain_index INTEGER;
+  ALTER TABLE audit_log ADD COLUMN chain_hash BLOB;
+  ALTER TABLE audit_log ADD COLUMN chain_mac BLOB;
+  CREATE UNIQUE INDEX audit_log_chain ON audit_log (tenant_id, chain_index) WHERE chain_index IS NOT NULL;
+  CREATE INDEX audit_log_unsealed ON audit_log (tenant_id, seq) WHERE chain_index IS NULL;
+  CREATE TABLE audit_heads (
+    tenant_id TEXT PRIMARY KEY,
+    chain_index INTEGER NOT NULL,
+    chain_hash BLOB,
+    legacy_through INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  -- The entries written before the chain are its unverified prefix.
+  INSERT INTO audit_heads (tenant_id, chain_index, chain_hash, legacy_through) SELECT tenant_id, 0, NULL, max(seq) FROM audit_log GROUP BY tenant_id;
+  -- Retention names the tenant whose entries it removes here, inside its transaction.
+  CREATE TABLE audit_prune_permits (tenant_id TEXT PRIMARY KEY) WITHOUT ROWID;
+  -- A guard against mistakes, not the protection (the chain's MACs are): sealing sets the chain
+  -- columns of an unsealed entry once, retention removes entries, nothing else changes a row.
+  DROP TRIGGER audit_log_no_update;
+  DROP TRIGGER audit_log_no_delete;
+  CREATE TRIGGER audit_log_seal_only BEFORE UPDATE ON audit_log
+    WHEN OLD.chain_index IS NOT NULL OR NEW.chain_index IS NULL OR NEW.chain_hash IS NULL OR NEW.seq IS NOT OLD.seq OR NEW.tenant_id IS NOT OLD.tenant_id
+      OR NEW.actor IS NOT OLD.actor OR NEW.operation IS NOT OLD.operation OR NEW.resource_id IS NOT OLD.resource_id
+      OR NEW.outcome IS NOT OLD.outcome OR NEW.detail IS NOT OLD.detail OR NEW.at IS NOT OLD.at
+    BEGIN SELECT RAISE(ABORT, 'audit_log entries are sealed once and never changed'); END;
+  CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+    WHEN NOT EXISTS (SELECT 1 FROM audit_prune_permits p WHERE p.tenant_id = OLD.tenant_id)
+    BEGIN SELECT RAISE(ABORT, 'audit_log entries are removed by retention only'); END;
+  `,
+  /* 17: the lean token layout (migration-lean-tokens.ts): the copy runs in resumable batches first */ LEAN_TOKENS_MIGRATION,
 ]);
 
 /**

@@ -1,5 +1,5 @@
-import type { AuditEntry, AuditFilter, PageRequest, PageResult, StoredAuditEntry } from '../store.js';
-import { insertAuditBatch } from './audit-sql.js';
+import type { AuditChainHead, AuditEntry, AuditFilter, AuditSealer, ChainedAuditEntry, PageRequest, PageResult, StoredAuditEntry } from '../store.js';
+import { CHAINED_COLUMNS, type ChainedRow, SqliteAuditChain, toChained, toHead, toStored } from './sqlite-audit-chain.js';
 import { runPage } from './paging.js';
 import { AUDIT_COLUMNS, toAudit } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
@@ -10,13 +10,16 @@ import { WalSync } from './wal-sync.js';
 export class SqliteAudit {
   readonly #statements: StatementCache;
   readonly #read: <R>(fn: () => R) => R;
-  readonly #appendTx: SqliteTransaction<(entries: readonly AuditEntry[]) => void>;
+  readonly #appendTx: SqliteTransaction<(entries: readonly AuditEntry[], sealer: AuditSealer | undefined) => void>;
+  readonly #pruneTx: SqliteTransaction<(tenantId: string, before: number, sealer: AuditSealer) => number>;
   readonly #walSync: WalSync;
 
   constructor(db: BetterSqlite3Database, statements: StatementCache, read: <R>(fn: () => R) => R) {
     this.#statements = statements;
     this.#read = read;
-    this.#appendTx = db.transaction((entries: readonly AuditEntry[]) => insertAuditBatch(statements, entries));
+    const chain = new SqliteAuditChain(statements);
+    this.#appendTx = db.transaction((entries: readonly AuditEntry[], sealer: AuditSealer | undefined) => chain.append(entries, sealer));
+    this.#pruneTx = db.transaction((tenantId: string, before: number, sealer: AuditSealer) => chain.prune(tenantId, before, sealer));
     this.#walSync = new WalSync(db, statements);
   }
 
@@ -24,9 +27,38 @@ export class SqliteAudit {
    * One transaction for the batch; resolves once it is on disk. Its fsync runs off the event loop's
    * thread (wal-sync.ts): the audit log flushes a batch every 50 ms under load.
    */
-  appendAudit(entries: readonly AuditEntry[]): Promise<void> {
-    if (entries.length === 0) return Promise.resolve();
-    return this.#walSync.commit(() => this.#appendTx.immediate(entries));
+  appendAudit(entries: readonly AuditEntry[], sealer?: AuditSealer): Promise<void> {
+    if (entries.length === 0 && (sealer === undefined || sealer.tenants.length === 0)) return Promise.resolve();
+    return this.#walSync.commit(() => this.#appendTx.immediate(entries, sealer));
+  }
+
+  pruneAudit(tenantId: string, before: number, sealer: AuditSealer): number {
+    return this.#pruneTx.immediate(tenantId, before, sealer);
+  }
+
+  auditHead(tenantId: string): AuditChainHead | null {
+    const row = this.#read(() => this.#statements.get('SELECT tenant_id, chain_index, chain_hash, legacy_through FROM audit_heads WHERE tenant_id = ?').get(tenantId));
+    return row === undefined ? null : toHead(row as Parameters<typeof toHead>[0]);
+  }
+
+  auditTenants(): string[] {
+    const sql = 'SELECT tenant_id FROM audit_heads UNION SELECT DISTINCT tenant_id FROM audit_log ORDER BY 1';
+    return this.#read(() => (this.#statements.get(sql).all() as { tenant_id: string }[]).map((r) => r.tenant_id));
+  }
+
+  readAuditChain(tenantId: string, afterIndex: number, limit: number): ChainedAuditEntry[] {
+    const sql = `SELECT ${CHAINED_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index > ? ORDER BY chain_index LIMIT ?`;
+    return this.#read(() => (this.#statements.get(sql).all(tenantId, afterIndex, limit) as ChainedRow[]).map(toChained));
+  }
+
+  readUnsealedAudit(tenantId: string, afterSeq: number, limit: number): StoredAuditEntry[] {
+    const sql = `SELECT ${CHAINED_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq > ? ORDER BY seq LIMIT ?`;
+    return this.#read(() => (this.#statements.get(sql).all(tenantId, afterSeq, limit) as ChainedRow[]).map(toStored));
+  }
+
+  readAuditSince(since: number, afterSeq: number, limit: number): ChainedAuditEntry[] {
+    const sql = `SELECT ${CHAINED_COLUMNS} FROM audit_log WHERE seq > ? AND at >= ? ORDER BY seq LIMIT ?`;
+    return this.#read(() => (this.#statements.get(sql).all(afterSeq, since, limit) as ChainedRow[]).map(toChained));
   }
 
   /**

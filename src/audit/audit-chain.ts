@@ -1,0 +1,96 @@
+import { createHash, createHmac, hash, timingSafeEqual } from 'node:crypto';
+import type { AuditChainHead, AuditCut, AuditEntry, AuditSeal, AuditSealer, StoredAuditEntry } from '../storage/store.js';
+
+/** Operation of a checkpoint entry, written by retention (docs/audit.md). */
+export const CHECKPOINT_OPERATION = 'audit:checkpoint';
+/** Actor of checkpoint entries. */
+export const RETENTION_ACTOR = 'system:audit-retention';
+
+/**
+ * Where a tenant's chain starts: a hash of the tenant and the boundary of its entries older than
+ * the chain, so the first entry's MAC also vouches for that boundary.
+ */
+export function genesisHash(tenantId: string, legacyThrough: number): Buffer {
+  return createHash('sha256')
+    .update(JSON.stringify(['tokenvault/audit-genesis/v1', tenantId, legacyThrough]), 'utf8')
+    .digest();
+}
+
+/**
+ * An entry's hash (hex): SHA-256 of the previous entry's hash (hex) and the entry's every stored
+ * field, its chain position and seq included (so an entry moved, renumbered or copied no longer
+ * matches). JSON quoting keeps fields from running into each other. One one-shot hash of a string:
+ * this runs for every audited read, and a hash object per entry would cost several times more.
+ */
+function linkHex(previousHex: string, index: number, entry: StoredAuditEntry): string {
+  return hash(
+    'sha256',
+    previousHex + JSON.stringify([index, entry.seq, entry.tenantId, entry.actor, entry.operation, entry.resourceId, entry.outcome, entry.detail, entry.at]),
+    'hex',
+  );
+}
+
+export function entryHash(previous: Buffer, index: number, entry: StoredAuditEntry): Buffer {
+  return Buffer.from(linkHex(previous.toString('hex'), index, entry), 'hex');
+}
+
+export function entryMac(key: Buffer, hash: Buffer): Buffer {
+  return createHmac('sha256', key).update(hash).digest();
+}
+
+export function macMatches(key: Buffer, hash: Buffer, mac: Buffer): boolean {
+  const expected = entryMac(key, hash);
+  return mac.length === expected.length && timingSafeEqual(mac, expected);
+}
+
+/** The detail of a checkpoint entry: what retention cut, so verification can start after it. */
+export interface CheckpointDetail {
+  through: number;
+  hash: string;
+  removed: number;
+}
+
+export function checkpointDetail(cut: AuditCut): string {
+  return JSON.stringify({ through: cut.through, hash: cut.hash.toString('hex'), removed: cut.removed } satisfies CheckpointDetail);
+}
+
+/** The detail of a checkpoint entry, or null when it is not one the vault wrote. */
+export function parseCheckpoint(entry: AuditEntry): CheckpointDetail | null {
+  if (entry.operation !== CHECKPOINT_OPERATION || entry.actor !== RETENTION_ACTOR || entry.detail === null) return null;
+  try {
+    const value = JSON.parse(entry.detail) as Partial<CheckpointDetail>;
+    if (!Number.isSafeInteger(value.through) || typeof value.hash !== 'string' || !Number.isSafeInteger(value.removed)) return null;
+    return value as CheckpointDetail;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The sealer the stores call inside their transactions (AuditSealer), over MAC keys already
+ * unwrapped (sealing runs inside a transaction and cannot wait for a key provider).
+ */
+export function chainSealer(keys: ReadonlyMap<string, Buffer>, tenants: readonly string[], now: number): AuditSealer {
+  return {
+    tenants,
+    seal(head: AuditChainHead, entries: readonly StoredAuditEntry[]): AuditSeal[] {
+      const key = keys.get(head.tenantId);
+      if (key === undefined) throw new Error('No audit key loaded for the tenant');
+      let previous = (head.hash ?? genesisHash(head.tenantId, head.legacyThrough)).toString('hex');
+      let index = head.index;
+      const seals: AuditSeal[] = new Array(entries.length);
+      for (let i = 0; i < entries.length; i++) {
+        previous = linkHex(previous, ++index, entries[i]!);
+        seals[i] = { index, hash: Buffer.from(previous, 'hex'), mac: null };
+      }
+      // One MAC per batch, on its last entry: it vouches for every hash before it (each commits to
+      // its predecessor), at a fraction of a MAC per entry (docs/audit.md).
+      const last = seals[seals.length - 1];
+      if (last !== undefined) last.mac = entryMac(key, last.hash);
+      return seals;
+    },
+    checkpoint(head: AuditChainHead, cut: AuditCut): AuditEntry {
+      return { tenantId: head.tenantId, actor: RETENTION_ACTOR, operation: CHECKPOINT_OPERATION, resourceId: null, outcome: 'success', detail: checkpointDetail(cut), at: now };
+    },
+  };
+}

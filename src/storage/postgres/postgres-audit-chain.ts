@@ -1,0 +1,160 @@
+import type { AuditChainHead, AuditEntry, AuditSeal, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
+import type { Queryable } from './pg-executor.js';
+
+const ENTRY = 'seq, tenant_id, actor, operation, resource_id, outcome, detail, at';
+export const CHAINED_COLUMNS = `${ENTRY}, chain_index, chain_hash, chain_mac`;
+const HEAD_COLUMNS = 'tenant_id, chain_index, chain_hash, legacy_through';
+
+type Row = Record<string, unknown>;
+
+export const toStored = (row: Row): StoredAuditEntry => ({
+  seq: row['seq'] as number,
+  tenantId: row['tenant_id'] as string,
+  actor: row['actor'] as string,
+  operation: row['operation'] as string,
+  resourceId: row['resource_id'] as string | null,
+  outcome: row['outcome'] as 'success' | 'failure',
+  detail: row['detail'] as string | null,
+  at: row['at'] as number,
+});
+
+export const toChained = (row: Row): ChainedAuditEntry => ({
+  ...toStored(row),
+  seal: row['chain_index'] == null ? null : { index: row['chain_index'] as number, hash: row['chain_hash'] as Buffer, mac: (row['chain_mac'] as Buffer | null) ?? null },
+});
+
+export const toHead = (row: Row): AuditChainHead => ({
+  tenantId: row['tenant_id'] as string,
+  index: row['chain_index'] as number,
+  hash: row['chain_hash'] as Buffer | null,
+  legacyThrough: row['legacy_through'] as number,
+});
+
+/** The chain's statements for a schema (`s`: its quoted name). */
+export function auditChainStatements(s: string) {
+  return Object.freeze({
+    /**
+     * Creates the missing heads and locks every head of $1 (sorted: two writers lock in the same
+     * order), answering them: the update that changes nothing is what takes the row lock.
+     */
+    lockHeads:
+      `INSERT INTO ${s}.audit_heads (${HEAD_COLUMNS}) SELECT t, 0, NULL, 0 FROM unnest($1::text[]) AS t ` +
+      `ON CONFLICT (tenant_id) DO UPDATE SET chain_index = ${s}.audit_heads.chain_index RETURNING ${HEAD_COLUMNS}`,
+    /** The unsealed entries of the tenants $1 past their legacy boundaries $2, by tenant and seq. */
+    pending:
+      `SELECT a.${ENTRY.split(', ').join(', a.')} FROM ${s}.audit_log a JOIN unnest($1::text[], $2::int8[]) AS h(t, legacy) ON a.tenant_id = h.t ` +
+      'WHERE a.chain_index IS NULL AND a.seq > h.legacy ORDER BY a.tenant_id, a.seq',
+    /** $1 seqs for new entries, chosen before they are written so their hashes can cover them. */
+    nextSeqs: `SELECT nextval(pg_get_serial_sequence('${s}.audit_log', 'seq')) AS seq FROM generate_series(1, $1::int4)`,
+    /** Eleven arrays, one per column. */
+    insertSealed:
+      `INSERT INTO ${s}.audit_log (${CHAINED_COLUMNS}) OVERRIDING SYSTEM VALUE ` +
+      'SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int8[], $9::int8[], $10::bytea[], $11::bytea[])',
+    /** $1 tenants, $2 seqs, $3 positions, $4 hashes, $5 MACs. */
+    seal:
+      `UPDATE ${s}.audit_log a SET chain_index = u.i, chain_hash = u.h, chain_mac = u.m ` +
+      'FROM unnest($1::text[], $2::int8[], $3::int8[], $4::bytea[], $5::bytea[]) AS u(t, seq, i, h, m) WHERE a.tenant_id = u.t AND a.seq = u.seq',
+    /** $1 tenants, $2 positions, $3 hashes. */
+    setHeads: `UPDATE ${s}.audit_heads h SET chain_index = u.i, chain_hash = u.h FROM unnest($1::text[], $2::int8[], $3::bytea[]) AS u(t, i, h) WHERE h.tenant_id = u.t`,
+    head: `SELECT ${HEAD_COLUMNS} FROM ${s}.audit_heads WHERE tenant_id = $1`,
+    tenants: `SELECT tenant_id FROM ${s}.audit_heads UNION SELECT DISTINCT tenant_id FROM ${s}.audit_log ORDER BY 1`,
+    chain: `SELECT ${CHAINED_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index > $2 ORDER BY chain_index LIMIT $3`,
+    unsealed: `SELECT ${CHAINED_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NULL AND seq > $2 ORDER BY seq LIMIT $3`,
+    since: `SELECT ${CHAINED_COLUMNS} FROM ${s}.audit_log WHERE seq > $1 AND at >= $2 ORDER BY seq LIMIT $3`,
+    keepFrom: `SELECT min(chain_index) AS i FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NOT NULL AND at >= $2`,
+    hashAt: `SELECT chain_hash FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index = $2`,
+    countCut: `SELECT count(*)::int8 AS n FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index <= $2`,
+    allowPrune: "SELECT set_config('tokenvault.audit_prune', 'on', true)",
+    /** $1 tenant, $2 the last position cut. */
+    cut: `WITH gone AS (DELETE FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index <= $2 RETURNING 1) SELECT count(*)::int8 AS n FROM gone`,
+    /** $1 tenant, $2 legacy boundary, $3 before. */
+    cutLegacy: `WITH gone AS (DELETE FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NULL AND seq <= $2 AND at < $3 RETURNING 1) SELECT count(*)::int8 AS n FROM gone`,
+  });
+}
+
+export type AuditChainStatements = ReturnType<typeof auditChainStatements>;
+
+/**
+ * Seals inside a transaction: locks the heads of every tenant concerned (a concurrent writer of
+ * the same tenant, on this instance or another, waits for the commit), seals their unsealed entries
+ * then `fresh`, and moves the heads. Answers the heads after.
+ */
+export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: readonly AuditEntry[], sealer: AuditSealer): Promise<Map<string, AuditChainHead>> {
+  const tenants = [...new Set([...sealer.tenants, ...fresh.map((e) => e.tenantId)])].sort();
+  const heads = new Map<string, AuditChainHead>();
+  for (const row of (await tx.query(sql.lockHeads, [tenants])).rows) heads.set(row['tenant_id'] as string, toHead(row));
+  const byTenant = new Map<string, StoredAuditEntry[]>(tenants.map((t) => [t, []]));
+  const pendingRows = (await tx.query(sql.pending, [tenants, tenants.map((t) => heads.get(t)!.legacyThrough)])).rows;
+  const pendingCount = new Map<string, number>();
+  for (const row of pendingRows) {
+    const entry = toStored(row);
+    byTenant.get(entry.tenantId)!.push(entry);
+    pendingCount.set(entry.tenantId, (pendingCount.get(entry.tenantId) ?? 0) + 1);
+  }
+  if (fresh.length > 0) {
+    const seqs = (await tx.query(sql.nextSeqs, [fresh.length])).rows.map((r) => r['seq'] as number);
+    fresh.forEach((e, i) => byTenant.get(e.tenantId)!.push({ ...e, seq: seqs[i]! }));
+  }
+  const sealedPending: [string, number, AuditSeal][] = [];
+  const inserted: [StoredAuditEntry, AuditSeal][] = [];
+  const moved: AuditChainHead[] = [];
+  for (const tenantId of tenants) {
+    const entries = byTenant.get(tenantId)!;
+    if (entries.length === 0) continue;
+    const head = heads.get(tenantId)!;
+    const seals = sealer.seal(head, entries);
+    const pending = pendingCount.get(tenantId) ?? 0;
+    entries.forEach((e, i) => (i < pending ? sealedPending.push([tenantId, e.seq, seals[i]!]) : inserted.push([e, seals[i]!])));
+    const last = seals.at(-1)!;
+    const next = { ...head, index: last.index, hash: last.hash };
+    heads.set(tenantId, next);
+    moved.push(next);
+  }
+  if (sealedPending.length > 0) {
+    await tx.query(sql.seal, [
+      sealedPending.map((p) => p[0]),
+      sealedPending.map((p) => p[1]),
+      sealedPending.map((p) => p[2].index),
+      sealedPending.map((p) => p[2].hash),
+      sealedPending.map((p) => p[2].mac),
+    ]);
+  }
+  if (inserted.length > 0) {
+    const col = <T>(f: (e: StoredAuditEntry, s: AuditSeal) => T) => inserted.map(([e, s]) => f(e, s));
+    await tx.query(sql.insertSealed, [
+      col((e) => e.seq),
+      col((e) => e.tenantId),
+      col((e) => e.actor),
+      col((e) => e.operation),
+      col((e) => e.resourceId ?? null),
+      col((e) => e.outcome),
+      col((e) => e.detail ?? null),
+      col((e) => e.at),
+      col((_, s) => s.index),
+      col((_, s) => s.hash),
+      col((_, s) => s.mac),
+    ]);
+  }
+  if (moved.length > 0) await tx.query(sql.setHeads, [moved.map((h) => h.tenantId), moved.map((h) => h.index), moved.map((h) => h.hash)]);
+  return heads;
+}
+
+/** Retention (AuditChainStore.pruneAudit) inside a transaction. */
+export async function pruneInto(tx: Queryable, sql: AuditChainStatements, tenantId: string, before: number, sealer: AuditSealer): Promise<number> {
+  const scoped: AuditSealer = { tenants: [tenantId], seal: (h, e) => sealer.seal(h, e), checkpoint: (h, c) => sealer.checkpoint(h, c) };
+  let head = (await sealInto(tx, sql, [], scoped)).get(tenantId)!;
+  const keep = (await tx.query(sql.keepFrom, [tenantId, before])).rows[0]?.['i'] as number | null;
+  const through = keep == null ? head.index : keep - 1;
+  const last = through > 0 ? ((await tx.query(sql.hashAt, [tenantId, through])).rows[0]?.['chain_hash'] as Buffer | undefined) : undefined;
+  await tx.query(sql.allowPrune);
+  let removed = 0;
+  if (last !== undefined) {
+    // The checkpoint joins the chain before the cut entries leave it (sqlite-audit-chain.ts says why).
+    const count = (await tx.query(sql.countCut, [tenantId, through])).rows[0]?.['n'] as number;
+    const checkpoint = sealer.checkpoint(head, { through, hash: last, removed: count });
+    head = (await sealInto(tx, sql, [checkpoint], scoped)).get(tenantId)!;
+    removed += (await tx.query(sql.cut, [tenantId, through])).rows[0]?.['n'] as number;
+  }
+  removed += (await tx.query(sql.cutLegacy, [tenantId, head.legacyThrough, before])).rows[0]?.['n'] as number;
+  return removed;
+}

@@ -1,0 +1,133 @@
+import type { AuditChainHead, AuditEntry, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
+import { insertAuditBatch, insertSealedBatch } from './audit-sql.js';
+import type { StatementCache } from './statement-cache.js';
+
+const ENTRY = 'seq, tenant_id, actor, operation, resource_id, outcome, detail, at';
+export const CHAINED_COLUMNS = `${ENTRY}, chain_index, chain_hash, chain_mac`;
+
+export interface ChainedRow {
+  seq: number;
+  tenant_id: string;
+  actor: string;
+  operation: string;
+  resource_id: string | null;
+  outcome: 'success' | 'failure';
+  detail: string | null;
+  at: number;
+  chain_index?: number | null;
+  chain_hash?: Buffer | null;
+  chain_mac?: Buffer | null;
+}
+
+export const toStored = (row: ChainedRow): StoredAuditEntry => ({
+  seq: row.seq,
+  tenantId: row.tenant_id,
+  actor: row.actor,
+  operation: row.operation,
+  resourceId: row.resource_id,
+  outcome: row.outcome,
+  detail: row.detail,
+  at: row.at,
+});
+
+export const toChained = (row: ChainedRow): ChainedAuditEntry => ({
+  ...toStored(row),
+  seal: row.chain_index == null || row.chain_hash == null ? null : { index: row.chain_index, hash: row.chain_hash, mac: row.chain_mac ?? null },
+});
+
+interface HeadRow {
+  tenant_id: string;
+  chain_index: number;
+  chain_hash: Buffer | null;
+  legacy_through: number;
+}
+export const toHead = (row: HeadRow): AuditChainHead => ({ tenantId: row.tenant_id, index: row.chain_index, hash: row.chain_hash, legacyThrough: row.legacy_through });
+
+const HEAD = 'SELECT tenant_id, chain_index, chain_hash, legacy_through FROM audit_heads WHERE tenant_id = ?';
+const NEW_HEAD = 'INSERT INTO audit_heads (tenant_id, chain_index, chain_hash, legacy_through) VALUES (?, 0, NULL, 0) ON CONFLICT DO NOTHING';
+const SET_HEAD = 'UPDATE audit_heads SET chain_index = ?, chain_hash = ? WHERE tenant_id = ?';
+const PENDING = `SELECT ${ENTRY} FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq > ? ORDER BY seq`;
+const SEAL = 'UPDATE audit_log SET chain_index = ?, chain_hash = ?, chain_mac = ? WHERE seq = ?';
+const LAST_SEQ = 'SELECT coalesce(max(seq), 0) AS seq FROM audit_log';
+
+/**
+ * The SQLite side of the chain's writes; every function runs inside the caller's BEGIN IMMEDIATE
+ * transaction, so the database's one writer is the chain's one writer. Seqs of new entries are
+ * chosen here (the last seq plus one) so that their hashes can cover them.
+ */
+export class SqliteAuditChain {
+  readonly #statements: StatementCache;
+
+  constructor(statements: StatementCache) {
+    this.#statements = statements;
+  }
+
+  head(tenantId: string): AuditChainHead {
+    const s = this.#statements;
+    s.get(NEW_HEAD).run(tenantId);
+    return toHead(s.get(HEAD).get(tenantId) as HeadRow);
+  }
+
+  /** Writes `entries` and seals every unsealed entry of the tenants involved, tenant by tenant. */
+  append(entries: readonly AuditEntry[], sealer: AuditSealer | undefined): void {
+    if (sealer === undefined) {
+      insertAuditBatch(this.#statements, entries);
+      return;
+    }
+    const byTenant = new Map<string, AuditEntry[]>();
+    for (const tenantId of sealer.tenants) byTenant.set(tenantId, []);
+    for (const entry of entries) {
+      const list = byTenant.get(entry.tenantId);
+      if (list === undefined) byTenant.set(entry.tenantId, [entry]);
+      else list.push(entry);
+    }
+    let seq = (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq;
+    for (const [tenantId, fresh] of byTenant) {
+      const stored = fresh.map((e): StoredAuditEntry => ({ ...e, seq: ++seq }));
+      this.#extend(this.head(tenantId), stored, sealer);
+    }
+  }
+
+  /** Seals the tenant's unsealed entries, then `fresh` (not stored yet), and moves the head. */
+  #extend(head: AuditChainHead, fresh: readonly StoredAuditEntry[], sealer: AuditSealer): AuditChainHead {
+    const s = this.#statements;
+    const pending = (s.get(PENDING).all(head.tenantId, head.legacyThrough) as ChainedRow[]).map(toStored);
+    if (pending.length === 0 && fresh.length === 0) return head;
+    const seals = sealer.seal(head, pending.length === 0 ? fresh : [...pending, ...fresh]);
+    const seal = s.get(SEAL);
+    for (let i = 0; i < pending.length; i++) seal.run(seals[i]!.index, seals[i]!.hash, seals[i]!.mac, pending[i]!.seq);
+    if (fresh.length > 0) insertSealedBatch(s, fresh, pending.length === 0 ? seals : seals.slice(pending.length));
+    const last = seals.at(-1)!;
+    s.get(SET_HEAD).run(last.index, last.hash, head.tenantId);
+    return { ...head, index: last.index, hash: last.hash };
+  }
+
+  /** Retention (AuditChainStore.pruneAudit), inside the caller's transaction. */
+  prune(tenantId: string, before: number, sealer: AuditSealer): number {
+    const s = this.#statements;
+    let head = this.#extend(this.head(tenantId), [], sealer);
+    // The cut: every sealed entry before the first one at or after `before`, in chain order.
+    const keep = s.get('SELECT min(chain_index) AS i FROM audit_log WHERE tenant_id = ? AND chain_index IS NOT NULL AND at >= ?').get(tenantId, before) as { i: number | null };
+    const through = keep.i === null ? head.index : keep.i - 1;
+    const last =
+      through > 0 ? (s.get('SELECT chain_hash FROM audit_log WHERE tenant_id = ? AND chain_index = ?').get(tenantId, through) as { chain_hash: Buffer } | undefined) : undefined;
+    const sealedGone = last === undefined ? 0 : (s.get('SELECT count(*) AS n FROM audit_log WHERE tenant_id = ? AND chain_index <= ?').get(tenantId, through) as { n: number }).n;
+    const legacyGone = (
+      s.get('SELECT count(*) AS n FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq <= ? AND at < ?').get(tenantId, head.legacyThrough, before) as { n: number }
+    ).n;
+    if (sealedGone === 0 && legacyGone === 0) return 0;
+    s.get('INSERT INTO audit_prune_permits (tenant_id) VALUES (?)').run(tenantId);
+    if (sealedGone > 0) {
+      // The checkpoint joins the chain before the cut entries leave it: it links to the last of
+      // them, records its hash, and the first entry kept links to that hash.
+      const seq = (s.get(LAST_SEQ).get() as { seq: number }).seq + 1;
+      const checkpoint = sealer.checkpoint(head, { through, hash: last!.chain_hash, removed: sealedGone });
+      head = this.#extend(head, [{ ...checkpoint, seq }], sealer);
+      s.get('DELETE FROM audit_log WHERE tenant_id = ? AND chain_index <= ?').run(tenantId, through);
+    }
+    // Entries older than the chain were never part of it: they leave without a checkpoint.
+    if (legacyGone > 0) s.get('DELETE FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq <= ? AND at < ?').run(tenantId, head.legacyThrough, before);
+    s.get('DELETE FROM audit_prune_permits WHERE tenant_id = ?').run(tenantId);
+    return sealedGone + legacyGone;
+  }
+}
