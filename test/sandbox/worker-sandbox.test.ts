@@ -226,7 +226,9 @@ describe('worker memory', () => {
   });
 
   it("keeps one run's memory out of another's: concurrent large runs each get their own limit", async () => {
-    const sandbox = await sandboxWith({ workers: { size: 2 } });
+    // One run per worker: interleaved, a queued run would join a worker whose run awaits `tick`,
+    // and on a loaded machine its 40 MiB allocation delays the answer of the other past its limit.
+    const sandbox = await sandboxWith({ workers: { size: 2, runsPerWorker: 1 } });
     const code = 'module.exports = async (req) => { const s = "y".repeat(40 * 1024 * 1024); await req.bt.tick(); return s.length }';
     const host: SandboxHost = { fetch: null, bt: { tick: async () => null } };
     const runs = await Promise.all(Array.from({ length: 4 }, () => sandbox.run({ code, req: REQ, host })));
