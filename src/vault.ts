@@ -135,6 +135,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
           ...(reactorOptions.limits ? { limits: reactorOptions.limits } : {}),
           ...(reactorOptions.workers ? { workers: reactorOptions.workers } : {}),
           ...(workerFile ? { workerFile } : {}),
+          ...(reactorOptions.onRunTimes ? { onRunTimes: reactorOptions.onRunTimes } : {}),
         }),
       )
       .catch((error: unknown) => {

@@ -116,7 +116,13 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   // Before the vault, which reports its asynchronous runs to them.
   const metrics = metricsPort === undefined ? undefined : createMetrics();
   // Only the vault goes on: the operator tools stay with the opening (serve uses none of them).
-  const { vault } = await openOperatorAt(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) }, ...auditRetention }, true);
+  const { vault } = await openOperatorAt(
+    target,
+    io,
+    logger,
+    { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun, onRunTimes: metrics.observeReactorRunTimes } : {}) }, ...auditRetention },
+    true,
+  );
   let server: Server | undefined;
   let metricsServer: Server | undefined;
   // Each turn's access lines are formatted together at its end, when its responses are written

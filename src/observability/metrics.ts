@@ -13,6 +13,12 @@ export interface VaultMetrics {
    */
   readonly observeAsyncRun: (event: { status: number }) => void;
   /**
+   * Pass as the vault's `reactors.onRunTimes` option: each reactor run's wait for a sandbox worker
+   * goes into `tokenvault_reactor_queue_wait_seconds`, and its run time, from its worker taking it
+   * to its end, into `tokenvault_reactor_run_seconds` (the two are apart: waiting is not running).
+   */
+  readonly observeReactorRunTimes: (times: { queuedMs: number; runMs: number | null }) => void;
+  /**
    * Reports the job queue's depth (jobs due now) as `tokenvault_job_queue_depth`, read on each
    * scrape. Until one is set the gauge reads 0.
    */
@@ -82,6 +88,19 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
     labelNames: ['status'] as const,
     registers: [registry],
   });
+  const runBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+  const queueWait = new Histogram({
+    name: 'tokenvault_reactor_queue_wait_seconds',
+    help: 'Time reactor runs waited for a sandbox worker (not part of their time limit)',
+    buckets: runBuckets,
+    registers: [registry],
+  });
+  const runTime = new Histogram({
+    name: 'tokenvault_reactor_run_seconds',
+    help: 'Time reactor runs ran, from their worker taking them to their end (their time limit counts this)',
+    buckets: runBuckets,
+    registers: [registry],
+  });
   let readDepth: (() => number | Promise<number>) | undefined;
   new Gauge({
     name: 'tokenvault_job_queue_depth',
@@ -137,6 +156,10 @@ export function createMetrics(options: { registry?: Registry } = {}): VaultMetri
     },
     observeAsyncRun(event) {
       reactorRuns.inc({ status: String(event.status) });
+    },
+    observeReactorRunTimes(times) {
+      queueWait.observe(times.queuedMs / 1000);
+      if (times.runMs !== null) runTime.observe(times.runMs / 1000);
     },
     setJobQueueDepth(read) {
       readDepth = read;

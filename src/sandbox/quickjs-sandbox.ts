@@ -15,7 +15,7 @@ import { runtimeError } from './reactor-outcome.js';
 import { cancelledError, currentRun, RunTask } from './pool/run-task.js';
 import { DEFAULT_SANDBOX_LIMITS, MAX_CODE_BYTES, type Sandbox, type SandboxLimits, type SandboxRunInput, type SandboxRunOutput } from './sandbox.js';
 import { resolveWorkerFile } from './worker-file.js';
-import { WorkerPool, type WorkerPoolStats } from './pool/worker-pool.js';
+import { type RunTimes, WorkerPool, type WorkerPoolStats } from './pool/worker-pool.js';
 import { resolveWorkerOptions, type SandboxWorkerOptions } from './pool/worker-options.js';
 
 const MIB = 1024 * 1024;
@@ -31,6 +31,8 @@ export interface QuickJsSandboxOptions {
    * one beside tokenvault's code). Set it when tokenvault is bundled (docs/bundling.md).
    */
   workerFile?: string | URL;
+  /** Told of each run's time waiting for a worker and running, as it ends (metrics; worker-pool.ts). */
+  onRunTimes?: (times: RunTimes) => void;
 }
 
 export class QuickJsSandbox implements Sandbox {
@@ -41,7 +43,7 @@ export class QuickJsSandbox implements Sandbox {
   #nextRun = 0;
 
   /** Use `createQuickJsSandbox`. */
-  constructor(checker: QuickJsEngine, limits: SandboxLimits, workers: SandboxWorkerOptions, contextPoolSize: number, workerUrl: URL) {
+  constructor(checker: QuickJsEngine, limits: SandboxLimits, workers: SandboxWorkerOptions, contextPoolSize: number, workerUrl: URL, onRunTimes?: (times: RunTimes) => void) {
     this.limits = limits;
     this.workers = workers;
     this.#checker = checker;
@@ -51,6 +53,7 @@ export class QuickJsSandbox implements Sandbox {
       heapMb: Math.max(128, Math.ceil((3 * limits.memoryBytes) / MIB)),
       workerUrl,
       contextPoolSize,
+      ...(onRunTimes ? { onRunTimes } : {}),
     });
   }
 
@@ -76,8 +79,7 @@ export class QuickJsSandbox implements Sandbox {
       } catch {
         throw runtimeError('Reactor arguments are not JSON');
       }
-      const deadline = Math.min(now + limits.timeoutMs, parent?.deadline ?? Number.POSITIVE_INFINITY);
-      const task = new RunTask(++this.#nextRun, input, limits, api, reqJson, deadline, parent);
+      const task = new RunTask(++this.#nextRun, input, limits, api, reqJson, parent);
       this.#pool.submit(task);
       return task.promise;
     } catch (error) {
@@ -119,7 +121,7 @@ export async function createQuickJsSandbox(options?: QuickJsSandboxOptions): Pro
   }
   const workerUrl = resolveWorkerFile(options?.workerFile, 'workerFile');
   const checker = await createQuickJsEngine({ limits, poolSize: 0 });
-  const sandbox = new QuickJsSandbox(checker, limits, workers, contextPoolSize, workerUrl);
+  const sandbox = new QuickJsSandbox(checker, limits, workers, contextPoolSize, workerUrl, options?.onRunTimes);
   sandbox.warm();
   return sandbox;
 }

@@ -11,6 +11,7 @@ import { resolveLimits } from '../sandbox/limits.js';
 import { DEFAULT_SANDBOX_LIMITS, type Sandbox, type SandboxLimits } from '../sandbox/sandbox.js';
 import { resolveWorkerFile } from '../sandbox/worker-file.js';
 import { resolveWorkerOptions, type SandboxWorkerOptions } from '../sandbox/pool/worker-options.js';
+import type { RunTimes } from '../sandbox/pool/worker-pool.js';
 import type { Store } from '../storage/store.js';
 import { validationFromIssues } from '../validation/issues.js';
 
@@ -155,6 +156,12 @@ export interface ReactorOptions {
    * (docs/operations.md, CLI). Called on the job worker; what it throws is logged, never fails the run.
    */
   onAsyncRun?: (event: AsyncRunEnded) => void;
+  /**
+   * Told of each run of the default sandbox as it ends: how long it waited for a worker and how
+   * long it then ran. Pass `createMetrics().observeReactorRunTimes` for
+   * `tokenvault_reactor_queue_wait_seconds` and `tokenvault_reactor_run_seconds` (docs/reactors.md).
+   */
+  onRunTimes?: (times: RunTimes) => void;
 }
 
 const OptionsSchema = v.object({
@@ -195,6 +202,7 @@ const OptionsSchema = v.object({
       ),
       workerFile: v.optional(v.union([v.pipe(v.string(), v.minLength(1, 'must not be empty')), v.instance(URL)], 'must be a path or a file: URL')),
       onAsyncRun: v.optional(v.custom<(event: AsyncRunEnded) => void>((f) => typeof f === 'function', 'must be a function')),
+      onRunTimes: v.optional(v.custom<(times: RunTimes) => void>((f) => typeof f === 'function', 'must be a function')),
       consoleOutput: v.optional(v.picklist(CONSOLE_OUTPUT_MODES, `must be one of ${CONSOLE_OUTPUT_MODES.map((m) => `'${m}'`).join(', ')}`)),
     }),
   ),

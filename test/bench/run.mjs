@@ -1,5 +1,6 @@
-// `npm run bench`: every benchmark, each beside its same-process baseline, then the table
-// (test/bench/table.mjs, which reuses the reactor figures measured here). Builds first (package.json).
+// `npm run bench`: every benchmark, each beside its same-process baseline, then the table against a
+// bare server (test/bench/table.mjs, which reuses the reactor figures measured here), then the table
+// against the floor of the vault's own work (test/bench/floor-table.mjs). Builds first (package.json).
 // The PostgreSQL HTTP benchmark runs when TOKENVAULT_BENCH_PG_URL or TOKENVAULT_TEST_PG_URL names a server.
 import { existsSync } from 'node:fs';
 
@@ -21,4 +22,7 @@ for (const suite of suites) {
 }
 const { run: table } = await import('./table.mjs');
 await table(results['./reactors.mjs']);
+// The vault beside the floor of its own work (../shared/bench/floor.mjs and a raw QuickJS + prelude floor).
+const { run: floorTable } = await import('./floor-table.mjs');
+await floorTable();
 process.exit(0);

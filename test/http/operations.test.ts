@@ -138,6 +138,20 @@ describeEachStore('operations: readiness, access log, metrics, PUT /applications
     expect(text).not.toContain('tokenvault_reactor_runs_total{status="202"}');
   });
 
+  it('metrics: each reactor run reports its wait for a worker apart from its run time', async () => {
+    const metrics = createMetrics();
+    const vault = await store.vault({ reactors: { onRunTimes: metrics.observeReactorRunTimes } });
+    const handler = createFetchHandler(vault, { onExchange: metrics.observe });
+    const app = await vault.caller({ permissions: ['token:use'] });
+    const created = await handler(request('/reactors', { method: 'POST', key: vault.adminKey, body: { name: 'r', code: 'module.exports = async () => ({ raw: 1 })' } }));
+    const id = ((await created.json()) as { id: string }).id;
+    expect((await handler(request(`/reactors/${id}/react`, { method: 'POST', key: app.key, body: { args: {} } }))).status).toBe(200);
+    const text = await metrics.render();
+    // Saving the code ran it once to check that it loads; the invocation is the second run.
+    expect(text).toContain('tokenvault_reactor_queue_wait_seconds_count 2');
+    expect(text).toContain('tokenvault_reactor_run_seconds_count 2');
+  });
+
   it('PUT /applications/{id} keeps permissions and rules it leaves out, replaces those it gives, [] clears', async () => {
     const vault = await store.vault();
     const handler = createFetchHandler(vault);

@@ -59,7 +59,9 @@ function run(sandbox: QuickJsSandbox, log: string[], name: string, owner: RunOwn
 describe('one owner flooding with spinning runs', () => {
   it("leaves a worker to another owner, whose run is served at once; the flood's excess is refused at once", async () => {
     // Shares by default: one application holds ceil(2 / 2) = 1 worker and queues ceil(8 / 4) = 2 runs.
-    const sandbox = await warmSandbox({ workers: { size: 2, maxQueued: 8 } });
+    // One run per worker: with interleaving, a1 would join a0's worker while a0 awaits `started`
+    // (worker-interleave.test.ts), and the counts below would be the interleaving's.
+    const sandbox = await warmSandbox({ workers: { size: 2, maxQueued: 8, runsPerWorker: 1 } });
     const log: string[] = [];
     const flood = Array.from({ length: 5 }, (_, i) => run(sandbox, log, `a${i}`, A, 'for (;;) {}'));
     expect(sandbox.stats()).toMatchObject({ busy: 1, queued: 2 });

@@ -15,7 +15,7 @@ let ids = 0;
 /** A run of `owner` (none: anonymous), nested under `parent` when given. */
 function task(owner: RunOwner | undefined, parent: RunTask | null = null, name = ''): RunTask {
   const input = { code: name, req: { args: null, configuration: {} }, host: { bt: null, fetch: null }, ...(owner ? { owner } : {}) };
-  const t = new RunTask(++ids, input, DEFAULT_SANDBOX_LIMITS, null, '{}', Number.POSITIVE_INFINITY, parent);
+  const t = new RunTask(++ids, input, DEFAULT_SANDBOX_LIMITS, null, '{}', parent);
   t.promise.catch(() => undefined);
   return t;
 }

@@ -8,7 +8,7 @@
  * hostile runs end quickly, and no assertion is about how long anything took.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors/errors.js';
+import { ServiceUnavailableError, ValidationError } from '../../src/errors/errors.js';
 import { createFetchHandler } from '../../src/http/index.js';
 import { createQuickJsSandbox, type QuickJsSandbox } from '../../src/sandbox/quickjs-sandbox.js';
 import type { SandboxHost, SandboxRunInput } from '../../src/sandbox/sandbox.js';
@@ -137,12 +137,14 @@ describe('queueing for a worker', () => {
     await expect(second).resolves.toMatchObject({ result: 'second' });
   });
 
-  it("keeps a queued run's deadline running", async () => {
-    const sandbox = await sandboxWith({ workers: { size: 1, runsPerWorker: 1 } });
+  // The time limit starts when the worker takes the run (run-task.test.ts); the wait has its own bound.
+  it('fails a run still queued after maxQueueWaitMs with 503 and Retry-After, not the time limit error', async () => {
+    const sandbox = await sandboxWith({ workers: { size: 1, runsPerWorker: 1, maxQueueWaitMs: 50 } });
     const first = holder(sandbox);
     await first.started;
-    const queued = await reactorFailure(sandbox.run({ code: 'module.exports = () => 1', req: REQ, host: NO_HOST, limits: { timeoutMs: 50 } }));
-    expect(queued.message).toBe('Reactor exceeded its time limit of 50 ms');
+    const queued = await sandbox.run({ code: 'module.exports = () => 1', req: REQ, host: NO_HOST, limits: { timeoutMs: 10 } }).catch((e: unknown) => e);
+    expect(queued).toBeInstanceOf(ServiceUnavailableError);
+    expect(queued).toMatchObject({ retryAfterSeconds: 1, message: 'No reactor worker was free within 50 ms; try again' });
     expect(sandbox.stats()).toMatchObject({ busy: 1, queued: 0 });
     first.release();
     await expect(first.run).resolves.toMatchObject({ result: 'held' });
@@ -224,7 +226,9 @@ describe('worker memory', () => {
   });
 
   it("keeps one run's memory out of another's: concurrent large runs each get their own limit", async () => {
-    const sandbox = await sandboxWith({ workers: { size: 2 } });
+    // One run per worker: interleaved, a queued run would join a worker whose run awaits `tick`,
+    // and on a loaded machine its 40 MiB allocation delays the answer of the other past its limit.
+    const sandbox = await sandboxWith({ workers: { size: 2, runsPerWorker: 1 } });
     const code = 'module.exports = async (req) => { const s = "y".repeat(40 * 1024 * 1024); await req.bt.tick(); return s.length }';
     const host: SandboxHost = { fetch: null, bt: { tick: async () => null } };
     const runs = await Promise.all(Array.from({ length: 4 }, () => sandbox.run({ code, req: REQ, host })));

@@ -25,8 +25,6 @@ export class PoolWorker {
   gone = false;
   /** Takes no more runs, and is retired once its runs have ended (its memory grew, worker-pool.ts). */
   draining = false;
-  /** When the run given to this worker before it was ready started waiting for it. */
-  startWaitedAt = 0;
   constructor(
     readonly worker: Worker,
     /** 0: a shared worker; d > 0: the extra worker of nesting depth d. */

@@ -14,6 +14,7 @@
  */
 import { OwnerQueues } from './owner-queues.js';
 import type { RunTask } from './run-task.js';
+import type { RunOwner } from '../sandbox.js';
 
 /** How much of the queue one owner may fill (worker-options.ts). */
 export interface QueueShares {
@@ -104,6 +105,19 @@ export class RunQueue {
     if (lane !== 0) return undefined;
     const task = this.#owners.next(mayStart);
     if (task !== undefined) this.#owners.served(task);
+    return task;
+  }
+
+  /**
+   * Takes the oldest waiting run of `owner` for a busy worker of that owner to join, when every run
+   * waiting is that owner's (a run of any other owner waiting leaves the worker to free as its runs
+   * end, so it changes hands) and `accepts` lets it join.
+   */
+  takeJoining(owner: RunOwner | undefined, accepts: (task: RunTask) => boolean): RunTask | undefined {
+    if (this.#nested.length > 0 || this.#owners.size === 0 || this.#owners.queued(owner).application !== this.#owners.size) return undefined;
+    const task = this.#owners.next(() => true);
+    if (task === undefined || !accepts(task)) return undefined;
+    this.#owners.served(task);
     return task;
   }
 

@@ -7,9 +7,14 @@
  * between (detokenizing, loading the reactor). The child then inherits what is left of the parent's
  * deadline and is cancelled when the parent ends: a nested run can neither outlive its caller nor
  * get a fresh budget.
+ *
+ * Queue time is not run time: a run's time limit starts when it is handed to its worker (`begin`),
+ * not when it is submitted. Waiting for a worker is bounded on its own (`awaitWorker`): a run still
+ * waiting after `maxQueueWaitMs` fails with a 503 ServiceUnavailableError and Retry-After, never
+ * with the time limit's error, since none of its code ran.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ReactorError } from '../../errors/errors.js';
+import { type ReactorError, ServiceUnavailableError } from '../../errors/errors.js';
 import type { ApiEntry } from '../bridge.js';
 import { runtimeError, timeoutError } from '../reactor-outcome.js';
 import type { RunOwner, SandboxLimits, SandboxRunInput, SandboxRunOutput } from '../sandbox.js';
@@ -47,13 +52,16 @@ export class RunTask {
   #reject!: (error: unknown) => void;
   #onDone: (() => void)[] = [];
 
-  /** The pending deadline timer (armDeadline); the pool clears it while the run waits for its worker to start. */
+  /** The pending timer: the queue-wait bound while queued, the deadline once begun. */
   timer: ReturnType<typeof setTimeout> | undefined;
-  #deadline: number;
+  #deadline = Number.POSITIVE_INFINITY;
+  /** performance.now() when submitted, and when handed to its worker (NaN until then). */
+  readonly submittedAt = performance.now();
+  startedAt = Number.NaN;
 
   /**
-   * @param deadline performance.now() time after which the run fails with a timeout; already
-   *   capped at the parent's deadline.
+   * The deadline is set by `begin`: `limits.timeoutMs` from then, capped at the parent's deadline
+   * (a nested run's limits are already cut to what its caller had left when it was submitted).
    */
   constructor(
     readonly id: number,
@@ -62,10 +70,8 @@ export class RunTask {
     readonly api: Map<string, ApiEntry> | null,
     /** `{ args, configuration }` as JSON text. */
     readonly reqJson: string,
-    deadline: number,
     readonly parent: RunTask | null,
   ) {
-    this.#deadline = deadline;
     this.depth = parent === null ? 0 : parent.depth + 1;
     this.owner = parent === null ? input.owner : parent.owner;
     this.promise = new Promise<SandboxRunOutput>((resolve, reject) => {
@@ -75,35 +81,47 @@ export class RunTask {
     parent?.children.add(this);
   }
 
-  /** performance.now() time after which the run fails with a timeout. */
+  /** performance.now() time after which the run fails with a timeout; infinite until it begins. */
   get deadline(): number {
     return this.#deadline;
   }
 
-  /**
-   * Moves the deadline later by time the run spent waiting for its worker to start, which is the
-   * sandbox's cost, not the reactor's; never past the parent's deadline.
-   */
-  extendDeadline(ms: number): void {
-    this.#deadline = Math.min(this.#deadline + Math.max(0, ms), this.parent?.deadline ?? Number.POSITIVE_INFINITY);
+  /** Milliseconds from submission to its worker taking it (NaN while it has not). */
+  get queuedMs(): number {
+    return this.startedAt - this.submittedAt;
   }
 
   /**
-   * (Re)starts the deadline timer, from now to the deadline; the pool arms it when the run is
-   * submitted and again once its worker is ready (worker-pool.ts). A queued run fails with a
-   * timeout at the deadline. A running one is stopped by the engine in its worker itself; if it has
-   * not reported back within KILL_GRACE_MS, it cannot (one long built-in call), and the run is
-   * cancelled, which terminates its worker.
+   * Bounds the wait for a worker: still queued `maxWaitMs` from now, the run fails with a 503 and
+   * Retry-After (the queue wait is the sandbox's, not the reactor's; nothing of it ran).
    */
-  armDeadline(): void {
+  awaitWorker(maxWaitMs: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.state !== 'queued') return;
+      this.fail(new ServiceUnavailableError(`No reactor worker was free within ${maxWaitMs} ms; try again`, Math.max(1, Math.ceil(maxWaitMs / 1000))));
+    }, maxWaitMs);
+  }
+
+  /**
+   * The run is handed to its worker now: its time limit starts, and the deadline timer with it.
+   * The engine in the worker stops the run at the deadline itself; if it has not reported back
+   * within KILL_GRACE_MS, it cannot (one long built-in call), and the run is cancelled, which
+   * terminates its worker. Returns the budget left (ms): less than 1 only for a nested run whose
+   * caller's time is up.
+   */
+  begin(): number {
+    const now = performance.now();
+    this.startedAt = now;
+    this.#deadline = Math.min(now + this.limits.timeoutMs, this.parent?.deadline ?? Number.POSITIVE_INFINITY);
     clearTimeout(this.timer);
     this.timer = setTimeout(
       () => {
-        if (this.state === 'queued') return this.fail(timeoutError(this.limits));
         this.timer = setTimeout(() => this.cancel(timeoutError(this.limits)), KILL_GRACE_MS);
       },
-      Math.max(0, this.#deadline - performance.now()),
+      Math.max(0, this.#deadline - now),
     );
+    return this.#deadline - now;
   }
 
   get done(): boolean {

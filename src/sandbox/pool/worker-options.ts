@@ -36,6 +36,12 @@ export interface SandboxWorkerOptions {
    * that owner instead of sitting idle. 1 keeps one run per worker. Default 4.
    */
   runsPerWorker: number;
+  /**
+   * How long a run may wait in the queue for a worker; past that it fails with 503 and Retry-After.
+   * The wait is not part of the run's time limit, which starts when its worker takes it. Default
+   * 10 000 (the default time limit: a run waits no longer than it could have run).
+   */
+  maxQueueWaitMs: number;
 }
 
 /** The share caps' defaults, which follow `size` and `maxQueued`. */
@@ -51,7 +57,7 @@ function defaultShares(size: number, maxQueued: number) {
 export function defaultWorkerOptions(): SandboxWorkerOptions {
   const size = Math.max(2, availableParallelism());
   const maxQueued = 256;
-  return { size, maxQueued, recycleAboveBytes: 32 * MIB, runsPerWorker: 4, ...defaultShares(size, maxQueued) };
+  return { size, maxQueued, recycleAboveBytes: 32 * MIB, runsPerWorker: 4, maxQueueWaitMs: 10_000, ...defaultShares(size, maxQueued) };
 }
 
 const integerIn = (min: number, max: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)));
@@ -64,6 +70,7 @@ const WorkerOptionsSchema = v.strictObject({
   maxQueuedPerApplication: integerIn(0, 100_000),
   maxQueuedPerTenant: integerIn(0, 100_000),
   runsPerWorker: integerIn(1, 64),
+  maxQueueWaitMs: integerIn(1, 600_000),
 });
 
 /**

@@ -10,9 +10,11 @@
  *    worker it may take, while no run waits in the queue, joins a shared worker whose runs are all of
  *    its owner and all awaiting a host answer (their `req.bt` calls or fetches are out), up to
  *    `runsPerWorker` runs: the worker's thread is free, and the new run uses it instead of a worker
- *    start or a wait. It takes no share: its owner holds that worker already, and a run of another
- *    owner that arrives finds the queue as before (once it waits, nothing joins, so the worker frees
- *    as its runs end). The cost stays the owner's: a run that spins delays the other runs on its
+ *    start or a wait. Runs of that owner already waiting go first: the pool hands the worker the
+ *    oldest of them as soon as its runs all await the host, while no other owner's run waits
+ *    (worker-pool.ts, `#join`). It takes no share: its owner holds that worker already, and a run of
+ *    another owner that arrives finds the queue as before (once it waits, nothing joins, so the
+ *    worker frees as its runs end). The cost stays the owner's: a run that spins delays the other runs on its
  *    worker until the engine stops it at its deadline, and when its worker must be terminated, the
  *    other runs on it fail with 503 (they may have called the host, so they are not retried).
  * 3. A new shared worker, if the pool has room and the owner its share.

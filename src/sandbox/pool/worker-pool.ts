@@ -16,7 +16,11 @@
  *   worker-placement.ts, which says when runs interleave and what that costs their owner.
  * - A top-level run that finds no free worker, or whose owner holds its share, waits in a queue of
  *   per-owner FIFOs served round-robin, tenants first, then the applications of the tenant
- *   (run-queue.ts, owner-queues.ts); its deadline keeps running there. The queue holds at most
+ *   (run-queue.ts, owner-queues.ts). Its time limit does not run there: it starts when the run is
+ *   handed to its worker (run-task.ts). The wait is bounded by `maxQueueWaitMs`, after which the
+ *   run fails with 503 and Retry-After. While only runs of one owner wait, a worker of that owner
+ *   whose runs all await the host takes the next of them (up to `runsPerWorker`), so runs that
+ *   await a slow upstream overlap instead of queueing one behind another. The queue holds at most
  *   `maxQueued` runs, of which one application at most `maxQueuedPerApplication` and one tenant
  *   `maxQueuedPerTenant`: beyond its share, an owner's run fails at once with 503. When the queue is
  *   full, a newcomer whose owner holds less of it than another pushes out that owner's newest run
@@ -45,7 +49,18 @@ import { deserializeRunError } from '../worker-protocol.js';
 
 export { KILL_GRACE_MS } from './run-task.js';
 
-export interface WorkerPoolOptions extends SandboxWorkerOptions, WorkerSpawnOptions {}
+/** How long a run waited for a worker and, once it had one, ran (reported as each run ends). */
+export interface RunTimes {
+  /** From submission until its worker took it, or until it ended without one. */
+  queuedMs: number;
+  /** From its worker taking it until it ended; null when it never started. */
+  runMs: number | null;
+}
+
+export interface WorkerPoolOptions extends SandboxWorkerOptions, WorkerSpawnOptions {
+  /** Told of every run's queue and run time as it ends (metrics); what it throws is ignored. */
+  onRunTimes?: (times: RunTimes) => void;
+}
 
 export interface WorkerPoolStats {
   /** Workers alive (shared and extra). */
@@ -93,10 +108,12 @@ export class WorkerPool {
   /** Starts `task` on a worker, or queues it; settles the task on every outcome. */
   submit(task: RunTask): void {
     if (this.#closed) return task.fail(unavailableError('The reactor sandbox is closed'));
-    task.armDeadline();
+    const observe = this.#options.onRunTimes;
+    if (observe !== undefined) task.onDone(() => reportTimes(task, observe));
     if (this.#tryStart(task)) return this.#queue.started(task);
     const admission = this.#queue.add(task);
     if (!admission.queued) return task.fail(unavailableError(admission.reason));
+    task.awaitWorker(this.#options.maxQueueWaitMs);
     admission.evicted?.fail(unavailableError('Pushed out of the full run queue to make room for a run of an owner with fewer runs waiting; try again'));
   }
 
@@ -153,13 +170,14 @@ export class WorkerPool {
   }
 
   #start(w: PoolWorker, task: RunTask): void {
-    if (task.deadline - performance.now() < 1) {
+    if (task.parent !== null && task.parent.deadline - performance.now() < 1) {
       task.fail(timeoutError(task.limits));
       return this.#next(w);
     }
     w.add(task);
-    // A busy worker keeps the process alive (its run's deadline timer is paused while it starts).
+    // A busy worker keeps the process alive (while it starts, its run has no timer of its own).
     w.worker.ref();
+    clearTimeout(task.timer);
     task.state = 'running';
     task.abort = (error) => {
       const others = [...w.tasks].filter((t) => t !== task);
@@ -169,15 +187,14 @@ export class WorkerPool {
       const shared = unavailableError('Reactor run ended: its worker was terminated to stop another run of the same application that passed its deadline; try again');
       for (const other of others) other.fail(shared);
     };
-    if (w.ready) return this.#post(w, task);
-    // The worker is still starting: its start-up is not the reactor's time. The deadline stops
-    // until it is ready (a worker that fails to start reports it, failing the run with 503).
-    clearTimeout(task.timer);
-    w.startWaitedAt = performance.now();
+    // A worker still starting posts the run once ready: its start-up is not the reactor's time
+    // (a worker that fails to start reports it, failing the run with 503).
+    if (w.ready) this.#post(w, task);
   }
 
+  /** Hands `task` to its worker: its time limit starts now (run-task.ts). */
   #post(w: PoolWorker, task: RunTask): void {
-    const budgetMs = Math.max(1, Math.floor(task.deadline - performance.now()));
+    const budgetMs = Math.max(1, Math.floor(task.begin()));
     const { input } = task;
     const message: RunMessage = {
       type: 'run',
@@ -197,17 +214,14 @@ export class WorkerPool {
       w.ready = true;
       // Only a single run can wait for a worker to start: runs join started workers only.
       const [waiting] = w.tasks;
-      if (waiting !== undefined && !w.gone) {
-        waiting.extendDeadline(performance.now() - w.startWaitedAt);
-        waiting.armDeadline();
-        this.#post(w, waiting);
-      }
+      if (waiting !== undefined && !w.gone) this.#post(w, waiting);
       return;
     }
     const task = w.gone ? undefined : w.find(message.run);
     if (task === undefined) return;
     if (message.type === 'done') return this.#done(w, task, message);
     w.hostCall(task, 1);
+    this.#join(w);
     const reply = (answer: HostAnswer) => this.#reply(w, task, message.op, answer);
     if (message.type === 'call') serveCall(task, message, reply);
     else serveFetch(task, message, reply);
@@ -228,7 +242,7 @@ export class WorkerPool {
     if (m.ok) task.succeed({ result: JSON.parse(m.resultJson ?? 'null'), logs: m.logs, logsTruncated: m.logsTruncated });
     else task.fail(m.error === undefined ? runtimeError('Reactor failed in the sandbox') : deserializeRunError(m.error));
     if (m.wasmMemoryBytes > this.#options.recycleAboveBytes) w.draining = true;
-    if (!w.idle) return;
+    if (!w.idle) return this.#join(w);
     if (w.draining) {
       this.#counts.recycled++;
       return this.#retire(w);
@@ -266,6 +280,17 @@ export class WorkerPool {
     if (task !== undefined) this.#start(w, task);
   }
 
+  /**
+   * Gives a busy worker whose runs all await the host the next waiting run of its owner, while no
+   * other owner's run waits (worker-placement.ts, Interleaving): a burst of one owner's runs that
+   * await a slow upstream then overlaps on the worker instead of running one after another.
+   */
+  #join(w: PoolWorker): void {
+    if (w.gone || this.#closed || w.lane !== 0) return;
+    const task = this.#queue.takeJoining(w.owner, (t) => w.accepts(t, this.#options.runsPerWorker));
+    if (task !== undefined) this.#start(w, task);
+  }
+
   /** Starts waiting runs on the room a terminated worker left. */
   #pump(): void {
     if (this.#closed) return;
@@ -291,5 +316,15 @@ export class WorkerPool {
     w.gone = true;
     w.tasks.clear();
     this.#workers.delete(w);
+  }
+}
+
+function reportTimes(task: RunTask, observe: (times: RunTimes) => void): void {
+  const now = performance.now();
+  const started = !Number.isNaN(task.startedAt);
+  try {
+    observe({ queuedMs: started ? task.queuedMs : now - task.submittedAt, runMs: started ? now - task.startedAt : null });
+  } catch {
+    // A metrics sink's failure is not the run's.
   }
 }
