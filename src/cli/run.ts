@@ -1,5 +1,7 @@
 /** Dispatches `tokenvault <command>` to its module and turns errors into messages and exit codes. */
 import { VaultError } from '../errors/errors.js';
+import { CONFIG_HELP, config } from './config-command.js';
+import { attributeConfigErrors } from './config-file.js';
 import { CliError, type CliIo, UsageError } from './io.js';
 import { KEYS_HELP, keys } from './keys.js';
 import { MIGRATE_HELP, migrate } from './migrate.js';
@@ -7,12 +9,13 @@ import { RECOVER_ADMIN_HELP, recoverAdmin } from './recover-admin.js';
 import { SERVE_HELP, serve } from './serve.js';
 import { packageVersion } from './version.js';
 
-export { KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
+export { CONFIG_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
 
 const MAIN_HELP = `Usage: tokenvault <command> [options]
 
 Commands:
   serve          Run the HTTP API on an embedded SQLite database or on PostgreSQL
+  config check   Validate a serve config file (serve --config) without starting
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
   migrate        Apply pending database migrations
   recover-admin  Create a new management application and print its key (lost admin key)
@@ -33,7 +36,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case 'serve':
-        return await serve(rest, io);
+        // A bad value from --config or TOKENVAULT_<NAME> names its line or variable (src/cli/config-file.ts).
+        return await attributeConfigErrors(() => serve(rest, io));
+      case 'config':
+        return await config(rest, io);
       case 'keys':
         return await keys(rest, io);
       case 'migrate':
@@ -70,6 +76,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 function helpTarget(command: string | undefined): string {
-  if (command === 'serve' || command === 'migrate' || command === 'recover-admin') return `${command} `;
+  if (command === 'serve' || command === 'migrate' || command === 'recover-admin' || command === 'config') return `${command} `;
   return command === 'keys' ? 'keys rotate ' : '';
 }
