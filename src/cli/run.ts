@@ -1,5 +1,6 @@
 /** Dispatches `tokenvault <command>` to its module and turns errors into messages and exit codes. */
 import { VaultError } from '../errors/errors.js';
+import { BACKUP_HELP, backup, restore, verify } from './backup.js';
 import { CONFIG_HELP, config } from './config-command.js';
 import { attributeConfigErrors } from './config-file.js';
 import { CliError, type CliIo, UsageError } from './io.js';
@@ -9,13 +10,16 @@ import { RECOVER_ADMIN_HELP, recoverAdmin } from './recover-admin.js';
 import { SERVE_HELP, serve } from './serve.js';
 import { packageVersion } from './version.js';
 
-export { CONFIG_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
+export { BACKUP_HELP, CONFIG_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
 
 const MAIN_HELP = `Usage: tokenvault <command> [options]
 
 Commands:
   serve          Run the HTTP API on an embedded SQLite database or on PostgreSQL
   config check   Validate a serve config file (serve --config) without starting
+  backup         Back up the database (online for SQLite; pg_dump for PostgreSQL)
+  restore        Restore a backup into a new database
+  verify         Open a (restored) database with its master key; count and decrypt a sample
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
   migrate        Apply pending database migrations
   recover-admin  Create a new management application and print its key (lost admin key)
@@ -40,6 +44,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await attributeConfigErrors(() => serve(rest, io));
       case 'config':
         return await config(rest, io);
+      case 'backup':
+        return await backup(rest, io);
+      case 'restore':
+        return await restore(rest, io);
+      case 'verify':
+        return await verify(rest, io);
       case 'keys':
         return await keys(rest, io);
       case 'migrate':
