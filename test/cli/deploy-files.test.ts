@@ -34,7 +34,14 @@ it('the Dockerfile: two stages, a non-root user, the database on a volume, exec-
 });
 
 it('the image entry point with its environment serves, and its HEALTHCHECK command passes', async () => {
-  const env = Object.fromEntries([...DOCKERFILE.matchAll(/(TOKENVAULT_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+  const env = Object.fromEntries(
+    [
+      ...DOCKERFILE.split('\n')
+        .filter((line) => !line.startsWith('#'))
+        .join('\n')
+        .matchAll(/(TOKENVAULT_[A-Z_]+)=(\S+)/g),
+    ].map((m) => [m[1]!, m[2]!]),
+  );
   expect(env).toMatchObject({ TOKENVAULT_HOST: '0.0.0.0', TOKENVAULT_DB: '/var/lib/tokenvault/tokenvault.db' });
   // Here: a free port and a scratch directory stand for the published port and the volume.
   const cli = await startCli(['serve'], { ...env, TOKENVAULT_PORT: '0', TOKENVAULT_DB: join(dir, 'tokenvault.db'), TOKENVAULT_ADMIN_KEY: ADMIN_KEY });
@@ -58,7 +65,7 @@ it.skipIf(!hasSystemdAnalyze)('the systemd unit passes systemd-analyze verify (i
   expect(UNIT).toMatch(/^Restart=on-failure$/m);
   expect(UNIT).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
   const unit = join(dir, 'tokenvault.service');
-  writeFileSync(unit, UNIT.replace('/usr/bin/tokenvault', `${process.execPath} ${CLI}`));
+  writeFileSync(unit, UNIT.replace('ExecStart=/usr/bin/tokenvault', `ExecStart=${process.execPath} ${CLI}`));
   const { stdout, stderr } = await execFileAsync('systemd-analyze', ['verify', unit], { env: { ...process.env, SYSTEMD_LOG_LEVEL: 'notice' } });
   expect(stdout + stderr).toBe('');
 });
