@@ -8,6 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { asyncLogSink } from './cli/log-sink.js';
+import { launchedByNpm, watchParent } from './cli/parent-watch.js';
 import { runCli } from './cli/run.js';
 
 export type { CliIo } from './cli/io.js';
@@ -43,6 +44,13 @@ export async function main(argv: readonly string[]): Promise<never> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Under npx, a supervisor's SIGTERM may end npm alone: the server then stops as if it got it (src/cli/parent-watch.ts).
+  if (argv[0] === 'serve' && launchedByNpm(process.env)) {
+    watchParent(() => {
+      process.stderr.write('tokenvault: the npm process that started this server is gone; stopping\n');
+      onSignal();
+    });
+  }
   const code = await runCli(argv, {
     env: process.env,
     stdout: (text) => process.stdout.write(text),

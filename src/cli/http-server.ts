@@ -18,9 +18,9 @@ export function listen(server: Server, port: number, host: string): Promise<Addr
 }
 
 /** The URL of a listening address (IPv6 in brackets). */
-export function urlOf(address: AddressInfo): string {
+export function urlOf(address: AddressInfo, scheme: 'http' | 'https' = 'http'): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host}:${address.port}`;
+  return `${scheme}://${host}:${address.port}`;
 }
 
 /** Resolves when the signal aborts (never without one). */

@@ -13,6 +13,8 @@ export interface CliIo {
   log?: LogSink;
   /** `serve` stops (draining requests, closing the store) when this aborts. */
   signal?: AbortSignal;
+  /** `serve` checks its options (`tokenvault config check`) and returns 0 before opening anything. */
+  checkOnly?: boolean;
   /** Receives the running server's URL once it listens. */
   onListening?(url: string): void;
 }

@@ -1,6 +1,9 @@
 /** Dispatches `tokenvault <command>` to its module and turns errors into messages and exit codes. */
 import { VaultError } from '../errors/errors.js';
 import { AUDIT_HELP, audit } from './audit.js';
+import { BACKUP_HELP, backup, restore, verify } from './backup.js';
+import { CONFIG_HELP, config } from './config-command.js';
+import { attributeConfigErrors } from './config-file.js';
 import { CliError, type CliIo, UsageError } from './io.js';
 import { KEYS_HELP, keys } from './keys.js';
 import { MIGRATE_HELP, migrate } from './migrate.js';
@@ -8,12 +11,16 @@ import { RECOVER_ADMIN_HELP, recoverAdmin } from './recover-admin.js';
 import { SERVE_HELP, serve } from './serve.js';
 import { packageVersion } from './version.js';
 
-export { AUDIT_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
+export { AUDIT_HELP, BACKUP_HELP, CONFIG_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
 
 const MAIN_HELP = `Usage: tokenvault <command> [options]
 
 Commands:
   serve          Run the HTTP API on an embedded SQLite database or on PostgreSQL
+  config check   Validate a serve config file (serve --config) without starting
+  backup         Back up the database (online for SQLite; pg_dump for PostgreSQL)
+  restore        Restore a backup into a new database
+  verify         Open a (restored) database with its master key; count and decrypt a sample
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
   audit verify   Check every tenant's audit chain; name the first entry changed, removed or inserted
   audit export   Write audit entries from a time on as JSON lines (for a SIEM)
@@ -36,7 +43,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case 'serve':
-        return await serve(rest, io);
+        // A bad value from --config or TOKENVAULT_<NAME> names its line or variable (src/cli/config-file.ts).
+        return await attributeConfigErrors(() => serve(rest, io));
+      case 'config':
+        return await config(rest, io);
+      case 'backup':
+        return await backup(rest, io);
+      case 'restore':
+        return await restore(rest, io);
+      case 'verify':
+        return await verify(rest, io);
       case 'keys':
         return await keys(rest, io);
       case 'audit':
@@ -75,7 +91,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 function helpTarget(command: string | undefined): string {
-  if (command === 'serve' || command === 'migrate' || command === 'recover-admin') return `${command} `;
-  if (command === 'audit') return 'audit ';
+  if (command === 'serve' || command === 'migrate' || command === 'recover-admin' || command === 'config' || command === 'audit') return `${command} `;
   return command === 'keys' ? 'keys rotate ' : '';
 }

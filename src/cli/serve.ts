@@ -1,6 +1,5 @@
 /** `tokenvault serve`: the HTTP API on embedded SQLite or PostgreSQL, with an access log and optional metrics. */
 import { type Server, createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { MIN_KEY_LENGTH } from '../auth/api-keys.js';
 import { unexpectedErrorFields } from '../common/logger.js';
@@ -13,17 +12,33 @@ import { observeAtTurnEnd } from '../observability/turn-end-observer.js';
 import { type VaultMetrics, createMetrics } from '../observability/metrics.js';
 import type { Vault } from '../vault.js';
 import { CliError, type CliIo, UsageError, integerFlag, parse } from './io.js';
+import { parseWithConfig } from './config-file.js';
 import { aborted, listen, shutdown, urlOf } from './http-server.js';
+import { bootstrap } from './first-admin-key.js';
 import { cliLogger } from './logging.js';
 import { openOperatorAt } from './open-operator.js';
+import { withSecretFiles } from './secret-files.js';
 import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
+import { createTlsServer, readTls, tlsFiles } from './tls.js';
 
 export const SERVE_HELP = `Usage: tokenvault serve [options]
 
 Options:
+  --config <file>            Read options from a TOML file: each key is an option's name without
+                             its dashes (port = 8443); a flag, then TOKENVAULT_<NAME> (TOKENVAULT_PORT),
+                             overrides the file. Check one with 'tokenvault config check <file>'
   --port <n>                 Port to listen on; 0 picks a free one (default 8080)
   --host <addr>              Address to bind (default 127.0.0.1)
+  --tls-cert <pem>           Serve HTTPS (TLS 1.2 or later) with this certificate chain and
+  --tls-key <pem>            this private key; SIGHUP reads both again (a renewed certificate)
+  --master-key-file <file>   Read the master key from this file (when TOKENVAULT_MASTER_KEY is unset)
+  --postgres-password-file <file>
+                             Read the PostgreSQL password from this file (when PGPASSWORD is unset)
   --db <file | :memory:>     SQLite database file (default ./tokenvault.db)
+  --admin-key-file <file>    Where the first start writes the generated admin API key, mode 0600
+                             (default <db>.admin-key; ./tokenvault.admin-key with --postgres)
+  --print-admin-key          Print the generated admin API key on stdout instead (a log collector
+                             keeps stdout: for a terminal only; :memory: always prints it)
   --synchronous <full|normal> SQLite durability of each commit (default full)
   --shared-db                Let other processes open the SQLite file while serving (by default
                              the server holds it exclusively: faster reads, see README)
@@ -60,7 +75,8 @@ Environment:
                              Required with --postgres. Generate one with
                              node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"
   TOKENVAULT_ADMIN_KEY       API key (at least ${MIN_KEY_LENGTH} characters) of the management application
-                             created on a database with no tenant; generated and printed when unset.
+                             created on a database with no tenant; when unset one is generated and
+                             written to --admin-key-file.
   PGPASSWORD                 The PostgreSQL password, when the URL has none (a URL on the command
                              line is visible to other users in the process list).
 `;
@@ -68,13 +84,19 @@ Environment:
 /** Runs the server until `io.signal` aborts, then drains in-flight requests and closes the store. */
 export async function serve(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(() =>
-    parseArgs({
+    parseWithConfig(io.env, {
       args: [...args],
       strict: true,
       allowPositionals: false,
       options: {
         port: { type: 'string', default: '8080' },
         host: { type: 'string', default: '127.0.0.1' },
+        'admin-key-file': { type: 'string' },
+        'print-admin-key': { type: 'boolean', default: false },
+        'master-key-file': { type: 'string' },
+        'postgres-password-file': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
         ...STORE_OPTIONS,
         synchronous: { type: 'string' },
         'shared-db': { type: 'boolean', default: false },
@@ -94,6 +116,9 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     io.stdout(SERVE_HELP);
     return 0;
   }
+  io = withSecretFiles(io, values);
+  const tls = tlsFiles(values['tls-cert'], values['tls-key']);
+  if (tls) readTls(tls);
   const target = storeTarget(values);
   if (target.kind === 'sqlite') target.exclusive = !values['shared-db'];
   else if (values['shared-db']) throw new UsageError('--shared-db applies to SQLite (--db) only');
@@ -107,6 +132,8 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   if (adminKey !== undefined && adminKey.length < MIN_KEY_LENGTH) {
     throw new CliError(`TOKENVAULT_ADMIN_KEY must be at least ${MIN_KEY_LENGTH} characters`);
   }
+  // `tokenvault config check`: every option is checked; nothing opens.
+  if (io.checkOnly) return 0;
   const log = cliLogger(io);
   const logger = pinoVaultLogger(log);
   const egress: { allowPrivateNetwork?: boolean; allowHosts?: string[] } = {};
@@ -124,6 +151,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     true,
   );
   let server: Server | undefined;
+  let stopReloading: (() => void) | undefined;
   let metricsServer: Server | undefined;
   // Each turn's access lines are formatted together at its end, when its responses are written
   // (src/observability/turn-end-observer.ts); every flush of the log, on exit too, formats those held first.
@@ -134,9 +162,17 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     const onExchange = observeAll(access?.observe, metrics?.observe);
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, trustForwardedFor, ...(onExchange ? { onExchange } : {}) });
     // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
-    const created = await bootstrap(vault, adminKey);
-    server = createServer(toNodeListener(handler, { writeAtTurnEnd: true, logger }));
-    const url = urlOf(await listen(server, port, values.host));
+    const created = await bootstrap(vault, target, { given: adminKey, file: values['admin-key-file'], print: values['print-admin-key'] });
+    const listener = toNodeListener(handler, { writeAtTurnEnd: true, logger });
+    if (tls) {
+      const secure = createTlsServer(listener, tls, logger);
+      server = secure.server;
+      process.on('SIGHUP', secure.reload);
+      stopReloading = () => process.off('SIGHUP', secure.reload);
+    } else {
+      server = createServer(listener);
+    }
+    const url = urlOf(await listen(server, port, values.host), tls ? 'https' : 'http');
     let announcement = `listening on ${url}\n`;
     if (metrics && metricsPort !== undefined) {
       metricsServer = createServer((req, res) => {
@@ -158,6 +194,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     server = undefined;
     return 0;
   } finally {
+    stopReloading?.();
     if (server) await shutdown(server).catch(() => undefined);
     if (metricsServer) await shutdown(metricsServer).catch(() => undefined);
     // Every request is answered: the last access lines come before the vault's closing entries.
@@ -194,20 +231,6 @@ function trustForwardedFlag(value: string | undefined): TrustForwardedFor {
   // One word that is no address may have been meant as the count.
   const alternative = candidate.length === 1 ? ` (or a number of reverse proxies, 0 to ${MAX_TRUSTED_PROXIES})` : '';
   throw new UsageError(`--trust-forwarded-for: '${candidate[index]}' ${issue.message}${alternative}`);
-}
-
-/**
- * On a database with no tenant: one tenant and its management application. Returns what to print
- * (empty when there was a tenant already).
- */
-async function bootstrap(vault: Vault, adminKey: string | undefined): Promise<string> {
-  // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
-  const first = await vault.createFirstTenant({ name: 'default', applicationName: 'Administrator', ...(adminKey === undefined ? {} : { adminKey }) });
-  if (first === null) return '';
-  const { tenant, application } = first;
-  const created = `created tenant ${tenant.id} with management application ${application.id}\n`;
-  if (adminKey !== undefined) return `${created}its API key is TOKENVAULT_ADMIN_KEY\n`;
-  return `${created}\nadmin API key (shown once, store it now): ${application.key}\n`;
 }
 
 /** The job queue's depth, once the store can count due jobs (the async job worker adds that). */

@@ -20,6 +20,11 @@ export interface OperatorKeys {
    * checks never create keys.
    */
   verify(tenantId: string): Promise<boolean>;
+  /**
+   * Counts the tenant's tokens and decrypts up to `sample` of them (a restored backup opened with
+   * its master key: `tokenvault verify`). Reads only; a token that cannot be decrypted throws.
+   */
+  check(tenantId: string, sample: number): Promise<{ tokens: number; sampled: string[] }>;
   /** Re-encrypts the tenant's tokens under its newest data key, reporting progress after each batch. */
   reencrypt(tenantId: string, options?: { batchSize?: number; onProgress?: (progress: ReencryptProgress) => void }): Promise<number>;
 }
@@ -53,10 +58,23 @@ export function createOperatorTools(keyRing: KeyRing, store: Store, setup: Tenan
   });
 }
 
+/** Above every data key version (an INTEGER column). */
+const ALL_VERSIONS = 2_147_483_647;
+
 function operatorKeys(keyRing: KeyRing, store: Store): OperatorKeys {
   return {
     rotate: (tenantId) => keyRing.rotate(tenantId),
     verify: (tenantId) => keyRing.verify(tenantId),
+    async check(tenantId, sample) {
+      // Every token is below the largest key version.
+      const tokens = await store.countTokensBelowKeyVersion(tenantId, ALL_VERSIONS);
+      const sampled: string[] = [];
+      for (const token of sample > 0 ? await store.listTokensBelowKeyVersion(tenantId, ALL_VERSIONS, sample) : []) {
+        await keyRing.decrypt(tenantId, token.id, token.ciphertext);
+        sampled.push(token.id);
+      }
+      return { tokens, sampled };
+    },
     async reencrypt(tenantId, { batchSize = 500, onProgress } = {}) {
       const tenantKeys = await keyRing.keysFor(tenantId);
       const target = tenantKeys.current;

@@ -16,7 +16,8 @@ afterAll(async () => {
   await endAdmin();
 });
 
-const KEY_LINE = /^admin API key \(shown once, store it now\): (\S+)$/;
+const KEY_LINE = /^admin API key written to (\S+) \(mode 0600\)/;
+const PRINTED_KEY_LINE = /^admin API key \(shown once, store it now\): (\S+)$/;
 
 describe('the CLI in the first hour (the built CLI as a child process)', () => {
   it('--version prints the package version', async () => {
@@ -25,14 +26,14 @@ describe('the CLI in the first hour (the built CLI as a child process)', () => {
     expect(result).toMatchObject({ code: 0, stdout: `tokenvault ${version}\n` });
   });
 
-  it('serve prints the admin key as its last line; the access log has one line per request with no key or id; --metrics-port serves /metrics', async () => {
+  it('serve names the admin key file in its last line; the access log has one line per request with no key or id; --metrics-port serves /metrics', async () => {
     const db = join(dir, 'first.db');
     const cli = await startCli(['serve', '--port', '0', '--db', db, '--metrics-port', '0']);
     try {
       const lines = cli.stdout().trimEnd().split('\n');
       const printed = KEY_LINE.exec(lines.at(-1)!);
       expect(printed, cli.stdout()).not.toBeNull();
-      const adminKey = printed![1]!;
+      const adminKey = readFileSync(printed![1]!, 'utf8').trim();
       const metricsUrl = /metrics on (http:\/\/\S+)/.exec(cli.stdout())![1]!;
 
       const app = await api(cli.url, adminKey, 'POST', '/applications', { name: 'a', type: 'private', permissions: ['token:create', 'token:read'] });
@@ -81,7 +82,7 @@ describe('the CLI in the first hour (the built CLI as a child process)', () => {
 
     const recovered = await runCliProcess(['recover-admin', '--db', db, '--name', 'ops recovery']);
     expect(recovered.code, recovered.stderr).toBe(0);
-    const key = KEY_LINE.exec(recovered.stdout.trimEnd().split('\n').at(-1)!)![1]!;
+    const key = PRINTED_KEY_LINE.exec(recovered.stdout.trimEnd().split('\n').at(-1)!)![1]!;
     expect(key).not.toBe(ADMIN_KEY);
 
     const again = await startCli(['serve', '--port', '0', '--db', db]);
@@ -115,7 +116,7 @@ describe('the CLI in the first hour (the built CLI as a child process)', () => {
       expect(await cli.exited).toBe(0);
       const recovered = await runCliProcess(['recover-admin', '--postgres', PG_URL!, '--postgres-schema', schema], env);
       expect(recovered.code, recovered.stderr).toBe(0);
-      const key = KEY_LINE.exec(recovered.stdout.trimEnd().split('\n').at(-1)!)![1]!;
+      const key = PRINTED_KEY_LINE.exec(recovered.stdout.trimEnd().split('\n').at(-1)!)![1]!;
       const again = await startCli(['serve', '--port', '0', '--postgres', PG_URL!, '--postgres-schema', schema], env);
       try {
         expect((await api(again.url, key, 'GET', '/applications')).status).toBe(200);

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -94,9 +94,10 @@ describe('tokenvault serve (the built CLI as a child process)', () => {
     let adminKey: string;
     let tokenId: string;
     try {
-      const printed = /admin API key \(shown once, store it now\): (\S+)/.exec(first.stdout());
-      expect(printed).not.toBeNull();
-      adminKey = printed![1]!;
+      expect(first.stdout()).toContain(`admin API key written to ${db}.admin-key (mode 0600)`);
+      expect(statSync(`${db}.admin-key`).mode & 0o777).toBe(0o600);
+      adminKey = readFileSync(`${db}.admin-key`, 'utf8').trim();
+      expect(first.stdout()).not.toContain(adminKey);
       expect(first.stderr()).toMatch(/generated a master key in .*vault\.db\.key/);
       expect(statSync(`${db}.key`).mode & 0o777).toBe(0o600);
       const app = await api(first.url, adminKey, 'POST', '/applications', { name: 'a', type: 'private', permissions: ['token:create', 'token:read'] });
@@ -109,6 +110,7 @@ describe('tokenvault serve (the built CLI as a child process)', () => {
       const second = await startCli(['serve', '--port', '0', '--db', db]);
       try {
         expect(second.stdout()).not.toMatch(/admin API key/);
+        expect(readFileSync(`${db}.admin-key`, 'utf8').trim()).toBe(adminKey);
         expect(second.stderr()).not.toMatch(/generated a master key/);
         const apps = await api(second.url, adminKey, 'GET', '/applications');
         expect(apps.status).toBe(200);

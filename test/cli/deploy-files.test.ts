@@ -1,0 +1,71 @@
+/**
+ * deploy/Dockerfile and deploy/tokenvault.service (docs/production.md, Supervisors), checked as far
+ * as this machine can: the unit passes `systemd-analyze verify`; the image's entry point, run with
+ * its environment, serves, and its HEALTHCHECK command passes against /readyz. Building the image
+ * needs a Docker daemon and is not run here (docs/production.md says so).
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ROOT, ensureBuilt } from '../support/ensure-built.js';
+import { ADMIN_KEY, CLI, startCli } from './helpers.js';
+
+const execFileAsync = promisify(execFile);
+const DOCKERFILE = readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8');
+const UNIT = readFileSync(join(ROOT, 'deploy', 'tokenvault.service'), 'utf8');
+const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
+let dir: string;
+beforeAll(() => {
+  ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'tokenvault-deploy-'));
+}, 180_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it('the Dockerfile: two stages, a non-root user, the database on a volume, exec-form node as PID 1, a HEALTHCHECK on /readyz', () => {
+  expect(DOCKERFILE.match(/^FROM /gm)).toHaveLength(2);
+  expect(DOCKERFILE).toMatch(/^FROM \S+ AS build$/m);
+  expect(DOCKERFILE).toMatch(/^USER node$/m);
+  expect(DOCKERFILE).toMatch(/^VOLUME \["\/var\/lib\/tokenvault"\]$/m);
+  expect(DOCKERFILE).toMatch(/^ENTRYPOINT \["node", "\/app\/dist\/cli\.js"\]$/m);
+  expect(DOCKERFILE).toMatch(/^HEALTHCHECK .*\n\s+CMD \[.*\/readyz/m);
+});
+
+it('the image entry point with its environment serves, and its HEALTHCHECK command passes', async () => {
+  const env = Object.fromEntries(
+    [
+      ...DOCKERFILE.split('\n')
+        .filter((line) => !line.startsWith('#'))
+        .join('\n')
+        .matchAll(/(TOKENVAULT_[A-Z_]+)=(\S+)/g),
+    ].map((m) => [m[1]!, m[2]!]),
+  );
+  expect(env).toMatchObject({ TOKENVAULT_HOST: '0.0.0.0', TOKENVAULT_DB: '/var/lib/tokenvault/tokenvault.db' });
+  // Here: a free port and a scratch directory stand for the published port and the volume.
+  const cli = await startCli(['serve'], { ...env, TOKENVAULT_PORT: '0', TOKENVAULT_DB: join(dir, 'tokenvault.db'), TOKENVAULT_ADMIN_KEY: ADMIN_KEY });
+  try {
+    expect(cli.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+    const check = /HEALTHCHECK [^\n]*\\\n\s+CMD (\[.*\])$/m.exec(DOCKERFILE)![1]!;
+    const [command, ...args] = JSON.parse(check) as string[];
+    expect(command).toBe('node');
+    const result = await execFileAsync(process.execPath, args, { env: { PATH: process.env.PATH, TOKENVAULT_PORT: new URL(cli.url).port } });
+    expect(result.stderr).toBe('');
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+    // Stopped: the same check now fails.
+    await expect(execFileAsync(process.execPath, args, { env: { PATH: process.env.PATH, TOKENVAULT_PORT: new URL(cli.url).port } })).rejects.toThrow();
+  } finally {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+  }
+});
+
+it.skipIf(!hasSystemdAnalyze)('the systemd unit passes systemd-analyze verify (its ExecStart pointed at this build)', async () => {
+  expect(UNIT).toMatch(/^Restart=on-failure$/m);
+  expect(UNIT).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
+  const unit = join(dir, 'tokenvault.service');
+  writeFileSync(unit, UNIT.replace('ExecStart=/usr/bin/tokenvault', `ExecStart=${process.execPath} ${CLI}`));
+  const { stdout, stderr } = await execFileAsync('systemd-analyze', ['verify', unit], { env: { ...process.env, SYSTEMD_LOG_LEVEL: 'notice' } });
+  expect(stdout + stderr).toBe('');
+});
