@@ -82,3 +82,24 @@ export function ownRequestsClean(page: Page, requests: PwRequest[], number: stri
   const toVault = requests.filter((r) => r.frame() !== page.mainFrame() && r.method() === 'POST' && (r.postData() ?? '').includes(number)).map((r) => new URL(r.url()).origin);
   return { own: own.length, toVault };
 }
+
+/**
+ * The at-rest scan (as test/storage/encryption-at-rest.test.ts does for a file) over what the
+ * frames stored: the whole SQLite database serialized, or every row of the PostgreSQL schema as
+ * text. Returns the needles found (none, when the data is sealed).
+ */
+export async function foundAtRest(vault: TestVault, needles: string[]): Promise<string[]> {
+  const store = vault.store as unknown as { database?: { serialize(): Buffer }; pool?: { query(sql: string, values?: unknown[]): Promise<{ rows: any[] }> }; schema?: string };
+  let text: string;
+  if (store.database !== undefined) text = store.database.serialize().toString('latin1');
+  else {
+    const { rows: tables } = await store.pool!.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [store.schema]);
+    const parts: string[] = [];
+    for (const { table_name: table } of tables) {
+      const { rows } = await store.pool!.query(`SELECT t::text AS row FROM "${store.schema}"."${table}" t`);
+      for (const row of rows) parts.push(row.row);
+    }
+    text = parts.join('\n');
+  }
+  return needles.filter((needle) => text.includes(needle));
+}

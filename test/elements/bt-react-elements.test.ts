@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
 import { describeEachStore } from '../support/stores.js';
 import { launchBrowser, startShop } from './browser-harness.js';
-import { DOMAIN, NUMBER, READ_PCI, type Routed, api, openPage, ownRequestsClean, publicApp, routeVault } from './bt-harness.js';
+import { DOMAIN, NUMBER, READ_PCI, type Routed, api, foundAtRest, openPage, ownRequestsClean, publicApp, routeVault } from './bt-harness.js';
 
 /*
  * Basis Theory's React Elements (`@basis-theory/react-elements` 2.17, over web-elements 2.17) in a
@@ -67,6 +67,8 @@ describeEachStore('Basis Theory React Elements in chromium', (store) => {
       const reader = await vault.caller({ name: 'reader', permissions: ['token:read'], rules: READ_PCI as never });
       expect((await api(vault, 'GET', `/tokens/${result.card.id}`, reader.key)).data).toEqual({ number: NUMBER, expiration_month: 12, expiration_year: 2031, cvc: '123' });
       expect((await api(vault, 'GET', `/tokens/${result.number.id}`, reader.key)).data).toBe('5555555555554444');
+
+      expect(await foundAtRest(vault, [NUMBER, '5555555555554444'])).toEqual([]);
 
       const seen = (await tab.evaluate(() => (window as any).seen)) as Record<string, unknown>[];
       expect(seen.at(-1)).toEqual({ type: 'change', empty: false, complete: true, valid: true, maskSatisfied: true, errors: [], cardBrand: 'mastercard' });

@@ -4,7 +4,7 @@ import { createFetchHandler } from '../../src/http/index.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
 import { describeEachStore } from '../support/stores.js';
 import { launchBrowser, startShop } from './browser-harness.js';
-import { DOMAIN, LOADER, NUMBER, READ_PCI, type Routed, api, openPage, ownRequestsClean, publicApp, routeVault } from './bt-harness.js';
+import { DOMAIN, LOADER, NUMBER, READ_PCI, type Routed, api, foundAtRest, openPage, ownRequestsClean, publicApp, routeVault } from './bt-harness.js';
 
 /*
  * Basis Theory's Web Elements 2.17 (the real `@basis-theory/web-elements` loader) on a merchant's
@@ -127,6 +127,10 @@ describeEachStore('Basis Theory Web Elements 2.17 in chromium', (store) => {
         cvc: '1234',
       });
 
+      // Nothing the frames stored holds a number in the clear.
+      expect(await foundAtRest(vault, ['checkout'])).toEqual(['checkout']); // the scan reads the rows
+      expect(await foundAtRest(vault, [NUMBER, '378282246310005'])).toEqual([]);
+
       // Events: Basis Theory's shapes, never a value.
       const seen = (await page.evaluate(() => (window as any).seen)) as Record<string, unknown>[];
       const changes = (on: string) => seen.filter((e) => e['on'] === on && e['type'] === 'change');
@@ -238,6 +242,38 @@ describeEachStore('Basis Theory Web Elements 2.17 in chromium', (store) => {
       });
     } finally {
       await refused.page.close();
+    }
+  });
+});
+
+describeEachStore('Basis Theory Web Elements proxy in chromium', (store) => {
+  it("proxy.post: an element in the body reaches a pre-configured proxy's destination through the frame; the page gets the answer without the number", async () => {
+    const sent: string[] = [];
+    const destination = (async (_url: unknown, init?: RequestInit) => {
+      const body = new TextDecoder().decode(init?.body as Uint8Array);
+      sent.push(body);
+      return new Response(JSON.stringify({ charged: true, echoed: JSON.parse(body).card }), { status: 200, headers: { 'content-type': 'application/json' } });
+    }) as typeof fetch;
+    const vault = await store.vault({ proxy: { unsafeFetch: destination } });
+    routed.vault = vault;
+    const app = await publicApp(vault, [shop.url]);
+    const proxy = await api(vault, 'POST', '/proxies', vault.adminKey, { name: 'psp', destination_url: 'https://psp.example/v1', require_auth: false });
+    const { page, requests } = await open('/proxy', checkout(app.key, `window.number = await make('cardNumber', '#number', { targetId: 'cn' });`));
+    try {
+      expect(await outcome(page)).toBeUndefined();
+      await page.frameLocator('#number iframe').locator('input').pressSequentially(NUMBER);
+      const answer = await page.evaluate(
+        (key) =>
+          (window as any).bt.proxy
+            .post({ path: '/charges', headers: { 'BT-PROXY-KEY': key }, body: { card: (window as any).number, amount: 100 } })
+            .catch((e: any) => ({ failed: e.name, message: e.message })),
+        proxy.key,
+      );
+      expect(sent.map((b) => JSON.parse(b))).toEqual([{ card: NUMBER, amount: 100 }]);
+      expect(answer).toEqual({ charged: true });
+      expect(ownRequestsClean(page, requests, NUMBER).toVault).toEqual([`https://${DOMAIN}`]);
+    } finally {
+      await page.close();
     }
   });
 });

@@ -7,7 +7,9 @@ import type { Field } from './frame-fields.js';
 
 export function problemToError(status: number, text: string): ElementsErrorShape {
   try {
-    const problem = JSON.parse(text) as { type?: string; detail?: string; title?: string };
+    const parsed = JSON.parse(text) as { type?: string; detail?: string; title?: string; proxy_error?: unknown };
+    // The proxy wraps its own refusals (docs/proxies.md).
+    const problem = (typeof parsed.proxy_error === 'object' && parsed.proxy_error !== null ? parsed.proxy_error : parsed) as { type?: string; detail?: string; title?: string };
     const code = typeof problem.type === 'string' ? problem.type.replace(/^urn:tokenvault:problem:/, '').replace(/-/g, '_') : 'request_failed';
     return { code, message: String(problem.detail ?? problem.title ?? 'The vault refused the request'), status };
   } catch {

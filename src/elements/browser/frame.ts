@@ -105,10 +105,12 @@ function start(config: FrameConfig): void {
 
   /**
    * A request to the vault, on this frame's own origin; the page's origin goes along for the
-   * application's check. `apiKey`: the page's key for this one request (a session's), else the frame's.
+   * application's check. `apiKey`: the page's key for this one request (a session's), else the
+   * frame's; null: none (an inbound proxy's key is the whole authorization).
    */
-  async function vault(method: string, path: string, body?: unknown, apiKey?: string, extra: Record<string, string> = {}): Promise<unknown> {
-    const headers: Record<string, string> = { ...extra, [`${prefix}-API-KEY`]: apiKey ?? key, [`${prefix}-PAGE-ORIGIN`]: pageOrigin };
+  async function vault(method: string, path: string, body?: unknown, apiKey?: string | null, extra: Record<string, string> = {}): Promise<unknown> {
+    const headers: Record<string, string> = { ...extra, [`${prefix}-PAGE-ORIGIN`]: pageOrigin };
+    if (apiKey !== null) headers[`${prefix}-API-KEY`] = apiKey ?? key;
     if (body !== undefined && !Object.keys(extra).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     let response: Response;
     try {
@@ -203,10 +205,13 @@ function start(config: FrameConfig): void {
     const sentHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(headers ?? {})) if (typeof value === 'string' && /^[A-Za-z0-9-]{1,100}$/.test(name)) sentHeaders[name] = value;
     const search = new URLSearchParams(Object.entries(query ?? {}).filter(([, v]) => typeof v === 'string')).toString();
+    // A pre-configured proxy named by its key alone is called as its third parties call it, without
+    // an API key: one would need proxy:invoke, which a public application cannot hold (docs/elements.md).
+    const byProxyKey = Object.keys(sentHeaders).some((h) => h.toLowerCase() === `${prefix}-proxy-key`.toLowerCase());
     const secrets: string[] = [];
     const filled = body === undefined ? undefined : await fillAnywhere(body, (ref) => resolveRef(ref, secrets));
     try {
-      return scrub(await vault(method, `/proxy${path}${search === '' ? '' : `?${search}`}`, filled, message.apiKey, sentHeaders), secrets);
+      return scrub(await vault(method, `/proxy${path}${search === '' ? '' : `?${search}`}`, filled, apiKeyOf(message) ?? (byProxyKey ? null : undefined), sentHeaders), secrets);
     } catch (error) {
       throw scrubError(error, secrets);
     }
