@@ -37,7 +37,9 @@ export async function routeVault(context: BrowserContext, routed: Routed): Promi
     const request = route.request();
     const body = request.postDataBuffer();
     // The vault sees the request as it would behind its own name: Host is the custom domain.
-    const response = await handler!(new Request(request.url(), { method: request.method(), headers: { ...request.headers(), host: DOMAIN }, ...(body === null ? {} : { body }) }));
+    const response = await handler!(
+      new Request(request.url(), { method: request.method(), headers: { ...request.headers(), host: DOMAIN }, ...(body === null ? {} : { body: new Uint8Array(body) }) }),
+    );
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));
     await route.fulfill({ status: response.status, headers, body: Buffer.from(await response.arrayBuffer()) });

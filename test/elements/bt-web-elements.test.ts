@@ -96,7 +96,7 @@ describeEachStore('Basis Theory Web Elements 2.17 in chromium', (store) => {
       expect(await field('#card', 0).getAttribute('placeholder')).toBe('Number on card');
       expect(await field('#number').evaluate((input) => getComputedStyle(input).color)).toBe('rgb(10, 20, 30)');
       // The frames are the vault's, on the custom domain, and the page cannot read into them.
-      expect(await page.evaluate(() => [...document.querySelectorAll('iframe')].map((f) => [new URL(f.src).origin, f.contentDocument === null]))).toEqual(
+      expect(await page.evaluate(() => Array.from(document.querySelectorAll('iframe')).map((f) => [new URL(f.src).origin, f.contentDocument === null]))).toEqual(
         Array(4).fill([`https://${DOMAIN}`, true]),
       );
 
