@@ -91,14 +91,18 @@ export function ownRequestsClean(page: Page, requests: PwRequest[], number: stri
  * text. Returns the needles found (none, when the data is sealed).
  */
 export async function foundAtRest(vault: TestVault, needles: string[]): Promise<string[]> {
-  const store = vault.store as unknown as { database?: { serialize(): Buffer }; pool?: { query(sql: string, values?: unknown[]): Promise<{ rows: any[] }> }; schema?: string };
+  const store = vault.store as unknown as {
+    database?: { serialize(): Buffer };
+    pool?: { query(config: { text: string; values?: unknown[] }): Promise<{ rows: any[] }> };
+    schema?: string;
+  };
   let text: string;
   if (store.database !== undefined) text = store.database.serialize().toString('latin1');
   else {
-    const { rows: tables } = await store.pool!.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [store.schema]);
+    const { rows: tables } = await store.pool!.query({ text: 'SELECT table_name FROM information_schema.tables WHERE table_schema = $1', values: [store.schema] });
     const parts: string[] = [];
     for (const { table_name: table } of tables) {
-      const { rows } = await store.pool!.query(`SELECT t::text AS row FROM "${store.schema}"."${table}" t`);
+      const { rows } = await store.pool!.query({ text: `SELECT t::text AS row FROM "${store.schema}"."${table}" t` });
       for (const row of rows) parts.push(row.row);
     }
     text = parts.join('\n');

@@ -53,14 +53,16 @@ describeEachStore('Basis Theory React Elements in chromium', (store) => {
     shop.pages.set('/react', page(app.key));
     const { page: tab, requests } = await openPage(context, `${shop.url}/react`);
     try {
-      await expect.poll(() => tab.evaluate(() => (window as any).ready)).toBe(3);
+      // Wait for the three elements' ready events (or a failure, which the assertion then shows).
+      await tab.waitForFunction(() => (window as any).ready === 3 || (window as any).failure !== undefined);
+      expect(await tab.evaluate(() => [(window as any).ready, (window as any).failure])).toEqual([3, undefined]);
       const card = tab.frameLocator('#card iframe').locator('input');
       await card.nth(0).pressSequentially(NUMBER);
       await card.nth(1).pressSequentially('1231');
       await card.nth(2).pressSequentially('123');
       await tab.frameLocator('#number iframe').locator('input').pressSequentially('5555555555554444');
       await tab.click('#pay');
-      await expect.poll(() => tab.textContent('#result')).toMatch(/"number"|"error"/);
+      await tab.waitForFunction(() => /"number"|"error"/.test(document.querySelector('#result')!.textContent ?? ''));
       const result = JSON.parse((await tab.textContent('#result'))!);
       expect(result).toMatchObject({ card: { id: expect.any(String), type: 'card', metadata: { order: 'R-1' } }, number: { id: expect.any(String), type: 'card_number' } });
       expect(JSON.stringify(result)).not.toMatch(/4242424242424242|5555555555554444/);
@@ -103,7 +105,8 @@ describeEachStore('Basis Theory React Elements in chromium', (store) => {
     await api(vault, 'PUT', `/applications/${app.id}`, vault.adminKey, { name: 'checkout', allowed_origins: ['https://shop.example'] });
     const { page: refused } = await openPage(context, `${shop.url}/react`);
     try {
-      await expect.poll(() => refused.evaluate(() => (window as any).failure)).toMatch(/does not allow browser elements on pages of "http:\/\/127\.0\.0\.1:\d+"/);
+      await refused.waitForFunction(() => (window as any).failure !== undefined);
+      expect(await refused.evaluate(() => (window as any).failure)).toMatch(/does not allow browser elements on pages of "http:\/\/127\.0\.0\.1:\d+"/);
     } finally {
       await refused.close();
     }
