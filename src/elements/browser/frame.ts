@@ -1,59 +1,19 @@
 /*
- * The frame's side of tokenvault Elements (docs/elements.md): runs in `/elements/v1/frame`, on the
+ * The frame's side of tokenvault Elements (docs/elements.md): runs in `/elements/v1/frame` (and, the
+ * same frame, in `/web-elements/<version>/hosted-elements/frame` for Basis Theory's page API), on the
  * vault's origin, inside the merchant's page. It holds the field's value in its own input and lets
  * it out only in a request to the vault (its own origin) or, over a MessageChannel, to a sibling
  * frame of this origin, page, instance and key that assembles such a request.
  */
-import {
-  ELEMENT_TYPES,
-  type CollectMessage,
-  type ElementRef,
-  type ElementType,
-  type ElementsErrorShape,
-  type FieldReport,
-  type FrameMessage,
-  type PageMessage,
-  type SubmitPath,
-} from '../protocol.js';
+import { type CollectMessage, type ElementRef, type ElementsErrorShape, type FieldReport, type FrameMessage, type PageMessage, type SubmitPath } from '../protocol.js';
 import { assemble, fillAnywhere } from './assemble.js';
 import { applyStyle } from './frame-style.js';
-import { type Field, type FieldOptions, buildFields, wholeValue } from './frame-fields.js';
+import { type Field, buildFields, wholeValue } from './frame-fields.js';
 import { RetrievedValues, isDataRef } from './frame-retrieved.js';
+import { type FrameConfig, readConfig } from './frame-config.js';
 import { apiKeyOf, asError, combinedState, problemToError, scrub, scrubError, collectSecrets } from './frame-answers.js';
 
-interface FrameConfig {
-  element: ElementType;
-  pageOrigin: string;
-  instance: string;
-  id: string;
-  key: string;
-  prefix: string;
-  options: FieldOptions & { style?: unknown; targetId?: string; enableCopy?: boolean };
-}
-
 const COLLECT_TIMEOUT_MS = 5000;
-
-function readConfig(): FrameConfig | null {
-  const query = new URLSearchParams(window.location.search);
-  const element = query.get('element') as ElementType | null;
-  const pageOrigin = query.get('origin');
-  const instance = query.get('instance');
-  const id = query.get('id');
-  let fragment: { key?: unknown; prefix?: unknown; options?: unknown } = {};
-  try {
-    fragment = JSON.parse(decodeURIComponent(window.location.hash.slice(1))) as typeof fragment;
-  } catch {
-    return null;
-  }
-  // The key leaves the address bar at once (it never reached the server: fragments are not sent).
-  history.replaceState(null, '', window.location.pathname + window.location.search);
-  if (element === null || !(ELEMENT_TYPES as readonly string[]).includes(element) || pageOrigin === null || instance === null || id === null) return null;
-  // The vault names its header prefix in frames for pages that do not know it (Basis Theory's page API).
-  const prefix = document.querySelector<HTMLMetaElement>('meta[name="tokenvault-header-prefix"]')?.content ?? fragment.prefix;
-  if (typeof fragment.key !== 'string' || typeof prefix !== 'string') return null;
-  const options = typeof fragment.options === 'object' && fragment.options !== null ? (fragment.options as FrameConfig['options']) : {};
-  return { element, pageOrigin, instance, id, key: fragment.key, prefix, options };
-}
 
 function start(config: FrameConfig): void {
   const { element, pageOrigin, instance, id, key, prefix } = config;
