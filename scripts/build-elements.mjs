@@ -1,5 +1,6 @@
 // Builds the browser side of Elements (docs/elements.md) into dist/elements/: the page bundle as a
-// global (elements.js) and an ES module (elements.mjs), the frame's script (frame.js) and stylesheet.
+// global (elements.js) and an ES module (elements.mjs), the frame's script (frame.js) and stylesheet,
+// and Basis Theory's page API over the same frames (bt-client.js).
 // Dependency-free, minified, for browsers from 2020 on. tsup.config.ts runs it after the Node build.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
@@ -17,6 +18,8 @@ export async function buildElements(root = ROOT) {
     build({ ...common, entryPoints: [page], format: 'iife', globalName: 'TokenVaultElements', outfile: join(out, 'elements.js') }),
     build({ ...common, entryPoints: [page], format: 'esm', outfile: join(out, 'elements.mjs') }),
     build({ ...common, entryPoints: [join(root, 'src/elements/browser/frame.ts')], format: 'iife', outfile: join(out, 'frame.js') }),
+    // Basis Theory's page API (/web-elements/<version>/client/index.js), over the same frames.
+    build({ ...common, entryPoints: [join(root, 'src/elements/browser/bt-client.ts')], format: 'iife', outfile: join(out, 'bt-client.js') }),
   ]);
   copyFileSync(join(root, 'src/elements/browser/frame.css'), join(out, 'frame.css'));
 }

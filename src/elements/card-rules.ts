@@ -6,20 +6,72 @@
 
 import { isLuhnValid } from '../tokens/luhn.js';
 
-export type CardBrand = 'visa' | 'mastercard' | 'american-express' | 'discover' | 'diners-club' | 'jcb' | 'unionpay' | 'maestro' | 'unknown';
+export type CardBrand =
+  'visa' | 'mastercard' | 'american-express' | 'discover' | 'diners-club' | 'jcb' | 'unionpay' | 'maestro' | 'elo' | 'hiper' | 'hipercard' | 'mir' | 'unknown';
 
 interface BrandRule {
   brand: CardBrand;
   /** Matches the leading digits (enough of them to tell the brand). */
-  prefix: RegExp;
+  prefix: { test(digits: string): boolean };
   lengths: readonly number[];
   /** Group sizes for display. */
   gaps: readonly number[];
   cvcLength: number;
 }
 
-// Most specific first: a number is the first brand whose prefix matches.
+/** Leading digits within one of the ranges (`[low, high]` of equal length, or one prefix). */
+function ranges(...list: (number | [number, number])[]): { test(digits: string): boolean } {
+  return {
+    test: (digits) =>
+      list.some((range) => {
+        const [low, high] = typeof range === 'number' ? [range, range] : range;
+        const length = String(low).length;
+        if (digits.length < length) return false;
+        const lead = Number(digits.slice(0, length));
+        return lead >= low && lead <= high;
+      }),
+  };
+}
+
+// Most specific first: a number is the first brand whose prefix matches. Elo, Hiper, Hipercard and
+// Mir are ranges inside others' (Visa's, Maestro's, Discover's, Mastercard's), so they come first.
 const BRANDS: readonly BrandRule[] = [
+  { brand: 'hipercard', prefix: ranges(606282), lengths: [16], gaps: [4, 4, 4, 4], cvcLength: 3 },
+  { brand: 'hiper', prefix: ranges(637095, 63737423, 63743358, 637568, 637599, 637609, 637612), lengths: [16], gaps: [4, 4, 4, 4], cvcLength: 3 },
+  {
+    brand: 'elo',
+    prefix: ranges(
+      401178,
+      401179,
+      438935,
+      457631,
+      457632,
+      431274,
+      451416,
+      457393,
+      504175,
+      [506699, 506778],
+      [509000, 509999],
+      627780,
+      636297,
+      636368,
+      [650031, 650033],
+      [650035, 650051],
+      [650405, 650439],
+      [650485, 650538],
+      [650541, 650598],
+      [650700, 650718],
+      [650720, 650727],
+      [650901, 650978],
+      [651652, 651679],
+      [655000, 655019],
+      [655021, 655058],
+    ),
+    lengths: [16],
+    gaps: [4, 4, 4, 4],
+    cvcLength: 3,
+  },
+  { brand: 'mir', prefix: ranges([2200, 2204]), lengths: [16, 17, 18, 19], gaps: [4, 4, 4, 4, 3], cvcLength: 3 },
   { brand: 'american-express', prefix: /^3[47]/, lengths: [15], gaps: [4, 6, 5], cvcLength: 4 },
   { brand: 'diners-club', prefix: /^3(0[0-5]|[689])/, lengths: [14, 16, 19], gaps: [4, 6, 4], cvcLength: 3 },
   { brand: 'jcb', prefix: /^35(2[89]|[3-8])/, lengths: [16, 17, 18, 19], gaps: [4, 4, 4, 4, 3], cvcLength: 3 },

@@ -18,17 +18,49 @@ export interface ElementRef {
   part?: 'month' | 'year' | 'number' | 'cvc';
 }
 
-/** Page → frame. */
-export type PageMessage = { tv: 1; instance: string; rid?: number } & (
-  { type: 'focus' } | { type: 'blur' } | { type: 'clear' } | { type: 'reveal'; token: string } | { type: 'submit'; path: '/tokens' | '/tokenize'; body: unknown }
+/** The API paths a frame posts a body with elements to; `/token-intents` fills a body as `/tokens` does. */
+export type SubmitPath = '/tokens' | '/tokenize' | '/token-intents';
+
+/**
+ * A reference to a value a frame retrieved (`retrieve`) and keeps: what the page receives in place
+ * of a token's data, and may hand to `setValue` (Basis Theory's shape: `DataElementReference`).
+ */
+export interface DataRef {
+  correlationId: string;
+  elementId: string;
+  path: string;
+}
+
+/** Page → frame. `apiKey`: another key for this one request (a session's, to read). */
+export type PageMessage = { tv: 1; instance: string; rid?: number; apiKey?: string } & (
+  | { type: 'focus' }
+  | { type: 'blur' }
+  | { type: 'clear' }
+  | { type: 'reveal'; token: string }
+  | { type: 'submit'; path: SubmitPath; body: unknown }
+  | { type: 'update'; options: Record<string, unknown> }
+  | { type: 'retrieve'; token: string }
+  | { type: 'setValue'; value: unknown }
+  | { type: 'setValueRef'; source: string }
+  | { type: 'session' }
+  | { type: 'proxy'; method: string; path: string; query: Record<string, string>; headers: Record<string, string>; body: unknown }
 );
+
+/** One input's part of a change (a card element has three): which field, its error codes, whether its mask is filled. */
+export interface FieldReport {
+  field: 'cardNumber' | 'cardExpirationDate' | 'cardVerificationCode' | 'text';
+  errors: string[];
+  maskSatisfied: boolean;
+}
 
 /** Frame → page. */
 export type FrameMessage = { tv: 1; instance: string; element: string } & (
   | { type: 'ready' }
-  | { type: 'change'; state: { empty: boolean; complete: boolean; valid: boolean; errors: string[]; cardBrand?: string } }
-  | { type: 'focus' }
-  | { type: 'blur' }
+  | { type: 'change'; state: { empty: boolean; complete: boolean; valid: boolean; errors: string[]; cardBrand?: string }; fields?: FieldReport[] }
+  | { type: 'focus'; field?: FieldReport['field'] }
+  | { type: 'blur'; field?: FieldReport['field'] }
+  | { type: 'keydown'; field: FieldReport['field']; key: 'Enter' | 'Escape'; altKey: boolean; ctrlKey: boolean; shiftKey: boolean; metaKey: boolean }
+  | { type: 'copy'; field: FieldReport['field'] }
   | { type: 'error'; error: ElementsErrorShape }
   | { type: 'result'; rid: number; ok: true; result: unknown }
   | { type: 'result'; rid: number; ok: false; error: ElementsErrorShape }
@@ -48,4 +80,10 @@ export interface CollectMessage {
   instance: string;
   element: string;
   key: string;
+  part?: ElementRef['part'];
+  /** A value this frame retrieved (a DataRef's correlation and path), rather than its input's. */
+  correlation?: string;
+  path?: string;
+  /** For showing in the asking frame (setValueRef): the value even when revealed, as it is. */
+  show?: boolean;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ELEMENTS_PATH, ELEMENT_TYPES } from '../elements/protocol.js';
 import { ORIGIN_GRAMMAR, parseOrigin } from '../elements/origin.js';
+import { BT_ELEMENTS_PATH, isServedVersion, isVersion, unservedVersionMessage } from '../elements/bt-versions.js';
 
 /*
  * Serves Elements (docs/elements.md) as a pure (Request) => Promise<Response> function: the page
@@ -27,6 +28,8 @@ const ASSETS: Readonly<Record<string, Omit<Asset, 'body'>>> = {
   'elements.mjs': { contentType: 'text/javascript; charset=utf-8', crossOrigin: true },
   'frame.js': { contentType: 'text/javascript; charset=utf-8', crossOrigin: false },
   'frame.css': { contentType: 'text/css; charset=utf-8', crossOrigin: false },
+  // Basis Theory's page API (`/web-elements/<version>/client/index.js`), which their loader adds to the page.
+  'bt-client.js': { contentType: 'text/javascript; charset=utf-8', crossOrigin: true },
 };
 
 /**
@@ -63,8 +66,13 @@ export function elementsIntegrity(name: 'elements.js' | 'elements.mjs'): string 
   return found === null ? null : `sha384-${createHash('sha384').update(found.body).digest('base64')}`;
 }
 
-const FRAME_HTML =
+/**
+ * The frame page. `prefix`: the vault's header prefix, given to frames of Basis Theory's page API
+ * (their pages do not know it); frames of tokenvault's own page API take it from the page.
+ */
+const frameHtml = (prefix: string | null) =>
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+  (prefix === null ? '' : `<meta name="tokenvault-header-prefix" content="${prefix}">`) +
   '<link rel="stylesheet" href="frame.css"><script src="frame.js" defer></script></head><body></body></html>';
 
 const ID = /^[0-9a-f]{24}$/;
@@ -74,7 +82,7 @@ function text(status: number, body: string, headers: Record<string, string> = {}
 }
 
 /** The frame page for one element, or a 400 saying which parameter is wrong. */
-function framePage(query: URLSearchParams): Response {
+function framePage(query: URLSearchParams, prefix: string | null): Response {
   const element = query.get('element');
   const given = query.get('origin') ?? '';
   const origin = parseOrigin(given);
@@ -97,7 +105,7 @@ function framePage(query: URLSearchParams): Response {
     // Only the page origin this frame was made for may embed it; the frame posts to that origin only.
     `frame-ancestors ${origin}`,
   ].join('; ');
-  return new Response(FRAME_HTML, {
+  return new Response(frameHtml(prefix), {
     status: 200,
     headers: {
       'content-type': 'text/html; charset=utf-8',
@@ -111,19 +119,59 @@ function framePage(query: URLSearchParams): Response {
 
 /** Whether a request path is one this handler answers. */
 export function isElementsPath(pathname: string): boolean {
-  return pathname.startsWith(`${ELEMENTS_PATH}/`) || pathname === ELEMENTS_PATH;
+  return pathname.startsWith(`${ELEMENTS_PATH}/`) || pathname === ELEMENTS_PATH || pathname.startsWith(`${BT_ELEMENTS_PATH}/`);
+}
+
+/** A short-lived cache for Basis Theory's paths: the loader names no integrity hash, so a new build must reach pages soon. */
+const BT_CACHE = 'public, max-age=300';
+
+/**
+ * A loader of a version not served still gets a script: one whose `init` fails naming the served
+ * versions, so the page's `basistheory()` rejects with that message rather than a network error.
+ */
+function unservedClient(version: string): string {
+  const message = JSON.stringify(unservedVersionMessage(version));
+  return `window.BasisTheoryElements={init:function(){return Promise.reject(new Error(${message}))},hasElement:function(){return false}};console.error(${message});`;
+}
+
+/**
+ * Basis Theory's page API under `/web-elements/<version>/`: `client/index.js` (what their loader
+ * adds to the page) and the frames under `hosted-elements/`, the same frame as tokenvault's own.
+ */
+function handleBtRequest(method: string, pathname: string, search: string, prefix: string): Response {
+  const [version = '', ...rest] = pathname.slice(BT_ELEMENTS_PATH.length + 1).split('/');
+  const name = rest.join('/');
+  const files: Record<string, string> = { 'client/index.js': 'bt-client.js', 'hosted-elements/frame.js': 'frame.js', 'hosted-elements/frame.css': 'frame.css' };
+  if (!isVersion(version) || !(name in files || name === 'hosted-elements/frame')) return text(404, 'No such Web Elements file');
+  if (method !== 'GET' && method !== 'HEAD') return text(405, 'Web Elements files are read with GET', { allow: 'GET, HEAD' });
+  const js = {
+    'content-type': 'text/javascript; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'access-control-allow-origin': '*',
+    'cross-origin-resource-policy': 'cross-origin',
+  };
+  if (!isServedVersion(version))
+    return name === 'client/index.js' ? new Response(method === 'HEAD' ? null : unservedClient(version), { status: 200, headers: js }) : text(404, unservedVersionMessage(version));
+  if (name === 'hosted-elements/frame') return framePage(new URLSearchParams(search), prefix);
+  const found = asset(files[name]!);
+  if (found === null) return text(503, 'The Elements bundle was not built (npm run build)');
+  const headers: Record<string, string> = { 'content-type': found.contentType, 'cache-control': BT_CACHE, 'x-content-type-options': 'nosniff' };
+  if (found.crossOrigin) Object.assign(headers, { 'access-control-allow-origin': '*', 'cross-origin-resource-policy': 'cross-origin' });
+  return new Response(method === 'HEAD' ? null : found.body, { status: 200, headers });
 }
 
 /**
  * Answers `GET /elements/v1/...`: the browser files and the frame page. `pathname` and `search` are
  * the request's, already split (fetch-handler.ts).
  */
-export async function handleElementsRequest(method: string, pathname: string, search: string): Promise<Response> {
+export async function handleElementsRequest(method: string, pathname: string, search: string, prefix = 'SVC'): Promise<Response> {
+  if (pathname.startsWith(`${BT_ELEMENTS_PATH}/`)) return handleBtRequest(method, pathname, search, prefix);
   const name = pathname.slice(ELEMENTS_PATH.length + 1);
-  const known = name === 'frame' || name in ASSETS;
+  const known = name === 'frame' || (name in ASSETS && name !== 'bt-client.js');
   if (!known) return text(404, 'No such Elements file');
   if (method !== 'GET' && method !== 'HEAD') return text(405, 'Elements files are read with GET', { allow: 'GET, HEAD' });
-  if (name === 'frame') return framePage(new URLSearchParams(search));
+  if (name === 'frame') return framePage(new URLSearchParams(search), null);
   const found = asset(name);
   if (found === null) return text(503, 'The Elements bundle was not built (npm run build)');
   const headers: Record<string, string> = { 'content-type': found.contentType, 'cache-control': IMMUTABLE, 'x-content-type-options': 'nosniff' };

@@ -112,7 +112,7 @@ export function createFetchHandler(vault: Vault, options: FetchHandlerOptions = 
   return async (request: Request, info?: RequestInfo): Promise<Response> => {
     const exchange = new WebExchangeRequest(request);
     // Elements' browser files and frame pages (docs/elements.md): static, no API key.
-    if (isElementsPath(exchange.pathname)) return handleElementsRequest(exchange.method, exchange.pathname, exchange.search);
+    if (isElementsPath(exchange.pathname)) return handleElementsRequest(exchange.method, exchange.pathname, exchange.search, checked.headerPrefix);
     if (isProxyPath(exchange.pathname)) {
       if (onExchange === undefined) return proxy(request, info, exchange.pathname, exchange.search);
       const started = performance.now();

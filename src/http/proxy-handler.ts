@@ -61,7 +61,8 @@ export function createProxyHandler(
       // A pre-configured proxy with require_auth: false is called without an API key (docs/proxies.md).
       if (key === null || apiKey !== null) {
         try {
-          caller = await vault.authenticate(apiKey);
+          // A browser element's frame names its page, checked against the application's allowed_origins (docs/elements.md).
+          caller = await vault.authenticate(apiKey, request.headers.get(`${headerPrefix}-PAGE-ORIGIN`));
         } catch (error) {
           throw error instanceof AuthenticationError ? new AuthenticationError(`${error.message}: send the application's key in the ${apiKeyHeader} header`) : error;
         }

@@ -40,13 +40,29 @@ function listen(server: Server, host: string): Promise<number> {
   return new Promise((resolve) => server.listen(0, host, () => resolve((server.address() as AddressInfo).port)));
 }
 
-/** A server of HTML pages (path → HTML). */
+/** A server of HTML pages (path → HTML), and of scripts at paths ending in `.js`. */
 function pageServer(pages: Map<string, string>): Server {
   return createServer((req, res) => {
     const html = pages.get(req.url ?? '');
-    res.writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' });
+    const type = (req.url ?? '').endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/html; charset=utf-8';
+    res.writeHead(html === undefined ? 404 : 200, { 'content-type': type });
     res.end(html ?? 'not found');
   });
+}
+
+/** A merchant's page server alone on `127.0.0.1:PORT` (path → HTML or script). */
+export async function startShop(): Promise<{ url: string; pages: Map<string, string>; close(): Promise<void> }> {
+  const pages = new Map<string, string>();
+  const server = pageServer(pages);
+  const port = await listen(server, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pages,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }
 
 /**

@@ -118,6 +118,12 @@ describe('card rules of the frames', () => {
         cardBrand,
       ),
     ).toEqual(['visa', 'mastercard', 'mastercard', 'american-express', 'discover', 'diners-club', 'jcb', 'unionpay', 'unknown']);
+    // The brands Basis Theory's Web Elements list beside those: ranges inside Visa's, Maestro's, Discover's and Mastercard's.
+    expect(
+      ['6062826786276634', '6370950000000005', '5066991111111118', '4011781111111111', '6500311111111111', '2200000000000004', '2205000000000000', '5067001111111111'].map(
+        cardBrand,
+      ),
+    ).toEqual(['hipercard', 'hiper', 'elo', 'elo', 'elo', 'mir', 'unknown', 'elo']);
     expect([luhnValid('4242424242424242'), luhnValid('4242424242424241'), luhnValid('42a2')]).toEqual([true, false, false]);
     expect(formatCardNumber('4242424242424242999')).toBe('4242 4242 4242 4242 999');
     expect(formatCardNumber('37828224631000599')).toBe('3782 822463 10005');

@@ -7,7 +7,7 @@
  * value would be stored in the clear or shown back: refused. A create body carrying a reference may
  * not choose what is derived from its data or shown of it. Pure, so it is tested in node.
  */
-import type { ElementRef, ElementsErrorShape } from '../protocol.js';
+import type { ElementRef, ElementsErrorShape, SubmitPath } from '../protocol.js';
 
 /** Create-body fields derived from the data (`id` may be an alias expression of it) or showing it. */
 export const DERIVING_FIELDS = ['id', 'mask', 'fingerprint_expression', 'search_indexes'] as const;
@@ -68,7 +68,15 @@ async function fillTokenize(value: unknown, resolve: ResolveRef): Promise<unknow
   return Object.fromEntries(entries);
 }
 
-/** The body with each reference replaced by its value, or a thrown ElementsErrorShape. */
-export function assemble(path: '/tokens' | '/tokenize', body: unknown, resolve: ResolveRef): Promise<unknown> {
-  return path === '/tokens' ? fillCreateBody(body, resolve) : fillTokenize(body, resolve);
+/**
+ * The body with each reference replaced by its value, or a thrown ElementsErrorShape. A token
+ * intent's body is filled as a token's (its `data` is sealed the same way: docs/token-intents.md).
+ */
+export function assemble(path: SubmitPath, body: unknown, resolve: ResolveRef): Promise<unknown> {
+  return path === '/tokenize' ? fillTokenize(body, resolve) : fillCreateBody(body, resolve);
+}
+
+/** A proxied request's body: references filled wherever they are (the destination is what the values are for). */
+export function fillAnywhere(body: unknown, resolve: ResolveRef): Promise<unknown> {
+  return fillData(body, resolve);
 }

@@ -17,7 +17,11 @@ import {
 import type { ElementType } from '../protocol.js';
 
 export interface Field {
+  /** Which input this is (a card element has three). */
+  name: 'cardNumber' | 'cardExpirationDate' | 'cardVerificationCode' | 'text';
   input: HTMLInputElement;
+  /** This input's placeholder in an `update`'s options, when they set one. */
+  placeholderOf(options: Record<string, unknown>): string | undefined;
   /** The named parts this field holds (`number`; `month` and `year`; `cvc`; `text`). */
   parts(): Record<string, string | number>;
   state(): FieldState;
@@ -26,17 +30,44 @@ export interface Field {
   show(data: unknown): void;
 }
 
-interface FieldOptions {
-  placeholder?: string;
+export interface FieldOptions {
+  /** A string; for a card element, one per input (`{ cardNumber, cardExpirationDate, cardSecurityCode }`). */
+  placeholder?: string | Record<string, string>;
   ariaLabel?: string;
+  /** Read-only (tokenvault's page API); Basis Theory's sets readOnly and disabled apart. */
   disabled?: boolean;
+  readOnly?: boolean;
+  inputDisabled?: boolean;
+  /** A text element's pattern (a RegExp's source and flags): valid when it matches. */
+  validation?: { source: string; flags: string };
+  /** A text element typed as a password. */
+  password?: boolean;
+  maxLength?: number;
+}
+
+/** The placeholder a card element's input takes from a per-input placeholder object. */
+const CARD_PLACEHOLDER_KEYS: Record<Field['name'], string> = {
+  cardNumber: 'cardNumber',
+  cardExpirationDate: 'cardExpirationDate',
+  cardVerificationCode: 'cardSecurityCode',
+  text: 'text',
+};
+
+function placeholderFor(name: Field['name'], placeholder: unknown): string | undefined {
+  if (typeof placeholder === 'string') return placeholder;
+  if (typeof placeholder === 'object' && placeholder !== null) {
+    const own = (placeholder as Record<string, unknown>)[CARD_PLACEHOLDER_KEYS[name]];
+    if (typeof own === 'string') return own;
+  }
+  return undefined;
 }
 
 function makeInput(host: HTMLElement, attributes: Record<string, string>, options: FieldOptions, onInput: () => void): HTMLInputElement {
   const input = document.createElement('input');
   input.type = 'text';
   for (const [name, value] of Object.entries(attributes)) input.setAttribute(name, value);
-  if (options.disabled === true) input.readOnly = true;
+  if (options.disabled === true || options.readOnly === true) input.readOnly = true;
+  if (options.inputDisabled === true) input.disabled = true;
   input.spellcheck = false;
   input.addEventListener('input', onInput);
   host.appendChild(input);
@@ -62,6 +93,8 @@ function numberField(host: HTMLElement, options: FieldOptions, placeholder: stri
     },
   );
   return {
+    name: 'cardNumber',
+    placeholderOf: (o) => placeholderFor('cardNumber', o['placeholder']),
     input,
     parts: () => ({ number: digitsOf(input.value) }),
     state: () => cardNumberState(input.value),
@@ -82,6 +115,8 @@ function expirationField(host: HTMLElement, options: FieldOptions, placeholder: 
     },
   );
   return {
+    name: 'cardExpirationDate',
+    placeholderOf: (o) => placeholderFor('cardExpirationDate', o['placeholder']),
     input,
     parts: (): Record<string, number> => {
       const parsed = parseExpiration(input.value);
@@ -107,6 +142,8 @@ function cvcField(host: HTMLElement, options: FieldOptions, placeholder: string,
     },
   );
   return {
+    name: 'cardVerificationCode',
+    placeholderOf: (o) => placeholderFor('cardVerificationCode', o['placeholder']),
     input,
     parts: () => ({ cvc: digitsOf(input.value) }),
     state: () => cvcState(input.value, brand()),
@@ -116,18 +153,30 @@ function cvcField(host: HTMLElement, options: FieldOptions, placeholder: string,
 }
 
 function textField(host: HTMLElement, options: FieldOptions, changed: () => void): Field {
+  const maxLength = typeof options.maxLength === 'number' && options.maxLength > 0 && options.maxLength < 2000 ? options.maxLength : 2000;
   const input = makeInput(
     host,
-    { autocomplete: 'off', placeholder: options.placeholder ?? '', 'aria-label': options.ariaLabel ?? 'Secure field', maxlength: '2000' },
+    { autocomplete: 'off', placeholder: placeholderFor('text', options.placeholder) ?? '', 'aria-label': options.ariaLabel ?? 'Secure field', maxlength: String(maxLength) },
     options,
     changed,
   );
+  if (options.password === true) input.type = 'password';
+  let pattern: RegExp | null = null;
+  try {
+    if (options.validation !== undefined) pattern = new RegExp(String(options.validation.source), String(options.validation.flags ?? '').replace(/[gy]/g, ''));
+  } catch {
+    pattern = null;
+  }
   return {
+    name: 'text',
+    placeholderOf: (o) => placeholderFor('text', o['placeholder']),
     input,
     parts: () => ({ text: input.value }),
     state: () => {
       const empty = input.value.length === 0;
-      return { empty, complete: !empty, valid: !empty, errors: empty ? ['required'] : [] };
+      if (empty) return { empty, complete: false, valid: false, errors: ['required'] };
+      const valid = pattern === null || pattern.test(input.value);
+      return { empty, complete: valid, valid, errors: valid ? [] : ['invalid'] };
     },
     clear: () => void (input.value = ''),
     show: (data) => void (input.value = typeof data === 'string' ? data : JSON.stringify(data ?? null)),
@@ -136,7 +185,7 @@ function textField(host: HTMLElement, options: FieldOptions, changed: () => void
 
 /** Builds the fields of an element type inside `host`; `changed` runs after every edit. */
 export function buildFields(type: ElementType, options: FieldOptions, host: HTMLElement, changed: () => void): Field[] {
-  const placeholder = (fallback: string) => options.placeholder ?? fallback;
+  const placeholder = (fallback: string) => (typeof options.placeholder === 'string' ? options.placeholder : fallback);
   switch (type) {
     case 'cardNumber':
       return [numberField(host, options, placeholder('1234 1234 1234 1234'), changed)];
@@ -148,9 +197,11 @@ export function buildFields(type: ElementType, options: FieldOptions, host: HTML
       return [textField(host, options, changed)];
     case 'card': {
       host.classList.add('card');
-      const number = numberField(host, { ...options, ariaLabel: 'Card number' }, '1234 1234 1234 1234', changed);
-      const expiration = expirationField(host, { ...options, ariaLabel: 'Expiration date' }, 'MM / YY', changed);
-      const cvc = cvcField(host, { ...options, ariaLabel: 'Security code' }, 'CVC', changed, () => cardBrand(number.input.value));
+      // Only a per-input object names a card element's placeholders (one string cannot fit three inputs).
+      const own = (name: Field['name'], fallback: string) => (typeof options.placeholder === 'object' ? placeholderFor(name, options.placeholder) : undefined) ?? fallback;
+      const number = numberField(host, { ...options, ariaLabel: 'Card number' }, own('cardNumber', '1234 1234 1234 1234'), changed);
+      const expiration = expirationField(host, { ...options, ariaLabel: 'Expiration date' }, own('cardExpirationDate', 'MM / YY'), changed);
+      const cvc = cvcField(host, { ...options, ariaLabel: 'Security code' }, own('cardVerificationCode', 'CVC'), changed, () => cardBrand(number.input.value));
       return [number, expiration, cvc];
     }
   }

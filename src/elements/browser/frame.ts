@@ -1,59 +1,24 @@
 /*
- * The frame's side of tokenvault Elements (docs/elements.md): runs in `/elements/v1/frame`, on the
+ * The frame's side of tokenvault Elements (docs/elements.md): runs in `/elements/v1/frame` (and, the
+ * same frame, in `/web-elements/<version>/hosted-elements/frame` for Basis Theory's page API), on the
  * vault's origin, inside the merchant's page. It holds the field's value in its own input and lets
  * it out only in a request to the vault (its own origin) or, over a MessageChannel, to a sibling
  * frame of this origin, page, instance and key that assembles such a request.
  */
-import { ELEMENT_TYPES, type CollectMessage, type ElementRef, type ElementType, type ElementsErrorShape, type FrameMessage, type PageMessage } from '../protocol.js';
-import { assemble } from './assemble.js';
+import { type CollectMessage, type ElementRef, type ElementsErrorShape, type FieldReport, type FrameMessage, type PageMessage, type SubmitPath } from '../protocol.js';
+import { assemble, fillAnywhere } from './assemble.js';
 import { applyStyle } from './frame-style.js';
 import { type Field, buildFields, wholeValue } from './frame-fields.js';
-
-interface FrameConfig {
-  element: ElementType;
-  pageOrigin: string;
-  instance: string;
-  id: string;
-  key: string;
-  prefix: string;
-  options: { placeholder?: string; style?: unknown; targetId?: string; ariaLabel?: string; disabled?: boolean };
-}
+import { RetrievedValues, isDataRef } from './frame-retrieved.js';
+import { type FrameConfig, readConfig } from './frame-config.js';
+import { apiKeyOf, asError, combinedState, problemToError, scrub, scrubError, collectSecrets } from './frame-answers.js';
 
 const COLLECT_TIMEOUT_MS = 5000;
-
-function readConfig(): FrameConfig | null {
-  const query = new URLSearchParams(window.location.search);
-  const element = query.get('element') as ElementType | null;
-  const pageOrigin = query.get('origin');
-  const instance = query.get('instance');
-  const id = query.get('id');
-  let fragment: { key?: unknown; prefix?: unknown; options?: unknown } = {};
-  try {
-    fragment = JSON.parse(decodeURIComponent(window.location.hash.slice(1))) as typeof fragment;
-  } catch {
-    return null;
-  }
-  // The key leaves the address bar at once (it never reached the server: fragments are not sent).
-  history.replaceState(null, '', window.location.pathname + window.location.search);
-  if (element === null || !(ELEMENT_TYPES as readonly string[]).includes(element) || pageOrigin === null || instance === null || id === null) return null;
-  if (typeof fragment.key !== 'string' || typeof fragment.prefix !== 'string') return null;
-  const options = typeof fragment.options === 'object' && fragment.options !== null ? (fragment.options as FrameConfig['options']) : {};
-  return { element, pageOrigin, instance, id, key: fragment.key, prefix: fragment.prefix, options };
-}
-
-function problemToError(status: number, text: string): ElementsErrorShape {
-  try {
-    const problem = JSON.parse(text) as { type?: string; detail?: string; title?: string };
-    const code = typeof problem.type === 'string' ? problem.type.replace(/^urn:tokenvault:problem:/, '').replace(/-/g, '_') : 'request_failed';
-    return { code, message: String(problem.detail ?? problem.title ?? 'The vault refused the request'), status };
-  } catch {
-    return { code: 'request_failed', message: `The vault answered ${status}`, status };
-  }
-}
 
 function start(config: FrameConfig): void {
   const { element, pageOrigin, instance, id, key, prefix } = config;
   let revealed = false;
+  const retrieved = new RetrievedValues();
   const fields: Field[] = buildFields(element, config.options, document.body, () => onChange());
   applyStyle(fields, config.options.style);
 
@@ -61,30 +26,72 @@ function start(config: FrameConfig): void {
     window.parent.postMessage({ ...message, tv: 1, instance, element: id }, pageOrigin);
 
   function onChange(): void {
-    toPage({ type: 'change', state: combinedState(fields) });
+    const reports: FieldReport[] = fields.map((f) => {
+      const state = f.state();
+      return { field: f.name, errors: state.errors, maskSatisfied: !state.empty && !state.errors.includes('incomplete') };
+    });
+    toPage({ type: 'change', state: combinedState(fields), fields: reports });
   }
   for (const field of fields) {
-    field.input.addEventListener('focus', () => toPage({ type: 'focus' }));
-    field.input.addEventListener('blur', () => toPage({ type: 'blur' }));
+    field.input.addEventListener('focus', () => toPage({ type: 'focus', field: field.name }));
+    field.input.addEventListener('blur', () => toPage({ type: 'blur', field: field.name }));
+    field.input.addEventListener('keydown', (event) => {
+      // Only the keys a form acts on, and never which character was typed.
+      if (event.key !== 'Enter' && event.key !== 'Escape') return;
+      const { altKey, ctrlKey, shiftKey, metaKey } = event;
+      toPage({ type: 'keydown', field: field.name, key: event.key, altKey, ctrlKey, shiftKey, metaKey });
+    });
+  }
+  if (config.options.enableCopy === true) addCopyButton();
+
+  /** A button beside the input(s) that copies the element's value to the clipboard, from inside the frame. */
+  function addCopyButton(): void {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'copy';
+    button.textContent = 'Copy';
+    button.setAttribute('aria-label', 'Copy');
+    button.addEventListener('click', () => {
+      const parts: Record<string, string | number> = Object.assign({}, ...fields.map((f) => f.parts()));
+      const whole = wholeValue(element, parts);
+      const text = typeof whole === 'object' && whole !== null ? Object.values(whole).join(' ') : String(whole ?? '');
+      navigator.clipboard.writeText(text).then(
+        () => toPage({ type: 'copy', field: fields[0]!.name }),
+        () => undefined,
+      );
+    });
+    document.body.appendChild(button);
   }
 
-  /** A request to the vault, on this frame's own origin; the page's origin goes along for the application's check. */
-  async function vault(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
-    const headers: Record<string, string> = { [`${prefix}-API-KEY`]: key, [`${prefix}-PAGE-ORIGIN`]: pageOrigin };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+  /**
+   * A request to the vault, on this frame's own origin; the page's origin goes along for the
+   * application's check. `apiKey`: the page's key for this one request (a session's), else the
+   * frame's; null: none (an inbound proxy's key is the whole authorization).
+   */
+  async function vault(method: string, path: string, body?: unknown, apiKey?: string | null, extra: Record<string, string> = {}): Promise<unknown> {
+    const headers: Record<string, string> = { ...extra, [`${prefix}-PAGE-ORIGIN`]: pageOrigin };
+    if (apiKey !== null) headers[`${prefix}-API-KEY`] = apiKey ?? key;
+    if (body !== undefined && !Object.keys(extra).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     let response: Response;
     try {
-      response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+      const sent = body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body);
+      response = await fetch(path, { method, headers, body: sent, credentials: 'omit', cache: 'no-store' });
     } catch {
       throw { code: 'network_error', message: 'The vault could not be reached' } satisfies ElementsErrorShape;
     }
     const text = await response.text();
     if (!response.ok) throw problemToError(response.status, text);
-    return text.length === 0 ? null : JSON.parse(text);
+    if (text.length === 0) return null;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
   }
 
-  /** This frame's value for a reference: the whole value or one part of it. */
-  function valueFor(ref: Pick<ElementRef, 'part'>): { value: unknown; error?: ElementsErrorShape } {
+  /** This frame's value for a reference: the whole value or one part of it; `show`: for another frame to show (setValueRef). */
+  function valueFor(ref: Pick<ElementRef, 'part'>, show = false): { value: unknown; error?: ElementsErrorShape } {
+    if (show) return { value: wholeValue(element, Object.assign({}, ...fields.map((f) => f.parts()))) };
     if (revealed) return { value: null, error: { code: 'revealed_element', message: 'An element showing a token cannot be submitted' } };
     const state = combinedState(fields);
     if (!state.valid) return { value: null, error: { code: 'invalid_element', message: `The ${element} element is not valid: ${state.errors.join(', ')}` } };
@@ -97,7 +104,7 @@ function start(config: FrameConfig): void {
   }
 
   /** Asks the sibling frame holding `elementId` for its value, over a port only that frame receives. */
-  function collectFrom(elementId: string, ref: ElementRef): Promise<unknown> {
+  function collectFrom(elementId: string, ref: Pick<CollectMessage, 'part' | 'correlation' | 'path' | 'show'>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject({ code: 'element_unavailable', message: 'An element named in the request did not answer; is it mounted?' }), COLLECT_TIMEOUT_MS);
       const siblings = window.parent.frames;
@@ -112,7 +119,7 @@ function start(config: FrameConfig): void {
           if (data.ok) resolve(data.value);
           else reject(data.error);
         };
-        const message: CollectMessage & { part?: string } = { tv: 1, type: 'collect', instance, element: elementId, key, ...(ref.part ? { part: ref.part } : {}) };
+        const message: CollectMessage = { tv: 1, type: 'collect', instance, element: elementId, key, ...ref };
         // targetOrigin: a frame of any other origin (the page's own frames) never receives it.
         try {
           sibling.postMessage(message, window.location.origin, [channel.port2]);
@@ -130,20 +137,72 @@ function start(config: FrameConfig): void {
       const own = valueFor(ref);
       if (own.error) throw own.error;
       resolved = own.value;
-    } else resolved = await collectFrom(String(ref.$tvElement), ref);
+    } else resolved = await collectFrom(String(ref.$tvElement), ref.part ? { part: ref.part } : {});
     if (ref.part !== 'month' && ref.part !== 'year') collectSecrets(resolved, secrets);
     return resolved;
   }
 
-  async function submit(path: '/tokens' | '/tokenize', body: unknown): Promise<unknown> {
+  async function submit(path: SubmitPath, body: unknown, apiKey?: string): Promise<unknown> {
     const secrets: string[] = [];
     // References are filled only in a token's data, at exact paths (assemble.ts).
     const assembled = await assemble(path, body, (ref) => resolveRef(ref, secrets));
     try {
-      return scrub(await vault('POST', path, assembled), secrets);
+      return scrub(await vault('POST', path, assembled, apiKey), secrets);
     } catch (error) {
       throw scrubError(error, secrets);
     }
+  }
+
+  /**
+   * A proxied request (docs/proxies.md) whose body may hold elements anywhere: the destination is
+   * what they are for. The answer comes back without the values sent.
+   */
+  async function proxy(message: Extract<PageMessage, { type: 'proxy' }>): Promise<unknown> {
+    const { method, path, query, headers, body } = message;
+    if (!/^(GET|POST|PUT|PATCH|DELETE)$/.test(method) || typeof path !== 'string' || (path !== '' && !/^\/[^?#]*$/.test(path)) || path.includes('..')) {
+      throw { code: 'invalid_proxy_request', message: 'A proxy request needs a method (GET, POST, PUT, PATCH, DELETE) and a path starting with /' } satisfies ElementsErrorShape;
+    }
+    const sentHeaders: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers ?? {})) if (typeof value === 'string' && /^[A-Za-z0-9-]{1,100}$/.test(name)) sentHeaders[name] = value;
+    const search = new URLSearchParams(Object.entries(query ?? {}).filter(([, v]) => typeof v === 'string')).toString();
+    // A pre-configured proxy named by its key alone is called as its third parties call it, without
+    // an API key: one would need proxy:invoke, which a public application cannot hold (docs/elements.md).
+    const byProxyKey = Object.keys(sentHeaders).some((h) => h.toLowerCase() === `${prefix}-proxy-key`.toLowerCase());
+    const secrets: string[] = [];
+    const filled = body === undefined ? undefined : await fillAnywhere(body, (ref) => resolveRef(ref, secrets));
+    try {
+      return scrub(await vault(method, `/proxy${path}${search === '' ? '' : `?${search}`}`, filled, apiKeyOf(message) ?? (byProxyKey ? null : undefined), sentHeaders), secrets);
+    } catch (error) {
+      throw scrubError(error, secrets);
+    }
+  }
+
+  /** Reads a token (with a session's key, usually) and keeps its data here; the page gets references to it. */
+  async function retrieve(tokenId: string, apiKey?: string): Promise<unknown> {
+    const token = (await vault('GET', `/tokens/${encodeURIComponent(tokenId)}`, undefined, apiKey)) as Record<string, unknown>;
+    return 'data' in token ? { ...token, data: retrieved.keep(token.data, id) } : token;
+  }
+
+  /** Shows the values references name (a retrieved token's, or another element's) in this frame's input(s). */
+  async function setValue(value: unknown): Promise<void> {
+    const resolve = async (v: unknown): Promise<unknown> => {
+      if (isDataRef(v)) return v.elementId === id ? retrieved.value(v.correlationId, v.path) : collectFrom(v.elementId, { correlation: v.correlationId, path: v.path });
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) return Object.fromEntries(await Promise.all(Object.entries(v).map(async ([k, x]) => [k, await resolve(x)])));
+      throw { code: 'invalid_value', message: 'setValue takes the references a retrieved token holds' } satisfies ElementsErrorShape;
+    };
+    let data = await resolve(value);
+    // An expiration date's references come as { month, year }.
+    if (element === 'cardExpirationDate' && typeof data === 'object' && data !== null && 'month' in data) {
+      const { month, year } = data as { month?: unknown; year?: unknown };
+      data = { expiration_month: month, expiration_year: year };
+    }
+    show(data);
+  }
+
+  function show(data: unknown): void {
+    revealed = true;
+    for (const field of fields) field.show(data);
+    onChange();
   }
 
   async function reveal(tokenId: string): Promise<void> {
@@ -177,7 +236,13 @@ function start(config: FrameConfig): void {
       if (event.origin !== window.location.origin || port === undefined || data.element !== id || data.key !== key) return;
       const source = event.source as Window | null;
       if (source === null || source.parent !== window.parent || source === window) return;
-      const own = valueFor(data.part ? { part: data.part } : {});
+      if (typeof data.correlation === 'string') {
+        const value = retrieved.value(data.correlation, String(data.path ?? ''));
+        port.postMessage(value === undefined ? { ok: false, error: { code: 'unknown_reference', message: 'The element holds no such retrieved value' } } : { ok: true, value });
+        port.close();
+        return;
+      }
+      const own = valueFor(data.part ? { part: data.part } : {}, data.show === true);
       port.postMessage(own.error ? { ok: false, error: own.error } : { ok: true, value: own.value });
       port.close();
       return;
@@ -207,12 +272,48 @@ function start(config: FrameConfig): void {
         void answer(reveal(String(data.token)).then(() => null));
         return;
       case 'submit':
-        if (data.path !== '/tokens' && data.path !== '/tokenize') return;
+        if (data.path !== '/tokens' && data.path !== '/tokenize' && data.path !== '/token-intents') return;
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- answer() handles both outcomes of the work; its handlers only post a message to the page
-        void answer(submit(data.path, data.body));
+        void answer(submit(data.path, data.body, apiKeyOf(data)));
+        return;
+      case 'update':
+        update(data.options);
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+        void answer(Promise.resolve(null));
+        return;
+      case 'retrieve':
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+        void answer(retrieve(String(data.token), apiKeyOf(data)));
+        return;
+      case 'setValue':
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+        void answer(setValue(data.value).then(() => null));
+        return;
+      case 'setValueRef':
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+        void answer(collectFrom(String(data.source), { show: true }).then((value) => (show(value), null)));
+        return;
+      case 'session':
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+        void answer(vault('POST', '/sessions', undefined, apiKeyOf(data)));
+        return;
+      case 'proxy':
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+        void answer(proxy(data));
         return;
     }
   });
+
+  /** The options `update` may change: placeholder, disabled and read-only state, style. */
+  function update(options: Record<string, unknown>): void {
+    for (const field of fields) {
+      const placeholder = field.placeholderOf(options);
+      if (placeholder !== undefined) field.input.placeholder = placeholder;
+      if (typeof options['disabled'] === 'boolean') field.input.disabled = options['disabled'];
+      if (typeof options['readOnly'] === 'boolean') field.input.readOnly = options['readOnly'] || revealed;
+    }
+    if (options['style'] !== undefined) applyStyle(fields, options['style']);
+  }
 
   // Ready once the vault accepts the key from this page's origin (a refused origin is an error).
   vault('GET', '/tenants/self')
@@ -221,55 +322,6 @@ function start(config: FrameConfig): void {
       toPage({ type: 'ready' });
     })
     .catch((error: unknown) => toPage({ type: 'error', error: asError(error) }));
-}
-
-function combinedState(fields: Field[]): { empty: boolean; complete: boolean; valid: boolean; errors: string[]; cardBrand?: string } {
-  const states = fields.map((f) => f.state());
-  const brand = states.find((s) => s.cardBrand !== undefined)?.cardBrand;
-  const out = {
-    empty: states.every((s) => s.empty),
-    complete: states.every((s) => s.complete),
-    valid: states.every((s) => s.valid),
-    errors: [...new Set(states.flatMap((s) => s.errors))],
-  };
-  return brand === undefined ? out : { ...out, cardBrand: brand };
-}
-
-function collectSecrets(value: unknown, into: string[]): void {
-  if (typeof value === 'string' && value.length > 0) into.push(value);
-  else if (typeof value === 'object' && value !== null)
-    for (const [k, v] of Object.entries(value)) if (k !== 'expiration_month' && k !== 'expiration_year' && k !== 'month' && k !== 'year') collectSecrets(v, into);
-}
-
-/** The vault's answer without any string holding a submitted value (what a revealing caller's answer would show). */
-function scrub(value: unknown, secrets: string[]): unknown {
-  if (typeof value === 'string') {
-    const digits = value.replace(/\D/g, '');
-    return secrets.some((s) => s === value || (s.length >= 12 && /^\d+$/.test(s) && digits.includes(s))) ? undefined : value;
-  }
-  if (Array.isArray(value)) return value.map((v) => scrub(v, secrets));
-  if (typeof value === 'object' && value !== null)
-    return Object.fromEntries(
-      Object.entries(value)
-        .map(([k, v]) => [k, scrub(v, secrets)])
-        .filter(([, v]) => v !== undefined),
-    );
-  return value;
-}
-
-function scrubError(error: unknown, secrets: string[]): ElementsErrorShape {
-  const shape = asError(error);
-  let message = shape.message;
-  for (const s of secrets) message = message.split(s).join('[value]');
-  return { ...shape, message };
-}
-
-function asError(error: unknown): ElementsErrorShape {
-  if (typeof error === 'object' && error !== null && typeof (error as ElementsErrorShape).code === 'string') {
-    const e = error as ElementsErrorShape;
-    return { code: e.code, message: String(e.message).slice(0, 500), ...(e.status !== undefined ? { status: e.status } : {}) };
-  }
-  return { code: 'internal_error', message: 'The element failed' };
 }
 
 const config = readConfig();

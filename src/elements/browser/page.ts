@@ -25,6 +25,8 @@ export interface InitOptions {
   apiKey: string;
   /** The vault's header prefix (`SVC` unless it was served with another). */
   headerPrefix?: string;
+  /** @internal The frame page's address on the vault's origin (Basis Theory's page API serves its own). */
+  framesUrl?: string;
 }
 
 export interface ElementOptions {
@@ -58,6 +60,8 @@ export class Element {
   #frame: HTMLIFrameElement | null = null;
   #listeners = new Map<EventName, Set<Listener>>();
   #ready: Promise<void> | null = null;
+  /** @internal Every message of this element's frame, before the events (Basis Theory's page API reads them whole). */
+  _onMessage: ((data: FrameMessage) => void) | null = null;
 
   constructor(elements: Elements, type: ElementType, options: ElementOptions) {
     this.#elements = elements;
@@ -78,6 +82,7 @@ export class Element {
     frame.setAttribute('allowtransparency', 'true');
     // The frame does not need to navigate the page, open windows or run plugins.
     frame.setAttribute('sandbox', 'allow-scripts allow-same-origin');
+    if ((this.#options as { enableCopy?: unknown }).enableCopy === true) frame.setAttribute('allow', 'clipboard-write');
     frame.style.cssText = `border:0;width:100%;height:${this.type === 'card' ? '44px' : '40px'};display:block;overflow:hidden;`;
     this.#frame = frame;
     this.#ready = new Promise<void>((resolve, reject) => {
@@ -181,6 +186,7 @@ export class Elements {
   readonly #origin: string;
   readonly #key: string;
   readonly #prefix: string;
+  readonly #framesUrl: string;
   readonly #instance = randomId();
   readonly #elements = new Map<string, Element>();
   readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
@@ -193,6 +199,7 @@ export class Elements {
     this.#origin = new URL(options.baseUrl).origin;
     this.#key = options.apiKey;
     this.#prefix = options.headerPrefix ?? 'SVC';
+    this.#framesUrl = options.framesUrl ?? `${this.#origin}${ELEMENTS_PATH}/frame`;
     window.addEventListener('message', (event) => this.#receive(event));
   }
 
@@ -216,6 +223,12 @@ export class Elements {
       throw new ElementsError({ code: 'no_elements', message: 'The request names no element: pass elements (or their month()/year()) where the data goes' });
     await Promise.all(used.map((el) => el._mounted ?? Promise.reject(new ElementsError({ code: 'not_mounted', message: `A ${el.type} element in the request is not mounted` }))));
     return this._request(leader, { type: 'submit', path, body: refs });
+  }
+
+  /** @internal The body with each element replaced by a reference, and the elements it names. */
+  _prepare(body: unknown): { refs: unknown; used: Element[] } {
+    const used: Element[] = [];
+    return { refs: this.#refs(body, used, 0), used };
   }
 
   /** The body with each element replaced by a reference (the frames put the values in). */
@@ -243,7 +256,7 @@ export class Elements {
   _frameUrl(element: Element, options: ElementOptions): string {
     const query = new URLSearchParams({ element: element.type, origin: window.location.origin, instance: this.#instance, id: element.id });
     const fragment = encodeURIComponent(JSON.stringify({ key: this.#key, prefix: this.#prefix, options }));
-    return `${this.#origin}${ELEMENTS_PATH}/frame?${query.toString()}#${fragment}`;
+    return `${this.#framesUrl}?${query.toString()}#${fragment}`;
   }
 
   /** @internal */
@@ -277,6 +290,7 @@ export class Elements {
     if (typeof data !== 'object' || data === null || data.tv !== 1 || data.instance !== this.#instance) return;
     const element = this.#elements.get(data.element);
     if (element === undefined || event.source !== element._window) return;
+    element._onMessage?.(data);
     switch (data.type) {
       case 'result': {
         const pending = this.#pending.get(data.rid);
@@ -319,6 +333,10 @@ export async function init(options: InitOptions): Promise<Elements> {
   if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new ElementsError({ code: 'invalid_base_url', message: 'baseUrl must be http(s)' });
   if (typeof options.apiKey !== 'string' || options.apiKey.length === 0 || options.apiKey.length > KEY_LIMIT) {
     throw new ElementsError({ code: 'invalid_api_key', message: 'apiKey must be a public application key or a session key' });
+  }
+  // The frames' messages are checked against the vault's origin: their page must be on it.
+  if (options.framesUrl !== undefined && new URL(options.framesUrl).origin !== base.origin) {
+    throw new ElementsError({ code: 'invalid_base_url', message: "The frames must be on the vault's origin" });
   }
   if (options.headerPrefix !== undefined && !/^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$/.test(options.headerPrefix)) {
     throw new ElementsError({ code: 'invalid_header_prefix', message: 'headerPrefix must be letters and digits, optionally joined by dashes' });
