@@ -6,14 +6,18 @@ import { MIGRATE_HELP, migrate } from './migrate.js';
 import { RECOVER_ADMIN_HELP, recoverAdmin } from './recover-admin.js';
 import { SERVE_HELP, serve } from './serve.js';
 import { packageVersion } from './version.js';
+import { UNSEAL_HELP, seal, unseal } from './unseal.js';
 
-export { KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
+export { KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP, UNSEAL_HELP };
 
 const MAIN_HELP = `Usage: tokenvault <command> [options]
 
 Commands:
   serve          Run the HTTP API on an embedded SQLite database or on PostgreSQL
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
+  keys split     Split the master key file into shares for custodians (the server starts sealed)
+  unseal         Give a sealed server shares of its master key (from standard input)
+  seal           Seal a running server again (its keys leave memory)
   migrate        Apply pending database migrations
   recover-admin  Create a new management application and print its key (lost admin key)
 
@@ -38,6 +42,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await keys(rest, io);
       case 'migrate':
         return await migrate(rest, io);
+      case 'unseal':
+        return await unseal(rest, io);
+      case 'seal':
+        return await seal(rest, io);
       case 'recover-admin':
         return await recoverAdmin(rest, io);
       case '-v':
@@ -70,6 +78,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 function helpTarget(command: string | undefined): string {
-  if (command === 'serve' || command === 'migrate' || command === 'recover-admin') return `${command} `;
+  if (command === 'serve' || command === 'migrate' || command === 'recover-admin' || command === 'unseal' || command === 'seal') return `${command} `;
   return command === 'keys' ? 'keys rotate ' : '';
 }

@@ -17,6 +17,8 @@ import { aborted, listen, shutdown, urlOf } from './http-server.js';
 import { cliLogger } from './logging.js';
 import { openOperatorAt } from './open-operator.js';
 import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
+import { KEY_CUSTODY_ENV_HELP, KEY_CUSTODY_HELP, KEY_CUSTODY_OPTIONS, keyCustody } from './key-custody.js';
+import { sealedStart } from './sealed-start.js';
 
 export const SERVE_HELP = `Usage: tokenvault serve [options]
 
@@ -50,6 +52,9 @@ ${TIMEOUT_HELP}  --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <pr
                              application id (default on)
   --metrics-port <n>         Serve Prometheus metrics at GET /metrics on this port of --host
                              (a separate listener, off by default; it has no authentication)
+${KEY_CUSTODY_HELP}  --admin-socket <path>      Where a sealed server takes shares (tokenvault unseal / seal): a Unix
+                             socket, mode 0600 (default <db>.admin.sock; required with --postgres)
+  --unseal-stdin             A sealed server first reads shares from standard input, one per line
   -h, --help                 Show this help
 
 Environment:
@@ -61,7 +66,7 @@ Environment:
                              created on a database with no tenant; generated and printed when unset.
   PGPASSWORD                 The PostgreSQL password, when the URL has none (a URL on the command
                              line is visible to other users in the process list).
-`;
+${KEY_CUSTODY_ENV_HELP}`;
 
 /** Runs the server until `io.signal` aborts, then drains in-flight requests and closes the store. */
 export async function serve(args: readonly string[], io: CliIo): Promise<number> {
@@ -83,6 +88,9 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
         'trust-forwarded-for': { type: 'string' },
         'access-log': { type: 'string', default: 'on' },
         'metrics-port': { type: 'string' },
+        ...KEY_CUSTODY_OPTIONS,
+        'admin-socket': { type: 'string' },
+        'unseal-stdin': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }),
@@ -111,8 +119,21 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
 
   // Before the vault, which reports its asynchronous runs to them.
   const metrics = metricsPort === undefined ? undefined : createMetrics();
+  // The local key, an HSM, or a split key (sealed until unsealed): docs/key-custody.md.
+  const custody = await keyCustody(values, target, io);
+  if (custody.kind !== 'sealed' && (values['admin-socket'] !== undefined || values['unseal-stdin'])) {
+    throw new UsageError(`--${values['unseal-stdin'] ? 'unseal-stdin' : 'admin-socket'} applies to a split master key (tokenvault keys split)`);
+  }
+  const keyProvider = custody.kind === 'local' ? {} : { keyProvider: custody.provider };
   // Only the vault goes on: the operator tools stay with the opening (serve uses none of them).
-  const { vault } = await openOperatorAt(target, io, logger, { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) } }, true);
+  const { vault } = await openOperatorAt(target, io, logger, { ...keyProvider, reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun } : {}) } }, true);
+  const sealed =
+    custody.kind === 'sealed'
+      ? await sealedStart(custody.provider, target, io, logger, values['admin-socket'], values['unseal-stdin']).catch(async (error: unknown) => {
+          await vault.close();
+          throw error;
+        })
+      : undefined;
   let server: Server | undefined;
   let metricsServer: Server | undefined;
   // Each turn's access lines are formatted together at its end, when its responses are written
@@ -150,6 +171,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   } finally {
     if (server) await shutdown(server).catch(() => undefined);
     if (metricsServer) await shutdown(metricsServer).catch(() => undefined);
+    if (sealed) await sealed.close();
     // Every request is answered: the last access lines come before the vault's closing entries.
     access?.flush();
     try {

@@ -46,7 +46,10 @@ export async function splitMasterKey(key: Uint8Array, shares: number, threshold:
     throw ValidationError.field('threshold', `must be a whole number from 2 to the number of shares (${shares})`);
   const { split } = await import('shamir-secret-sharing');
   const set = randomBytes(4).toString('hex');
-  const parts = await split(key, shares, threshold);
+  // The library takes a plain Uint8Array (not a Buffer): a copy, wiped once split.
+  const secret = new Uint8Array(key);
+  const parts = await split(secret, shares, threshold);
+  secret.fill(0);
   const lines = parts.map((part) => encodeShare(set, threshold, part));
   for (const part of parts) part.fill(0);
   return { lines, record: { format: 'tokenvault-key-shares/1', set, shares, threshold, check: keyCheck(key, set) } };
