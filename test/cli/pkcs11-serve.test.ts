@@ -4,10 +4,12 @@
  * key-encrypting key, `keys rotate` through the token, and a restart that reads what was written.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { ensureBuilt } from '../support/ensure-built.js';
+import { ROOT, ensureBuilt } from '../support/ensure-built.js';
 import { describeSoftHsm, fileToken } from '../support/softhsm.js';
 import { ADMIN_KEY, api, runCliProcess, startCli } from './helpers.js';
 
@@ -94,6 +96,26 @@ describeSoftHsm('tokenvault serve --key-provider pkcs11 (the built CLI on SoftHS
       expect(await second.exited).toBe(0);
     } finally {
       if (second.child.exitCode === null) second.child.kill('SIGKILL');
+    }
+  });
+
+  it("runs docs/key-custody.md's createVault block as written: the tenant's keys are wrapped in the token", async () => {
+    const t = token();
+    const page = readFileSync(join(ROOT, 'docs/key-custody.md'), 'utf8');
+    const snippet = [...page.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).find((code) => code.includes('createPkcs11KeyProvider'))!;
+    // Under the repository, so that `import 'tokenvault'` resolves through the package's exports to dist/.
+    const dir = mkdtempSync(join(ROOT, '.snippet-'));
+    try {
+      writeFileSync(join(dir, 'snippet.mjs'), `${snippet}\nconsole.log(JSON.stringify({ tenant: typeof tenant.id }));\n`);
+      const { stdout } = await promisify(execFile)(process.execPath, ['snippet.mjs'], {
+        cwd: dir,
+        env: { PATH: process.env.PATH, SOFTHSM2_CONF: t.conf, TOKENVAULT_PKCS11_PIN: t.pin },
+      });
+      expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ tenant: 'string' });
+      expect(existsSync(join(dir, 'vault.db'))).toBe(true);
+      expect(existsSync(join(dir, 'vault.db.key'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
