@@ -46,7 +46,8 @@ describeEachStore('a vault under a split master key', (store) => {
       expect(sent.body.type).toBe('urn:tokenvault:problem:sealed');
       expect(sent.headers.get('retry-after')).toBe('30');
     }
-    expect((await handler(new Request('http://vault.test/readyz'))).status).toBe(503);
+    const notReady = await read(await handler(new Request('http://vault.test/readyz')));
+    expect([notReady.status, notReady.body.type]).toEqual([503, 'urn:tokenvault:problem:sealed']);
     expect((await handler(new Request('http://vault.test/healthz'))).status).toBe(200);
 
     // One share is not the threshold; a repeat of it is refused and counts once.
