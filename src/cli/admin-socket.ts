@@ -30,7 +30,10 @@ export async function listenAdminSocket(path: string, provider: SealableKeyProvi
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      // A Unix socket path is limited to about 100 bytes: a deep directory needs --admin-socket.
+      reject(new CliError(`cannot listen on the admin socket ${path} (${error.code ?? 'error'}); choose another with --admin-socket`));
+    });
     // Created with no access for others: the umask below keeps the socket from ever being open to them.
     const umask = process.umask(0o177);
     try {
