@@ -44,7 +44,8 @@ export default defineConfig({
   splitting: true,
   // No keepNames: it wraps every closure in a `__name` call at creation, measurable on the hot
   // paths (2.4 µs of a token creation); error classes set `name` themselves.
-  external: ['better-sqlite3', 'pg', 'quickjs-emscripten', 'vitest'],
+  // pkcs11js: an optional native dependency (the PKCS#11 key provider, docs/key-custody.md), loaded from node_modules.
+  external: ['better-sqlite3', 'pg', 'quickjs-emscripten', 'vitest', 'pkcs11js'],
   // Then the browser bundles of Elements (dist/elements/, served by the HTTP layer: docs/elements.md).
   onSuccess: async () => {
     await buildSandboxWorker();

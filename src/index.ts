@@ -14,6 +14,12 @@ export { consoleLogger, pinoVaultLogger, silentLogger, stderrLogger } from './co
 export type { Logger } from './common/logger.js';
 export { LocalKeyProvider, generateMasterKey } from './crypto/key-provider.js';
 export type { KeyProvider } from './crypto/key-provider.js';
+export { createPkcs11KeyProvider } from './crypto/pkcs11-key-provider.js';
+export type { Pkcs11KeyProvider, Pkcs11KeyProviderOptions } from './crypto/pkcs11-key-provider.js';
+export { SealableKeyProvider } from './crypto/sealable-key-provider.js';
+export type { SealStatus } from './crypto/sealable-key-provider.js';
+export { splitMasterKey } from './crypto/key-shares.js';
+export type { KeyShareSet } from './crypto/key-shares.js';
 export {
   VaultError,
   ValidationError,
@@ -27,6 +33,8 @@ export {
   InternalError,
   ReactorError,
   ServiceUnavailableError,
+  KeyProviderUnavailableError,
+  SealedError,
   BadGatewayError,
   GatewayTimeoutError,
 } from './errors/errors.js';

@@ -12,7 +12,7 @@ import { AuthCache } from './auth/auth-cache.js';
 import { Authenticator } from './auth/authenticate.js';
 import { SessionService } from './sessions/session-service.js';
 import { systemClock } from './common/clock.js';
-import { LocalKeyProvider } from './crypto/key-provider.js';
+import { type KeyProvider, LocalKeyProvider } from './crypto/key-provider.js';
 import { DEFAULT_KEY_REFRESH_MS, KeyRing } from './crypto/key-ring.js';
 import { ExpressionEngine } from './expressions/engine.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
@@ -83,7 +83,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
   checkVaultOptions(options);
   const workerFile = vaultWorkerFile(options);
   const { store } = options;
-  const provider = options.keyProvider ?? new LocalKeyProvider(options.masterKey!);
+  const provider: KeyProvider = options.keyProvider ?? new LocalKeyProvider(options.masterKey!);
   const clock = options.clock ?? systemClock;
   const logger = toLogger(options.logger);
   await store.migrate({ onProgress: migrationProgressLines(clock, (line) => logger.info(line.message, line.fields)) });
@@ -248,6 +248,8 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     createFirstTenant: (input: NewTenantInput) => setup.createFirstTenant(input),
     async ready() {
       await store.getTenant('readiness-probe');
+      // A sealed vault or an HSM away cannot serve a token: not ready (docs/key-custody.md).
+      await provider.ready?.();
     },
     sweep: () => sweeper.sweepAll(),
     auditStats: () => audit.stats(),
@@ -260,6 +262,8 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
         ['sandbox', async () => (await ownSandbox?.catch(() => undefined))?.close?.()],
         ['audit', () => audit.close()],
         ['store', () => store.close()],
+        // As the store: the vault closes the provider it was given (a PKCS#11 session, docs/key-custody.md).
+        ['keyProvider', () => provider.close?.()],
       ]),
   });
   return { vault, operator: createOperatorTools(keyRing, store, setup, clock), runFinished: onRunFinished };

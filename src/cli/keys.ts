@@ -6,8 +6,11 @@ import { cliLogger } from './logging.js';
 import { CliError, type CliIo, UsageError, parse } from './io.js';
 import { openOperatorAt } from './open-operator.js';
 import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
+import { KEY_CUSTODY_ENV_HELP, KEY_CUSTODY_HELP, KEY_CUSTODY_OPTIONS, keyCustody } from './key-custody.js';
+import { keysSplit } from './keys-split.js';
 
 export const KEYS_HELP = `Usage: tokenvault keys rotate [options]
+       tokenvault keys split --shares <n> --threshold <k> [--db <file>]   (keys split --help)
 
 Makes a new data key for every tenant (or the one given); new writes use it, and existing tokens
 are re-encrypted under it unless --skip-reencrypt is given.
@@ -19,13 +22,13 @@ Options:
   --postgres-prepared-statements <on|off>
                              Name statements so each connection prepares them once (default on;
                              off behind a pooler that loses them, such as PgBouncer 1.18)
-${TIMEOUT_HELP}  --tenant <id>              Only this tenant
+${TIMEOUT_HELP}${KEY_CUSTODY_HELP}  --tenant <id>              Only this tenant
   --skip-reencrypt           Rotate only; older tokens stay readable under their key
   -h, --help                 Show this help
 
 Environment:
   TOKENVAULT_MASTER_KEY      Base64 of 32 bytes (else, for SQLite, the key file <db>.key is used)
-  PGPASSWORD                 The PostgreSQL password, when the URL has none
+${KEY_CUSTODY_ENV_HELP}  PGPASSWORD                 The PostgreSQL password, when the URL has none
 `;
 
 /** Rotates the data key of every tenant (or one) and re-encrypts its tokens unless told not to. */
@@ -35,7 +38,8 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
     io.stdout(KEYS_HELP);
     return 0;
   }
-  if (sub !== 'rotate') throw new UsageError(sub === undefined ? "'keys' needs a subcommand: rotate" : `unknown subcommand 'keys ${sub}'`);
+  if (sub === 'split') return keysSplit(rest, io);
+  if (sub !== 'rotate') throw new UsageError(sub === undefined ? "'keys' needs a subcommand: rotate or split" : `unknown subcommand 'keys ${sub}'`);
   const { values } = parse(() =>
     parseArgs({
       args: [...rest],
@@ -43,6 +47,7 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
       allowPositionals: false,
       options: {
         ...STORE_OPTIONS,
+        ...KEY_CUSTODY_OPTIONS,
         tenant: { type: 'string' },
         'skip-reencrypt': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -55,7 +60,12 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
   }
   const target = storeTarget(values);
   if (target.kind === 'sqlite' && target.db !== ':memory:' && !existsSync(target.db)) throw new CliError(`no database at ${target.db}`);
-  const operator = await openOperatorAt(target, io, pinoVaultLogger(cliLogger(io)), {}, false);
+  const custody = await keyCustody(values, target, io);
+  if (custody.kind === 'sealed') {
+    custody.provider.seal();
+    throw new CliError('the master key is split (keys split): rotate on a key file or an HSM; a split key is only ever assembled inside a running, unsealed server');
+  }
+  const operator = await openOperatorAt(target, io, pinoVaultLogger(cliLogger(io)), custody.kind === 'pkcs11' ? { keyProvider: custody.provider } : {}, false);
   try {
     const tenants = await operator.listTenants();
     const chosen = values.tenant === undefined ? tenants : tenants.filter((t) => t.id === values.tenant);

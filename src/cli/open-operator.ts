@@ -1,7 +1,8 @@
 /** Opening a vault from the CLI: the master key from the environment or the key file, checked at start. */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
+import { type KeyProvider, decodeMasterKey, generateMasterKey } from '../crypto/key-provider.js';
+import { SealedError } from '../errors/errors.js';
 import type { Logger } from '../common/logger.js';
 import { type Operator, openOperator } from '../operator/operator.js';
 import type { VaultOptions } from '../vault.js';
@@ -20,24 +21,25 @@ export async function openOperatorAt(
   target: StoreTarget,
   io: CliIo,
   logger: Logger,
-  extra: Pick<VaultOptions, 'reactors' | 'auditRetentionMs'>,
+  extra: Pick<VaultOptions, 'reactors' | 'auditRetentionMs' | 'keyProvider'>,
   mayCreateKey: boolean,
   keyFileOps: KeyFileOps = nodeKeyFileOps,
 ): Promise<Operator> {
-  let masterKey: string;
+  // A key provider (an HSM, a split key: src/cli/key-custody.ts) replaces the master key.
+  let key: { masterKey: string } | { keyProvider: KeyProvider };
   if (target.kind === 'sqlite') {
     const { db } = target;
     if (db !== ':memory:' && !existsSync(dirname(resolve(db)))) throw new CliError(`cannot open the database ${db}: its directory does not exist`);
-    masterKey = resolveMasterKey(db, io, mayCreateKey, keyFileOps);
+    key = extra.keyProvider ? { keyProvider: extra.keyProvider } : { masterKey: resolveMasterKey(db, io, mayCreateKey, keyFileOps) };
   } else {
-    masterKey = requiredMasterKey(io);
+    key = extra.keyProvider ? { keyProvider: extra.keyProvider } : { masterKey: requiredMasterKey(io) };
   }
   const store = openStore(target);
   let operator: Operator | undefined;
   try {
     // The worker starts only once the command knows it serves (serve starts it); others never run jobs.
-    operator = await openOperator({ store, masterKey, logger, ...extra, jobs: { start: false } });
-    await checkMasterKey(operator, target);
+    operator = await openOperator({ store, logger, ...extra, ...key, jobs: { start: false } });
+    await checkMasterKey(operator, target, 'keyProvider' in key);
     return operator;
   } catch (error) {
     if (operator) await operator.close().catch(() => undefined);
@@ -50,11 +52,20 @@ export async function openOperatorAt(
  * Fails at start, not on the first request, when the master key is not the one the database's
  * tenant keys were wrapped with (a wrong TOKENVAULT_MASTER_KEY, or another database's key file).
  */
-async function checkMasterKey(operator: Operator, target: StoreTarget): Promise<void> {
+async function checkMasterKey(operator: Operator, target: StoreTarget, provider: boolean): Promise<void> {
   // verify reads only: a check must not create keys (a tenant without keys gets them on first use).
   for (const tenant of await operator.listTenants()) {
-    if (!(await operator.keys.verify(tenant.id))) {
+    let matches: boolean;
+    try {
+      matches = await operator.keys.verify(tenant.id);
+    } catch (error) {
+      // A sealed vault checks the key when it is unsealed (against the split's key check value).
+      if (error instanceof SealedError) return;
+      throw error;
+    }
+    if (!matches) {
       const where = describeTarget(target);
+      if (provider) throw new CliError(`the key provider's key does not unwrap the keys ${where} was created with (check the token and --pkcs11-key-label)`);
       const check = target.kind === 'sqlite' ? `TOKENVAULT_MASTER_KEY or ${target.db}.key` : 'TOKENVAULT_MASTER_KEY';
       throw new CliError(`the master key does not match the one ${where} was created with (check ${check})`);
     }

@@ -10,8 +10,9 @@ import { MIGRATE_HELP, migrate } from './migrate.js';
 import { RECOVER_ADMIN_HELP, recoverAdmin } from './recover-admin.js';
 import { SERVE_HELP, serve } from './serve.js';
 import { packageVersion } from './version.js';
+import { UNSEAL_HELP, seal, unseal } from './unseal.js';
 
-export { AUDIT_HELP, BACKUP_HELP, CONFIG_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP };
+export { AUDIT_HELP, BACKUP_HELP, CONFIG_HELP, KEYS_HELP, MIGRATE_HELP, RECOVER_ADMIN_HELP, SERVE_HELP, UNSEAL_HELP };
 
 const MAIN_HELP = `Usage: tokenvault <command> [options]
 
@@ -24,6 +25,9 @@ Commands:
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
   audit verify   Check every tenant's audit chain; name the first entry changed, removed or inserted
   audit export   Write audit entries from a time on as JSON lines (for a SIEM)
+  keys split     Split the master key file into shares for custodians (the server starts sealed)
+  unseal         Give a sealed server shares of its master key (from standard input)
+  seal           Seal a running server again (its keys leave memory)
   migrate        Apply pending database migrations
   recover-admin  Create a new management application and print its key (lost admin key)
 
@@ -59,6 +63,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await audit(rest, io);
       case 'migrate':
         return await migrate(rest, io);
+      case 'unseal':
+        return await unseal(rest, io);
+      case 'seal':
+        return await seal(rest, io);
       case 'recover-admin':
         return await recoverAdmin(rest, io);
       case '-v':
@@ -91,6 +99,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 function helpTarget(command: string | undefined): string {
-  if (command === 'serve' || command === 'migrate' || command === 'recover-admin' || command === 'config' || command === 'audit') return `${command} `;
+  if (['serve', 'migrate', 'recover-admin', 'config', 'audit', 'unseal', 'seal'].includes(command ?? '')) return `${command} `;
   return command === 'keys' ? 'keys rotate ' : '';
 }

@@ -20,6 +20,8 @@ import { openOperatorAt } from './open-operator.js';
 import { withSecretFiles } from './secret-files.js';
 import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
 import { createTlsServer, readTls, tlsFiles } from './tls.js';
+import { KEY_CUSTODY_ENV_HELP, KEY_CUSTODY_HELP, KEY_CUSTODY_OPTIONS, keyCustody } from './key-custody.js';
+import { sealedStart } from './sealed-start.js';
 
 export const SERVE_HELP = `Usage: tokenvault serve [options]
 
@@ -67,6 +69,9 @@ ${TIMEOUT_HELP}  --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <pr
                              that keeps the chain verifiable (default: keep them all; docs/audit.md)
   --metrics-port <n>         Serve Prometheus metrics at GET /metrics on this port of --host
                              (a separate listener, off by default; it has no authentication)
+${KEY_CUSTODY_HELP}  --admin-socket <path>      Where a sealed server takes shares (tokenvault unseal / seal): a Unix
+                             socket, mode 0600 (default <db>.admin.sock; required with --postgres)
+  --unseal-stdin             A sealed server first reads shares from standard input, one per line
   -h, --help                 Show this help
 
 Environment:
@@ -79,7 +84,7 @@ Environment:
                              written to --admin-key-file.
   PGPASSWORD                 The PostgreSQL password, when the URL has none (a URL on the command
                              line is visible to other users in the process list).
-`;
+${KEY_CUSTODY_ENV_HELP}`;
 
 /** Runs the server until `io.signal` aborts, then drains in-flight requests and closes the store. */
 export async function serve(args: readonly string[], io: CliIo): Promise<number> {
@@ -108,6 +113,9 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
         'access-log': { type: 'string', default: 'on' },
         'metrics-port': { type: 'string' },
         'audit-retention': { type: 'string' },
+        ...KEY_CUSTODY_OPTIONS,
+        'admin-socket': { type: 'string' },
+        'unseal-stdin': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }),
@@ -142,14 +150,27 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
 
   // Before the vault, which reports its asynchronous runs to them.
   const metrics = metricsPort === undefined ? undefined : createMetrics();
+  // The local key, an HSM, or a split key (sealed until unsealed): docs/key-custody.md.
+  const custody = await keyCustody(values, target, io);
+  if (custody.kind !== 'sealed' && (values['admin-socket'] !== undefined || values['unseal-stdin'])) {
+    throw new UsageError(`--${values['unseal-stdin'] ? 'unseal-stdin' : 'admin-socket'} applies to a split master key (tokenvault keys split)`);
+  }
+  const keyProvider = custody.kind === 'local' ? {} : { keyProvider: custody.provider };
   // Only the vault goes on: the operator tools stay with the opening (serve uses none of them).
   const { vault } = await openOperatorAt(
     target,
     io,
     logger,
-    { reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun, onRunTimes: metrics.observeReactorRunTimes } : {}) }, ...auditRetention },
+    { ...keyProvider, reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun, onRunTimes: metrics.observeReactorRunTimes } : {}) }, ...auditRetention },
     true,
   );
+  const sealed =
+    custody.kind === 'sealed'
+      ? await sealedStart(custody.provider, target, io, logger, values['admin-socket'], values['unseal-stdin']).catch(async (error: unknown) => {
+          await vault.close();
+          throw error;
+        })
+      : undefined;
   let server: Server | undefined;
   let stopReloading: (() => void) | undefined;
   let metricsServer: Server | undefined;
@@ -197,6 +218,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     stopReloading?.();
     if (server) await shutdown(server).catch(() => undefined);
     if (metricsServer) await shutdown(metricsServer).catch(() => undefined);
+    if (sealed) await sealed.close();
     // Every request is answered: the last access lines come before the vault's closing entries.
     access?.flush();
     try {

@@ -9,6 +9,19 @@ import { ValidationError } from '../errors/errors.js';
 export interface KeyProvider {
   wrap(key: Uint8Array, context: string): Uint8Array | Promise<Uint8Array>;
   unwrap(wrapped: Uint8Array, context: string): Uint8Array | Promise<Uint8Array>;
+  /**
+   * Optional. Throws a 503 (KeyProviderUnavailableError, SealedError) while the provider cannot
+   * serve. The key ring calls it before each use of the tenant keys it holds unwrapped, so an HSM
+   * that went away, or a seal, stops reads of cached tenants too. Synchronous and cheap: a provider
+   * that probes a device does so on its own schedule.
+   */
+  check?(): void;
+  /** Optional. Readiness (`/readyz`): resolves when the provider can wrap and unwrap now. */
+  ready?(): Promise<void>;
+  /** Optional. `listener` is called when the keys unwrapped so far must leave memory (a seal). */
+  onRevoke?(listener: () => void): void;
+  /** Optional. Releases what the provider holds (a PKCS#11 session); called by vault.close(). */
+  close?(): void | Promise<void>;
 }
 
 const WRAP_VERSION = 1;
@@ -30,6 +43,11 @@ export class LocalKeyProvider implements KeyProvider {
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(key), cipher.final()]);
     return Buffer.concat([Buffer.from([WRAP_VERSION]), iv, cipher.getAuthTag(), body]);
+  }
+
+  /** Overwrites the master key in memory (a seal); the provider is unusable afterwards. */
+  destroy(): void {
+    this.#master.fill(0);
   }
 
   unwrap(wrapped: Uint8Array, context: string): Uint8Array {

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomFillSync } from 'node:crypto';
 import type { Clock } from '../common/clock.js';
 import { SharedLoads } from '../common/shared-loads.js';
+import { KeyProviderUnavailableError, SealedError } from '../errors/errors.js';
 import type { Store, WrappedKeyRecord } from '../storage/store.js';
 import type { KeyProvider } from './key-provider.js';
 
@@ -50,6 +51,8 @@ export class KeyRing {
     this.#provider = provider;
     this.#clock = clock;
     this.#refreshMs = options.refreshMs ?? DEFAULT_KEY_REFRESH_MS;
+    // A seal takes the master key away: the tenant keys it unwrapped leave memory with it.
+    provider.onRevoke?.(() => this.#forgetAll());
   }
 
   /**
@@ -57,6 +60,9 @@ export class KeyRing {
    * writes) is at most `refreshMs` old: past that the versions are listed again from the store.
    */
   async keysFor(tenantId: string): Promise<TenantKeys> {
+    // Keys held unwrapped are used only while the provider serves: an HSM that went away or a seal
+    // stops reads of cached tenants too, not only the next unwrap (docs/key-custody.md).
+    this.#provider.check?.();
     return this.#fresh(tenantId) ?? this.#load(tenantId);
   }
 
@@ -66,6 +72,7 @@ export class KeyRing {
    * missing then is not in the store (a damaged row); decrypting it fails.
    */
   async keysCovering(tenantId: string, versions: Iterable<number>): Promise<TenantKeys> {
+    this.#provider.check?.();
     const keys = this.#fresh(tenantId) ?? (await this.#load(tenantId));
     for (const version of versions) if (!keys.data.has(version)) return this.#load(tenantId, true);
     return keys;
@@ -87,12 +94,27 @@ export class KeyRing {
         for (const record of await this.#store.listWrappedKeys(tenantId, purpose)) await this.#unwrap(record);
       }
       return true;
-    } catch {
+    } catch (error) {
+      // A provider that cannot answer (an HSM away, a sealed vault) says nothing about the key.
+      if (error instanceof KeyProviderUnavailableError || error instanceof SealedError) throw error;
       return false;
     }
   }
 
+  /** Wipes every unwrapped key held (a seal); later uses load them again through the provider. */
+  #forgetAll(): void {
+    this.#loads.forgetAll();
+    for (const keys of this.#tenants.values()) {
+      for (const key of keys.data.values()) key.fill(0);
+      keys.fingerprintKey.fill(0);
+      keys.searchKey.fill(0);
+    }
+    this.#tenants.clear();
+  }
+
   encrypt(keys: TenantKeys, tenantId: string, tokenId: string, plaintext: Buffer): { ciphertext: Buffer; keyVersion: number } {
+    // Keys taken before an await may have been wiped by a seal since: never encrypt under them.
+    this.#provider.check?.();
     const key = keys.data.get(keys.current)!;
     // One buffer for header, IV, tag and body: GCM output is as long as its input.
     const out = Buffer.allocUnsafe(HEADER + plaintext.length);
@@ -114,6 +136,7 @@ export class KeyRing {
 
   /** Decrypts with keys from keysFor or keysCovering; null when they lack the ciphertext's version. */
   decryptWithKeys(keys: TenantKeys, tenantId: string, tokenId: string, ciphertext: Uint8Array): Buffer | null {
+    this.#provider.check?.();
     if (!keys.data.has(versionOf(ciphertext))) return null;
     return decryptWith(keys, tenantId, tokenId, ciphertext);
   }
@@ -145,16 +168,19 @@ export class KeyRing {
   async openRecord(tenantId: string, context: readonly string[], ciphertext: Uint8Array): Promise<Buffer> {
     let keys = await this.keysFor(tenantId);
     if (!keys.data.has(versionOf(ciphertext))) keys = await this.#load(tenantId, true);
+    this.#provider.check?.();
     return decryptWithAad(keys, recordAad(tenantId, context), ciphertext);
   }
 
   /** Keyed fingerprint of a value (base64url HMAC-SHA256): equal values of a tenant give equal fingerprints. */
   fingerprint(keys: TenantKeys, value: string): string {
+    this.#provider.check?.();
     return createHmac('sha256', keys.fingerprintKey).update(value, 'utf8').digest('base64url');
   }
 
   /** Blind index value for search: a keyed HMAC, never the value itself. */
   blindIndex(keys: TenantKeys, value: string): string {
+    this.#provider.check?.();
     return createHmac('sha256', keys.searchKey).update(value, 'utf8').digest('base64url');
   }
 

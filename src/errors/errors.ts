@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'unprocessable'
   | 'service_unavailable'
+  | 'sealed'
   | 'bad_gateway'
   | 'gateway_timeout'
   | 'too_many_requests'
@@ -163,6 +164,33 @@ export class ServiceUnavailableError extends VaultError {
 }
 
 /**
+ * 503: the key provider cannot wrap or unwrap now (an HSM that does not answer, a PKCS#11 session
+ * the module closed, a token removed). Nothing was written: no key is made or used without it.
+ * The vault retries the provider by itself (docs/key-custody.md).
+ */
+export class KeyProviderUnavailableError extends ServiceUnavailableError {
+  constructor(message = 'The key provider (HSM) does not answer; retry the request shortly', retryAfterSeconds = 5, cause?: unknown) {
+    super(message, retryAfterSeconds, cause);
+    this.name = 'KeyProviderUnavailableError';
+  }
+}
+
+/**
+ * 503 `sealed`: the master key is split into shares (split knowledge) and the threshold of them has
+ * not been given since the start or the last seal (docs/key-custody.md). Its own code, so a client
+ * or a monitor tells "waiting for its key custodians" from "the database is down".
+ */
+export class SealedError extends VaultError {
+  readonly code = 'sealed' as const;
+  readonly retryAfterSeconds: number;
+  constructor(message = 'The vault is sealed: its master key custodians have not unsealed it yet (tokenvault unseal)', retryAfterSeconds = 30) {
+    super(message);
+    this.name = 'SealedError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
  * 500: a fault of the vault's own state (for example a stored row whose key is missing), never of
  * the input. Rendered like any internal error: a generic message, the detail goes to the log only.
  */
@@ -220,6 +248,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze
   unsupported_media_type: 415,
   unprocessable: 422,
   service_unavailable: 503,
+  sealed: 503,
   bad_gateway: 502,
   gateway_timeout: 504,
   too_many_requests: 429,

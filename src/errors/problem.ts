@@ -29,6 +29,7 @@ export const PROBLEMS: Readonly<Record<HttpProblemCode, { type: string; title: s
   unsupported_media_type: { type: 'urn:tokenvault:problem:unsupported-media-type', title: 'Unsupported Media Type' },
   unprocessable: { type: 'urn:tokenvault:problem:unprocessable', title: 'Unprocessable Content' },
   service_unavailable: { type: 'urn:tokenvault:problem:service-unavailable', title: 'Service Unavailable' },
+  sealed: { type: 'urn:tokenvault:problem:sealed', title: 'Sealed' },
   bad_gateway: { type: 'urn:tokenvault:problem:bad-gateway', title: 'Bad Gateway' },
   gateway_timeout: { type: 'urn:tokenvault:problem:gateway-timeout', title: 'Gateway Timeout' },
   too_many_requests: { type: 'urn:tokenvault:problem:too-many-requests', title: 'Too Many Requests' },

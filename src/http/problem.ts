@@ -1,4 +1,4 @@
-import { InternalError, ReactorError, ServiceUnavailableError, TooManyRequestsError, VaultError } from '../errors/errors.js';
+import { InternalError, ReactorError, SealedError, ServiceUnavailableError, TooManyRequestsError, VaultError } from '../errors/errors.js';
 import { PROBLEMS, type ProblemDetails, problemOfError } from '../errors/problem.js';
 export type { HttpProblemCode, ProblemDetails } from '../errors/problem.js';
 export { INTERNAL_DETAIL } from '../errors/problem.js';
@@ -52,7 +52,7 @@ export function errorResponse(error: unknown, logger: Logger, extraHeaders?: Rec
   const problem = problemOf(error);
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...extraHeaders };
   if (error instanceof RouteError && error.allow.length > 0) headers['allow'] = error.allow.join(', ');
-  if (error instanceof ServiceUnavailableError || error instanceof TooManyRequestsError) headers['retry-after'] = String(error.retryAfterSeconds);
+  if (error instanceof ServiceUnavailableError || error instanceof TooManyRequestsError || error instanceof SealedError) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 

@@ -22,7 +22,11 @@ export interface VaultOptions {
   store: Store;
   /** 32 bytes, or their base64, used by the default LocalKeyProvider to wrap tenant keys. */
   masterKey?: Uint8Array | string;
-  /** A custom key wrapper (e.g. a KMS); replaces masterKey. */
+  /**
+   * A custom key wrapper; replaces masterKey. `createPkcs11KeyProvider` (an HSM over PKCS#11) and
+   * `SealableKeyProvider` (split knowledge) come from `tokenvault` (docs/key-custody.md).
+   * vault.close() closes it.
+   */
   keyProvider?: KeyProvider;
   /** Default: the system clock. Tests inject a ManualClock. */
   clock?: Clock;

@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '../../errors/errors.js';
+import { KeyProviderUnavailableError, SealedError, ServiceUnavailableError } from '../../errors/errors.js';
 import type { PublicRoute } from './route.js';
 
 /** Routes that need no API key: liveness, readiness and the API description. */
@@ -18,11 +18,18 @@ export const systemRoutes: PublicRoute[] = [
     operationId: 'ready',
     auth: false,
     status: 200,
-    docs: { summary: 'Readiness: the store answers a query (503 when it does not)', tag: 'System', responseSchema: 'Health', extraStatuses: [503] },
+    docs: {
+      summary: 'Readiness: the store answers a query and the key provider serves (503 when not: sealed, HSM away)',
+      tag: 'System',
+      responseSchema: 'Health',
+      extraStatuses: [503],
+    },
     handle: async ({ vault }) => {
       try {
         await vault.ready();
-      } catch {
+      } catch (error) {
+        // A sealed vault or an HSM away says so in our own words (docs/key-custody.md).
+        if (error instanceof SealedError || error instanceof KeyProviderUnavailableError) throw error;
         // The cause (a driver error) stays out of the response: it may name hosts or schemas.
         throw new ServiceUnavailableError('The store does not answer; the vault is not ready');
       }
