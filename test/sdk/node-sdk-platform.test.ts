@@ -209,7 +209,7 @@ describeEachStore(`Basis Theory Node SDK ${NODE_SDK_VERSION}: reactors, proxies,
     expect((await logs.logs.getEntityTypes()).map((t) => t.value)).toEqual(expect.arrayContaining(['token', 'application', 'reactor', 'proxy']));
   });
 
-  it('webhooks: create, get, list, update, delete, each with status enabled', async () => {
+  it('webhooks: create, get, list, update, events.list, delete, each with status enabled', async () => {
     const server = await startSdkServer(store, DEV);
     const receiver = await startReceiver();
     const admin = nodeSdk(server.url, server.adminKey);
@@ -221,6 +221,8 @@ describeEachStore(`Basis Theory Node SDK ${NODE_SDK_VERSION}: reactors, proxies,
       name: 'renamed',
       status: 'enabled',
     });
+    expect(await admin.webhooks.events.list()).toEqual(expect.arrayContaining(['token.created', 'token.deleted']));
+    expect((await nodeSdkFailure(nodeSdk(server.url, await server.key({ permissions: ['token:read'] })).webhooks.events.list())).status).toBe(403);
     await admin.webhooks.delete(hook.id);
     expect((await nodeSdkFailure(admin.webhooks.get(hook.id))).status).toBe(404);
   });

@@ -19,6 +19,7 @@ export const WEBHOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
       modified_at: { type: 'string', format: 'date-time' },
     },
   },
+  WebhookEventTypeList: { type: 'array', items: { enum: [...EVENT_TYPES] } },
   WebhookList: {
     type: 'object',
     required: ['pagination', 'data'],
