@@ -106,6 +106,15 @@ export class ApplicationService {
     return view(await this.#find(caller, id));
   }
 
+  /**
+   * The calling key's own application (Basis Theory's `GET /applications/key`): any application may
+   * read itself, so no permission is checked. A session key belongs to no application: 404.
+   */
+  async getByKey(caller: Caller): Promise<ApplicationView> {
+    if (caller.session !== undefined) throw new NotFoundError('Application', 'of this session key');
+    return view(await this.#find(caller, caller.applicationId));
+  }
+
   async list(caller: Caller, query: PageQuery = {}): Promise<Paginated<ApplicationView>> {
     requirePermission(caller, 'application:read');
     const page = parsePage(query);

@@ -1,11 +1,13 @@
 import type { AuditLog } from './audit.js';
 import { type Caller, requirePermission } from '../auth/caller.js';
 import { ValidationError } from '../errors/errors.js';
-import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
-import type { AuditFilter, Store } from '../storage/store.js';
+import { MAX_PAGE_SIZE, type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
+import type { AuditFilter, OffsetPage, PageRequest, PageResult, Store, StoredAuditEntry } from '../storage/store.js';
+import { type BtLogFields, LOG_ENTITY_TYPES, btLogFields, entityTypeOf } from './log-entry-view.js';
 import { formatIso } from '../common/time.js';
 
-export interface AuditEntryView {
+/** Our fields, and Basis Theory's beside them (log-entry-view.ts). */
+export interface AuditEntryView extends BtLogFields {
   seq: number;
   tenant_id: string;
   actor: string;
@@ -20,7 +22,19 @@ export interface ListLogsQuery extends PageQuery {
   resource_id?: string;
   actor?: string;
   operation?: string;
+  /** Basis Theory's filters: `entity_id` is `resource_id`; `entity_type` an operation prefix (log-entry-view.ts). */
+  entity_id?: string;
+  entity_type?: string;
 }
+
+/**
+ * The store filters by exact operation only, so an entity type is matched here. A cursor page reads
+ * at most this many store pages to fill itself (a sparser one ends early, with its cursor); an
+ * offset page (the Basis Theory SDK iterates logs by page number) reads the trail from its start,
+ * at most ENTITY_TYPE_SCAN_PAGES * MAX_PAGE_SIZE entries, to count its totals.
+ */
+const ENTITY_TYPE_SCAN_PAGES = 20;
+const OFFSET_SCAN_LIMIT = 100 * MAX_PAGE_SIZE;
 
 /** Reads the audit trail (log:read), oldest first. Entries hold ids, operations and error codes, never data. */
 export class AuditService {
@@ -32,24 +46,37 @@ export class AuditService {
     this.#audit = deps.audit;
   }
 
+  /** The entity types entries may name (log:read). */
+  async entityTypes(caller: Caller): Promise<{ display_name: string; value: string }[]> {
+    requirePermission(caller, 'log:read');
+    return LOG_ENTITY_TYPES.map((type) => ({ ...type }));
+  }
+
   async list(caller: Caller, query: ListLogsQuery = {}): Promise<Paginated<AuditEntryView>> {
     requirePermission(caller, 'log:read');
     const page = parsePage(query);
     const filter: AuditFilter = {};
     for (const [from, to] of [
       ['resource_id', 'resourceId'],
+      ['entity_id', 'resourceId'],
       ['actor', 'actor'],
       ['operation', 'operation'],
     ] as const) {
       const value = query[from];
       if (value === undefined) continue;
       if (typeof value !== 'string' || value.length === 0 || value.length > 250) throw ValidationError.field(from, 'must be a string of 1 to 250 characters');
+      if (filter[to] !== undefined && filter[to] !== value) throw ValidationError.field(from, 'differs from resource_id (entity_id is its other name)');
       filter[to] = value;
+    }
+    const entityType = query.entity_type;
+    if (entityType !== undefined && (typeof entityType !== 'string' || entityType.length === 0 || entityType.length > 250)) {
+      throw ValidationError.field('entity_type', 'must be a string of 1 to 250 characters');
     }
     // Queued read entries become visible to the reader who asks for them.
     await this.#audit.flush();
-    const result = await this.#store.listAudit(caller.tenantId, filter, page);
+    const result = entityType === undefined ? await this.#store.listAudit(caller.tenantId, filter, page) : await this.#scanEntityType(caller.tenantId, filter, page, entityType);
     return toPaginated(page, result, (entry) => ({
+      ...btLogFields(entry),
       seq: entry.seq,
       tenant_id: entry.tenantId,
       actor: entry.actor,
@@ -59,5 +86,53 @@ export class AuditService {
       detail: entry.detail,
       at: formatIso(entry.at),
     }));
+  }
+
+  /**
+   * A cursor page of the entries of one entity type: store pages are read in order, each asking for
+   * what the page still lacks, so no entry is skipped between two pages whatever the store's cursor
+   * holds; a page may come back short (with a cursor) after ENTITY_TYPE_SCAN_PAGES reads.
+   */
+  async #scanEntityType(tenantId: string, filter: AuditFilter, page: PageRequest, entityType: string): Promise<PageResult<StoredAuditEntry>> {
+    if (page.mode === 'offset') return this.#offsetOfEntityType(tenantId, filter, page, entityType);
+    const items: StoredAuditEntry[] = [];
+    let start = page.mode === 'cursor' ? page.start : undefined;
+    for (let read = 0; read < ENTITY_TYPE_SCAN_PAGES && items.length < page.size; read++) {
+      const request: PageRequest = start === undefined ? { mode: 'cursor', size: page.size - items.length } : { mode: 'cursor', size: page.size - items.length, start };
+      const result = await this.#store.listAudit(tenantId, filter, request);
+      if (result.mode !== 'cursor') break;
+      for (const entry of result.items) if (entityTypeOf(entry.operation) === entityType) items.push(entry);
+      if (result.next === null) return { mode: 'cursor', items, next: null };
+      start = result.next;
+    }
+    return { mode: 'cursor', items, next: start ?? null };
+  }
+
+  /** An offset page of one entity type's entries, with their total: the trail is read from its start. */
+  async #offsetOfEntityType(tenantId: string, filter: AuditFilter, page: OffsetPage, entityType: string): Promise<PageResult<StoredAuditEntry>> {
+    const from = (page.page - 1) * page.size;
+    const items: StoredAuditEntry[] = [];
+    let matched = 0;
+    let read = 0;
+    let start: string | undefined;
+    for (;;) {
+      const result = await this.#store.listAudit(tenantId, filter, start === undefined ? { mode: 'cursor', size: MAX_PAGE_SIZE } : { mode: 'cursor', size: MAX_PAGE_SIZE, start });
+      if (result.mode !== 'cursor') break;
+      for (const entry of result.items) {
+        if (entityTypeOf(entry.operation) !== entityType) continue;
+        if (matched >= from && items.length < page.size) items.push(entry);
+        matched++;
+      }
+      read += result.items.length;
+      if (result.next === null) break;
+      if (read >= OFFSET_SCAN_LIMIT) {
+        throw ValidationError.field(
+          'entity_type',
+          `with page reads at most ${OFFSET_SCAN_LIMIT} entries: page by cursor (leave out page, follow pagination.next), or filter by entity_id`,
+        );
+      }
+      start = result.next;
+    }
+    return { mode: 'offset', items, totalItems: matched };
   }
 }

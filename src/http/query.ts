@@ -1,6 +1,7 @@
 import type { ListLogsQuery } from '../audit/audit-service.js';
 import type { PageQuery } from '../common/pagination.js';
 import type { ListTokensQuery } from '../tokens/token-service.js';
+import { ValidationError } from '../errors/errors.js';
 
 /**
  * Query-string parsing for the list endpoints. Values are passed to the services as strings; the
@@ -43,6 +44,37 @@ export function tokenListQuery(params: URLSearchParams): ListTokensQuery {
   return query;
 }
 
+/**
+ * GET /v2/tokens (Basis Theory's v2 list): one `type`, `container`, `fingerprint`, cursor paging
+ * (`start`, `size`; no `page`: the route does not declare it). Metadata filters come as the
+ * Basis Theory SDK sends them, `metadata=<JSON object>`.
+ */
+export function tokenListV2Query(params: URLSearchParams): ListTokensQuery {
+  const json = params.get('metadata');
+  const rest = new URLSearchParams([...params].filter(([name]) => name !== 'metadata'));
+  const query = tokenListQuery(rest);
+  for (const name of ['container', 'fingerprint'] as const) {
+    const value = params.get(name);
+    if (value !== null) query[name] = value;
+  }
+  if (json !== null) query.metadata = metadataObject(json);
+  return query;
+}
+
+/** `metadata={"key":"value"}`: an object of strings (the service checks the values and the count). */
+function metadataObject(json: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw ValidationError.field('metadata', 'must be a JSON object of strings, e.g. metadata={"key":"value"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw ValidationError.field('metadata', 'must be a JSON object of strings, e.g. metadata={"key":"value"}');
+  // No prototype: a key such as '__proto__' is a key like any other.
+  return Object.assign(Object.create(null) as Record<string, string>, parsed);
+}
+
 /** The metadata key a query parameter filters on (`metadata.k` or `metadata[k]`), or null. */
 export function metadataKey(name: string): string | null {
   if (name.startsWith('metadata.')) return name.slice('metadata.'.length);
@@ -60,10 +92,10 @@ export function reactorListQuery(params: URLSearchParams): { id?: string[]; name
   return query;
 }
 
-/** GET /logs: `resource_id`, `actor`, `operation`, paging. */
+/** GET /logs: `resource_id`, `actor`, `operation`, Basis Theory's `entity_id` and `entity_type`, paging. */
 export function logListQuery(params: URLSearchParams): ListLogsQuery {
   const query: ListLogsQuery = pageQuery(params);
-  for (const name of ['resource_id', 'actor', 'operation'] as const) {
+  for (const name of ['resource_id', 'actor', 'operation', 'entity_id', 'entity_type'] as const) {
     const value = params.get(name);
     if (value !== null) query[name] = value;
   }

@@ -8,6 +8,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '../errors/errors.js';
 import { validationFromIssues } from '../validation/issues.js';
+import { TRANSFORM_RUNTIMES } from './transform-shapes.js';
 
 export const MAX_PROXY_NAME = 200;
 export const MAX_TRANSFORMS = 10;
@@ -21,10 +22,35 @@ const Text = (what: string) => v.pipe(v.string('must be a string'), v.minLength(
 const Code = v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(MAX_CODE, `must be at most ${MAX_CODE} characters`));
 const Reference = v.strictObject({ id: v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(250, 'is too long')) }, 'must be an object with an id');
 
+/**
+ * A code transform's options: only the runtime image, which picks the shape the code receives
+ * (transform-shapes.ts). Given or not, it is stored (`node-bt` by default), so a transform stored
+ * without one is known to predate Basis Theory's shape.
+ */
+const CodeOptions = v.optional(
+  v.strictObject(
+    {
+      runtime: v.optional(
+        v.strictObject(
+          { image: v.optional(v.picklist(TRANSFORM_RUNTIMES, `must be one of: ${TRANSFORM_RUNTIMES.join(', ')}`), 'node-bt') },
+          'must be { image }: the sandbox installs no dependencies and has its own limits (docs/proxies.md)',
+        ),
+        {},
+      ),
+    },
+    'must be { runtime: { image } }',
+  ),
+  {},
+);
+const CodeTransform = v.pipe(
+  v.strictObject({ type: v.literal('code'), code: Code, options: CodeOptions }),
+  v.transform((t) => ({ ...t, options: { runtime: { image: t.options.runtime.image } } })),
+);
+
 /** A request transform: code run in the reactor sandbox, or a tokenize template (as the proxy's application). */
 export const RequestTransformSchema = v.variant(
   'type',
-  [v.strictObject({ type: v.literal('code'), code: Code }), v.strictObject({ type: v.literal('tokenize'), expression: Text('the tokenize template') })],
+  [CodeTransform, v.strictObject({ type: v.literal('tokenize'), expression: Text('the tokenize template') })],
   "must be a transform with type 'code' or 'tokenize'",
 );
 
@@ -32,7 +58,7 @@ export const RequestTransformSchema = v.variant(
 export const ResponseTransformSchema = v.variant(
   'type',
   [
-    v.strictObject({ type: v.literal('code'), code: Code }),
+    CodeTransform,
     v.strictObject({ type: v.literal('tokenize'), expression: Text('the tokenize template'), location: v.optional(Text('a JSON path')) }),
     v.strictObject({
       type: v.literal('mask'),

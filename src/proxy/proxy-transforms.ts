@@ -17,6 +17,7 @@ import { parsePath, setAt } from './proxy-json-path.js';
 import { type ProxyMessage, bodyValue, checkedHeaders, withBody } from './proxy-message.js';
 import type { RequestTransform, ResponseTransform } from './proxies-input.js';
 import { tokenizeBody } from './tokenize-transform.js';
+import { type CodeTransformOptions, NODE22_LOGGER_SHIM, type TransformMessage, runtimeOf, transformArgument } from './transform-shapes.js';
 
 export interface TransformDeps {
   sandbox: () => Promise<Sandbox>;
@@ -72,8 +73,8 @@ async function requestStep(deps: TransformDeps, ctx: TransformContext, transform
   const result = await runCode(
     deps,
     ctx,
-    transform.code,
-    { args: bodyValue(current, field), headers: { ...current.headers }, method: ctx.method, path: ctx.path, query: ctx.query },
+    transform,
+    { body: bodyValue(current, field), headers: { ...current.headers }, method: ctx.method, path: ctx.path, query: ctx.query },
     field,
   );
   if (result['response'] === undefined) return changed(current, result, field);
@@ -103,8 +104,8 @@ export async function runResponseTransforms(
           const result = await runCode(
             deps,
             ctx,
-            transform.code,
-            { args: bodyValue(current, field), headers: { ...current.headers }, status, method: ctx.method, path: ctx.path, query: ctx.query },
+            transform,
+            { body: bodyValue(current, field), headers: { ...current.headers }, status, method: ctx.method, path: ctx.path, query: ctx.query },
             field,
           );
           current = changed(current, result, field);
@@ -193,11 +194,19 @@ async function createAs(deps: TransformDeps, appCaller: Caller, caller: Caller |
   return made.id;
 }
 
-async function runCode(deps: TransformDeps, ctx: TransformContext, code: string, req: Record<string, unknown>, field: string): Promise<Record<string, unknown>> {
+async function runCode(
+  deps: TransformDeps,
+  ctx: TransformContext,
+  transform: { code: string } & CodeTransformOptions,
+  message: TransformMessage,
+  field: string,
+): Promise<Record<string, unknown>> {
   const sandbox = await deps.sandbox();
   const bt = ctx.appCaller && createBtTree(deps.tokens, deps.react, ctx.appCaller);
+  const runtime = runtimeOf(transform);
+  const req = transformArgument(runtime, message);
   const run = await sandbox.run({
-    code,
+    code: runtime === 'node22' ? transform.code + NODE22_LOGGER_SHIM : transform.code,
     req: { ...req, args: req['args'], configuration: ctx.configuration },
     host: { bt, fetch: deps.fetch },
     owner: ctx.owner,

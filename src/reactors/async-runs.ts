@@ -28,6 +28,8 @@ const JOB_KIND = 'reactor.run';
 
 /** The answer to an accepted asynchronous invocation (HTTP 202). */
 export interface ReactorRunAccepted {
+  /** Basis Theory's name for `id` (its SDK's AsyncReactResponse reads it). */
+  asyncReactorRequestId: string;
   id: string;
   status: 'pending';
   reactor_id: string;
@@ -42,6 +44,9 @@ export interface ReactorRunView {
   created_at: string;
   completed_at?: string;
   result?: { raw?: unknown; tokens?: unknown };
+  /** A completed run's reactor response beside `result`, as Basis Theory's result endpoint answers it. */
+  raw?: unknown;
+  tokens?: unknown;
   error?: Record<string, unknown>;
 }
 
@@ -141,7 +146,7 @@ export class AsyncRuns {
     const job = this.#deps.jobs.newJob({ kind: JOB_KIND, tenantId: caller.tenantId, payload: { tenantId: caller.tenantId, requestId: id }, runAt: now });
     await store.createReactorRequest(request, job);
     this.#deps.jobs.notifyEnqueued();
-    return { id, status: 'pending', reactor_id: reactorId, created_at: formatIso(now) };
+    return { asyncReactorRequestId: id, id, status: 'pending', reactor_id: reactorId, created_at: formatIso(now) };
   }
 
   /** The run as its requester sees it; another application's (or tenant's) request is not found. */
@@ -157,7 +162,11 @@ export class AsyncRuns {
       const stale = await this.#held.stale(caller, stored.held, this.#deps.clock.now());
       if (stale !== null) throw new ConflictError(`${STALE[stale]}, so its result is withheld; invoke the reactor again`);
     }
-    if (stored !== undefined) view.result = stored.result;
+    if (stored !== undefined) {
+      view.result = stored.result;
+      if (stored.result.raw !== undefined) view.raw = stored.result.raw;
+      if (stored.result.tokens !== undefined) view.tokens = stored.result.tokens;
+    }
     if (request.error !== null) view.error = JSON.parse(request.error) as Record<string, unknown>;
     return view;
   }

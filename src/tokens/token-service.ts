@@ -1,6 +1,7 @@
 import { addError } from '../validation/field-errors.js';
 import { refuseNul } from '../validation/no-nul.js';
 import type { AuditLog } from '../audit/audit.js';
+import { normalizeContainer } from '../auth/containers.js';
 import { type Caller, grantScopes, requirePermission, requireTokenTransform, transformFor } from '../auth/caller.js';
 import type { Clock } from '../common/clock.js';
 import type { KeyRing } from '../crypto/key-ring.js';
@@ -27,6 +28,10 @@ export interface ListTokensQuery extends PageQuery {
   type?: string | string[];
   /** Filters by metadata: `{ key: value }`, case-insensitive exact, ANDed. */
   metadata?: Record<string, string>;
+  /** Tokens in this container (normalized like a container path). */
+  container?: string;
+  /** Tokens of this fingerprint: an equality oracle on the data, so only tokens the caller may reveal match. */
+  fingerprint?: string;
 }
 
 export type { SearchTokensQuery } from './search-input.js';
@@ -188,14 +193,18 @@ export class TokenService {
   async list(caller: Caller, query: ListTokensQuery = {}): Promise<Paginated<TokenView>> {
     return this.#audit.guard(caller, 'token:list', null, async () => {
       requirePermission(caller, 'token:read');
-      refuseNul({ id: query.id, type: query.type, metadata: query.metadata }, '');
+      refuseNul({ id: query.id, type: query.type, metadata: query.metadata, container: query.container, fingerprint: query.fingerprint }, '');
       const filter: TokenFilter = {};
       const ids = toArray(query.id, 'id');
       const types = toArray(query.type, 'type');
       if (ids) filter.ids = ids;
       if (types) filter.types = types;
       if (query.metadata) filter.metadata = checkMetadataFilter(query.metadata);
-      filter.within = grantScopes(caller, 'token:read', false);
+      const [container] = toArray(query.container, 'container') ?? [];
+      const [fingerprint] = toArray(query.fingerprint, 'fingerprint') ?? [];
+      if (container !== undefined) filter.containers = [normalizeContainer(container, 'container')];
+      if (fingerprint !== undefined) filter.fingerprints = [fingerprint];
+      filter.within = grantScopes(caller, 'token:read', fingerprint !== undefined);
       const result = await this.#page(caller, 'token:read', filter, query);
       this.#audit.record({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:list', resourceId: null, outcome: 'success' });
       return result;

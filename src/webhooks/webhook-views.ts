@@ -5,6 +5,11 @@ import { formatIso } from '../common/time.js';
 export interface WebhookView {
   id: string;
   tenant_id: string;
+  /**
+   * Basis Theory's Webhook has a status (its SDK's type requires it). The vault never disables a
+   * webhook (failing deliveries are retried, then marked failed), so it is always `enabled`.
+   */
+  status: 'enabled';
   name: string;
   url: string;
   events: string[];
@@ -29,7 +34,7 @@ export interface DeliveryView {
 }
 
 export function webhookView(w: WebhookRecord): WebhookView {
-  const out: WebhookView = { id: w.id, tenant_id: w.tenantId, name: w.name, url: w.url, events: w.events, created_at: formatIso(w.createdAt) };
+  const out: WebhookView = { id: w.id, tenant_id: w.tenantId, status: 'enabled', name: w.name, url: w.url, events: w.events, created_at: formatIso(w.createdAt) };
   if (w.createdBy !== null) out.created_by = w.createdBy;
   if (w.modifiedBy !== null) out.modified_by = w.modifiedBy;
   if (w.modifiedAt !== null) out.modified_at = formatIso(w.modifiedAt);

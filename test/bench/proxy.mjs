@@ -51,7 +51,7 @@ async function serveDestination() {
 }
 
 /** The request code transform of the `code` row: what a typical one does, add the destination's credentials. */
-const CODE = "module.exports = async (req) => ({ headers: { ...req.headers, authorization: 'Bearer ' + req.configuration.API_KEY }, body: req.args })";
+const CODE = "module.exports = async (req) => ({ headers: { ...req.args.headers, authorization: 'Bearer ' + req.configuration.API_KEY }, body: req.args.body })";
 
 async function serveVault(destinationPort) {
   const { createVault, generateMasterKey } = await import('../../dist/index.js');

@@ -35,7 +35,7 @@ const HARNESSES: { marker: string; epilogue: string; check(printed: any): void }
         shown: true,
         key: null,
         configuration: { API_KEY: '********' },
-        transforms: [{ type: 'code', code: 'module.exports = async (req) => ({ headers: req.args.headers, body: req.args.body })' }],
+        transforms: [{ type: 'code', code: 'module.exports = async (req) => ({ headers: req.args.headers, body: req.args.body })', options: { runtime: { image: 'node-bt' } } }],
       }),
   },
   {

@@ -46,8 +46,8 @@ interface Harness {
   epilogue?: string;
   env?: Record<string, string>;
   skip?: string | false;
-  /** Runs the snippet against a served vault: TOKENVAULT_URL, and TOKENVAULT_API_KEY with token permissions. */
-  server?: true;
+  /** Runs the snippet against a served vault: TOKENVAULT_URL, and TOKENVAULT_API_KEY with token permissions ('BT': served with `--header-prefix BT`). */
+  server?: true | 'BT';
   check(printed: any, snippet: string): void | Promise<void>;
 }
 
@@ -111,6 +111,12 @@ server.close();`,
     check: (printed) => expect(printed).toEqual({ created: 201, listed: 1, patched: { customer: 'c-2' } }),
   },
   {
+    marker: "import { BasisTheoryClient } from '@basis-theory/node-sdk';",
+    epilogue: 'console.log(JSON.stringify({ created: typeof token.id, listed: page.data.length }));',
+    server: 'BT',
+    check: (printed) => expect(printed).toEqual({ created: 'string', listed: 1 }),
+  },
+  {
     marker: 'const operator = await openOperator(',
     epilogue:
       "console.log(JSON.stringify({ version, moved, tenants: (await operator.listTenants()).length, recovered: recovered.type, vaultHasKeys: 'keys' in operator.vault, handler: typeof handler })); await operator.close();",
@@ -163,7 +169,7 @@ describe('README and docs snippets run as written', () => {
         const file = join(dir, `snippet-${index + 1}.ts`);
         writeFileSync(file, `${code}\n${harness!.epilogue ?? ''}\n`);
         const cwd = mkdtempSync(join(work, 'run-'));
-        const served = harness!.server ? await serveVault() : undefined;
+        const served = harness!.server ? await serveVault(harness!.server === 'BT' ? 'BT' : 'SVC') : undefined;
         try {
           const { stdout } = await run(process.execPath, [TSX, file], {
             cwd,
@@ -182,10 +188,10 @@ describe('README and docs snippets run as written', () => {
 });
 
 /** A test vault served over HTTP on a free port, with a key holding the token permissions. */
-async function serveVault(): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
+async function serveVault(headerPrefix: string): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
   const vault = await createTestVault();
   const app = await vault.caller({ permissions: ['token:create', 'token:read', 'token:update', 'token:search'] });
-  const server = createServer(toNodeListener(createFetchHandler(vault, { headerPrefix: 'SVC' })));
+  const server = createServer(toNodeListener(createFetchHandler(vault, { headerPrefix })));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

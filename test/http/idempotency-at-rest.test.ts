@@ -188,6 +188,8 @@ describe('referencedTokenIds', () => {
     expect(referencedTokenIds(route('POST', '/detokenize'), {}, { a: ['{{ t1 }}'], id: 'not-followed' }, { a: [{ number: '4242' }], id: 'not-followed' })).toEqual(['t1']);
     // Every route that may answer token data declares it; no other route does.
     const carrying = ROUTES.filter((r) => r.auth && r.carries !== undefined).map((r) => r.path);
-    expect(new Set(carrying)).toEqual(new Set(['/tokens', '/tokens/{id}', '/tokens/search', '/tokenize', '/detokenize', '/reactors/{id}/react']));
+    expect(new Set(carrying)).toEqual(
+      new Set(['/tokens', '/tokens/{id}', '/tokens/search', '/v2/tokens', '/v2/tokens/search', '/tokenize', '/detokenize', '/reactors/{id}/react']),
+    );
   });
 });

@@ -56,6 +56,7 @@ export async function bodyRequests(h: Harness): Promise<BodyRequest[]> {
     },
     updateToken: { path: '/tokens/proto-known', key: h.userKey, body: () => ({ data: { a: 'y' }, metadata: { k: 'w' } }) },
     searchTokens: { path: '/tokens/search', key: h.userKey, body: () => ({ query: 'type:token', size: 5 }) },
+    searchTokensV2: { path: '/v2/tokens/search', key: h.userKey, body: () => ({ query: 'type:token', size: 5 }) },
     tokenize: { path: '/tokenize', key: h.userKey, body: () => ({ a: { type: 'token', data: 'x', metadata: { k: 'v' } }, list: [{ type: 'token', data: { b: 1 } }] }) },
     detokenize: { path: '/detokenize', key: h.userKey, body: () => ({ a: '{{ proto-known }}', n: { b: 'x {{ proto-known | json: "$.a" }}' } }) },
     createReactor: { path: '/reactors', key: h.userKey, body: () => ({ name: 'r', formula: { id: formula.id }, configuration: { k: 'v' } }) },

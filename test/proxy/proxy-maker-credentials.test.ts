@@ -12,7 +12,7 @@ import { startReceiver as startWebhookReceiver, verify } from '../webhooks/recei
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031, cvc: '123' };
 const RULES: AccessRule[] = [{ priority: 0, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read'] }];
-const READ_CODE = 'module.exports = async (req) => ({ body: await req.bt.tokens.retrieve(req.args.id) })';
+const READ_CODE = 'module.exports = async (req) => ({ body: await req.bt.tokens.retrieve(req.args.body.id) })';
 
 describeEachStore("a proxy's key ends with its maker's credentials", (store) => {
   async function setup() {

@@ -86,7 +86,7 @@ describeEachStore('asynchronous reactor runs', (store) => {
     const vault = await store.vault({ reactors: { sandbox: watch.sandbox } });
     const { user, reactorId, card } = await setup(vault);
     const accepted = await vault.reactors.reactAsync(user, reactorId, { args: { card: `{{ ${card.id} }}` }, timeout_ms: 45_000 });
-    expect(accepted).toEqual({ id: expect.any(String), status: 'pending', reactor_id: reactorId, created_at: '2030-01-01T00:00:00.000+00:00' });
+    expect(accepted).toEqual({ asyncReactorRequestId: accepted.id, id: expect.any(String), status: 'pending', reactor_id: reactorId, created_at: '2030-01-01T00:00:00.000+00:00' });
     expect(await vault.reactors.result(user, reactorId, accepted.id)).toEqual({ id: accepted.id, reactor_id: reactorId, status: 'pending', created_at: accepted.created_at });
 
     watch.holdNext();
@@ -105,6 +105,8 @@ describeEachStore('asynchronous reactor runs', (store) => {
       created_at: accepted.created_at,
       completed_at: '2030-01-01T00:00:01.500+00:00',
       result: { raw: { card: { ...VISA, cvc: VISA.cvc } } },
+      // Where Basis Theory's result endpoint puts the reactor response.
+      raw: { card: { ...VISA, cvc: VISA.cvc } },
     });
   });
 

@@ -28,7 +28,7 @@ describeEachStore('Basis Theory SDK: bt.proxies', (store) => {
     // The SDK's Proxy reads the bound application as applicationId (application_id on the wire).
     expect(created.applicationId).toBe(app.applicationId);
     expect(created).toMatchObject({ name: 'Charges', destinationUrl: 'https://api.example.com/v1/', requireAuth: false, configuration: { API_KEY: '********' } });
-    expect((created as unknown as { requestTransforms: unknown[] }).requestTransforms).toEqual([{ type: 'code', code: CODE }]);
+    expect((created as unknown as { requestTransforms: unknown[] }).requestTransforms).toEqual([{ type: 'code', code: CODE, options: { runtime: { image: 'node-bt' } } }]);
 
     const got = await bt.proxies.retrieve(created.id);
     expect(got.key).toBeUndefined();

@@ -31,7 +31,7 @@ describeEachStore('Basis Theory SDK: bt.proxy with BT-PROXY-KEY', (store) => {
       request_transforms: [
         {
           type: 'code',
-          code: "module.exports = async (req) => ({ headers: { ...req.headers, authorization: 'Bearer ' + req.configuration.API_KEY }, body: { ...req.args, seen: [req.method, req.path, req.query.a, typeof req.bt.tokens.create] } })",
+          code: "module.exports = async (req) => ({ headers: { ...req.args.headers, authorization: 'Bearer ' + req.configuration.API_KEY }, body: { ...req.args.body, seen: [req.args.method, req.args.path, req.args.query.a, typeof req.bt.tokens.create] } })",
         },
       ],
       response_transforms: [

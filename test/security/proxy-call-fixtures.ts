@@ -94,13 +94,13 @@ export type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
  * the configuration's API_KEY as the authorization header.
  */
 export const REQUEST_CODE = `module.exports = async (req) => {
-  const args = req.args || {};
+  const args = req.args.body || {};
   let probed = null;
   if (args.probe) {
     if (!req.bt) probed = 'no-bt';
     else { try { probed = (await req.bt.tokens.retrieve(args.probe)).data; } catch (e) { probed = 'denied'; } }
   }
-  const headers = { ...req.headers };
+  const headers = { ...req.args.headers };
   if (req.configuration.API_KEY) headers.authorization = 'Bearer ' + req.configuration.API_KEY;
   // An expression the author writes is forwarded as written: never evaluated as the caller.
   const smuggled = args.probe ? '{{ ' + args.probe + ' }}' : null;
@@ -108,13 +108,14 @@ export const REQUEST_CODE = `module.exports = async (req) => {
 };`;
 /** Response code: the same probe, over the id the destination echoed. */
 export const RESPONSE_CODE = `module.exports = async (req) => {
-  const id = req.args && req.args.received && req.args.received.probe;
+  const body = req.args.body;
+  const id = body && body.received && body.received.probe;
   let probed = null;
   if (id) {
     if (!req.bt) probed = 'no-bt';
     else { try { probed = (await req.bt.tokens.retrieve(id)).data; } catch (e) { probed = 'denied'; } }
   }
-  return { body: { ...req.args, response_probed: probed } };
+  return { body: { ...body, response_probed: probed } };
 };`;
 
 /** The transforms of a proxy as `vault.proxies.create` takes them. */

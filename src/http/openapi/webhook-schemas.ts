@@ -5,10 +5,11 @@ import type { Schema } from './schema-helpers.js';
 export const WEBHOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
   Webhook: {
     type: 'object',
-    required: ['id', 'tenant_id', 'name', 'url', 'events', 'created_at'],
+    required: ['id', 'tenant_id', 'status', 'name', 'url', 'events', 'created_at'],
     properties: {
       id: { type: 'string', format: 'uuid' },
       tenant_id: { type: 'string', format: 'uuid' },
+      status: { const: 'enabled', description: 'Always enabled: a webhook that keeps failing is retried, then its deliveries fail; it is never switched off.' },
       name: { type: 'string' },
       url: { type: 'string', description: 'Where events are POSTed, signed per Standard Webhooks.' },
       events: { type: 'array', items: { enum: [...EVENT_TYPES] } },
@@ -18,6 +19,7 @@ export const WEBHOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
       modified_at: { type: 'string', format: 'date-time' },
     },
   },
+  WebhookEventTypeList: { type: 'array', items: { enum: [...EVENT_TYPES] } },
   WebhookList: {
     type: 'object',
     required: ['pagination', 'data'],

@@ -1,7 +1,7 @@
 // Bodies are typed as a valid one is; the services validate them.
 import type { CreateApplicationRequest, UpdateApplicationRequest } from '../../applications/application-input.js';
 import { pageQuery } from '../query.js';
-import { type AuthenticatedRoute, PAGING } from './route.js';
+import { ANY_APPLICATION, type AuthenticatedRoute, PAGING } from './route.js';
 
 /** Applications and their API keys (management applications). Each route is one ApplicationService call. */
 export const applicationRoutes: AuthenticatedRoute[] = [
@@ -25,6 +25,17 @@ export const applicationRoutes: AuthenticatedRoute[] = [
     status: 200,
     docs: { summary: 'List applications', tag: 'Applications', responseSchema: 'ApplicationList', query: [...PAGING] },
     handle: ({ vault, caller, query }) => vault.applications.list(caller, pageQuery(query)),
+  },
+  {
+    // Before /applications/{id}, so "key" is not read as an id.
+    method: 'GET',
+    path: '/applications/key',
+    operationId: 'getApplicationByKey',
+    auth: true,
+    permission: ANY_APPLICATION,
+    status: 200,
+    docs: { summary: "The calling key's own application (404 for a session key)", tag: 'Applications', responseSchema: 'Application' },
+    handle: ({ vault, caller }) => vault.applications.getByKey(caller),
   },
   {
     method: 'GET',

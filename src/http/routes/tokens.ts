@@ -1,8 +1,11 @@
-import { tokenListQuery } from '../query.js';
+import { tokenListQuery, tokenListV2Query } from '../query.js';
+import { ValidationError } from '../../errors/errors.js';
 import type { ConvertTokenIntentInput } from '../../token-intents/token-intent-input.js';
 import type { CreateTokenInput, UpdateTokenInput } from '../../tokens/token-input.js';
 import { tokensInResult, tokensNamedInBody } from './carried-tokens.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
+
+const CURSOR_PAGING = PAGING.filter((p) => p.name !== 'page');
 
 /** Spec 4.1, plus search and bulk tokenize. Each route is one TokenService call. */
 export const tokenRoutes: AuthenticatedRoute[] = [
@@ -98,6 +101,45 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     handle: ({ vault, caller, body }) => vault.tokens.search(caller, body as Parameters<typeof vault.tokens.search>[1]),
   },
   {
+    method: 'GET',
+    path: '/v2/tokens',
+    operationId: 'listTokensV2',
+    carries: tokensInResult,
+    auth: true,
+    permission: 'token:read',
+    status: 200,
+    docs: {
+      summary: "List tokens, Basis Theory's v2 shape: cursor paging only (start, size; the answer's pagination.next)",
+      tag: 'Tokens',
+      responseSchema: 'TokenList',
+      query: [
+        { name: 'type', description: 'Token type.' },
+        { name: 'container', description: 'Tokens in this container.' },
+        { name: 'fingerprint', description: 'Tokens of this fingerprint (only tokens the caller may reveal match).' },
+        { name: 'metadata', description: 'Metadata filters as a JSON object, case-insensitive exact match, ANDed: `metadata={"key":"value"}` (what the Basis Theory SDK sends).' },
+        ...CURSOR_PAGING,
+      ],
+    },
+    handle: ({ vault, caller, query }) => vault.tokens.list(caller, tokenListV2Query(query)),
+  },
+  {
+    method: 'POST',
+    path: '/v2/tokens/search',
+    operationId: 'searchTokensV2',
+    carries: tokensInResult,
+    auth: true,
+    permission: 'token:search',
+    status: 200,
+    body: 'json',
+    docs: {
+      summary: "Search tokens, Basis Theory's v2 shape: cursor paging only (start, size; no page)",
+      tag: 'Tokens',
+      requestSchema: 'SearchTokensRequest',
+      responseSchema: 'TokenList',
+    },
+    handle: ({ vault, caller, body }) => vault.tokens.search(caller, cursorOnly(body) as Parameters<typeof vault.tokens.search>[1]),
+  },
+  {
     method: 'POST',
     path: '/tokenize',
     operationId: 'tokenize',
@@ -133,3 +175,11 @@ export const tokenRoutes: AuthenticatedRoute[] = [
     handle: ({ vault, caller, body }) => vault.detokenize.detokenize(caller, body),
   },
 ];
+
+/** A v2 search body: Basis Theory's v2 search pages by cursor only, so `page` is refused rather than honoured. */
+function cursorOnly(body: unknown): unknown {
+  if (typeof body === 'object' && body !== null && Object.hasOwn(body, 'page')) {
+    throw ValidationError.field('page', 'is not accepted by /v2/tokens/search: it pages by cursor (start, and the answer’s pagination.next)');
+  }
+  return body;
+}

@@ -1,6 +1,8 @@
 // Bodies are typed as a valid one is; the service validates them.
 import type { WebhookRequest } from '../../webhooks/webhook-input.js';
 import type { DeliveryQuery } from '../../webhooks/webhook-service.js';
+import { requirePermission } from '../../auth/caller.js';
+import { EVENT_TYPES } from '../../webhooks/webhook-events.js';
 import { pageQuery } from '../query.js';
 import { type AuthenticatedRoute, PAGING } from './route.js';
 
@@ -38,6 +40,20 @@ export const webhookRoutes: AuthenticatedRoute[] = [
     status: 200,
     docs: { summary: 'List event webhooks', tag: TAG, responseSchema: 'WebhookList', query: [...PAGING] },
     handle: ({ vault, caller, query }) => vault.webhooks.list(caller, pageQuery(query)),
+  },
+  {
+    // Before /webhooks/{id}, so "event-types" is not read as an id.
+    method: 'GET',
+    path: '/webhooks/event-types',
+    operationId: 'listWebhookEventTypes',
+    auth: true,
+    permission: 'webhook:read',
+    status: 200,
+    docs: { summary: 'The event types a webhook may subscribe to', tag: TAG, responseSchema: 'WebhookEventTypeList' },
+    handle: async ({ caller }) => {
+      requirePermission(caller, 'webhook:read');
+      return [...EVENT_TYPES];
+    },
   },
   {
     method: 'GET',
