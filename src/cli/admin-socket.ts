@@ -9,6 +9,7 @@
  *   POST /seal         -> the status (sealed)
  */
 import { chmodSync, existsSync, lstatSync, unlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type IncomingMessage, type Server, type ServerResponse, createServer, request } from 'node:http';
 import { connect } from 'node:net';
 import type { SealableKeyProvider, SealStatus } from '../crypto/sealable-key-provider.js';
@@ -19,6 +20,8 @@ const MAX_BODY = 4096;
 
 /** Listens on `path` (removing a stale socket left by a crashed server, never a live one or another file). */
 export async function listenAdminSocket(path: string, provider: SealableKeyProvider, onChange: (status: SealStatus, what: 'unsealed' | 'sealed') => void): Promise<Server> {
+  const shared = sharedDirectory(path);
+  if (shared) throw new CliError(shared);
   if (existsSync(path)) {
     if (!lstatSync(path).isSocket()) throw new CliError(`${path} exists and is not a socket: choose another --admin-socket`);
     if (await answers(path)) throw new CliError(`another server is listening on the admin socket ${path}`);
@@ -107,6 +110,8 @@ function answers(path: string): Promise<boolean> {
 
 /** A call of the admin socket from `tokenvault unseal` / `seal`: the status, or the server's refusal. */
 export function callAdminSocket(path: string, method: 'GET' | 'POST', route: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const untrusted = untrustedSocket(path);
+  if (untrusted) return Promise.reject(new CliError(untrusted));
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
     const req = request({ socketPath: path, method, path: route, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
@@ -133,4 +138,31 @@ export function callAdminSocket(path: string, method: 'GET' | 'POST', route: str
     });
     req.end(payload);
   });
+}
+
+/**
+ * Why `path` may be someone else's socket, or undefined when it is ours. Shares go only to a socket
+ * owned by this user (or root) that no one else may open, in a directory others cannot replace it
+ * in (not group- or world-writable, unless sticky): otherwise another local user could bind the
+ * path first and collect every custodian's share.
+ */
+export function untrustedSocket(path: string): string | undefined {
+  let socket;
+  try {
+    socket = lstatSync(path);
+  } catch {
+    return undefined; // nothing there: the connection fails with its own message
+  }
+  const me = process.getuid?.() ?? 0;
+  if (!socket.isSocket()) return `${path} is not a socket: not tokenvault's admin endpoint`;
+  if (socket.uid !== me && socket.uid !== 0) return `the admin socket ${path} belongs to another user (uid ${socket.uid}): shares are not sent to it`;
+  if ((socket.mode & 0o077) !== 0) return `the admin socket ${path} is open to other users (mode ${(socket.mode & 0o777).toString(8)}): shares are not sent to it`;
+  return sharedDirectory(path);
+}
+
+function sharedDirectory(path: string): string | undefined {
+  const dir = lstatSync(dirname(path));
+  if ((dir.mode & 0o022) !== 0 && (dir.mode & 0o1000) === 0)
+    return `the admin socket's directory ${dirname(path)} is writable by other users: choose a private directory for --admin-socket`;
+  return undefined;
 }

@@ -5,7 +5,7 @@
  * restored with pg_restore. The master key is never in a backup: it travels separately.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../common/logger.js';
@@ -76,6 +76,8 @@ export async function backup(args: readonly string[], io: CliIo): Promise<number
     const partial = `${dest}.partial-${process.pid}`;
     try {
       await source.backup(partial);
+      // A backup holds what the database holds (wrapped keys, ciphertexts, key hashes): its owner's alone.
+      chmodSync(partial, 0o600);
       renameSync(partial, dest);
     } catch (error) {
       rmSync(partial, { force: true });
@@ -87,7 +89,14 @@ export async function backup(args: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const schema = target.schema ?? 'public';
-  await run(io, 'pg_dump', ['--format=custom', '--no-owner', `--schema=${schema}`, `--file=${dest}`, `--dbname=${target.url}`]);
+  // Created first, owner-only: pg_dump writes into the file it finds, keeping its mode.
+  closeSync(openSync(dest, 'wx', 0o600));
+  try {
+    await run(io, 'pg_dump', ['--format=custom', '--no-owner', `--schema=${schema}`, `--file=${dest}`], target.url);
+  } catch (error) {
+    rmSync(dest, { force: true });
+    throw error;
+  }
   io.stdout(`wrote ${dest}: pg_dump (custom format) of schema ${schema} of ${redactConnectionString(target.url)} (${statSync(dest).size} bytes)\n${MASTER_KEY_REMINDER}`);
   return 0;
 }
@@ -110,6 +119,7 @@ export async function restore(args: readonly string[], io: CliIo): Promise<numbe
     const partial = `${target.db}.partial-${process.pid}`;
     try {
       await source.backup(partial);
+      chmodSync(partial, 0o600);
       renameSync(partial, target.db);
     } catch (error) {
       rmSync(partial, { force: true });
@@ -120,7 +130,7 @@ export async function restore(args: readonly string[], io: CliIo): Promise<numbe
     io.stdout(`restored ${from} to ${target.db}; put its master key back (TOKENVAULT_MASTER_KEY or ${target.db}.key), then run tokenvault verify --db ${target.db}\n`);
     return 0;
   }
-  await run(io, 'pg_restore', ['--exit-on-error', '--no-owner', `--dbname=${target.url}`, from]);
+  await run(io, 'pg_restore', ['--exit-on-error', '--no-owner', from], target.url);
   io.stdout(`restored ${from} into ${redactConnectionString(target.url)}; then run tokenvault verify with its TOKENVAULT_MASTER_KEY\n`);
   return 0;
 }
@@ -168,9 +178,22 @@ function help(io: CliIo): number {
 }
 
 /** Runs pg_dump or pg_restore; a missing binary or a failure is a CliError with its first error line (never the URL's password). */
-function run(io: CliIo, command: string, args: string[]): Promise<void> {
+/**
+ * Runs a PostgreSQL client tool on `url`. The password leaves the URL for PGPASSWORD (a command line
+ * is readable by every local user in the process list), and the tool gets only the environment
+ * libpq and the system need: not the master key, the PKCS#11 PIN or anything else of ours.
+ */
+function run(io: CliIo, command: string, args: string[], url: string): Promise<void> {
+  const from: Record<string, string | undefined> = { ...process.env, ...io.env };
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(from)) if (value !== undefined && /^(PATH|HOME|USER|LANG|LC_[A-Z]+|TZ|TMPDIR|PG[A-Z_]+)$/.test(name)) env[name] = value;
+  const parsed = new URL(url);
+  if (parsed.password !== '') {
+    env['PGPASSWORD'] = decodeURIComponent(parsed.password);
+    parsed.password = '';
+  }
   return new Promise((resolve, reject) => {
-    execFile(command, args, { env: { ...process.env, ...io.env } as NodeJS.ProcessEnv }, (error, _stdout, stderr) => {
+    execFile(command, [...args, `--dbname=${parsed.href}`], { env }, (error, _stdout, stderr) => {
       if (!error) return resolve();
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         return reject(new CliError(`${command} is not on PATH: install the PostgreSQL client tools of the server's version (docs/backups.md)`));

@@ -22,6 +22,8 @@ export class SealableKeyProvider implements KeyProvider {
   #listeners: (() => void)[] = [];
   /** Shares are taken one at a time: the last of the threshold combines before the next is read. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** Counts seals: a key combined while a seal came in is thrown away, so a seal is never undone. */
+  #seals = 0;
 
   /** `record`: the split's record (`<db>.key-shares`, written by `tokenvault keys split`). */
   constructor(record: KeyShareSet) {
@@ -58,9 +60,11 @@ export class SealableKeyProvider implements KeyProvider {
     if (this.#pending.size < this.#record.threshold) return this.status();
     const shares = [...this.#pending.values()];
     this.#pending.clear();
+    const seals = this.#seals;
     const key = await combineShares(shares);
     for (const s of shares) s.bytes.fill(0);
     try {
+      if (seals !== this.#seals) return this.status();
       if (!matchesKeyCheck(key, this.#record)) {
         throw ValidationError.field(
           'share',
@@ -76,6 +80,7 @@ export class SealableKeyProvider implements KeyProvider {
 
   /** Seals: the master key, the shares given so far and every tenant key unwrapped leave memory. */
   seal(): SealStatus {
+    this.#seals += 1;
     for (const share of this.#pending.values()) share.bytes.fill(0);
     this.#pending.clear();
     const open = this.#open;

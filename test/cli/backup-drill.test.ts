@@ -3,7 +3,7 @@
  * restore, verify: the restored store opens with the master key and holds exactly the backed-up
  * tokens, which read back whole; the later ones are absent.
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,6 +63,8 @@ async function writeBackUpWriteMore(store: string[], env: Record<string, string>
   expect(backedUp.code, backedUp.stderr).toBe(0);
   expect(backedUp.stdout).toMatch(new RegExp(`^wrote ${backupTo}: `));
   expect(backedUp.stdout).toMatch(/The master key is not in the backup/);
+  // What the database holds, the backup holds: its owner's alone, on either store.
+  expect(statSync(backupTo).mode & 0o777).toBe(0o600);
   expect(kept.every((id) => typeof id === 'string')).toBe(true);
   return { kept, later };
 }

@@ -71,7 +71,7 @@ async function outcome(app: string, env: Record<string, string>): Promise<Outcom
   }
 }
 
-const EXTERNAL = ['better-sqlite3', 'quickjs-emscripten', '@jitl/*'];
+const EXTERNAL = ['better-sqlite3', 'pkcs11js', 'quickjs-emscripten', '@jitl/*'];
 const ANSWER = JSON.stringify({ status: 200, body: { raw: { hello: 'bundle' } } });
 
 it('a bundle with the worker beside it runs a reactor; without it, createVault names the path and the option, and the option fixes it', async () => {
@@ -90,7 +90,7 @@ it('a bundle with the worker beside it runs a reactor; without it, createVault n
 }, 120_000);
 
 it('QuickJS bundled in (its WebAssembly left behind): a reactor gets a 503 naming the cause, and the default logger wrote it with its stack', async () => {
-  const app = await bundle('quickjs-inside', { worker: true, external: ['better-sqlite3'] });
+  const app = await bundle('quickjs-inside', { worker: true, external: ['better-sqlite3', 'pkcs11js'] });
   const { sqlite } = await start(app);
   const answer = JSON.parse(sqlite.stdout) as { status: number; body: { detail: string } };
   expect(answer.status).toBe(503);

@@ -16,7 +16,9 @@ beforeAll(() => ensureBuilt(), 180_000);
 it('a strict consumer type-checks against the packed tarball, with only its dependencies installed (test/fixtures/consumer)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-consumer-'));
   try {
-    const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' })) as { filename: string }[];
+    // --ignore-scripts: the suite's setup built dist/ already, and prepack's build (whose output
+    // would precede the JSON) is test/cli/pack.test.ts's subject.
+    const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' })) as { filename: string }[];
     const installed = join(dir, 'node_modules', 'tokenvault');
     mkdirSync(installed, { recursive: true });
     execFileSync('tar', ['-xzf', join(dir, packed!.filename), '-C', installed, '--strip-components=1']);

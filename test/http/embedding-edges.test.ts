@@ -47,10 +47,14 @@ describeEachStore('issue 23 edges over HTTP', (store) => {
     expect(await h.vault.worker.depth()).toBe(1);
   });
 
-  it('GET /applications/key (the SDK retrieveByKey): 403 without application:read, 404 for a management key, as the README says', async () => {
+  it("GET /applications/key (the SDK's getByKey / retrieveByKey): the calling key's own application, with no application:read needed", async () => {
     const h = await harness({}, store);
-    expect((await h.call('GET', '/applications/key', { key: h.userKey })).status).toBe(403);
-    expect((await h.call('GET', '/applications/key', { key: h.adminKey })).status).toBe(404);
+    const mine = await h.call('GET', '/applications/key', { key: h.userKey });
+    const admin = await h.call('GET', '/applications/key', { key: h.adminKey });
+    expect([mine.status, admin.status]).toEqual([200, 200]);
+    expect(admin.body.type).toBe('management');
+    expect(mine.body.type).not.toBe('management');
+    expect(mine.body.id).not.toBe(admin.body.id);
   });
 });
 
