@@ -51,12 +51,18 @@ export async function createPkcs11KeyProvider(options: Pkcs11KeyProviderOptions)
   } catch {
     throw ValidationError.field('keyProvider', 'the PKCS#11 provider needs the optional dependency pkcs11js (npm install pkcs11js; it builds with node-gyp)');
   }
-  const provider = new Pkcs11KeyProvider(binding, options);
+  const provider = new Pkcs11Wrapper(binding, options);
   provider.connect(true);
   return provider;
 }
 
-export class Pkcs11KeyProvider implements KeyProvider {
+/**
+ * The provider as the package declares it: its public declarations name nothing of pkcs11js, an
+ * optional dependency a consumer may not have installed.
+ */
+export type Pkcs11KeyProvider = KeyProvider & { check(): void; ready(): Promise<void>; close(): void };
+
+class Pkcs11Wrapper implements Pkcs11KeyProvider {
   readonly #p11: Pkcs11Module;
   readonly #lib: Pkcs11;
   readonly #options: Pkcs11KeyProviderOptions;
