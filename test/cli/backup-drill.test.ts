@@ -7,10 +7,9 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { PG_URL, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
-import { ADMIN_KEY, api } from './helpers.js';
+import { ADMIN_KEY, api, cli } from './helpers.js';
 
 /** The data of the tokens written before the backup. */
 const KEPT_DATA = ['kept-value-1', 'kept-value-2'];
@@ -22,26 +21,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   await endAdmin();
 });
-
-async function cli(argv: string[], env: Record<string, string>, whileUp?: (url: string) => Promise<void>) {
-  const controller = new AbortController();
-  let stdout = '';
-  let stderr = '';
-  let failure: unknown;
-  const code = await runCli(argv, {
-    env,
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    signal: controller.signal,
-    onListening: (url) => {
-      (whileUp ?? (async () => undefined))(url)
-        .catch((error: unknown) => (failure = error))
-        .finally(() => controller.abort());
-    },
-  });
-  if (failure) throw failure;
-  return { code, stdout, stderr };
-}
 
 /** Serves `store`, writes two tokens, backs up (while serving), writes two more; returns the ids. */
 async function writeBackUpWriteMore(store: string[], env: Record<string, string>, backupTo: string) {

@@ -7,11 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli.js';
 import { parseWithConfig } from '../../src/cli/config-file.js';
 import { generateMasterKey } from '../../src/crypto/key-provider.js';
 import { ROOT } from '../support/ensure-built.js';
-import { ADMIN_KEY } from './helpers.js';
+import { ADMIN_KEY, cli } from './helpers.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'tokenvault.toml');
 let dir: string;
@@ -19,26 +18,6 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'tokenvault-config-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function cli(argv: string[], env: Record<string, string> = {}, whileUp?: (url: string) => Promise<void>) {
-  const controller = new AbortController();
-  let stdout = '';
-  let stderr = '';
-  let failure: unknown;
-  const code = await runCli(argv, {
-    env,
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    signal: controller.signal,
-    onListening: (url) => {
-      (whileUp ?? (async () => undefined))(url)
-        .catch((error: unknown) => (failure = error))
-        .finally(() => controller.abort());
-    },
-  });
-  if (failure) throw failure;
-  return { code, stdout, stderr };
-}
 
 function file(name: string, text: string): string {
   const path = join(dir, name);

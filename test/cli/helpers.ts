@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { runCli } from '../../src/cli.js';
 import { DIST, ROOT } from '../support/ensure-built.js';
 
 export const CLI = join(DIST, 'cli.js');
@@ -58,4 +59,28 @@ export async function api(url: string, key: string, method: string, path: string
   });
   const text = await response.text();
   return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+}
+
+/**
+ * `tokenvault <argv>` run in this process with its output captured; `whileUp` runs once the server
+ * listens (for serve), and its end stops the server.
+ */
+export async function cli(argv: string[], env: Record<string, string> = {}, whileUp?: (url: string) => Promise<void>) {
+  const controller = new AbortController();
+  let stdout = '';
+  let stderr = '';
+  let failure: unknown;
+  const code = await runCli(argv, {
+    env,
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    signal: controller.signal,
+    onListening: (url) => {
+      (whileUp ?? (async () => undefined))(url)
+        .catch((error: unknown) => (failure = error))
+        .finally(() => controller.abort());
+    },
+  });
+  if (failure) throw failure;
+  return { code, stdout, stderr };
 }
