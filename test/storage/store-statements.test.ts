@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import { SHARED_AREAS } from '../../src/storage/areas/index.js';
-import { postgresDialect, sqliteDialect } from '../../src/storage/sql/dialect.js';
+import { postgresDialect, sqliteDialect, type Dialect } from '../../src/storage/sql/dialect.js';
+import type { Query } from '../../src/storage/sql/operation.js';
 import type { Sql } from '../../src/storage/sql/sql.js';
 import { quoteSchema } from '../../src/storage/postgres/postgres-options.js';
 import { STORE_AREAS } from '../../src/storage/store-parts.js';
@@ -15,6 +16,15 @@ const named = (area: string, statements: Record<string, Sql> | undefined) => Obj
 const statements = Object.entries(SHARED_AREAS).flatMap(([area, entry]) => named(area, entry.statements));
 const writingWith = Object.entries(SHARED_AREAS).flatMap(([area, entry]) => named(area, 'writingWith' in entry ? entry.writingWith : undefined));
 
+// The statements built per call (the caller's fields choose them): the widest of each, as its
+// operation's body yields it first for `dialect`.
+const shaped = (dialect: Dialect) => {
+  const changes = { name: 'n', permissions: [], rules: [], allowedOrigins: [], modifiedBy: null, modifiedAt: 1 };
+  const update = SHARED_AREAS.applications.operations.updateApplication.steps(dialect, 't', 'a', changes, undefined, { permissions: [], rules: [] }).next().value as Query;
+  expect(update.shaped).toBe(true);
+  return [{ id: 'applications.updateApplication (every field, guarded on permissions and rules)', sql: update.sql }];
+};
+
 describe('shared store areas', () => {
   it('each implements every method of its area, under the Store names', () => {
     for (const [area, { operations }] of Object.entries(SHARED_AREAS)) {
@@ -26,7 +36,7 @@ describe('shared store areas', () => {
     expect(sqliteDialect.writingWith).toBe(false);
     const store = createSqliteStore();
     await store.migrate();
-    for (const { id, sql } of statements) expect(() => store.database.prepare(sql.render(sqliteDialect).text), id).not.toThrow();
+    for (const { id, sql } of [...statements, ...shaped(sqliteDialect)]) expect(() => store.database.prepare(sql.render(sqliteDialect).text), id).not.toThrow();
     await store.close();
   });
 
@@ -41,7 +51,7 @@ describe('shared store areas', () => {
         const client = await store.pool.connect();
         try {
           expect(dialect.writingWith).toBe(true);
-          for (const { id, sql } of [...statements, ...writingWith]) {
+          for (const { id, sql } of [...statements, ...writingWith, ...shaped(dialect)]) {
             // PREPARE parses, resolves and types the statement without running it.
             await expect(client.query({ text: `PREPARE check_statement AS ${sql.render(dialect).text}` }), id).resolves.toBeDefined();
             await client.query({ text: 'DEALLOCATE check_statement' });

@@ -1,7 +1,12 @@
+import { RECORD_UPDATE_SQL } from '../sql/record-update.js';
 import type { Sql } from '../sql/sql.js';
+import { APPLICATIONS_AREA, APPLICATIONS_SQL } from './applications.js';
+import { CREDENTIALS, CREDENTIALS_SQL } from './credentials.js';
 import { IDEMPOTENCY, IDEMPOTENCY_SQL } from './idempotency.js';
 import { JOBS_AREA, JOBS_SQL } from './jobs.js';
 import { REACTOR_REQUESTS, REACTOR_REQUESTS_SQL, REACTOR_REQUESTS_WRITING_WITH_SQL } from './reactor-requests.js';
+import { TENANTS_AREA, TENANTS_SQL } from './tenants.js';
+import { TOKEN_INTENTS, TOKEN_INTENTS_SQL } from './token-intents.js';
 
 /**
  * The areas written once for every dialect (sql/): their operations, and every fixed statement
@@ -13,4 +18,8 @@ export const SHARED_AREAS = {
   idempotency: { operations: IDEMPOTENCY, statements: IDEMPOTENCY_SQL },
   jobs: { operations: JOBS_AREA, statements: JOBS_SQL },
   reactorRequests: { operations: REACTOR_REQUESTS, statements: REACTOR_REQUESTS_SQL, writingWith: REACTOR_REQUESTS_WRITING_WITH_SQL },
+  tenants: { operations: TENANTS_AREA, statements: TENANTS_SQL },
+  applications: { operations: APPLICATIONS_AREA, statements: { ...APPLICATIONS_SQL, ...RECORD_UPDATE_SQL } },
+  credentials: { operations: CREDENTIALS, statements: CREDENTIALS_SQL },
+  tokenIntents: { operations: TOKEN_INTENTS, statements: TOKEN_INTENTS_SQL },
 } as const satisfies Record<string, { operations: object; statements: Record<string, Sql>; writingWith?: Record<string, Sql> }>;

@@ -2,8 +2,13 @@ import type { Store } from '../store.js';
 import type { AreaMethod, StoreArea, StorePart } from '../store-parts.js';
 import type { Dialect } from '../sql/dialect.js';
 import { postgresDialect } from '../sql/dialect.js';
-import { atomicityOn, type Answer, type AreaOperations, type Operation, type Query, type Steps } from '../sql/operation.js';
+import { atomicityOn, isEmbedded, RollBack, type Answer, type AreaOperations, type EmbeddedCalls, type Operation, type Step, type Steps } from '../sql/operation.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
+
+/** The embedded calls (sql/operation.ts) as this store runs them: on the body's connection (its transaction's). */
+export type PostgresEmbeddedCalls = {
+  [K in keyof EmbeddedCalls]: (on: Queryable, ...args: Parameters<EmbeddedCalls[K]>) => Promise<ReturnType<EmbeddedCalls[K]>>;
+};
 
 /**
  * Runs operations (sql/operation.ts) on PostgreSQL through the store's executor (pg-executor.ts:
@@ -14,14 +19,24 @@ import type { PgExecutor, Queryable } from './pg-executor.js';
 export class PostgresOperations {
   readonly #db: PgExecutor;
   readonly dialect: Dialect;
+  readonly #calls: PostgresEmbeddedCalls;
 
-  constructor(db: PgExecutor, quotedSchema: string) {
+  constructor(db: PgExecutor, quotedSchema: string, calls: PostgresEmbeddedCalls) {
     this.#db = db;
+    this.#calls = calls;
     this.dialect = postgresDialect(quotedSchema);
   }
 
   run<A extends readonly unknown[], R>(operation: Operation<A, R>, args: A): Promise<R> {
-    if (atomicityOn(operation as Operation<never, unknown>, this.dialect) === 'write') return this.#db.transaction((tx) => this.drive(operation.steps(this.dialect, ...args), tx));
+    if (atomicityOn(operation, this.dialect, args) === 'write') {
+      return this.#db
+        .transaction((tx) => this.drive(operation.steps(this.dialect, ...args), tx))
+        .catch((error: unknown) => {
+          // The executor rolled the transaction back on the throw (and retries only the database's refusals).
+          if (error instanceof RollBack) return error.answer as R;
+          throw error;
+        });
+    }
     return this.drive(operation.steps(this.dialect, ...args), this.#db);
   }
 
@@ -32,7 +47,9 @@ export class PostgresOperations {
     return next.value;
   }
 
-  async #answer(query: Query, on: Queryable): Promise<Answer> {
+  async #answer(step: Step, on: Queryable): Promise<Answer> {
+    if (isEmbedded(step)) return (await (this.#calls[step.embedded] as (on: Queryable, ...args: readonly unknown[]) => Promise<unknown>)(on, ...step.args)) as Answer;
+    const query = step;
     const rendered = query.sql.render(this.dialect);
     const result = await on.query(rendered.text, rendered.bind(query.args), query.shaped ? 'shaped' : 'fixed');
     return { rows: result.rows, changes: result.rowCount ?? 0 };

@@ -3,17 +3,17 @@ import { bindPart } from '../store-parts.js';
 import { runMigrations } from './migrations.js';
 import { PgExecutor } from './pg-executor.js';
 import { quoteSchema, type PgPool, type PostgresTimeouts } from './postgres-options.js';
-import { PostgresApplications } from './postgres-applications.js';
 import { PostgresAudit } from './postgres-audit.js';
-import { PostgresCredentials } from './postgres-credentials.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
 import { REACTOR_REQUESTS } from '../areas/reactor-requests.js';
+import { APPLICATIONS_AREA } from '../areas/applications.js';
+import { CREDENTIALS } from '../areas/credentials.js';
+import { TENANTS_AREA } from '../areas/tenants.js';
+import { TOKEN_INTENTS } from '../areas/token-intents.js';
 import { PostgresOperations } from './postgres-operations.js';
 import { PostgresReactors } from './postgres-reactors.js';
 import { PostgresProxies } from './postgres-proxies.js';
-import { PostgresTenants } from './postgres-tenants.js';
-import { PostgresTokenIntents } from './postgres-token-intents.js';
 import { PostgresTokens } from './postgres-tokens.js';
 import { PostgresWebhooks } from './postgres-webhooks.js';
 import { recordStatements } from './record-sql.js';
@@ -40,17 +40,16 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
   const db = new PgExecutor(pool, { preparedStatements, ...(timeouts === undefined ? {} : { timeouts }) });
   const s = quoteSchema(schema);
   const sql = recordStatements(s);
-  const credentials = new PostgresCredentials(db, s);
-  const applications = new PostgresApplications(db, s, sql, credentials);
   const tokens = new PostgresTokens(db, schema, s);
-  const operations = new PostgresOperations(db, s);
+  // A token intent's conversion creates its token on its transaction's connection (sql/operation.ts, embedded calls).
+  const operations = new PostgresOperations(db, s, { createToken: (tx, token, now, within) => tokens.createInTransaction(tx, token, now, within) });
   let closed: Promise<void> | undefined;
   const store = {
-    ...bindPart('tenants', new PostgresTenants(db, sql, applications)),
+    ...bindPart('tenants', operations.part(TENANTS_AREA)),
     ...bindPart('tokens', tokens),
-    ...bindPart('tokenIntents', new PostgresTokenIntents(db, s, tokens)),
-    ...bindPart('applications', applications),
-    ...bindPart('credentials', credentials),
+    ...bindPart('tokenIntents', operations.part(TOKEN_INTENTS)),
+    ...bindPart('applications', operations.part(APPLICATIONS_AREA)),
+    ...bindPart('credentials', operations.part(CREDENTIALS)),
     ...bindPart('reactors', new PostgresReactors(db, s, sql)),
     ...bindPart('proxies', new PostgresProxies(db, s)),
     ...bindPart('reactorRequests', operations.part(REACTOR_REQUESTS)),

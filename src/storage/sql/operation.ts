@@ -1,4 +1,4 @@
-import type { Store } from '../store.js';
+import type { ContainerScope, CreateTokenResult, Store, StoredToken } from '../store.js';
 import type { AreaMethod, StoreArea } from '../store-parts.js';
 import type { Dialect } from './dialect.js';
 import type { Sql } from './sql.js';
@@ -26,7 +26,41 @@ export interface Answer {
  * pays for the other's. A body touches nothing but the database, since a PostgreSQL transaction may
  * run it again after a serialization failure.
  */
-export type Steps<R> = Generator<Query, R, Answer>;
+export type Steps<R> = Generator<Step, R, Answer>;
+
+/** What a body yields: a statement, or a call into a part not written once (see embedded). */
+export type Step = Query | EmbeddedCall;
+
+/**
+ * The calls a body may make into store parts each store still writes itself, run by the executor
+ * inside the body's transaction (SQLite: synchronously in its BEGIN IMMEDIATE; PostgreSQL: on the
+ * transaction's connection). A token intent's conversion creates its token with the token area's
+ * own creation (dedupe probe, group-commit layout), which is not a shared area.
+ */
+export interface EmbeddedCalls {
+  createToken(token: StoredToken, now: number, within: readonly ContainerScope[] | undefined): CreateTokenResult;
+}
+
+export interface EmbeddedCall {
+  readonly embedded: keyof EmbeddedCalls;
+  readonly args: readonly unknown[];
+}
+
+/** Runs the embedded call `name` in the body's transaction and answers its result (`yield* embedded(...)`). */
+export function* embedded<K extends keyof EmbeddedCalls>(name: K, ...args: Parameters<EmbeddedCalls[K]>): Generator<Step, ReturnType<EmbeddedCalls[K]>, Answer> {
+  // The executor answers an embedded call with the call's own result, not with rows.
+  return (yield { embedded: name, args }) as unknown as ReturnType<EmbeddedCalls[K]>;
+}
+
+export const isEmbedded = (step: Step): step is EmbeddedCall => 'embedded' in step;
+
+/**
+ * Thrown by a `write` body to undo what it wrote and answer `answer`: the executor rolls the
+ * transaction back and returns it (a conversion whose token id is taken keeps its intent).
+ */
+export class RollBack {
+  constructor(readonly answer: unknown) {}
+}
 
 /**
  * How much of the database an operation holds:
@@ -39,18 +73,23 @@ export type Steps<R> = Generator<Query, R, Answer>;
 export type Atomicity = 'statement' | 'read' | 'write';
 
 export interface Operation<A extends readonly unknown[], R> {
-  /** Its atomicity, or the dialect's choice of it (a body that is one statement on one dialect and several on another). */
-  readonly atomicity: Atomicity | ((dialect: Dialect) => Atomicity);
+  /**
+   * Its atomicity, or the choice of it by dialect and arguments (a body that is one statement on
+   * one dialect and several on another; an update that needs its guard's transaction only when
+   * the caller asks for the guard).
+   */
+  readonly atomicity: Atomicity | ((dialect: Dialect, ...args: A) => Atomicity);
   readonly steps: (dialect: Dialect, ...args: A) => Steps<R>;
 }
 
-export function operation<A extends readonly unknown[], R>(atomicity: Operation<A, R>['atomicity'], steps: (dialect: Dialect, ...args: A) => Steps<R>): Operation<A, R> {
+// The arguments' types come from the body (the area's Store method types it): NoInfer keeps an atomicity function from choosing them.
+export function operation<A extends readonly unknown[], R>(atomicity: NoInfer<Operation<A, R>['atomicity']>, steps: (dialect: Dialect, ...args: A) => Steps<R>): Operation<A, R> {
   return Object.freeze({ atomicity, steps });
 }
 
-/** The operation's atomicity on `dialect`. */
-export function atomicityOn(operation: Operation<never, unknown>, dialect: Dialect): Atomicity {
-  return typeof operation.atomicity === 'function' ? operation.atomicity(dialect) : operation.atomicity;
+/** The operation's atomicity on `dialect` for `args`. */
+export function atomicityOn<A extends readonly unknown[]>(operation: Operation<A, unknown>, dialect: Dialect, args: A): Atomicity {
+  return typeof operation.atomicity === 'function' ? operation.atomicity(dialect, ...args) : operation.atomicity;
 }
 
 /** The statement `sql` with `args` (argument n of the text is args[n - 1]). */

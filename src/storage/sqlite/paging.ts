@@ -1,5 +1,6 @@
 import { ValidationError } from '../../errors/errors.js';
 import type { PageRequest, PageResult } from '../store.js';
+import { checkPositive, decodeCursor, encodeCursor } from '../sql/page.js';
 import type { StatementCache } from './statement-cache.js';
 
 /**
@@ -17,27 +18,8 @@ export interface ListQuery {
   generated?: boolean;
 }
 
-const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
-
-/** The opaque cursor after the row with this seq: base64url of its decimal digits. */
-export function encodeCursor(seq: number): string {
-  return Buffer.from(String(seq), 'utf8').toString('base64url');
-}
-
-/** The seq a cursor stands for; ValidationError on `start` for anything this store did not issue. */
-export function decodeCursor(start: string): number {
-  const digits = typeof start === 'string' ? Buffer.from(start, 'base64url').toString('utf8') : '';
-  // Re-encoding must give the same text: rejects padding, stray characters and other spellings.
-  if (!CURSOR_PATTERN.test(digits) || encodeCursor(Number(digits)) !== start || !Number.isSafeInteger(Number(digits))) {
-    throw ValidationError.field('start', 'is not a valid cursor');
-  }
-  return Number(digits);
-}
-
-function checkPositive(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw ValidationError.field(field, 'must be a whole number of at least 1');
-  return value;
-}
+// The cursor encoding and size checks are the shared layer's (sql/page.ts): one cursor format for every list.
+export { decodeCursor, encodeCursor };
 
 /** The SQL and parameters of one cursor page (one row more than `size`, to know whether there is a next page). */
 export function cursorPageSql(query: ListQuery, afterSeq: number, size: number): { sql: string; params: unknown[] } {

@@ -1,7 +1,19 @@
 import type { Store } from '../store.js';
 import type { AreaMethod, StoreArea } from '../store-parts.js';
 import { sqliteDialect } from '../sql/dialect.js';
-import { atomicityOn, type Answer, type AreaOperations, type Operation, type Query, type Row, type Steps } from '../sql/operation.js';
+import {
+  atomicityOn,
+  isEmbedded,
+  RollBack,
+  type Answer,
+  type AreaOperations,
+  type EmbeddedCalls,
+  type Operation,
+  type Query,
+  type Row,
+  type Step,
+  type Steps,
+} from '../sql/operation.js';
 import type { SqlitePart } from './sqlite-boundary.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
@@ -16,9 +28,12 @@ const NO_ROWS: readonly Row[] = Object.freeze([]);
 export class SqliteOperations {
   readonly #statements: StatementCache;
   readonly #transaction: { immediate<T>(fn: () => T): T; deferred<T>(fn: () => T): T };
+  readonly #calls: EmbeddedCalls;
 
-  constructor(db: BetterSqlite3Database, statements: StatementCache) {
+  /** `calls`: the embedded calls (sql/operation.ts), each run synchronously in the caller's transaction. */
+  constructor(db: BetterSqlite3Database, statements: StatementCache, calls: EmbeddedCalls) {
     this.#statements = statements;
+    this.#calls = calls;
     const tx = db.transaction((fn: () => unknown) => fn());
     this.#transaction = {
       immediate: <T>(fn: () => T): T => tx.immediate(fn) as T,
@@ -28,13 +43,19 @@ export class SqliteOperations {
 
   /** One operation, with its atomicity (a write in BEGIN IMMEDIATE; a read in one snapshot). */
   run<A extends readonly unknown[], R>(operation: Operation<A, R>, args: A): R {
-    switch (atomicityOn(operation as Operation<never, unknown>, sqliteDialect)) {
+    switch (atomicityOn(operation, sqliteDialect, args)) {
       case 'statement':
         return this.drive(operation.steps(sqliteDialect, ...args));
       case 'read':
         return this.#transaction.deferred(() => this.drive(operation.steps(sqliteDialect, ...args)));
       case 'write':
-        return this.#transaction.immediate(() => this.drive(operation.steps(sqliteDialect, ...args)));
+        try {
+          return this.#transaction.immediate(() => this.drive(operation.steps(sqliteDialect, ...args)));
+        } catch (error) {
+          // better-sqlite3 rolled the transaction back on the throw.
+          if (error instanceof RollBack) return error.answer as R;
+          throw error;
+        }
     }
   }
 
@@ -45,7 +66,12 @@ export class SqliteOperations {
     return next.value;
   }
 
-  #answer(query: Query): Answer {
+  #answer(step: Step): Answer {
+    if (isEmbedded(step)) return (this.#calls[step.embedded] as (...args: readonly unknown[]) => unknown)(...step.args) as Answer;
+    return this.#query(step);
+  }
+
+  #query(query: Query): Answer {
     const rendered = query.sql.render(sqliteDialect);
     const statement = query.shaped ? this.#statements.generated(rendered.text) : this.#statements.get(rendered.text);
     const values = rendered.bind(query.args);
