@@ -4,6 +4,7 @@
 // that is the whole cost; on PostgreSQL it is this process's share (driver, rendering, executor).
 //   npx tsx test/bench/store-operations.ts            (SQLite; TOKENVAULT_TEST_PG_URL adds PostgreSQL)
 //   BENCH_SRC=<checkout>/src npx tsx test/bench/store-operations.ts   (the same against another checkout)
+//   BENCH_OP=key-lookup npx tsx test/bench/store-operations.ts       (findApplicationKeys, which every request with a key runs)
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 
@@ -18,12 +19,31 @@ type AnyStore = {
   claimIdempotencyKey(r: object, now: number): Promise<unknown>;
   completeIdempotencyKey(c: object, r: object): Promise<void>;
   releaseIdempotencyKey(c: object): Promise<void>;
+  createApplication(a: object, k: object): Promise<unknown>;
+  findApplicationKeys(lookup: string): Promise<unknown[]>;
 };
+
+const OP = process.env.BENCH_OP ?? 'idempotency';
+
+/** One key lookup: the credentials area's hot statement (a join of the key to its application). */
+async function measureKeyLookup(label: string, store: AnyStore, tenantId: string): Promise<void> {
+  const at = 1;
+  const app = { tenantId, id: 'app', name: 'bench', type: 'private', permissions: ['token:read'], rules: [], createdAt: at, createdBy: null, modifiedBy: null, modifiedAt: null };
+  const key = { tenantId, applicationId: 'app', id: 'k1', keyHash: 'h', keyLookup: 'lookup', createdBy: null, createdAt: at, grants: null };
+  await store.createApplication(app, key);
+  for (let i = 0; i < 300; i++) if ((await store.findApplicationKeys('lookup')).length !== 1) throw new Error('the key was not found');
+  const start = process.cpuUsage();
+  for (let i = 0; i < ROUNDS; i++) await store.findApplicationKeys('lookup');
+  const cpu = process.cpuUsage(start);
+  console.log(`${label}: ${((cpu.user + cpu.system) / ROUNDS).toFixed(1)} µs CPU per findApplicationKeys (${ROUNDS} lookups)`);
+  await store.close();
+}
 
 async function measure(label: string, store: AnyStore): Promise<void> {
   await store.migrate();
   const tenantId = '00000000-0000-4000-8000-00000000b001';
   await store.createTenant({ id: tenantId, name: 'bench', createdAt: 1 });
+  if (OP === 'key-lookup') return measureKeyLookup(label, store, tenantId);
   const run = async (i: number) => {
     const record = {
       tenantId,
