@@ -1,6 +1,10 @@
 import { ValidationError } from '../../errors/errors.js';
 import type { PageRequest, PageResult } from '../store.js';
+import { checkPositive, decodeCursor, encodeCursor } from '../page-cursor.js';
 import type { Queryable } from './pg-executor.js';
+
+// The cursor rules are shared (page-cursor.ts); their names stay importable from here.
+export { checkPositive, decodeCursor, encodeCursor };
 
 /** Positional parameters collected while a statement is built: `add` returns the placeholder. */
 export class SqlParams {
@@ -23,28 +27,6 @@ export interface ListQuery {
   from: string;
   where: string[];
   params: SqlParams;
-}
-
-const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
-
-/** The opaque cursor after the row with this seq: base64url of its decimal digits. */
-export function encodeCursor(seq: number): string {
-  return Buffer.from(String(seq), 'utf8').toString('base64url');
-}
-
-/** The seq a cursor stands for; ValidationError on `start` for anything this store did not issue. */
-export function decodeCursor(start: string): number {
-  const digits = typeof start === 'string' ? Buffer.from(start, 'base64url').toString('utf8') : '';
-  // Re-encoding must give the same text: rejects padding, stray characters and other spellings.
-  if (!CURSOR_PATTERN.test(digits) || !Number.isSafeInteger(Number(digits)) || encodeCursor(Number(digits)) !== start) {
-    throw ValidationError.field('start', 'is not a valid cursor');
-  }
-  return Number(digits);
-}
-
-export function checkPositive(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw ValidationError.field(field, 'must be a whole number of at least 1');
-  return value;
 }
 
 /** The SQL of one cursor page: one row more than `size`, to know whether another page follows. */

@@ -21,7 +21,7 @@ export class PostgresOperations {
   }
 
   run<A extends readonly unknown[], R>(operation: Operation<A, R>, args: A): Promise<R> {
-    if (atomicityOn(operation as Operation<never, unknown>, this.dialect) === 'write') return this.#db.transaction((tx) => this.drive(operation.steps(this.dialect, ...args), tx));
+    if (atomicityOn(operation, this.dialect, args) === 'write') return this.#db.transaction((tx) => this.drive(operation.steps(this.dialect, ...args), tx));
     return this.drive(operation.steps(this.dialect, ...args), this.#db);
   }
 

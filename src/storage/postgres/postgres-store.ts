@@ -8,14 +8,14 @@ import { PostgresAudit } from './postgres-audit.js';
 import { PostgresCredentials } from './postgres-credentials.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
+import { PROXIES_AREA } from '../areas/proxies.js';
 import { REACTOR_REQUESTS } from '../areas/reactor-requests.js';
+import { REACTORS_AREA } from '../areas/reactors.js';
+import { WEBHOOKS_AREA } from '../areas/webhooks.js';
 import { PostgresOperations } from './postgres-operations.js';
-import { PostgresReactors } from './postgres-reactors.js';
-import { PostgresProxies } from './postgres-proxies.js';
 import { PostgresTenants } from './postgres-tenants.js';
 import { PostgresTokenIntents } from './postgres-token-intents.js';
 import { PostgresTokens } from './postgres-tokens.js';
-import { PostgresWebhooks } from './postgres-webhooks.js';
 import { recordStatements } from './record-sql.js';
 
 /** Advisory lock class of `withLock`; the second key hashes the schema and the lock's name. */
@@ -51,12 +51,12 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('tokenIntents', new PostgresTokenIntents(db, s, tokens)),
     ...bindPart('applications', applications),
     ...bindPart('credentials', credentials),
-    ...bindPart('reactors', new PostgresReactors(db, s, sql)),
-    ...bindPart('proxies', new PostgresProxies(db, s)),
+    ...bindPart('reactors', operations.part(REACTORS_AREA)),
+    ...bindPart('proxies', operations.part(PROXIES_AREA)),
     ...bindPart('reactorRequests', operations.part(REACTOR_REQUESTS)),
     ...bindPart('idempotency', operations.part(IDEMPOTENCY)),
     ...bindPart('jobs', operations.part(JOBS_AREA)),
-    ...bindPart('webhooks', new PostgresWebhooks(db, s)),
+    ...bindPart('webhooks', operations.part(WEBHOOKS_AREA)),
     ...bindPart('audit', new PostgresAudit(db, s, sql)),
     pool,
     schema,

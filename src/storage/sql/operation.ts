@@ -38,19 +38,33 @@ export type Steps<R> = Generator<Query, R, Answer>;
  */
 export type Atomicity = 'statement' | 'read' | 'write';
 
+/**
+ * A choice of atomicity per call. Declared as a method so that its arguments compare bivariantly:
+ * a body that names an optional argument of the Store method without `?` still fits the method.
+ */
+type AtomicityChoice<A extends readonly unknown[]> = { choose(dialect: Dialect, args: A): Atomicity }['choose'];
+
 export interface Operation<A extends readonly unknown[], R> {
-  /** Its atomicity, or the dialect's choice of it (a body that is one statement on one dialect and several on another). */
-  readonly atomicity: Atomicity | ((dialect: Dialect) => Atomicity);
+  /**
+   * Its atomicity, or the choice of it by dialect and arguments: a body that is one statement on
+   * one dialect and several on another, or that takes row locks only for some arguments (a
+   * transaction costs PostgreSQL two round trips, paid only by the calls that need one).
+   */
+  readonly atomicity: Atomicity | AtomicityChoice<A>;
   readonly steps: (dialect: Dialect, ...args: A) => Steps<R>;
 }
 
-export function operation<A extends readonly unknown[], R>(atomicity: Operation<A, R>['atomicity'], steps: (dialect: Dialect, ...args: A) => Steps<R>): Operation<A, R> {
+export function operation<A extends readonly unknown[], R>(
+  // NoInfer: the arguments' types come from the body (and the area's method), not from this choice.
+  atomicity: Atomicity | ((dialect: Dialect, args: NoInfer<A>) => Atomicity),
+  steps: (dialect: Dialect, ...args: A) => Steps<R>,
+): Operation<A, R> {
   return Object.freeze({ atomicity, steps });
 }
 
-/** The operation's atomicity on `dialect`. */
-export function atomicityOn(operation: Operation<never, unknown>, dialect: Dialect): Atomicity {
-  return typeof operation.atomicity === 'function' ? operation.atomicity(dialect) : operation.atomicity;
+/** The operation's atomicity on `dialect` for the call with `args`. */
+export function atomicityOn<A extends readonly unknown[]>(operation: Operation<A, unknown>, dialect: Dialect, args: A): Atomicity {
+  return typeof operation.atomicity === 'function' ? operation.atomicity(dialect, args) : operation.atomicity;
 }
 
 /** The statement `sql` with `args` (argument n of the text is args[n - 1]). */

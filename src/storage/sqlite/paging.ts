@@ -1,6 +1,10 @@
 import { ValidationError } from '../../errors/errors.js';
 import type { PageRequest, PageResult } from '../store.js';
+import { checkPositive, decodeCursor, encodeCursor } from '../page-cursor.js';
 import type { StatementCache } from './statement-cache.js';
+
+// The cursor rules are shared (page-cursor.ts); their names stay importable from here.
+export { checkPositive, decodeCursor, encodeCursor };
 
 /**
  * A list query over rows with an INTEGER seq (creation order). `from` is `FROM ... WHERE
@@ -15,28 +19,6 @@ export interface ListQuery {
   seq?: string;
   /** True when `from` is generated (its shape varies): its statements go to the bounded cache. */
   generated?: boolean;
-}
-
-const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
-
-/** The opaque cursor after the row with this seq: base64url of its decimal digits. */
-export function encodeCursor(seq: number): string {
-  return Buffer.from(String(seq), 'utf8').toString('base64url');
-}
-
-/** The seq a cursor stands for; ValidationError on `start` for anything this store did not issue. */
-export function decodeCursor(start: string): number {
-  const digits = typeof start === 'string' ? Buffer.from(start, 'base64url').toString('utf8') : '';
-  // Re-encoding must give the same text: rejects padding, stray characters and other spellings.
-  if (!CURSOR_PATTERN.test(digits) || encodeCursor(Number(digits)) !== start || !Number.isSafeInteger(Number(digits))) {
-    throw ValidationError.field('start', 'is not a valid cursor');
-  }
-  return Number(digits);
-}
-
-function checkPositive(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw ValidationError.field(field, 'must be a whole number of at least 1');
-  return value;
 }
 
 /** The SQL and parameters of one cursor page (one row more than `size`, to know whether there is a next page). */

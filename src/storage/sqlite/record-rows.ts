@@ -1,15 +1,5 @@
 import type { ApplicationType, AccessRule, Permission } from '../../permissions/permissions.js';
-import type {
-  ApplicationRecord,
-  SessionGrants,
-  DeletedTokenRecord,
-  FormulaRecord,
-  IdempotencyRecord,
-  ReactorRecord,
-  StoredAuditEntry,
-  TenantRecord,
-  WrappedKeyRecord,
-} from '../store.js';
+import type { ApplicationRecord, DeletedTokenRecord, IdempotencyRecord, StoredAuditEntry, TenantRecord, WrappedKeyRecord } from '../store.js';
 
 // Rows as better-sqlite3 returns them, and their mapping to the Store's records.
 
@@ -80,69 +70,6 @@ export const toApplication = (row: ApplicationRow): ApplicationRecord => ({
   modifiedAt: row.modified_at,
   credentialsGeneration: row.credentials_generation,
   allowedOrigins: JSON.parse(row.allowed_origins) as string[],
-});
-
-export const FORMULA_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.description, t.code, t.configuration, t.request_parameters, t.created_by, t.created_at, t.modified_by, t.modified_at';
-export interface FormulaRow {
-  seq: number;
-  tenant_id: string;
-  id: string;
-  name: string;
-  description: string | null;
-  code: string;
-  configuration: string;
-  request_parameters: string;
-  created_by: string | null;
-  created_at: number;
-  modified_by: string | null;
-  modified_at: number | null;
-}
-export const toFormula = (row: FormulaRow): FormulaRecord => ({
-  id: row.id,
-  tenantId: row.tenant_id,
-  name: row.name,
-  description: row.description,
-  code: row.code,
-  configuration: JSON.parse(row.configuration) as FormulaRecord['configuration'],
-  requestParameters: JSON.parse(row.request_parameters) as FormulaRecord['requestParameters'],
-  createdBy: row.created_by,
-  createdAt: row.created_at,
-  modifiedBy: row.modified_by,
-  modifiedAt: row.modified_at,
-});
-
-export const REACTOR_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.bound_grants, t.created_by, t.created_at, t.modified_by, t.modified_at';
-export interface ReactorRow {
-  seq: number;
-  tenant_id: string;
-  id: string;
-  name: string;
-  /** '' when the reactor has inline code (migrations.ts). */
-  formula_id: string;
-  code: string | null;
-  configuration: string;
-  application_id: string | null;
-  bound_grants: string | null;
-  created_by: string | null;
-  created_at: number;
-  modified_by: string | null;
-  modified_at: number | null;
-}
-export const toReactor = (row: ReactorRow): ReactorRecord => ({
-  id: row.id,
-  tenantId: row.tenant_id,
-  name: row.name,
-  formulaId: row.formula_id === '' ? null : row.formula_id,
-  code: row.code,
-  configuration: JSON.parse(row.configuration) as Record<string, unknown>,
-  applicationId: row.application_id,
-  boundGrants: row.bound_grants === null ? null : (JSON.parse(row.bound_grants) as SessionGrants),
-  createdBy: row.created_by,
-  createdAt: row.created_at,
-  modifiedBy: row.modified_by,
-  modifiedAt: row.modified_at,
 });
 
 export const AUDIT_COLUMNS = 't.seq, t.tenant_id, t.actor, t.operation, t.resource_id, t.outcome, t.detail, t.at';

@@ -28,7 +28,7 @@ export class SqliteOperations {
 
   /** One operation, with its atomicity (a write in BEGIN IMMEDIATE; a read in one snapshot). */
   run<A extends readonly unknown[], R>(operation: Operation<A, R>, args: A): R {
-    switch (atomicityOn(operation as Operation<never, unknown>, sqliteDialect)) {
+    switch (atomicityOn(operation, sqliteDialect, args)) {
       case 'statement':
         return this.drive(operation.steps(sqliteDialect, ...args));
       case 'read':

@@ -7,16 +7,16 @@ import { SqliteAudit } from './sqlite-audit.js';
 import { SqliteCredentials } from './sqlite-credentials.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
+import { PROXIES_AREA } from '../areas/proxies.js';
 import { REACTOR_REQUESTS } from '../areas/reactor-requests.js';
+import { REACTORS_AREA } from '../areas/reactors.js';
+import { WEBHOOKS_AREA } from '../areas/webhooks.js';
 import type { SqlitePart } from './sqlite-boundary.js';
 import { SqliteOperations } from './sqlite-operations.js';
-import { SqliteProxies } from './sqlite-proxies.js';
-import { SqliteReactors } from './sqlite-reactors.js';
 import type { WriteTransaction } from './sqlite-record-update.js';
 import { SqliteTenants } from './sqlite-tenants.js';
 import { SqliteTokenIntents } from './sqlite-token-intents.js';
 import { SqliteTokens } from './sqlite-tokens.js';
-import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { StatementCache } from './statement-cache.js';
 
 /**
@@ -32,12 +32,12 @@ export class SqliteStoreCore {
   readonly tokenIntents: SqliteTokenIntents;
   readonly applications: SqliteApplications;
   readonly credentials: SqliteCredentials;
-  readonly reactors: SqliteReactors;
-  readonly proxies: SqliteProxies;
+  readonly reactors: SqlitePart<'reactors'>;
+  readonly proxies: SqlitePart<'proxies'>;
   readonly reactorRequests: SqlitePart<'reactorRequests'>;
   readonly idempotency: SqlitePart<'idempotency'>;
   readonly jobs: SqlitePart<'jobs'>;
-  readonly webhooks: SqliteWebhooks;
+  readonly webhooks: SqlitePart<'webhooks'>;
   readonly audit: SqliteAudit;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
@@ -54,13 +54,13 @@ export class SqliteStoreCore {
     this.tokens = new SqliteTokens(db, statements, read);
     const tokens = this.tokens;
     this.tokenIntents = new SqliteTokenIntents(db, statements, (token, now, within) => tokens.createInTransaction(token, now, within));
-    this.reactors = new SqliteReactors(db, statements, read, write);
-    this.proxies = new SqliteProxies(db, statements, read, write);
     const operations = new SqliteOperations(db, statements);
+    this.reactors = operations.part(REACTORS_AREA);
+    this.proxies = operations.part(PROXIES_AREA);
     this.idempotency = operations.part(IDEMPOTENCY);
     this.jobs = operations.part(JOBS_AREA);
     this.reactorRequests = operations.part(REACTOR_REQUESTS);
-    this.webhooks = new SqliteWebhooks(db, statements, read);
+    this.webhooks = operations.part(WEBHOOKS_AREA);
     this.audit = new SqliteAudit(db, statements, read);
   }
 
