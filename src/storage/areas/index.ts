@@ -5,7 +5,7 @@ import { PROXIES_AREA, PROXIES_SQL } from './proxies.js';
 import { REACTOR_REQUESTS, REACTOR_REQUESTS_SQL, REACTOR_REQUESTS_WRITING_WITH_SQL } from './reactor-requests.js';
 import { REACTORS_AREA, REACTORS_SQL } from './reactors.js';
 import { RECORD_UPDATE_SQL } from './record-update.js';
-import { WEBHOOKS_AREA, WEBHOOKS_SQL } from './webhooks.js';
+import { WEBHOOKS_AREA, WEBHOOKS_LOCKING_SQL, WEBHOOKS_SQL } from './webhooks.js';
 
 /**
  * The areas written once for every dialect (sql/): their operations, and every fixed statement
@@ -19,5 +19,6 @@ export const SHARED_AREAS = {
   reactorRequests: { operations: REACTOR_REQUESTS, statements: REACTOR_REQUESTS_SQL, writingWith: REACTOR_REQUESTS_WRITING_WITH_SQL },
   reactors: { operations: REACTORS_AREA, statements: { ...REACTORS_SQL, ...RECORD_UPDATE_SQL } },
   proxies: { operations: PROXIES_AREA, statements: PROXIES_SQL },
-  webhooks: { operations: WEBHOOKS_AREA, statements: WEBHOOKS_SQL },
+  // The locking statements are PostgreSQL's; store-statements.test.ts compiles writingWith there only.
+  webhooks: { operations: WEBHOOKS_AREA, statements: WEBHOOKS_SQL, writingWith: WEBHOOKS_LOCKING_SQL },
 } as const satisfies Record<string, { operations: object; statements: Record<string, Sql>; writingWith?: Record<string, Sql> }>;
