@@ -5,12 +5,14 @@
 //   npx tsx test/bench/store-operations.ts            (SQLite; TOKENVAULT_TEST_PG_URL adds PostgreSQL)
 //   BENCH_SRC=<checkout>/src npx tsx test/bench/store-operations.ts   (the same against another checkout)
 //   BENCH_OP=key-lookup npx tsx test/bench/store-operations.ts       (findApplicationKeys, which every request with a key runs)
+//   BENCH_OP=reactors npx tsx test/bench/store-operations.ts          (getReactor, then recordWebhookAttempt, instead)
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 
 const SRC = resolve(process.env.BENCH_SRC ?? new URL('../../src', import.meta.url).pathname);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3000);
 const PG_URL = process.env.TOKENVAULT_TEST_PG_URL;
+const OP = process.env.BENCH_OP ?? 'idempotency';
 
 type AnyStore = {
   migrate(): Promise<unknown>;
@@ -21,9 +23,11 @@ type AnyStore = {
   releaseIdempotencyKey(c: object): Promise<void>;
   createApplication(a: object, k: object): Promise<unknown>;
   findApplicationKeys(lookup: string): Promise<unknown[]>;
+  createReactor(r: object): Promise<unknown>;
+  getReactor(tenantId: string, id: string): Promise<unknown>;
+  createWebhookDelivery(d: object): Promise<unknown>;
+  recordWebhookAttempt(tenantId: string, id: string, expected: number, attempt: object, outcome: object): Promise<boolean>;
 };
-
-const OP = process.env.BENCH_OP ?? 'idempotency';
 
 /** One key lookup: the credentials area's hot statement (a join of the key to its application). */
 async function measureKeyLookup(label: string, store: AnyStore, tenantId: string): Promise<void> {
@@ -39,29 +43,74 @@ async function measureKeyLookup(label: string, store: AnyStore, tenantId: string
   await store.close();
 }
 
+/** A reactor read (the hot read of every invocation), then an attempt recorded on a delivery (read, append, write). */
+async function reactorOps(store: AnyStore, tenantId: string): Promise<(i: number) => Promise<void>> {
+  const reactor = {
+    tenantId,
+    id: 'r1',
+    name: 'bench',
+    formulaId: null,
+    code: 'x',
+    configuration: {},
+    applicationId: null,
+    boundGrants: null,
+    createdBy: null,
+    createdAt: 1,
+    modifiedBy: null,
+    modifiedAt: null,
+  };
+  await store.createReactor(reactor);
+  const delivery = {
+    tenantId,
+    id: 'd1',
+    webhookId: null,
+    requestId: null,
+    eventType: 'e',
+    url: 'https://example.test/',
+    payload: Buffer.from('{}'),
+    status: 'pending',
+    attempts: 0,
+    history: [],
+    nextAttemptAt: 1,
+    createdAt: 1,
+    completedAt: null,
+  };
+  await store.createWebhookDelivery(delivery);
+  let attempts = 0;
+  return async () => {
+    await store.getReactor(tenantId, 'r1');
+    const outcome = { status: 'pending', nextAttemptAt: 2, completedAt: null };
+    if (!(await store.recordWebhookAttempt(tenantId, 'd1', attempts, { at: 1, status: 500, error: 'e', durationMs: 1 }, outcome))) throw new Error('attempt not recorded');
+    attempts++;
+  };
+}
+
 async function measure(label: string, store: AnyStore): Promise<void> {
   await store.migrate();
   const tenantId = '00000000-0000-4000-8000-00000000b001';
   await store.createTenant({ id: tenantId, name: 'bench', createdAt: 1 });
   if (OP === 'key-lookup') return measureKeyLookup(label, store, tenantId);
-  const run = async (i: number) => {
-    const record = {
-      tenantId,
-      applicationId: 'app',
-      key: `k${i}`,
-      requestHash: 'h',
-      state: 'in_flight',
-      status: null,
-      body: null,
-      createdAt: 10,
-      expiresAt: 10_000_000,
-      withdrawAt: null,
-    };
-    await store.claimIdempotencyKey(record, 10);
-    const claim = { tenantId, applicationId: 'app', key: `k${i}`, claimedAt: 10 };
-    if (i % 2 === 0) await store.completeIdempotencyKey(claim, { status: 200, body: Buffer.from('{}'), tokenIds: [], expiresAt: 10_000_000 });
-    else await store.releaseIdempotencyKey(claim);
-  };
+  const run =
+    OP === 'reactors'
+      ? await reactorOps(store, tenantId)
+      : async (i: number) => {
+          const record = {
+            tenantId,
+            applicationId: 'app',
+            key: `k${i}`,
+            requestHash: 'h',
+            state: 'in_flight',
+            status: null,
+            body: null,
+            createdAt: 10,
+            expiresAt: 10_000_000,
+            withdrawAt: null,
+          };
+          await store.claimIdempotencyKey(record, 10);
+          const claim = { tenantId, applicationId: 'app', key: `k${i}`, claimedAt: 10 };
+          if (i % 2 === 0) await store.completeIdempotencyKey(claim, { status: 200, body: Buffer.from('{}'), tokenIds: [], expiresAt: 10_000_000 });
+          else await store.releaseIdempotencyKey(claim);
+        };
   for (let i = 0; i < 300; i++) await run(-1 - i); // warm up: statements prepared, code optimized
   const start = process.cpuUsage();
   const wall = performance.now();
@@ -69,7 +118,7 @@ async function measure(label: string, store: AnyStore): Promise<void> {
   const cpu = process.cpuUsage(start);
   const perOp = (cpu.user + cpu.system) / (ROUNDS * 2);
   console.log(
-    `${label}: ${perOp.toFixed(1)} µs CPU per operation (claim, then complete or release; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
+    `${label}: ${perOp.toFixed(1)} µs CPU per operation (${OP === 'reactors' ? 'getReactor, then recordWebhookAttempt' : 'claim, then complete or release'}; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
   );
   await store.close();
 }

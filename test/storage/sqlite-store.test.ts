@@ -285,7 +285,7 @@ describe('SQLite storage details', () => {
     expect(store.tokens.listTokens(TENANT_A, { metadata: { straße: 'ärger' } }, { mode: 'cursor', size: 5 }, T0).items.map((t) => t.id)).toEqual([token.id]);
     store.reactors.createFormula(makeFormula({ id: 'f' }));
     store.reactors.createReactor(makeReactor({ formulaId: 'f', name: 'ÉCOLE Reactor' }));
-    expect(store.reactors.listReactors(TENANT_A, { name: 'école' }, { mode: 'cursor', size: 5 }).items.map((r) => r.name)).toEqual(['ÉCOLE Reactor']);
+    expect((await store.reactors.listReactors(TENANT_A, { name: 'école' }, { mode: 'cursor', size: 5 })).items.map((r) => r.name)).toEqual(['ÉCOLE Reactor']);
     store.close();
   });
 

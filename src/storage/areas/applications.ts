@@ -3,14 +3,14 @@ import { applicationColumns, applicationExpectation } from '../record-changes.js
 import type { ApplicationKeyRecord, ApplicationRecord, Inserted } from '../store.js';
 import type { Dialect } from '../sql/dialect.js';
 import { operation, query, type AreaOperations, type Row, type Steps } from '../sql/operation.js';
-import { page, pageStatements } from '../sql/page.js';
+import { listStatements, pageSteps } from '../sql/list-page.js';
 import { AS_JSON, updateRecord } from '../sql/record-update.js';
 import { lock, sql, table } from '../sql/sql.js';
 import { APPLICATION_COLUMNS, APPLICATION_RETURNED, toApplication } from './application-rows.js';
 import { insertKey } from './credentials.js';
 
 const APPLICATIONS = table('applications');
-const LIST = pageStatements(APPLICATION_COLUMNS, sql`FROM ${APPLICATIONS} t WHERE t.tenant_id = ${1}`, 1);
+const LIST = listStatements(APPLICATION_COLUMNS, sql`FROM ${APPLICATIONS} t WHERE t.tenant_id = ${1}`, 1);
 
 export const APPLICATIONS_SQL = {
   insert: sql`INSERT INTO ${APPLICATIONS} (tenant_id, id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at, credentials_generation, allowed_origins) VALUES (${1}, ${2}, ${3}, ${4}, ${5}${AS_JSON}, ${6}${AS_JSON}, ${7}, ${8}, ${9}, ${10}, ${11}, ${12}${AS_JSON}) ON CONFLICT (tenant_id, id) DO NOTHING`,
@@ -81,7 +81,7 @@ export const APPLICATIONS_AREA: AreaOperations<'applications'> = {
 
   /** In creation order. */
   listApplications: operation('statement', function* (d, tenantId, request) {
-    return yield* page(LIST, [tenantId], request, (row) => toApplication(d, row));
+    return yield* pageSteps(LIST, [tenantId], request, (row) => toApplication(d, row));
   }),
 
   /** Writes only the columns of the fields given; `keep` and `expected`: see Store. */

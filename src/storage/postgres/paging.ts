@@ -1,7 +1,10 @@
 import { ValidationError } from '../../errors/errors.js';
 import type { PageRequest, PageResult } from '../store.js';
-import { checkPositive, decodeCursor, encodeCursor } from '../sql/page.js';
+import { checkPositive, decodeCursor, encodeCursor } from '../page-cursor.js';
 import type { Queryable } from './pg-executor.js';
+
+// The cursor rules are shared (page-cursor.ts); their names stay importable from here.
+export { checkPositive, decodeCursor, encodeCursor };
 
 /** Positional parameters collected while a statement is built: `add` returns the placeholder. */
 export class SqlParams {
@@ -25,9 +28,6 @@ export interface ListQuery {
   where: string[];
   params: SqlParams;
 }
-
-// The cursor encoding and size checks are the shared layer's (sql/page.ts): one cursor format for every list.
-export { checkPositive, decodeCursor, encodeCursor };
 
 /** The SQL of one cursor page: one row more than `size`, to know whether another page follows. */
 export function cursorPageSql(query: ListQuery, afterSeq: number, size: number): string {

@@ -6,16 +6,16 @@ import { quoteSchema, type PgPool, type PostgresTimeouts } from './postgres-opti
 import { PostgresAudit } from './postgres-audit.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
+import { PROXIES_AREA } from '../areas/proxies.js';
 import { REACTOR_REQUESTS } from '../areas/reactor-requests.js';
 import { APPLICATIONS_AREA } from '../areas/applications.js';
 import { CREDENTIALS } from '../areas/credentials.js';
 import { TENANTS_AREA } from '../areas/tenants.js';
 import { TOKEN_INTENTS } from '../areas/token-intents.js';
+import { REACTORS_AREA } from '../areas/reactors.js';
+import { WEBHOOKS_AREA } from '../areas/webhooks.js';
 import { PostgresOperations } from './postgres-operations.js';
-import { PostgresReactors } from './postgres-reactors.js';
-import { PostgresProxies } from './postgres-proxies.js';
 import { PostgresTokens } from './postgres-tokens.js';
-import { PostgresWebhooks } from './postgres-webhooks.js';
 import { recordStatements } from './record-sql.js';
 
 /** Advisory lock class of `withLock`; the second key hashes the schema and the lock's name. */
@@ -50,12 +50,12 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('tokenIntents', operations.part(TOKEN_INTENTS)),
     ...bindPart('applications', operations.part(APPLICATIONS_AREA)),
     ...bindPart('credentials', operations.part(CREDENTIALS)),
-    ...bindPart('reactors', new PostgresReactors(db, s, sql)),
-    ...bindPart('proxies', new PostgresProxies(db, s)),
+    ...bindPart('reactors', operations.part(REACTORS_AREA)),
+    ...bindPart('proxies', operations.part(PROXIES_AREA)),
     ...bindPart('reactorRequests', operations.part(REACTOR_REQUESTS)),
     ...bindPart('idempotency', operations.part(IDEMPOTENCY)),
     ...bindPart('jobs', operations.part(JOBS_AREA)),
-    ...bindPart('webhooks', new PostgresWebhooks(db, s)),
+    ...bindPart('webhooks', operations.part(WEBHOOKS_AREA)),
     ...bindPart('audit', new PostgresAudit(db, s, sql)),
     pool,
     schema,

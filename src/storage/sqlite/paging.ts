@@ -1,7 +1,10 @@
 import { ValidationError } from '../../errors/errors.js';
 import type { PageRequest, PageResult } from '../store.js';
-import { checkPositive, decodeCursor, encodeCursor } from '../sql/page.js';
+import { checkPositive, decodeCursor, encodeCursor } from '../page-cursor.js';
 import type { StatementCache } from './statement-cache.js';
+
+// The cursor rules are shared (page-cursor.ts); their names stay importable from here.
+export { checkPositive, decodeCursor, encodeCursor };
 
 /**
  * A list query over rows with an INTEGER seq (creation order). `from` is `FROM ... WHERE
@@ -17,9 +20,6 @@ export interface ListQuery {
   /** True when `from` is generated (its shape varies): its statements go to the bounded cache. */
   generated?: boolean;
 }
-
-// The cursor encoding and size checks are the shared layer's (sql/page.ts): one cursor format for every list.
-export { decodeCursor, encodeCursor };
 
 /** The SQL and parameters of one cursor page (one row more than `size`, to know whether there is a next page). */
 export function cursorPageSql(query: ListQuery, afterSeq: number, size: number): { sql: string; params: unknown[] } {

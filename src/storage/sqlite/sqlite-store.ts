@@ -5,18 +5,18 @@ import type { BetterSqlite3Database } from './sqlite-options.js';
 import { SqliteAudit } from './sqlite-audit.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
+import { PROXIES_AREA } from '../areas/proxies.js';
 import { REACTOR_REQUESTS } from '../areas/reactor-requests.js';
 import { APPLICATIONS_AREA } from '../areas/applications.js';
 import { CREDENTIALS } from '../areas/credentials.js';
 import { TENANTS_AREA } from '../areas/tenants.js';
 import { TOKEN_INTENTS } from '../areas/token-intents.js';
+import { REACTORS_AREA } from '../areas/reactors.js';
+import { WEBHOOKS_AREA } from '../areas/webhooks.js';
 import type { SqlitePart } from './sqlite-boundary.js';
 import { SqliteOperations } from './sqlite-operations.js';
-import { SqliteProxies } from './sqlite-proxies.js';
-import { SqliteReactors } from './sqlite-reactors.js';
 import type { WriteTransaction } from './sqlite-record-update.js';
 import { SqliteTokens } from './sqlite-tokens.js';
-import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { StatementCache } from './statement-cache.js';
 
 /**
@@ -32,12 +32,12 @@ export class SqliteStoreCore {
   readonly tokenIntents: SqlitePart<'tokenIntents'>;
   readonly applications: SqlitePart<'applications'>;
   readonly credentials: SqlitePart<'credentials'>;
-  readonly reactors: SqliteReactors;
-  readonly proxies: SqliteProxies;
+  readonly reactors: SqlitePart<'reactors'>;
+  readonly proxies: SqlitePart<'proxies'>;
   readonly reactorRequests: SqlitePart<'reactorRequests'>;
   readonly idempotency: SqlitePart<'idempotency'>;
   readonly jobs: SqlitePart<'jobs'>;
-  readonly webhooks: SqliteWebhooks;
+  readonly webhooks: SqlitePart<'webhooks'>;
   readonly audit: SqliteAudit;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
@@ -50,18 +50,18 @@ export class SqliteStoreCore {
     const write = db.transaction(<T>(fn: () => T): T => fn()) as WriteTransaction;
     this.tokens = new SqliteTokens(db, statements, read);
     const tokens = this.tokens;
-    this.reactors = new SqliteReactors(db, statements, read, write);
-    this.proxies = new SqliteProxies(db, statements, read, write);
     // A token intent's conversion creates its token inside its own transaction (sql/operation.ts, embedded calls).
     const operations = new SqliteOperations(db, statements, { createToken: (token, now, within) => tokens.createInTransaction(token, now, within) });
     this.tenants = operations.part(TENANTS_AREA);
     this.tokenIntents = operations.part(TOKEN_INTENTS);
     this.applications = operations.part(APPLICATIONS_AREA);
     this.credentials = operations.part(CREDENTIALS);
+    this.reactors = operations.part(REACTORS_AREA);
+    this.proxies = operations.part(PROXIES_AREA);
     this.idempotency = operations.part(IDEMPOTENCY);
     this.jobs = operations.part(JOBS_AREA);
     this.reactorRequests = operations.part(REACTOR_REQUESTS);
-    this.webhooks = new SqliteWebhooks(db, statements, read);
+    this.webhooks = operations.part(WEBHOOKS_AREA);
     this.audit = new SqliteAudit(db, statements, read);
   }
 
