@@ -191,6 +191,7 @@ function urlPassword(value: string): boolean {
 /**
  * Runs a command whose options may come from a file or the environment: a usage error about
  * `--<option>` whose value came from there names its line (or variable) instead of the flag.
+ * `run` must call parseWithConfig in its synchronous start, before its first await (serve does).
  */
 export async function attributeConfigErrors<T>(run: () => Promise<T>, parsed?: (context: ParseContext) => void): Promise<T> {
   const current: ParseContext = { seen: new Map() };
