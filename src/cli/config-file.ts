@@ -4,7 +4,6 @@
  * so an option added there is a config key and a `TOKENVAULT_<NAME>` environment variable with no
  * code here. Precedence: flag, then environment variable, then file, then the option's default.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { TomlError, parse as parseToml } from 'smol-toml';
@@ -31,7 +30,13 @@ interface ParseContext {
   table?: OptionTable;
 }
 
-const context = new AsyncLocalStorage<ParseContext>();
+/**
+ * The parse context of the command `attributeConfigErrors` is starting, set only while that
+ * command's synchronous start runs (where it parses its options). Not an AsyncLocalStorage: running
+ * `serve` inside one would switch Node's async hooks on for the server's whole life, and every
+ * promise of every request would pay for them (docs/performance.md, "Against the floor").
+ */
+let starting: ParseContext | undefined;
 
 /** The environment variable that sets an option: `--metrics-port` is TOKENVAULT_METRICS_PORT. */
 export function envName(option: string): string {
@@ -57,7 +62,7 @@ export function parseWithConfig<T extends ParseArgsConfig & { options: OptionTab
   const file = given.values['config'] as string | undefined;
   const fromFile = file === undefined ? new Map<string, Located>() : readConfigFile(file, table);
   const fromEnv = envValues(env, table);
-  const current = context.getStore();
+  const current = starting;
   if (current) current.table = table;
   const seen = current?.seen;
   const values: Record<string, unknown> = {};
@@ -186,11 +191,22 @@ function urlPassword(value: string): boolean {
 /**
  * Runs a command whose options may come from a file or the environment: a usage error about
  * `--<option>` whose value came from there names its line (or variable) instead of the flag.
+ * `run` must call parseWithConfig in its synchronous start, before its first await (serve does).
  */
 export async function attributeConfigErrors<T>(run: () => Promise<T>, parsed?: (context: ParseContext) => void): Promise<T> {
   const current: ParseContext = { seen: new Map() };
+  const outer = starting;
+  starting = current;
+  let running: Promise<T>;
   try {
-    return await context.run(current, run);
+    running = run();
+  } catch (error) {
+    running = Promise.reject(error);
+  } finally {
+    starting = outer;
+  }
+  try {
+    return await running;
   } catch (error) {
     throw attributed(error, current.seen);
   } finally {

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LazyHeaders } from './lazy-headers.js';
 
 /*
@@ -16,6 +16,7 @@ const headersCache = Symbol('headers');
 const real = Symbol('real');
 const abort = Symbol('abort');
 const consumed = Symbol('consumed');
+const response = Symbol('response');
 
 interface NodeRequestFields {
   [incoming]: IncomingMessage;
@@ -23,6 +24,8 @@ interface NodeRequestFields {
   [headersCache]?: Headers;
   [real]?: Request;
   [abort]?: AbortController;
+  /** The message's response: its closing before it finished is the client going away. */
+  [response]?: ServerResponse;
   /** The body was read straight from the message (arrayBuffer/text/json without a real Request). */
   [consumed]?: boolean;
 }
@@ -70,7 +73,7 @@ function headersOf(req: IncomingMessage): Headers {
 function realRequest(this: NodeRequest): Request {
   if (this[real] === undefined) {
     const req = this[incoming];
-    const controller = (this[abort] ??= new AbortController());
+    const controller = (this[abort] ??= closeSignal(this[response]));
     const init: RequestInit & { duplex?: 'half' } = { method: req.method ?? 'GET', headers: this.headers, signal: controller.signal };
     if (hasNodeBody(req)) {
       // Already read straight from the message (arrayBuffer/text/json): nothing is left to stream.
@@ -174,19 +177,33 @@ for (const name of ['blob', 'bytes', 'clone', 'formData']) {
 Object.setPrototypeOf(prototype, Request.prototype);
 
 /**
- * The Request of a Node message. `signal` aborts when the client goes away (call `abortRequest`),
- * once anything has read it.
+ * The Request of a Node message. `signal` aborts when `res` closes before it finished (the client
+ * went away), also when that happened before anything read the signal.
  */
-export function nodeRequest(req: IncomingMessage): Request {
+export function nodeRequest(req: IncomingMessage, res?: ServerResponse): Request {
   const request = Object.create(prototype) as NodeRequest;
   request[incoming] = req;
   request[url] = requestUrl(req);
+  if (res !== undefined) request[response] = res;
   return request;
 }
 
-/** Aborts the request's signal, if a real Request (and so a signal) was ever made for it. */
-export function abortRequest(request: Request): void {
-  (request as Partial<NodeRequest>)[abort]?.abort();
+/**
+ * The controller of a real Request's signal, watching the response from when the signal is first
+ * needed: a request that never builds one (a token read) adds no listener, and one built after the
+ * client left starts aborted.
+ */
+function closeSignal(res: ServerResponse | undefined): AbortController {
+  const controller = new AbortController();
+  if (res === undefined) return controller;
+  if (res.destroyed) {
+    if (!res.writableFinished) controller.abort();
+    return controller;
+  }
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller;
 }
 
 /** The absolute URL of the message: its Host (when it is a valid host) and its target. */

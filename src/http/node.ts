@@ -13,7 +13,7 @@ import * as v from 'valibot';
 import { isLoggerLike, type Logger, toLogger, unexpectedErrorFields } from '../common/logger.js';
 import { atTurnEnd } from '../common/turn-end.js';
 import { PROBLEMS } from '../errors/problem.js';
-import { abortRequest, hasNodeBody, nodeRequest } from './node-request.js';
+import { hasNodeBody, nodeRequest } from './node-request.js';
 import type { RequestInfo } from './client-address.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
 import { validationFromIssues } from '../validation/issues.js';
@@ -72,7 +72,8 @@ interface Unwritten {
   early: boolean;
   res: ServerResponse;
   status: number;
-  headers: [string, string][];
+  /** Name, value, name, value… (writeHead's flat form), without Content-Length. */
+  headers: string[];
   body: Uint8Array | null;
 }
 
@@ -91,10 +92,11 @@ class TurnEndWriter {
     for (const { early, res, status, headers, body } of batch) {
       if (res.destroyed) continue;
       try {
-        const head: [string, string][] = [...headers, ['content-length', String(body?.byteLength ?? 0)]];
+        // Flat name, value pairs, as writeHead takes them.
+        headers.push('content-length', String(body?.byteLength ?? 0));
         // Answered before the whole body arrived: close rather than read what remains.
-        if (early) head.push(['connection', 'close']);
-        res.writeHead(status, head.flat());
+        if (early) headers.push('connection', 'close');
+        res.writeHead(status, headers);
         res.end(body ?? undefined);
       } catch {
         // A socket or header failure: there is nothing left to tell.
@@ -127,14 +129,16 @@ async function serve(handler: (request: Request, info: RequestInfo) => Promise<R
     res.end(BODY_ALREADY_READ);
     return;
   }
-  const request = nodeRequest(req);
+  // The request's signal watches `res` itself, once something reads it: a listener added here for
+  // every request cost more than the router's match on a token read.
+  const request = nodeRequest(req, res);
   // Streamed writes wait on this signal too; batched ones are written whole.
   const controller = batch === null ? new AbortController() : null;
-  res.once('close', () => {
-    if (res.writableFinished) return;
-    controller?.abort();
-    abortRequest(request);
-  });
+  if (controller !== null) {
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+  }
   let response: Response;
   try {
     response = await handler(request, { clientAddress: req.socket.remoteAddress ?? null });
@@ -155,11 +159,11 @@ async function serve(handler: (request: Request, info: RequestInfo) => Promise<R
     res.destroy();
     return;
   }
-  const headers: [string, string][] = [];
+  const headers: string[] = [];
   response.headers.forEach((value, name) => {
-    if (name !== 'set-cookie' && name !== 'content-length') headers.push([name, value]);
+    if (name !== 'set-cookie' && name !== 'content-length') headers.push(name, value);
   });
-  for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
+  for (const cookie of response.headers.getSetCookie()) headers.push('set-cookie', cookie);
   batch!.add({ early, res, status: response.status, headers, body });
 }
 

@@ -53,10 +53,22 @@ export class RunDependencies {
 }
 
 const scope = new AsyncLocalStorage<RunDependencies>();
+/** Runs tracked now: while any is, `scope` is on. */
+let tracking = 0;
 
-/** Runs `fn` with `dependencies` as the current run's. */
-export function trackRunDependencies<T>(dependencies: RunDependencies, fn: () => Promise<T>): Promise<T> {
-  return scope.run(dependencies, fn);
+/**
+ * Runs `fn` with `dependencies` as the current run's. When the last tracked run has returned, the
+ * storage is switched off again: while any AsyncLocalStorage is on, Node runs an async hook for
+ * every promise of every request the process serves (docs/performance.md, "Against the floor").
+ * Work a run left behind then finds no run, as it would find a closed one.
+ */
+export async function trackRunDependencies<T>(dependencies: RunDependencies, fn: () => Promise<T>): Promise<T> {
+  tracking++;
+  try {
+    return await scope.run(dependencies, fn);
+  } finally {
+    if (--tracking === 0) scope.disable();
+  }
 }
 
 /** The dependencies of the idempotent run the current async context belongs to, if any. */

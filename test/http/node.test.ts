@@ -133,6 +133,54 @@ describe('toNodeListener', () => {
     await sawAbort;
   });
 
+  it('aborts the request signal when the client goes away, with writes at the end of the turn too', async () => {
+    let aborted!: () => void;
+    const sawAbort = new Promise<void>((resolve) => (aborted = resolve));
+    let arrived!: () => void;
+    const inHandler = new Promise<void>((resolve) => (arrived = resolve));
+    const port = await start(
+      (request) =>
+        new Promise<Response>((resolve) => {
+          request.signal.addEventListener('abort', () => {
+            aborted();
+            resolve(new Response(null, { status: 499 }));
+          });
+          arrived();
+        }),
+      { writeAtTurnEnd: true },
+    );
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await inHandler;
+    socket.destroy();
+    await sawAbort;
+  });
+
+  it.each([false, true])('a signal first read after the client went away is already aborted (writeAtTurnEnd %s)', async (writeAtTurnEnd) => {
+    let left!: () => void;
+    const clientLeft = new Promise<void>((resolve) => (left = resolve));
+    let arrived!: () => void;
+    const inHandler = new Promise<void>((resolve) => (arrived = resolve));
+    let looked!: (aborted: boolean) => void;
+    const seen = new Promise<boolean>((resolve) => (looked = resolve));
+    const port = await start(
+      async (request) => {
+        arrived();
+        await clientLeft;
+        looked(request.signal.aborted);
+        return new Response(null, { status: 499 });
+      },
+      { writeAtTurnEnd },
+    );
+    // After the listener's own: this response's close is the client leaving.
+    server!.on('request', (_req, res) => res.once('close', left));
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await inHandler;
+    socket.destroy();
+    expect(await seen).toBe(true);
+  });
+
   it('a handler that throws gets an empty 500', async () => {
     const port = await start(async () => {
       throw new Error('boom');
