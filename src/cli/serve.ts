@@ -14,6 +14,7 @@ import type { Vault } from '../vault.js';
 import { CliError, type CliIo, UsageError, integerFlag, parse } from './io.js';
 import { parseWithConfig } from './config-file.js';
 import { aborted, listen, shutdown, urlOf } from './http-server.js';
+import { behindProxyFlag, behindProxyListener } from './behind-proxy.js';
 import { bootstrap } from './first-admin-key.js';
 import { cliLogger } from './logging.js';
 import { openOperatorAt } from './open-operator.js';
@@ -63,6 +64,10 @@ ${TIMEOUT_HELP}  --header-prefix <prefix>   Header prefix: <prefix>-API-KEY, <pr
                              ${MAX_TRUSTED_PROXIES}; 0, the default, believes none), or a comma-separated list of
                              their addresses or CIDR ranges (10.0.0.0/8,2001:db8::/32). Only what is
                              really in front: else clients name their own address
+  --behind-proxy <list>      TLS ends at the reverse proxies at these addresses or CIDR ranges:
+                             the API answers only them, only for clients that used https
+                             (X-Forwarded-Proto), and believes their X-Forwarded-For; /healthz and
+                             /readyz answer anyone. Not with --tls-cert (docs/production.md)
   --access-log <on|off>      One JSON line per request on stderr: method, route, status, duration,
                              application id (default on)
   --audit-retention <days>   Remove audit entries older than this (at least 1), behind a checkpoint
@@ -110,6 +115,7 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
         'allow-private-network': { type: 'boolean', default: false },
         'allow-host': { type: 'string', multiple: true },
         'trust-forwarded-for': { type: 'string' },
+        'behind-proxy': { type: 'string' },
         'access-log': { type: 'string', default: 'on' },
         'metrics-port': { type: 'string' },
         'audit-retention': { type: 'string' },
@@ -126,6 +132,11 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   }
   io = withSecretFiles(io, values);
   const tls = tlsFiles(values['tls-cert'], values['tls-key']);
+  const behindProxy = behindProxyFlag(values['behind-proxy']);
+  // TLS ends in one place: a proxy that re-encrypts to the vault is served with --tls-cert alone.
+  if (behindProxy && tls) throw new UsageError('--behind-proxy (TLS ended by the proxy in front) and --tls-cert/--tls-key (TLS ended here) exclude each other: choose one');
+  // Behind the proxies, their X-Forwarded-For is believed unless --trust-forwarded-for says otherwise.
+  const trustForwardedFor = values['trust-forwarded-for'] === undefined && behindProxy ? behindProxy : trustForwardedFlag(values['trust-forwarded-for']);
   if (tls) readTls(tls);
   const target = storeTarget(values);
   if (target.kind === 'sqlite') target.exclusive = !values['shared-db'];
@@ -133,7 +144,6 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
   const port = integerFlag('port', values.port, 0, 65535);
   const maxBodyBytes = integerFlag('max-body-bytes', values['max-body-bytes'], 1, 1024 ** 3);
   const metricsPort = values['metrics-port'] === undefined ? undefined : integerFlag('metrics-port', values['metrics-port'], 0, 65535);
-  const trustForwardedFor = trustForwardedFlag(values['trust-forwarded-for']);
   const auditRetention = values['audit-retention'] === undefined ? {} : { auditRetentionMs: integerFlag('audit-retention', values['audit-retention'], 1, 100_000) * 86_400_000 };
   if (values['access-log'] !== 'on' && values['access-log'] !== 'off') throw new UsageError("--access-log must be 'on' or 'off'");
   const adminKey = io.env['TOKENVAULT_ADMIN_KEY'];
@@ -184,7 +194,8 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     const handler = createFetchHandler(vault, { headerPrefix: values['header-prefix'], maxBodyBytes, logger, trustForwardedFor, ...(onExchange ? { onExchange } : {}) });
     // Instances sharing a PostgreSQL database may start together: one of them creates the tenant.
     const created = await bootstrap(vault, target, { given: adminKey, file: values['admin-key-file'], print: values['print-admin-key'] });
-    const listener = toNodeListener(handler, { writeAtTurnEnd: true, logger });
+    const api = toNodeListener(handler, { writeAtTurnEnd: true, logger });
+    const listener = behindProxy ? behindProxyListener(api, behindProxy) : api;
     if (tls) {
       const secure = createTlsServer(listener, tls, logger);
       server = secure.server;

@@ -223,7 +223,7 @@ function reactorRows(figures) {
  * measures one part (while profiling).
  */
 export async function run(reactorFigures) {
-  console.log(`\n== issue 21 table: ${DIST}; autocannon ${CONNECTIONS} connections, ${SECONDS} s per server and row (${SLICES} interleaved slices) ==`);
+  console.log(`\n== the benchmark table: ${DIST}; autocannon ${CONNECTIONS} connections, ${SECONDS} s per server and row (${SLICES} interleaved slices) ==`);
   const only = process.env.BENCH_TABLE_ONLY;
   const rows = [];
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-table-'));
@@ -237,7 +237,7 @@ export async function run(reactorFigures) {
     rmSync(dir, { recursive: true, force: true });
   }
   if (!only || only === 'reactors') rows.push(...reactorRows(reactorFigures ?? (await (await import('./reactors.mjs')).run())));
-  console.log('\nissue 21 table (ratios from this run; the machine is shared, so compare ratios within a run):');
+  console.log('\nthe benchmark table (ratios from this run; the machine is shared, so compare ratios within a run):');
   for (const [name, ratio, detail] of rows) console.log(`  ${name.padEnd(70)} ${ratio.padStart(13)}   ${detail}`);
   return rows;
 }

@@ -60,7 +60,7 @@ window.spoofPage = (page, a) => {
   page.postMessage({ tv: 1, instance: a.instance, element: a.revealId, type: 'ready' }, '*');
 };`;
 
-describeEachStore('Elements against a hostile page, in chromium (issue 33 red team)', (store) => {
+describeEachStore('Elements against a hostile page, in chromium: what a hostile embedding page can reach', (store) => {
   async function setup() {
     const vault: TestVault = await store.vault();
     const origins = await startOrigins(vault);

@@ -65,7 +65,7 @@ describeEachStore("Elements: a public application's allowed page origins (docs/e
     expect('allowed_origins' in (await s.call('GET', '/applications?size=100', s.vault.adminKey)).body.data.find((a: { type: string }) => a.type === 'management')).toBe(false);
   });
 
-  it('an origin carrying a directive, a second origin or anything past host and port is a 400 naming the field, over HTTP and in process; nothing is stored (issue 33)', async () => {
+  it('an origin carrying a directive, a second origin or anything past host and port is a 400 naming the field, over HTTP and in process; nothing is stored', async () => {
     const s = await setup();
     const smuggled = [
       'https://shop.example;sandbox',

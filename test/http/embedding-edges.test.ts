@@ -8,7 +8,7 @@ import { SERVE_HELP } from '../../src/cli/run.js';
 import { describeEachStore } from '../support/stores.js';
 import { harness } from './helpers.js';
 
-describeEachStore('issue 23 edges over HTTP', (store) => {
+describeEachStore('embedding edges over HTTP (headers, key kinds, SDK field names, refusals that change nothing)', (store) => {
   it('the standard Idempotency-Key header is refused, naming ours; nothing is created', async () => {
     const h = await harness({}, store);
     const sent = await h.call('POST', '/tokens', { key: h.userKey, body: { type: 'token', data: 'x' }, headers: { 'Idempotency-Key': 'retry-1' } });

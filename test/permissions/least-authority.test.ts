@@ -70,7 +70,7 @@ async function forbidden(fn: () => Promise<unknown>): Promise<string> {
 }
 
 describeEachStore('least authority', (store) => {
-  it('finding 1: deduplication never names, nor confirms, a token the caller cannot reveal', async () => {
+  it('deduplication never names, nor confirms, a token the caller cannot reveal', async () => {
     const w = await world(await store.vault());
     // The victim's owner also made a deduplicating copy: opting in does not widen the match.
     const optedIn = await w.vault.tokens.create(w.payments, { type: 'card', data: VISA, deduplicate_token: true });
@@ -88,7 +88,7 @@ describeEachStore('least authority', (store) => {
     expect((await w.vault.tokens.get(w.payments, w.victimId)).data).toEqual(VISA);
   });
 
-  it('finding 2: a reactor tokenize block shows its invoker no more than it may read, and deduplicates only against tokens both may reveal', async () => {
+  it('a reactor tokenize block shows its invoker no more than it may read, and deduplicates only against tokens both may reveal', async () => {
     const w = await world(await store.vault());
     await w.vault.tokens.create(w.payments, { type: 'card', data: VISA, deduplicate_token: true });
     const formula = await w.vault.formulas.create(w.admin, { name: 'receipt', code: 'module.exports = async (req) => ({ tokenize: { receipt: req.args.receipt } })' });
@@ -111,7 +111,7 @@ describeEachStore('least authority', (store) => {
     expect(again.tokens.receipt._extras).toEqual({ deduplicated: true });
   });
 
-  it('finding 3: reactor:* without administration cannot bind (or rebind) a reactor to an application it does not cover', async () => {
+  it('reactor:* without administration cannot bind (or rebind) a reactor to an application it does not cover', async () => {
     const w = await world(await store.vault());
     const ops = await w.vault.caller({ name: 'ops', type: 'management', permissions: [...REACTOR_PERMISSIONS, 'log:read'] });
     const formula = await w.vault.formulas.create(ops, { name: 'sync', code: LEAK_INTO_IDS });
@@ -126,7 +126,7 @@ describeEachStore('least authority', (store) => {
     });
   });
 
-  it('finding 4: reactor:update does not recode a reactor or formula someone else wrote', async () => {
+  it('reactor:update does not recode a reactor or formula someone else wrote', async () => {
     const w = await world(await store.vault());
     const editor = await w.vault.caller({ name: 'editor', permissions: ['reactor:read', 'reactor:update'] });
     const inline = await w.vault.reactors.create(w.admin, { name: 'charge', code: BENIGN, configuration: { URL: 'https://psp.example' } });
@@ -147,7 +147,7 @@ describeEachStore('least authority', (store) => {
     await expect(w.vault.reactors.patch(w.payments, own.id, { code: CAPTURE })).resolves.toMatchObject({ code: CAPTURE });
   });
 
-  it('finding 6: application:update alone mints no key, widens no grant, and a minted key is announced', async () => {
+  it('application:update alone mints no key, widens no grant, and a minted key is announced', async () => {
     const w = await world(await store.vault());
     const helpdesk = await w.vault.caller({ name: 'helpdesk', type: 'management', permissions: ['application:read', 'application:update'] });
     const adminId = w.admin.applicationId;
@@ -203,7 +203,7 @@ describeEachStore('least authority: a formula update racing a bind', (store) => 
   });
   afterAll(() => shared.close());
 
-  it('finding 5: a bind that lands between the check and the write makes the update a 409, and the bound reactor keeps its code', async () => {
+  it('a bind that lands between the check and the write makes the update a 409, and the bound reactor keeps its code', async () => {
     const gated = gatedSandbox(shared);
     const w = await world(await store.vault({ reactors: { sandbox: gated.sandbox } }));
     const author = await w.vault.caller({ name: 'author', permissions: ['token:use', ...REACTOR_PERMISSIONS] });

@@ -1,12 +1,14 @@
 /** What a running reactor sees and does: req.bt, tokenize, errors, nesting, console, audit. */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, ReactorError, ValidationError, statusOf } from '../../src/errors/errors.js';
 import { type Fixture, VISA, fixture, rejection } from './helpers.js';
 import { describeEachStore } from '../support/stores.js';
 
 describeEachStore('reactor runtime', (store) => {
+  // One vault per block, not per test: each test makes its own reactors, applications and tokens
+  // and looks only at those, so sharing the vault (a fresh PostgreSQL schema each) checks the same.
   let f: Fixture;
-  beforeEach(async () => {
+  beforeAll(async () => {
     f = await fixture({}, store);
   });
 
@@ -245,25 +247,29 @@ describeEachStore('reactor runtime', (store) => {
   // The lines reach the logger only with consoleOutput 'redacted' (the default logs their size only:
   // test/reactors/console-output.test.ts).
   describe('console output', () => {
-    beforeEach(async () => {
-      await f.vault.close();
-      f = await fixture({ reactors: { consoleOutput: 'redacted' } }, store);
+    let c: Fixture;
+    beforeAll(async () => {
+      c = await fixture({ reactors: { consoleOutput: 'redacted' } }, store);
+    });
+    // Each test finds the first console line logged: only its own.
+    beforeEach(() => {
+      c.logs.length = 0;
     });
 
     it('goes to the vault logger at info level with the reactor id, not to stdout', async () => {
-      const id = await f.reactor("module.exports = () => { console.log('hello', { a: 1 }); console.error('oops'); return { raw: 1 }; }");
-      await f.vault.reactors.react(f.user, id, {});
-      const line = f.logs.find((l) => l.message === 'reactor console output');
+      const id = await c.reactor("module.exports = () => { console.log('hello', { a: 1 }); console.error('oops'); return { raw: 1 }; }");
+      await c.vault.reactors.react(c.user, id, {});
+      const line = c.logs.find((l) => l.message === 'reactor console output');
       expect(line?.level).toBe('info');
-      expect(line?.fields).toMatchObject({ reactorId: id, tenantId: f.vault.tenantId, truncated: false });
+      expect(line?.fields).toMatchObject({ reactorId: id, tenantId: c.vault.tenantId, truncated: false });
       expect((line?.fields?.lines as string[]).join('\n')).toMatch(/hello[\s\S]*oops/);
     });
 
     it('is kept when the run fails: what the reactor printed before throwing or timing out reaches the logger', async () => {
-      const thrower = await f.reactor("module.exports = () => { console.log('about to fail'); throw new BadRequestError('nope'); }");
-      const error = await f.vault.reactors.react(f.user, thrower, {}).catch((e: unknown) => e);
+      const thrower = await c.reactor("module.exports = () => { console.log('about to fail'); throw new BadRequestError('nope'); }");
+      const error = await c.vault.reactors.react(c.user, thrower, {}).catch((e: unknown) => e);
       expect(statusOf(error)).toBe(400);
-      expect(f.logs.find((l) => l.message === 'reactor console output')?.fields).toMatchObject({ reactorId: thrower, lines: ['about to fail'] });
+      expect(c.logs.find((l) => l.message === 'reactor console output')?.fields).toMatchObject({ reactorId: thrower, lines: ['about to fail'] });
       // A deadline the print before the loop always beats, even on a loaded machine (200 ms did not).
       const g = await fixture({ reactors: { limits: { timeoutMs: 2_000 }, consoleOutput: 'redacted' } }, store);
       try {

@@ -59,10 +59,10 @@ export interface SqliteStoreOptions {
   /**
    * Durability of a committed write (the SQLite `synchronous` pragma), default `'full'`.
    * - `'full'`: every commit is fsynced, so an acknowledged write survives a power loss or OS crash.
-   * - `'normal'`: in WAL mode the WAL is fsynced only at checkpoints, so commits are several times
-   *   faster (about 21,000 vs 7,000 inserts/s on a 2-core machine); a killed process
-   *   loses nothing, but a power loss or OS crash may lose the transactions acknowledged since the
-   *   last checkpoint (the store checkpoints every ~40 MB of WAL); the database stays consistent.
+   * - `'normal'`: in WAL mode the WAL is fsynced only at checkpoints, so a commit waits for no
+   *   fsync and commits are several times faster (docs/performance.md, SQLite store options); a
+   *   killed process loses nothing, but a power loss or OS crash may lose the transactions
+   *   acknowledged since the last checkpoint; the database stays consistent.
    */
   synchronous?: 'full' | 'normal';
   /** How long a writer waits for another connection's lock before SQLITE_BUSY. Default 5000 ms. */
@@ -76,9 +76,10 @@ export interface SqliteStoreOptions {
   /**
    * Hold the database file exclusively while the store is open (SQLite `locking_mode=EXCLUSIVE`,
    * set before WAL is opened so the WAL index lives in process memory). Default false. Every read
-   * then skips the two file-lock system calls of a shared WAL reader, about 13% of a token read's
-   * CPU in the HTTP benchmark; but no other process can open the file until the store closes (it
-   * gets "database is locked"): not even `sqlite3` for a backup (use `store.database.backup()`).
+   * then skips the two file-lock system calls of a shared WAL reader, a visible share of a token
+   * read's CPU (docs/performance.md, SQLite store options); but no other process can open the file
+   * until the store closes (it gets "database is locked"): not even `sqlite3` for a backup (use
+   * `store.database.backup()`).
    * `tokenvault serve` sets it unless given `--shared-db`. Ignored for `:memory:` and a `database`
    * passed in.
    */
