@@ -9,6 +9,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors/errors.
 import type { ExpressionBudget } from '../expressions/budget.js';
 import type { ExpressionEngine } from '../expressions/engine.js';
 import { type PageQuery, type Paginated, parsePage, toPaginated } from '../common/pagination.js';
+import { cursorBinding, cursorKey, openCursor, sealCursor } from '../common/sealed-cursor.js';
 import type { Permission, Transform } from '../permissions/permissions.js';
 import type { CreateTokenResult, Store, StoredToken, TokenFilter } from '../storage/store.js';
 import type { EventSink } from '../webhooks/webhook-events-emitter.js';
@@ -325,7 +326,13 @@ export class TokenService {
   async #page(caller: Caller, permission: Permission, filter: TokenFilter, query: PageQuery): Promise<Paginated<TokenView>> {
     const page = parsePage(query ?? {});
     const now = this.#clock.now();
-    const result = await this.#store.listTokens(caller.tenantId, filter, page, now);
+    // Callers see sealed cursors bound to this query (sealed-cursor.ts): a store cursor is a position shared by all tenants.
+    const { within: _grants, ...asked } = filter;
+    const key = cursorKey((await this.#keys.keysFor(caller.tenantId)).auditKey);
+    const binding = cursorBinding([caller.applicationId, permission, asked]);
+    const storePage = page.mode === 'cursor' && page.start !== undefined ? { ...page, start: openCursor(key, binding, page.start) } : page;
+    const stored = await this.#store.listTokens(caller.tenantId, filter, storePage, now);
+    const result = stored.mode === 'cursor' ? { ...stored, next: sealCursor(key, binding, stored.next) } : stored;
     // Loads a key version another instance made since (rotation) before any row is decrypted.
     const keys = await this.#keys.keysCovering(
       caller.tenantId,
