@@ -329,7 +329,11 @@ export class TokenService {
     // Callers see sealed cursors bound to this query (sealed-cursor.ts): a store cursor is a position shared by all tenants.
     const { within: _grants, ...asked } = filter;
     const key = cursorKey((await this.#keys.keysFor(caller.tenantId)).auditKey);
-    const binding = cursorBinding([caller.applicationId, permission, asked]);
+    // Metadata matches case-insensitively in any key order, so the same query spelled otherwise keeps its cursor.
+    const metadata = Object.entries(asked.metadata ?? {})
+      .map(([k, v]) => [k.toLowerCase(), v.toLowerCase()])
+      .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+    const binding = cursorBinding([caller.applicationId, permission, { ...asked, metadata }]);
     const storePage = page.mode === 'cursor' && page.start !== undefined ? { ...page, start: openCursor(key, binding, page.start) } : page;
     const stored = await this.#store.listTokens(caller.tenantId, filter, storePage, now);
     const result = stored.mode === 'cursor' ? { ...stored, next: sealCursor(key, binding, stored.next) } : stored;

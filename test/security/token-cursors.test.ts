@@ -66,6 +66,15 @@ describeEachStore('token cursors are sealed and bound to their query', (store) =
     expect((await vault.tokens.search(app, { query: 'type:card', size: 2, start: searched.next })).data).toHaveLength(2);
   });
 
+  it('a metadata filter spelled in another case or key order keeps its cursor; another value does not', async () => {
+    const { vault, app } = await setup();
+    for (let i = 0; i < 2; i++) await vault.tokens.create(app, { ...card(i), metadata: { tag: 'x', team: 'ops' } });
+    const next = ((await vault.tokens.list(app, { size: 1, metadata: { tag: 'x', team: 'ops' } })).pagination as { next: string }).next;
+    expect((await vault.tokens.list(app, { size: 5, metadata: { TEAM: 'OPS', Tag: 'X' }, start: next })).data).toHaveLength(1);
+    await expect(vault.tokens.list(app, { size: 5, metadata: { tag: 'y', team: 'ops' }, start: next })).rejects.toBeInstanceOf(ValidationError);
+    await expect(vault.tokens.list(app, { size: 5, metadata: { tag: 'x' }, start: next })).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it('a cursor outlives a data key rotation', async () => {
     const { vault, app } = await setup();
     const next = ((await vault.tokens.list(app, { size: 1 })).pagination as { next: string }).next;
