@@ -236,7 +236,7 @@ export async function assembleVault(options: VaultOptions, internal: { callers?:
     proxies: guard(proxies),
     permissions: guard(new PermissionService()),
     tenants: guard(new TenantService({ store })),
-    logs: guard(new AuditService({ store, audit })),
+    logs: guard(new AuditService({ store, audit, tenantSecret: auditKey })),
     webhooks: guard(webhooks),
     idempotency: guard(new IdempotencyService({ store, clock, logger, records: keyRing })),
     worker: Object.freeze({ start: () => jobs.start(), stop: () => jobs.stop(), runDue: () => jobs.runDue(), depth: () => store.countDueJobs(clock.now()) }),

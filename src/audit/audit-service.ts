@@ -5,10 +5,13 @@ import { MAX_PAGE_SIZE, type PageQuery, type Paginated, parsePage, toPaginated }
 import type { AuditFilter, OffsetPage, PageRequest, PageResult, Store, StoredAuditEntry } from '../storage/store.js';
 import { type BtLogFields, LOG_ENTITY_TYPES, btLogFields, entityTypeOf } from './log-entry-view.js';
 import { formatIso } from '../common/time.js';
+import { cursorBinding, cursorKey, openCursor, sealCursor } from '../common/sealed-cursor.js';
+import { logEntryIds } from './log-entry-id.js';
 
 /** Our fields, and Basis Theory's beside them (log-entry-view.ts). */
 export interface AuditEntryView extends BtLogFields {
-  seq: number;
+  /** Opaque, the same for the same entry (log-entry-id.ts). */
+  id: string;
   tenant_id: string;
   actor: string;
   operation: string;
@@ -40,10 +43,13 @@ const OFFSET_SCAN_LIMIT = 100 * MAX_PAGE_SIZE;
 export class AuditService {
   #store: Store;
   #audit: AuditLog;
+  #tenantSecret: (tenantId: string) => Promise<Buffer>;
 
-  constructor(deps: { store: Store; audit: AuditLog }) {
+  /** `tenantSecret`: a secret of the tenant that never rotates, for its sealed cursors and entry ids. */
+  constructor(deps: { store: Store; audit: AuditLog; tenantSecret: (tenantId: string) => Promise<Buffer> }) {
     this.#store = deps.store;
     this.#audit = deps.audit;
+    this.#tenantSecret = deps.tenantSecret;
   }
 
   /** The entity types entries may name (log:read). */
@@ -72,12 +78,20 @@ export class AuditService {
     if (entityType !== undefined && (typeof entityType !== 'string' || entityType.length === 0 || entityType.length > 250)) {
       throw ValidationError.field('entity_type', 'must be a string of 1 to 250 characters');
     }
+    // Neither a cursor nor an id shows the entry's seq (log-entry-id.ts); cursors are bound to this query.
+    const secret = await this.#tenantSecret(caller.tenantId);
+    const key = cursorKey(secret);
+    const binding = cursorBinding([caller.applicationId, 'log:read', filter, entityType ?? null]);
+    const storePage = page.mode === 'cursor' && page.start !== undefined ? { ...page, start: openCursor(key, binding, page.start) } : page;
     // Queued read entries become visible to the reader who asks for them.
     await this.#audit.flush();
-    const result = entityType === undefined ? await this.#store.listAudit(caller.tenantId, filter, page) : await this.#scanEntityType(caller.tenantId, filter, page, entityType);
+    const stored =
+      entityType === undefined ? await this.#store.listAudit(caller.tenantId, filter, storePage) : await this.#scanEntityType(caller.tenantId, filter, storePage, entityType);
+    const result = stored.mode === 'cursor' ? { ...stored, next: sealCursor(key, binding, stored.next) } : stored;
+    const idOf = logEntryIds(secret);
     return toPaginated(page, result, (entry) => ({
       ...btLogFields(entry),
-      seq: entry.seq,
+      id: idOf(entry.seq),
       tenant_id: entry.tenantId,
       actor: entry.actor,
       operation: entry.operation,

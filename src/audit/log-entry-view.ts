@@ -7,7 +7,6 @@ import { formatIso } from '../common/time.js';
  * actor is an application (or a session) unless it is one of the vault's own `system:` actors.
  */
 export interface BtLogFields {
-  id: string;
   entity_type: string;
   entity_id: string | null;
   actor_id: string;
@@ -41,7 +40,6 @@ export function btLogFields(entry: StoredAuditEntry): BtLogFields {
   // Our words, ids and error codes only: an entry never holds data, so neither does its message.
   const message = entry.outcome === 'success' ? `${verb} of ${subject} succeeded` : `${verb} of ${subject} failed (${entry.detail ?? 'error'})`;
   return {
-    id: String(entry.seq),
     entity_type: entityTypeOf(entry.operation),
     entity_id: entry.resourceId,
     actor_id: entry.actor,

@@ -187,7 +187,8 @@ function actingApp(proxy: PProxy): ModelApp | null {
 async function auditEntries(world: World): Promise<{ count: number; last: Record<string, unknown> | undefined; text: string }> {
   const page = await world.shared.vault.logs.list(world.admin, { operation: 'proxy:invoke', size: 100 });
   const entries = page.data as unknown as Record<string, unknown>[];
-  const last = [...entries].sort((a, b) => Number(b['seq']) - Number(a['seq']))[0];
+  // Oldest first: the newest is the page's last.
+  const last = entries.at(-1);
   return { count: entries.length, last, text: JSON.stringify(entries) };
 }
 

@@ -24,7 +24,7 @@ const NAMES = [
 /** The columns of an application row, of alias `t` (joins and lists). */
 export const APPLICATION_COLUMNS = raw(NAMES.map((name) => `t.${name}`).join(', '));
 /** The same unqualified (RETURNING). */
-export const APPLICATION_RETURNED = raw(NAMES.join(', '));
+export const APPLICATION_RETURNED = NAMES.join(', ');
 
 export const toApplication = (d: Dialect, row: Row): ApplicationRecord => ({
   id: row['id'] as string,

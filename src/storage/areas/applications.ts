@@ -4,7 +4,7 @@ import type { ApplicationKeyRecord, ApplicationRecord, Inserted } from '../store
 import type { Dialect } from '../sql/dialect.js';
 import { operation, query, type AreaOperations, type Row, type Steps } from '../sql/operation.js';
 import { listStatements, pageSteps } from '../sql/list-page.js';
-import { AS_JSON, updateRecord } from '../sql/record-update.js';
+import { AS_JSON, jsonIs, updateSteps } from '../sql/record-update.js';
 import { lock, sql, table } from '../sql/sql.js';
 import { APPLICATION_COLUMNS, APPLICATION_RETURNED, toApplication } from './application-rows.js';
 import { insertKey } from './credentials.js';
@@ -27,6 +27,8 @@ export const APPLICATIONS_SQL = {
 };
 
 const SQL = APPLICATIONS_SQL;
+const PERMISSIONS_ARE = jsonIs('permissions');
+const RULES_ARE = jsonIs('rules');
 
 const json = (value: unknown) => JSON.stringify(value);
 
@@ -89,8 +91,8 @@ export const APPLICATIONS_AREA: AreaOperations<'applications'> = {
     (_d, _tenantId, _id, changes, keep) => (guarded(keep, changes.permissions !== undefined) ? 'write' : 'statement'),
     function* (d, tenantId, id, changes, keep, expected) {
       if (guarded(keep, changes.permissions !== undefined) && (yield* leavesNoHolder(d, tenantId, id, keep, changes.permissions!))) return { status: 'last_holder' };
-      const conditions = expected === undefined ? [] : applicationExpectation(expected).map((value, i) => ({ column: i === 0 ? 'permissions' : 'rules', value }));
-      return yield* updateRecord('applications', APPLICATION_RETURNED, tenantId, id, applicationColumns(changes), conditions, (row) => toApplication(d, row));
+      const conditions = expected === undefined ? [] : applicationExpectation(expected).map((value, i) => [i === 0 ? PERMISSIONS_ARE : RULES_ARE, value] as const);
+      return yield* updateSteps('applications', APPLICATION_RETURNED, tenantId, id, applicationColumns(changes), conditions, (row) => toApplication(d, row));
     },
   ),
 

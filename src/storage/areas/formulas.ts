@@ -4,7 +4,7 @@ import type { Dialect } from '../sql/dialect.js';
 import { listStatements, listStatementsByName, pageSteps } from '../sql/list-page.js';
 import { operation, query, type Operation, type Row } from '../sql/operation.js';
 import { byDialect, inList, lock, raw, sql, table } from '../sql/sql.js';
-import { bare, locksRows, updateStatement, updateSteps, type UpdateCondition } from './record-update.js';
+import { bare, locksRows, updateStatement, updateSteps, type UpdateCondition } from '../sql/record-update.js';
 
 /** The formulas' columns (alias `t`), as getReactorAndFormula joins them too. */
 export const FORMULA_COLUMNS =

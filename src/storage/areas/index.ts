@@ -9,7 +9,6 @@ import { REACTOR_REQUESTS, REACTOR_REQUESTS_SQL, REACTOR_REQUESTS_WRITING_WITH_S
 import { TENANTS_AREA, TENANTS_SQL } from './tenants.js';
 import { TOKEN_INTENTS, TOKEN_INTENTS_SQL } from './token-intents.js';
 import { REACTORS_AREA, REACTORS_SQL } from './reactors.js';
-import { RECORD_UPDATE_SQL as FIELD_UPDATE_SQL } from './record-update.js';
 import { WEBHOOKS_AREA, WEBHOOKS_LOCKING_SQL, WEBHOOKS_SQL } from './webhooks.js';
 
 /**
@@ -26,7 +25,7 @@ export const SHARED_AREAS = {
   applications: { operations: APPLICATIONS_AREA, statements: { ...APPLICATIONS_SQL, ...RECORD_UPDATE_SQL } },
   credentials: { operations: CREDENTIALS, statements: CREDENTIALS_SQL },
   tokenIntents: { operations: TOKEN_INTENTS, statements: TOKEN_INTENTS_SQL },
-  reactors: { operations: REACTORS_AREA, statements: { ...REACTORS_SQL, ...FIELD_UPDATE_SQL } },
+  reactors: { operations: REACTORS_AREA, statements: { ...REACTORS_SQL, ...RECORD_UPDATE_SQL } },
   proxies: { operations: PROXIES_AREA, statements: PROXIES_SQL },
   // The locking statements are PostgreSQL's; store-statements.test.ts compiles writingWith there only.
   webhooks: { operations: WEBHOOKS_AREA, statements: WEBHOOKS_SQL, writingWith: WEBHOOKS_LOCKING_SQL },

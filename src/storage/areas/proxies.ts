@@ -4,7 +4,7 @@ import { PROXY_COLUMNS, proxyFromRow } from '../proxy-rows.js';
 import { listStatements, listStatementsByName, pageSteps } from '../sql/list-page.js';
 import { operation, query, type AreaOperations } from '../sql/operation.js';
 import { raw, sql, table } from '../sql/sql.js';
-import { APPLICATION_IS, bare, updateStatement, updateSteps } from './record-update.js';
+import { APPLICATION_IS, bare, updateStatement, updateSteps } from '../sql/record-update.js';
 
 const PROXIES = table('proxies');
 const COLUMNS = raw(PROXY_COLUMNS);

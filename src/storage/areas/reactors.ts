@@ -7,7 +7,7 @@ import { listStatements, listStatementsByName, pageSteps, type ListStatements } 
 import { operation, query, type AreaOperations, type Row } from '../sql/operation.js';
 import { byDialect, inList, raw, sql, table } from '../sql/sql.js';
 import { FORMULA_COLUMNS, FORMULA_OPERATIONS, FORMULAS_SQL, toFormula } from './formulas.js';
-import { APPLICATION_IS, bare, locksRows, updateStatement, updateSteps } from './record-update.js';
+import { APPLICATION_IS, bare, locksRows, updateStatement, updateSteps } from '../sql/record-update.js';
 
 const REACTOR_COLUMNS =
   't.seq, t.tenant_id, t.id, t.name, t.formula_id, t.code, t.configuration, t.application_id, t.bound_grants, t.created_by, t.created_at, t.modified_by, t.modified_at';

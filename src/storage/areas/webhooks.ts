@@ -3,7 +3,7 @@ import type { Dialect } from '../sql/dialect.js';
 import { listStatements, listStatementsByName, pageSteps, type ListStatements } from '../sql/list-page.js';
 import { operation, query, type AreaOperations, type Row } from '../sql/operation.js';
 import { byDialect, lock, raw, sql, table } from '../sql/sql.js';
-import { locksRows } from './record-update.js';
+import { locksRows } from '../sql/record-update.js';
 import { MAX_WEBHOOK_HISTORY, type WebhookAttempt, type WebhookDeliveryRecord, type WebhookRecord } from '../webhook-records.js';
 
 // Event webhooks, the tenant's signing secret and webhook deliveries (webhook-records.ts tells
