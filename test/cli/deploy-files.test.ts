@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { developmentOnly, instructions } from '../../scripts/dockerfile-context.mjs';
 import { ROOT, ensureBuilt } from '../support/ensure-built.js';
 import { ADMIN_KEY, CLI, startCli } from './helpers.js';
 
@@ -31,6 +32,30 @@ it('the Dockerfile: two stages, a non-root user, the database on a volume, exec-
   expect(DOCKERFILE).toMatch(/^VOLUME \["\/var\/lib\/tokenvault"\]$/m);
   expect(DOCKERFILE).toMatch(/^ENTRYPOINT \["node", "\/app\/dist\/cli\.js"\]$/m);
   expect(DOCKERFILE).toMatch(/^HEALTHCHECK .*\n\s+CMD \[.*\/readyz/m);
+});
+
+it('the build stage drops what `npm prune --omit=dev` keeps of the development tree: the optional peers it brought', () => {
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Parameters<typeof developmentOnly>[0];
+  // typescript today: valibot names it as an optional peer, so the lockfile marks it devOptional.
+  const keptByPrune = developmentOnly(lock).filter((path) => !lock.packages[path]!.dev);
+  expect(keptByPrune).toContain('node_modules/typescript');
+  const prune = instructions(DOCKERFILE).find(({ keyword, rest }) => keyword === 'RUN' && rest.includes('npm prune --omit=dev'));
+  expect(prune?.rest).toMatch(/&& rm -rf /);
+  const removed = prune!.rest.split(/&& rm -rf /)[1]!.split(/\s+/);
+  expect(removed).toEqual(expect.arrayContaining(keptByPrune));
+});
+
+it('a package that both trees need optionally, a production optional dependency, stays: only optional peers go', () => {
+  const lock = {
+    packages: {
+      '': { optionalDependencies: { hsm: '1' }, devDependencies: { tool: '1' } },
+      'node_modules/hsm': { devOptional: true },
+      'node_modules/lib': { peerDependencies: { peer: '1' } },
+      'node_modules/peer': { devOptional: true },
+      'node_modules/tool': { dev: true, optionalDependencies: { hsm: '1' } },
+    },
+  };
+  expect(developmentOnly(lock).sort()).toEqual(['node_modules/peer', 'node_modules/tool']);
 });
 
 it('the image entry point with its environment serves, and its HEALTHCHECK command passes', async () => {
