@@ -1,22 +1,27 @@
 #!/usr/bin/env node
 // deploy/Dockerfile's steps run as a script in a scratch directory, for a machine with no Docker
-// daemon (CI here): docs/production.md, "What was run here". Usage: node scripts/dockerfile-drill.mjs
+// daemon (CI here): docs/production.md, "What the suite checks here". Usage: node scripts/dockerfile-drill.mjs
 //
 // Each stage gets its own scratch root; the absolute paths of its WORKDIR, COPY, VOLUME and ENV
-// lines are mapped into it. The build stage's RUN lines run as written (npm ci from npm's cache,
-// the native better-sqlite3 build, npm run build, npm prune); a RUN that installs Debian packages
-// is checked (the packages must be there) rather than run, and a RUN naming any other absolute path
-// is refused, so nothing outside the scratch roots is touched. COPY . honours .dockerignore. Then
+// lines are mapped into it. The build stage's RUN lines run as written (npm ci from npm's cache
+// with the install scripts, pkcs11js compiled by node-gyp, the build, npm prune); a RUN that
+// installs Debian packages is checked (the packages must be there) rather than run, and a RUN
+// naming any other absolute path is refused, so nothing outside the scratch roots is touched. COPY . honours .dockerignore. Then
 // the runtime stage's ENTRYPOINT + CMD start with its ENV as the image's user (uid 1000, `node`
 // in the node images) when run as root, over an app tree owned by root that this user cannot
 // write; the HEALTHCHECK command must pass against it, and SIGTERM must stop it with status 0.
-// Not reproduced: the base image itself (this machine's node, Debian and toolchain stand for it).
+// The runtime tree is checked against package-lock.json: every dependency, no development package.
+// Not reproduced: the base image itself (this machine's node, Debian and toolchain stand for it),
+// and the download of better-sqlite3's prebuilt binary (this checkout's build stands for it, see
+// localPrebuilds). .ci/run runs this after the tests; it takes minutes, mostly npm ci.
+// TOKENVAULT_DRILL_KEEP=1 keeps the scratch directory to look into.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyContext, developmentOnly, envPairs, instructions } from './dockerfile-context.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DOCKERFILE = join(ROOT, 'deploy', 'Dockerfile');
@@ -25,90 +30,54 @@ const IMAGE_USERS = { node: 1000, root: 0 };
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const KEEP = process.env.TOKENVAULT_DRILL_KEEP === '1';
 
+const LOCK = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+const began = Date.now();
+const seconds = (from) => `${((Date.now() - from) / 1000).toFixed(1)} s`;
 const step = (text) => console.log(`dockerfile-drill: ${text}`);
 function fail(text) {
   console.error(`dockerfile-drill: FAILED: ${text}`);
   process.exit(1);
 }
 
-/** The Dockerfile's instructions: continuation lines joined, comments dropped. */
-function instructions(text) {
-  const out = [];
-  let pending = '';
-  for (const raw of text.split('\n')) {
-    if (pending === '' && /^\s*(#|$)/.test(raw)) continue;
-    const line = raw.trimEnd();
-    if (line.endsWith('\\')) {
-      pending += line.slice(0, -1) + ' ';
-      continue;
-    }
-    const full = (pending + line).trim();
-    pending = '';
-    const [, keyword, rest] = /^(\S+)\s*(.*)$/.exec(full);
-    out.push({ keyword: keyword.toUpperCase(), rest });
-  }
-  return out;
-}
-
-/** ENV k=v k2=v2 (values without spaces, as deploy/Dockerfile writes them). */
-const envPairs = (rest) => Object.fromEntries(rest.split(/\s+/).map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
-
-/** .dockerignore patterns as matchers (Docker's syntax: `*`, `?`, `**`, `!` exceptions; last match wins). */
-function ignoreRules() {
-  const file = join(ROOT, '.dockerignore');
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => {
-      const negate = line.startsWith('!');
-      const pattern = posix.normalize(line.slice(negate ? 1 : 0).replace(/^\/+/, ''));
-      const source = pattern
-        .split('**')
-        .map((part) =>
-          part
-            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-            .replace(/\*/g, '[^/]*')
-            .replace(/\?/g, '[^/]'),
-        )
-        .join('.*');
-      return { negate, regex: new RegExp(`^${source}$`) };
-    });
-}
-function ignored(rules, path) {
-  let out = false;
-  const parts = path.split('/');
-  for (const { negate, regex } of rules) {
-    for (let i = 1; i <= parts.length; i++) if (regex.test(parts.slice(0, i).join('/'))) out = !negate;
-  }
-  return out;
-}
-
-/** Copies the build context (the repository, less .dockerignore's entries) into `to`. */
-function copyContext(to) {
-  const rules = ignoreRules();
-  const walk = (rel) => {
-    for (const name of readdirSync(join(ROOT, rel))) {
-      const path = rel === '' ? name : `${rel}/${name}`;
-      if (ignored(rules, path)) continue;
-      const stat = lstatSync(join(ROOT, path));
-      if (stat.isDirectory()) walk(path);
-      else {
-        mkdirSync(join(to, rel), { recursive: true });
-        cpSync(join(ROOT, path), join(to, path), { verbatimSymlinks: true });
-      }
-    }
-  };
-  walk('');
+/**
+ * better-sqlite3 installs with `prebuild-install || node-gyp rebuild`: in a real build the first
+ * downloads the release's prebuilt binary from GitHub, which this machine cannot reach, so the
+ * second would compile SQLite (minutes of two loaded cores). The binary this checkout's own
+ * `npm ci` built from the same version and node ABI stands for that download, handed over through
+ * prebuild-install's local prebuilds; prebuild-install still unpacks and loads it, and falls back to
+ * node-gyp if it does not load. TOKENVAULT_DRILL_COMPILE=1 compiles instead.
+ */
+function localPrebuilds() {
+  const version = LOCK.packages['node_modules/better-sqlite3']?.version;
+  const host = join(ROOT, 'node_modules', 'better-sqlite3');
+  const binary = join(host, 'build', 'Release', 'better_sqlite3.node');
+  if (process.env.TOKENVAULT_DRILL_COMPILE === '1' || version === undefined || !existsSync(binary)) return {};
+  if (JSON.parse(readFileSync(join(host, 'package.json'), 'utf8')).version !== version) return {};
+  const dir = join(scratch, 'prebuilds');
+  mkdirSync(join(dir, 'build', 'Release'), { recursive: true });
+  cpSync(binary, join(dir, 'build', 'Release', 'better_sqlite3.node'));
+  // prebuild-install's name for the release asset (glibc Linux: no libc part).
+  const asset = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  execFileSync('tar', ['-czf', join(dir, asset), '-C', dir, 'build']);
+  step(`better-sqlite3 ${version}: this checkout's build stands for the prebuilt binary from GitHub (${asset})`);
+  // npm warns of an unknown config for it, but hands it to the install script (a variable named
+  // prebuild-install_local-prebuilds, its rc form, would not get through npm's `sh -c`).
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
 }
 
 const stages = [];
 let stage;
 const scratch = mkdtempSync(join(tmpdir(), 'tokenvault-dockerfile-'));
 chmodSync(scratch, 0o755);
-const cleanup = () => (KEEP ? step(`kept ${scratch}`) : rmSync(scratch, { recursive: true, force: true }));
+function cleanup() {
+  if (KEEP) return step(`kept ${scratch}`);
+  const started = Date.now();
+  rmSync(scratch, { recursive: true, force: true });
+  step(`removed the scratch directory: ${seconds(started)}`);
+}
 process.on('exit', cleanup);
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(1));
+const prebuilds = localPrebuilds();
 
 /** Absolute paths of the image, as they exist under the stage's scratch root. */
 const mapped = (s, path) => join(s.root, path);
@@ -169,17 +138,18 @@ for (const { keyword, rest } of list) {
       const dest = inImage(stage, paths.pop());
       const from = flags.from === undefined ? undefined : stages.find((s) => s.name === flags.from);
       if (flags.from !== undefined && !from) fail(`COPY --from=${flags.from}: no such stage`);
-      step(`COPY ${rest}`);
+      const started = Date.now();
       for (const source of paths) {
         const src = from ? mapped(from, source) : join(ROOT, source);
         // `dir/` (or several sources) receives each source by its name; otherwise dest is the copy.
         const into = dest.endsWith('/') && !(source === '.' || statSync(src).isDirectory());
         const to = into ? join(mapped(stage, dest), posix.basename(source)) : mapped(stage, dest);
         mkdirSync(dirname(to), { recursive: true });
-        if (!from && source === '.') copyContext(to);
+        if (!from && source === '.') copyContext(ROOT, to);
         else cpSync(src, to, { recursive: true, verbatimSymlinks: true });
         if (flags.chown) execFileSync('chown', ['-R', userOf(flags.chown).join(':'), to]);
       }
+      step(`COPY ${rest}: ${seconds(started)}`);
       break;
     }
     case 'RUN': {
@@ -202,10 +172,16 @@ for (const { keyword, rest } of list) {
       const result = spawnSync('sh', ['-c', command], {
         cwd: mapped(stage, stage.workdir),
         stdio: 'inherit',
-        env: { ...process.env, ...stage.env, npm_config_nodedir: process.env.npm_config_nodedir ?? dirname(dirname(process.execPath)), npm_config_update_notifier: 'false' },
+        env: {
+          ...process.env,
+          ...stage.env,
+          ...prebuilds,
+          npm_config_nodedir: process.env.npm_config_nodedir ?? dirname(dirname(process.execPath)),
+          npm_config_update_notifier: 'false',
+        },
       });
       if (result.status !== 0) fail(`RUN ${rest} exited with ${result.status}`);
-      step(`  done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      step(`  done in ${seconds(started)}`);
       break;
     }
     case 'USER':
@@ -234,8 +210,16 @@ const image = stages.at(-1);
 if (!image.entrypoint || !image.healthcheck) fail('the last stage needs an ENTRYPOINT and a HEALTHCHECK');
 const runtimeEntries = readdirSync(mapped(image, image.workdir));
 if (runtimeEntries.includes('src') || runtimeEntries.includes('test')) fail(`the runtime stage holds sources: ${runtimeEntries.join(', ')}`);
-const devOnly = ['typescript', 'vitest', 'tsup'].filter((name) => existsSync(join(mapped(image, image.workdir), 'node_modules', name)));
+// The runtime tree against the lockfile: every dependency there, no development package.
+const runtimeRoot = mapped(image, image.workdir);
+const devOnly = developmentOnly(LOCK)
+  .filter((path) => existsSync(join(runtimeRoot, path)))
+  .map((path) => path.replace(/^node_modules\//, ''));
 if (devOnly.length > 0) fail(`the runtime stage holds development dependencies: ${devOnly.join(', ')}`);
+const missing = Object.keys(LOCK.packages[''].dependencies ?? {}).filter((name) => !existsSync(join(runtimeRoot, 'node_modules', name)));
+if (missing.length > 0) fail(`the runtime stage lacks dependencies: ${missing.join(', ')}`);
+const compiled = existsSync(join(runtimeRoot, 'node_modules', 'better-sqlite3', 'build', 'Release', 'obj.target'));
+step(`better-sqlite3 in the runtime stage: ${compiled ? 'compiled here by node-gyp' : 'the prebuilt binary, unpacked by prebuild-install'}`);
 
 // The run: `docker run --read-only --tmpfs /tmp -v ...:/var/lib/tokenvault -e TOKENVAULT_MASTER_KEY_FILE=...`.
 const asRoot = process.getuid?.() === 0;
@@ -303,4 +287,4 @@ server.kill(image.stopsignal ?? 'SIGTERM');
 const code = await exited;
 if (code !== 0) fail(`${image.stopsignal ?? 'SIGTERM'} ended the server with ${code}:\n${out}`);
 if (health('stopped') === 0) fail('the HEALTHCHECK command still passes after the server stopped');
-step(`ok: built in ${scratch}, served as uid ${asRoot ? uid : process.getuid?.()}, healthy, stopped by ${image.stopsignal ?? 'SIGTERM'} with 0`);
+step(`ok in ${seconds(began)}: built in ${scratch}, served as uid ${asRoot ? uid : process.getuid?.()}, healthy, stopped by ${image.stopsignal ?? 'SIGTERM'} with 0`);
