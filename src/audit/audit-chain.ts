@@ -5,6 +5,10 @@ import type { AuditChainHead, AuditCut, AuditEntry, AuditSeal, AuditSealer, Stor
 export const CHECKPOINT_OPERATION = 'audit:checkpoint';
 /** Actor of checkpoint entries. */
 export const RETENTION_ACTOR = 'system:audit-retention';
+/** Operation of the first entry of a chain that follows entries older than it (docs/audit.md). */
+export const CHAIN_START_OPERATION = 'audit:chain-start';
+/** Actor of chain-start entries. */
+export const CHAIN_ACTOR = 'system:audit';
 
 /**
  * Where a tenant's chain starts: a hash of the tenant and the boundary of its entries older than
@@ -59,15 +63,36 @@ export function macMatches(key: Buffer, hash: Buffer, mac: Buffer): boolean {
   return mac.length === expected.length && timingSafeEqual(mac, expected);
 }
 
-/** The detail of a checkpoint entry: what retention cut, so verification can start after it. */
+/**
+ * The detail of a checkpoint entry: what retention cut, so verification can start after it, and the
+ * boundary of the entries older than the chain (`legacy_through`), which the cut may have taken the
+ * chain-start entry with it (absent from checkpoints written before it was recorded).
+ */
 export interface CheckpointDetail {
   through: number;
   hash: string;
   removed: number;
+  legacy_through?: number;
 }
 
-export function checkpointDetail(cut: AuditCut): string {
-  return JSON.stringify({ through: cut.through, hash: cut.hash.toString('hex'), removed: cut.removed } satisfies CheckpointDetail);
+export function checkpointDetail(cut: AuditCut, legacyThrough: number): string {
+  return JSON.stringify({ through: cut.through, hash: cut.hash.toString('hex'), removed: cut.removed, legacy_through: legacyThrough } satisfies CheckpointDetail);
+}
+
+/** The detail of a chain-start entry: the last seq of the entries older than the chain (its unverified prefix). */
+export interface ChainStartDetail {
+  legacy_through: number;
+}
+
+/** The boundary a chain-start entry records, or null when the entry is not one the vault wrote. */
+export function parseChainStart(entry: AuditEntry): number | null {
+  if (entry.operation !== CHAIN_START_OPERATION || entry.actor !== CHAIN_ACTOR || entry.detail === null) return null;
+  try {
+    const value = JSON.parse(entry.detail) as Partial<ChainStartDetail>;
+    return Number.isSafeInteger(value.legacy_through) ? value.legacy_through! : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The detail of a checkpoint entry, or null when it is not one the vault wrote. */
@@ -76,6 +101,7 @@ export function parseCheckpoint(entry: AuditEntry): CheckpointDetail | null {
   try {
     const value = JSON.parse(entry.detail) as Partial<CheckpointDetail>;
     if (!Number.isSafeInteger(value.through) || typeof value.hash !== 'string' || !Number.isSafeInteger(value.removed)) return null;
+    if (value.legacy_through !== undefined && !Number.isSafeInteger(value.legacy_through)) return null;
     return value as CheckpointDetail;
   } catch {
     return null;
@@ -107,7 +133,19 @@ export function chainSealer(keys: ReadonlyMap<string, Buffer>, tenants: readonly
       return seals;
     },
     checkpoint(head: AuditChainHead, cut: AuditCut): AuditEntry {
-      return { tenantId: head.tenantId, actor: RETENTION_ACTOR, operation: CHECKPOINT_OPERATION, resourceId: null, outcome: 'success', detail: checkpointDetail(cut), at: now };
+      return {
+        tenantId: head.tenantId,
+        actor: RETENTION_ACTOR,
+        operation: CHECKPOINT_OPERATION,
+        resourceId: null,
+        outcome: 'success',
+        detail: checkpointDetail(cut, head.legacyThrough),
+        at: now,
+      };
+    },
+    start(head: AuditChainHead): AuditEntry {
+      const detail = JSON.stringify({ legacy_through: head.legacyThrough } satisfies ChainStartDetail);
+      return { tenantId: head.tenantId, actor: CHAIN_ACTOR, operation: CHAIN_START_OPERATION, resourceId: null, outcome: 'success', detail, at: now };
     },
   };
 }
