@@ -5,6 +5,10 @@ import type { AuditChainHead, AuditCut, AuditEntry, AuditSeal, AuditSealer, Stor
 export const CHECKPOINT_OPERATION = 'audit:checkpoint';
 /** Actor of checkpoint entries. */
 export const RETENTION_ACTOR = 'system:audit-retention';
+/** Operation of the first entry of a chain that follows entries older than it (docs/audit.md). */
+export const CHAIN_START_OPERATION = 'audit:chain-start';
+/** Actor of chain-start entries. */
+export const CHAIN_ACTOR = 'system:audit';
 
 /**
  * Where a tenant's chain starts: a hash of the tenant and the boundary of its entries older than
@@ -16,18 +20,34 @@ export function genesisHash(tenantId: string, legacyThrough: number): Buffer {
     .digest();
 }
 
+/** Strings JSON.stringify writes as they are between quotes: no quote, backslash, control character or surrogate. */
+const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** JSON text of one field, exactly as JSON.stringify writes it, without its generic walk for the common cases. */
+function jsonField(value: string | number | null): string {
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  if (value === null) return 'null';
+  return PLAIN_JSON_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
 /**
- * An entry's hash (hex): SHA-256 of the previous entry's hash (hex) and the entry's every stored
- * field, its chain position and seq included (so an entry moved, renumbered or copied no longer
- * matches). JSON quoting keeps fields from running into each other. One one-shot hash of a string:
- * this runs for every audited read, and a hash object per entry would cost several times more.
+ * The text an entry's hash covers: the previous entry's hash (hex), then the entry's every stored
+ * field as a JSON array, its chain position and seq included (so an entry moved, renumbered or
+ * copied no longer matches). JSON quoting keeps fields from running into each other. Built field
+ * by field: equal to `previousHex + JSON.stringify([index, seq, tenantId, actor, operation,
+ * resourceId, outcome, detail, at])` (test/audit/audit-chain-format.test.ts), at about half the CPU
+ * of the array's stringify, which ran for every audited read (docs/performance.md).
  */
-function linkHex(previousHex: string, index: number, entry: StoredAuditEntry): string {
-  return hash(
-    'sha256',
-    previousHex + JSON.stringify([index, entry.seq, entry.tenantId, entry.actor, entry.operation, entry.resourceId, entry.outcome, entry.detail, entry.at]),
-    'hex',
+export function linkText(previousHex: string, index: number, entry: StoredAuditEntry): string {
+  return (
+    `${previousHex}[${jsonField(index)},${jsonField(entry.seq)},${jsonField(entry.tenantId)},${jsonField(entry.actor)},${jsonField(entry.operation)},` +
+    `${jsonField(entry.resourceId)},${jsonField(entry.outcome)},${jsonField(entry.detail)},${jsonField(entry.at)}]`
   );
+}
+
+/** An entry's hash (hex): one one-shot SHA-256 of linkText (a hash object per entry costs several times more). */
+function linkHex(previousHex: string, index: number, entry: StoredAuditEntry): string {
+  return hash('sha256', linkText(previousHex, index, entry), 'hex');
 }
 
 export function entryHash(previous: Buffer, index: number, entry: StoredAuditEntry): Buffer {
@@ -43,15 +63,36 @@ export function macMatches(key: Buffer, hash: Buffer, mac: Buffer): boolean {
   return mac.length === expected.length && timingSafeEqual(mac, expected);
 }
 
-/** The detail of a checkpoint entry: what retention cut, so verification can start after it. */
+/**
+ * The detail of a checkpoint entry: what retention cut, so verification can start after it, and the
+ * boundary of the entries older than the chain (`legacy_through`), which the cut may have taken the
+ * chain-start entry with it (absent from checkpoints written before it was recorded).
+ */
 export interface CheckpointDetail {
   through: number;
   hash: string;
   removed: number;
+  legacy_through?: number;
 }
 
-export function checkpointDetail(cut: AuditCut): string {
-  return JSON.stringify({ through: cut.through, hash: cut.hash.toString('hex'), removed: cut.removed } satisfies CheckpointDetail);
+export function checkpointDetail(cut: AuditCut, legacyThrough: number): string {
+  return JSON.stringify({ through: cut.through, hash: cut.hash.toString('hex'), removed: cut.removed, legacy_through: legacyThrough } satisfies CheckpointDetail);
+}
+
+/** The detail of a chain-start entry: the last seq of the entries older than the chain (its unverified prefix). */
+export interface ChainStartDetail {
+  legacy_through: number;
+}
+
+/** The boundary a chain-start entry records, or null when the entry is not one the vault wrote. */
+export function parseChainStart(entry: AuditEntry): number | null {
+  if (entry.operation !== CHAIN_START_OPERATION || entry.actor !== CHAIN_ACTOR || entry.detail === null) return null;
+  try {
+    const value = JSON.parse(entry.detail) as Partial<ChainStartDetail>;
+    return Number.isSafeInteger(value.legacy_through) ? value.legacy_through! : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The detail of a checkpoint entry, or null when it is not one the vault wrote. */
@@ -60,6 +101,7 @@ export function parseCheckpoint(entry: AuditEntry): CheckpointDetail | null {
   try {
     const value = JSON.parse(entry.detail) as Partial<CheckpointDetail>;
     if (!Number.isSafeInteger(value.through) || typeof value.hash !== 'string' || !Number.isSafeInteger(value.removed)) return null;
+    if (value.legacy_through !== undefined && !Number.isSafeInteger(value.legacy_through)) return null;
     return value as CheckpointDetail;
   } catch {
     return null;
@@ -77,12 +119,13 @@ export function chainSealer(keys: ReadonlyMap<string, Buffer>, tenants: readonly
       const key = keys.get(head.tenantId);
       if (key === undefined) throw new Error('No audit key loaded for the tenant');
       let previous = (head.hash ?? genesisHash(head.tenantId, head.legacyThrough)).toString('hex');
-      let index = head.index;
+      const hexes: string[] = new Array(entries.length);
+      for (let i = 0; i < entries.length; i++) hexes[i] = previous = linkHex(previous, head.index + i + 1, entries[i]!);
+      // One Buffer for the batch's hashes, each seal a 32-byte view of it: a Buffer.from per entry
+      // cost a third of the chain's work on the request thread (docs/performance.md).
+      const bytes = Buffer.from(hexes.join(''), 'hex');
       const seals: AuditSeal[] = new Array(entries.length);
-      for (let i = 0; i < entries.length; i++) {
-        previous = linkHex(previous, ++index, entries[i]!);
-        seals[i] = { index, hash: Buffer.from(previous, 'hex'), mac: null };
-      }
+      for (let i = 0; i < entries.length; i++) seals[i] = { index: head.index + i + 1, hash: bytes.subarray(i * 32, i * 32 + 32), mac: null };
       // One MAC per batch, on its last entry: it vouches for every hash before it (each commits to
       // its predecessor), at a fraction of a MAC per entry (docs/audit.md).
       const last = seals[seals.length - 1];
@@ -90,7 +133,19 @@ export function chainSealer(keys: ReadonlyMap<string, Buffer>, tenants: readonly
       return seals;
     },
     checkpoint(head: AuditChainHead, cut: AuditCut): AuditEntry {
-      return { tenantId: head.tenantId, actor: RETENTION_ACTOR, operation: CHECKPOINT_OPERATION, resourceId: null, outcome: 'success', detail: checkpointDetail(cut), at: now };
+      return {
+        tenantId: head.tenantId,
+        actor: RETENTION_ACTOR,
+        operation: CHECKPOINT_OPERATION,
+        resourceId: null,
+        outcome: 'success',
+        detail: checkpointDetail(cut, head.legacyThrough),
+        at: now,
+      };
+    },
+    start(head: AuditChainHead): AuditEntry {
+      const detail = JSON.stringify({ legacy_through: head.legacyThrough } satisfies ChainStartDetail);
+      return { tenantId: head.tenantId, actor: CHAIN_ACTOR, operation: CHAIN_START_OPERATION, resourceId: null, outcome: 'success', detail, at: now };
     },
   };
 }

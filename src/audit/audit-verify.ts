@@ -1,5 +1,5 @@
 import type { AuditChainHead, ChainedAuditEntry, Store } from '../storage/store.js';
-import { type CheckpointDetail, entryHash, genesisHash, macMatches, parseCheckpoint } from './audit-chain.js';
+import { type CheckpointDetail, entryHash, genesisHash, macMatches, parseChainStart, parseCheckpoint } from './audit-chain.js';
 
 /** What broke a chain first: the kind, and the entry it names (chain position and seq, when it has them). */
 export interface AuditBreak {
@@ -71,7 +71,22 @@ export async function verifyTenantAudit(store: Store, tenantId: string, options:
       result.cutThrough = cut.through;
       previous = Buffer.from(cut.hash, 'hex');
       expected = cut.through + 1;
+      if (cut.legacy_through !== undefined) checkBoundary(head, cut.legacy_through, "retention's checkpoint", fail);
     }
+  } else if (first.length > 0) {
+    // The chain-start entry (first, when older entries precede the chain) records the boundary.
+    const started = parseChainStart(first[0]!);
+    if (started !== null) checkBoundary(head, started, `the chain-start entry #1 (seq ${first[0]!.seq})`, fail);
+  } else if (head.legacyThrough > 0) {
+    // The boundary of the unverified prefix carries no MAC of its own: it is vouched for by the
+    // chain that follows it (its first hash covers it, and the chain-start entry records it). With
+    // no chain at all, nothing does: a database writer could have raised it and cleared the seals.
+    fail(
+      'head',
+      { index: 0, seq: null },
+      `the chain head marks entries up to seq ${head.legacyThrough} as older than the chain, and no sealed entry vouches for that: ` +
+        'the boundary was raised or the chain cleared (a vault seals the boundary at its first flush or sweep after the migration)',
+    );
   }
   const key = first.length > 0 ? await options.auditKey(tenantId) : null;
   let after = 0;
@@ -120,6 +135,21 @@ export async function verifyTenantAudit(store: Store, tenantId: string, options:
   }
   await checkUnsealed(store, head, options, page, result, fail);
   return result;
+}
+
+/** The boundary of the unverified prefix as the head has it, against the one a sealed entry records. */
+function checkBoundary(
+  head: AuditChainHead,
+  recorded: number,
+  where: string,
+  fail: (kind: AuditBreak['kind'], entry: { index: number | null; seq: number | null }, message: string) => void,
+): void {
+  if (recorded === head.legacyThrough) return;
+  fail(
+    'head',
+    { index: head.index, seq: null },
+    `the chain head marks entries up to seq ${head.legacyThrough} as older than the chain, but ${where} records seq ${recorded}: the boundary was changed`,
+  );
 }
 
 function checkHead(

@@ -51,7 +51,17 @@ export interface AuditSealer {
   seal(head: AuditChainHead, entries: readonly StoredAuditEntry[]): AuditSeal[];
   /** The checkpoint entry that records a cut (it is then sealed as the chain's next entry). */
   checkpoint(head: AuditChainHead, cut: AuditCut): AuditEntry;
+  /**
+   * The chain-start entry of a tenant whose entries older than the chain end at
+   * `head.legacyThrough` (> 0): the store seals it as the chain's first entry, before anything
+   * else, whenever it seals a tenant whose head is still at position 0 (the sweep seals every
+   * tenant), so that boundary is vouched for by the vault's MAC (docs/audit.md).
+   */
+  start(head: AuditChainHead): AuditEntry;
 }
+
+/** Whether the tenant's next seal must begin with its chain-start entry (AuditSealer.start). */
+export const needsChainStart = (head: AuditChainHead): boolean => head.index === 0 && head.legacyThrough > 0;
 
 /** The chain operations of the audit log (both stores; docs/audit.md). */
 export interface AuditChainStore {

@@ -160,6 +160,10 @@ describeEachStore('audit chain', (store) => {
     // A second sweep has nothing more to remove.
     expect((await vault.sweep()).auditEntriesRemoved).toBe(0);
     expect((await verifyOne(vault)).broken).toBeNull();
+    // The checkpoint records the boundary of the entries older than the chain: raising it is named.
+    await tamper(vault.store, 'UPDATE audit_heads SET legacy_through = legacy_through + 5 WHERE tenant_id = $1', [vault.tenantId]);
+    expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'head', message: expect.stringMatching(/retention's checkpoint records seq 0: the boundary was changed$/) });
+    await tamper(vault.store, 'UPDATE audit_heads SET legacy_through = legacy_through - 5 WHERE tenant_id = $1', [vault.tenantId]);
     // Entries removed past the checkpoint's cut are named.
     await tamper(vault.store, 'DELETE FROM audit_log WHERE tenant_id = $1 AND chain_index = $2', [vault.tenantId, after.cutThrough + 1]);
     expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'removed', index: after.cutThrough + 1 });
@@ -175,6 +179,45 @@ describeEachStore('audit chain', (store) => {
     expect(waiting).toMatchObject({ broken: null, pendingSeal: 1 });
     await flushed(vault);
     expect(await verifyOne(vault, { pendingGraceMs: 0 })).toMatchObject({ broken: null, pendingSeal: 0 });
+  });
+
+  it('seals the boundary of the entries older than the chain in a chain-start entry; raising it, or clearing the chain to hide behind it, is a head break', async () => {
+    // No background flush between the changes below (entries are flushed when listed).
+    const vault = await store.vault({ auditFlushMs: 60_000 });
+    await someEntries(vault);
+    const rows = await vault.store.readAuditChain(vault.tenantId, 0, 1000);
+    const through = Math.max(...rows.map((r) => r.seq));
+    // Every entry older than the chain and none sealed: what the migration to the chain leaves, and
+    // what a database writer makes of a trail by clearing its seals and raising the boundary.
+    const asBeforeTheChain = async (boundary: number) => {
+      await tamper(vault.store, 'UPDATE audit_log SET chain_index = NULL, chain_hash = NULL, chain_mac = NULL WHERE tenant_id = $1', [vault.tenantId]);
+      await tamper(vault.store, 'UPDATE audit_heads SET chain_index = 0, chain_hash = NULL, legacy_through = $1 WHERE tenant_id = $2', [boundary, vault.tenantId]);
+    };
+    await asBeforeTheChain(through);
+    const unsealedBoundary = await verifyOne(vault);
+    expect(unsealedBoundary.broken).toMatchObject({ kind: 'head', index: 0 });
+    expect(unsealedBoundary.broken!.message).toMatch(new RegExp(`entries up to seq ${through} as older than the chain, and no sealed entry vouches for that`));
+
+    // The vault's sweep (like its first flush) begins the chain with the boundary, sealed.
+    await vault.sweep();
+    const started = await verifyOne(vault);
+    expect(started.broken).toBeNull();
+    // Entries queued meanwhile (an authentication's) may have joined the chain after its start.
+    expect(started.unverifiedPrefix).toBeGreaterThanOrEqual(rows.length);
+    expect(started.verified).toBeGreaterThanOrEqual(1);
+    const [first] = await vault.store.readAuditChain(vault.tenantId, 0, 1);
+    expect(first).toMatchObject({ operation: 'audit:chain-start', actor: 'system:audit', detail: JSON.stringify({ legacy_through: through }), seal: { index: 1 } });
+    expect(first!.seal!.mac).not.toBeNull();
+
+    // Raised with the chain left as it is: the chain-start entry disagrees.
+    await tamper(vault.store, 'UPDATE audit_heads SET legacy_through = legacy_through + 1000 WHERE tenant_id = $1', [vault.tenantId]);
+    const raised = await verifyOne(vault);
+    expect(raised.broken).toMatchObject({ kind: 'head' });
+    expect(raised.broken!.message).toMatch(new RegExp(`up to seq ${through + 1000} .* the chain-start entry #1 \\(seq \\d+\\) records seq ${through}: the boundary was changed`));
+
+    // The red-team change: every seal cleared, the head reset and its boundary past the last entry.
+    await asBeforeTheChain(through + 1_000_000);
+    expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'head', index: 0 });
   });
 
   it('MACs with a key the database does not hold: the same rows checked under another key fail at the first entry', async () => {

@@ -35,28 +35,43 @@ async function cpuPerRead(open, n) {
   return (used.user + used.system) / n;
 }
 
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const range = (xs, f) => `[${f(Math.min(...xs))}-${f(Math.max(...xs))}]`;
+
 export async function run() {
   console.log('\n== audit: CPU per audited token read, chained vs the trail without the chain (synchronous=normal) ==');
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-bench-audit-'));
   const chained = await openVault(dir, true);
   const plain = await openVault(dir, false);
-  const n = 20_000;
+  const n = Number(process.env.BENCH_AUDIT_READS ?? 10_000);
+  const rounds = Number(process.env.BENCH_AUDIT_ROUNDS ?? 9);
   await cpuPerRead(chained, 2000);
   await cpuPerRead(plain, 2000);
-  const samples = { chained: [], plain: [] };
-  // Interleaved rounds, so machine noise hits both alike; the median round of each.
-  for (let round = 0; round < 5; round++) {
-    samples.plain.push(await cpuPerRead(plain, n));
-    samples.chained.push(await cpuPerRead(chained, n));
+  const samples = { chained: [], plain: [], ratio: [] };
+  // Paired rounds, the order alternating, so machine noise and drift hit both alike; each round's
+  // ratio is of its own pair, and the median and range of the rounds are reported.
+  for (let round = 0; round < rounds; round++) {
+    let p;
+    let c;
+    if (round % 2 === 0) {
+      p = await cpuPerRead(plain, n);
+      c = await cpuPerRead(chained, n);
+    } else {
+      c = await cpuPerRead(chained, n);
+      p = await cpuPerRead(plain, n);
+    }
+    samples.plain.push(p);
+    samples.chained.push(c);
+    samples.ratio.push((c - p) / c);
   }
-  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const withChain = median(samples.chained);
-  const without = median(samples.plain);
-  const added = withChain - without;
-  const ratio = added / withChain;
-  console.log(`token read with the chained trail      ${withChain.toFixed(1).padStart(8)} µs CPU`);
-  console.log(`token read with the trail unchained    ${without.toFixed(1).padStart(8)} µs CPU`);
-  console.log(`the chain's cost per audited read      ${added.toFixed(1).padStart(8)} µs CPU  = ${(ratio * 100).toFixed(1)}% of a token read's CPU  (target ≤ 10%)`);
+  const us = (x) => x.toFixed(1);
+  const pct = (x) => (x * 100).toFixed(1);
+  const ratio = median(samples.ratio);
+  console.log(`token read with the chained trail      ${us(median(samples.chained)).padStart(8)} µs CPU  ${range(samples.chained, us)}`);
+  console.log(`token read with the trail unchained    ${us(median(samples.plain)).padStart(8)} µs CPU  ${range(samples.plain, us)}`);
+  console.log(
+    `the chain's cost per audited read      ${pct(ratio).padStart(8)} % of a token read's CPU  ${range(samples.ratio, pct)}  (median of ${rounds} paired rounds of ${n} reads; target ≤ 10%)`,
+  );
   await chained.vault.close();
   await plain.vault.close();
   rmSync(dir, { recursive: true, force: true });

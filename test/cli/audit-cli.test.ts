@@ -41,7 +41,7 @@ async function cli(args: string[], masterKey: string): Promise<{ code: number; s
 }
 
 /** A vault's worth of entries: a card created, read, updated and deleted. */
-async function workload(store: Store, masterKey: string): Promise<void> {
+async function workload(store: Store, masterKey: string, options: { sweep?: boolean } = {}): Promise<void> {
   const vault = await createVault({ store, masterKey, sweepIntervalMs: 0 });
   const { application } = await vault.createTenant({ name: 'cli' });
   const admin = await vault.authenticate(application.key);
@@ -51,6 +51,7 @@ async function workload(store: Store, masterKey: string): Promise<void> {
   await vault.tokens.get(caller, token.id);
   await vault.tokens.update(caller, token.id, { metadata: { note: 'x' } });
   await vault.tokens.delete(caller, token.id);
+  if (options.sweep === true) await vault.sweep();
   await vault.close();
 }
 
@@ -127,6 +128,15 @@ describe.each(targets.map((make) => [make().name, make] as const))('tokenvault a
     expect(broken.stdout).toMatch(/BROKEN: entry #2 \(seq \d+\) was changed/);
     const json = await cli(['audit', 'verify', '--json', ...target.flags], masterKey);
     expect(JSON.parse(json.stdout.split('\n')[0]!)).toMatchObject({ broken: { kind: 'changed', index: 2 } });
+
+    // Every seal cleared and the head's boundary of the entries older than the chain raised past
+    // the last entry: once read as an unverified prefix with exit 0, now a head break.
+    await target.tamper(
+      'UPDATE audit_log SET chain_index = NULL, chain_hash = NULL, chain_mac = NULL; UPDATE audit_heads SET chain_index = 0, chain_hash = NULL, legacy_through = 1000000',
+    );
+    const hidden = await cli(['audit', 'verify', ...target.flags], masterKey);
+    expect(hidden.code).toBe(1);
+    expect(hidden.stdout).toMatch(/BROKEN: the chain head marks entries up to seq 1000000 as older than the chain, and no sealed entry vouches for that/);
   });
 
   it('refuses a bad invocation in its own words, changing nothing', async () => {
@@ -159,9 +169,17 @@ describe.runIf(selected('sqlite'))('tokenvault audit verify on a database older 
     old.close();
     const masterKey = generateMasterKey();
     await workload(createSqliteStore({ filename: file }), masterKey);
+    // No vault has sealed that tenant's boundary yet: nothing tells it from a boundary raised by hand.
+    const unsealed = await cli(['audit', 'verify', '--db', file], masterKey);
+    expect(unsealed.code).toBe(1);
+    expect(unsealed.stdout).toContain('tenant t_old: BROKEN: the chain head marks entries up to seq 3 as older than the chain, and no sealed entry vouches for that');
+    // A vault's sweep seals it, in a chain-start entry.
+    await workload(createSqliteStore({ filename: file }), masterKey, { sweep: true });
     const result = await cli(['audit', 'verify', '--db', file], masterKey);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('tenant t_old: intact; 0 entries verified; 3 entries written before the chain existed are not verified (its unverified prefix); head #0');
+    expect(result.stdout).toMatch(
+      /tenant t_old: intact; 1 entries verified; 3 entries written before the chain existed are not verified \(its unverified prefix\); head #1 [0-9a-f]{64}\n/,
+    );
     expect(result.stdout).toMatch(/tenant (?!t_old)\S+: intact; \d+ entries verified; head #\d+/);
   });
 });

@@ -1,3 +1,4 @@
+import { needsChainStart } from '../audit-chain-store.js';
 import type { AuditChainHead, AuditEntry, AuditSeal, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
 import type { Queryable } from './pg-executor.js';
 
@@ -83,18 +84,22 @@ export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: 
   const tenants = [...new Set([...sealer.tenants, ...fresh.map((e) => e.tenantId)])].sort();
   const heads = new Map<string, AuditChainHead>();
   for (const row of (await tx.query(sql.lockHeads, [tenants])).rows) heads.set(row['tenant_id'] as string, toHead(row));
+  // Each tenant's entries in chain order: its chain-start entry when its chain begins now, its
+  // unsealed entries, then the fresh ones. Entries not stored yet (chain-start, fresh) get seqs here.
+  const starting = tenants.filter((t) => needsChainStart(heads.get(t)!));
+  const newCount = starting.length + fresh.length;
+  const seqs = newCount === 0 ? [] : (await tx.query(sql.nextSeqs, [newCount])).rows.map((r) => r['seq'] as number);
   const byTenant = new Map<string, StoredAuditEntry[]>(tenants.map((t) => [t, []]));
+  starting.forEach((t, i) => byTenant.get(t)!.push({ ...sealer.start(heads.get(t)!), seq: seqs[i]! }));
   const pendingRows = (await tx.query(sql.pending, [tenants, tenants.map((t) => heads.get(t)!.legacyThrough)])).rows;
-  const pendingCount = new Map<string, number>();
+  /** The entries already stored, which are sealed in place rather than inserted. */
+  const stored = new Set<StoredAuditEntry>();
   for (const row of pendingRows) {
     const entry = toStored(row);
     byTenant.get(entry.tenantId)!.push(entry);
-    pendingCount.set(entry.tenantId, (pendingCount.get(entry.tenantId) ?? 0) + 1);
+    stored.add(entry);
   }
-  if (fresh.length > 0) {
-    const seqs = (await tx.query(sql.nextSeqs, [fresh.length])).rows.map((r) => r['seq'] as number);
-    fresh.forEach((e, i) => byTenant.get(e.tenantId)!.push({ ...e, seq: seqs[i]! }));
-  }
+  fresh.forEach((e, i) => byTenant.get(e.tenantId)!.push({ ...e, seq: seqs[starting.length + i]! }));
   const sealedPending: [string, number, AuditSeal][] = [];
   const inserted: [StoredAuditEntry, AuditSeal][] = [];
   const moved: AuditChainHead[] = [];
@@ -103,8 +108,7 @@ export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: 
     if (entries.length === 0) continue;
     const head = heads.get(tenantId)!;
     const seals = sealer.seal(head, entries);
-    const pending = pendingCount.get(tenantId) ?? 0;
-    entries.forEach((e, i) => (i < pending ? sealedPending.push([tenantId, e.seq, seals[i]!]) : inserted.push([e, seals[i]!])));
+    entries.forEach((e, i) => (stored.has(e) ? sealedPending.push([tenantId, e.seq, seals[i]!]) : inserted.push([e, seals[i]!])));
     const last = seals.at(-1)!;
     const next = { ...head, index: last.index, hash: last.hash };
     heads.set(tenantId, next);
@@ -141,7 +145,7 @@ export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: 
 
 /** Retention (AuditChainStore.pruneAudit) inside a transaction. */
 export async function pruneInto(tx: Queryable, sql: AuditChainStatements, tenantId: string, before: number, sealer: AuditSealer): Promise<number> {
-  const scoped: AuditSealer = { tenants: [tenantId], seal: (h, e) => sealer.seal(h, e), checkpoint: (h, c) => sealer.checkpoint(h, c) };
+  const scoped: AuditSealer = { tenants: [tenantId], seal: (h, e) => sealer.seal(h, e), checkpoint: (h, c) => sealer.checkpoint(h, c), start: (h) => sealer.start(h) };
   let head = (await sealInto(tx, sql, [], scoped)).get(tenantId)!;
   const keep = (await tx.query(sql.keepFrom, [tenantId, before])).rows[0]?.['i'] as number | null;
   const through = keep == null ? head.index : keep - 1;

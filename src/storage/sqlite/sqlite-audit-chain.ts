@@ -1,3 +1,4 @@
+import { needsChainStart } from '../audit-chain-store.js';
 import type { AuditChainHead, AuditEntry, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
 import { insertAuditBatch, insertSealedBatch } from './audit-sql.js';
 import type { StatementCache } from './statement-cache.js';
@@ -83,29 +84,43 @@ export class SqliteAuditChain {
     }
     let seq = (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq;
     for (const [tenantId, fresh] of byTenant) {
+      const head = this.head(tenantId);
+      const start = needsChainStart(head) ? { ...sealer.start(head), seq: ++seq } : null;
       const stored = fresh.map((e): StoredAuditEntry => ({ ...e, seq: ++seq }));
-      this.#extend(this.head(tenantId), stored, sealer);
+      this.#extend(head, stored, sealer, start);
     }
   }
 
-  /** Seals the tenant's unsealed entries, then `fresh` (not stored yet), and moves the head. */
-  #extend(head: AuditChainHead, fresh: readonly StoredAuditEntry[], sealer: AuditSealer): AuditChainHead {
+  /**
+   * Seals the tenant's chain-start entry (`start`, not stored yet: first, when the chain begins
+   * now), its unsealed entries, then `fresh` (not stored yet), and moves the head.
+   */
+  #extend(head: AuditChainHead, fresh: readonly StoredAuditEntry[], sealer: AuditSealer, start: StoredAuditEntry | null): AuditChainHead {
     const s = this.#statements;
     const pending = (s.get(PENDING).all(head.tenantId, head.legacyThrough) as ChainedRow[]).map(toStored);
-    if (pending.length === 0 && fresh.length === 0) return head;
-    const seals = sealer.seal(head, pending.length === 0 ? fresh : [...pending, ...fresh]);
+    if (start === null && pending.length === 0 && fresh.length === 0) return head;
+    const lead = start === null ? 0 : 1;
+    const seals = sealer.seal(head, start === null && pending.length === 0 ? fresh : [...(start === null ? [] : [start]), ...pending, ...fresh]);
     const seal = s.get(SEAL);
-    for (let i = 0; i < pending.length; i++) seal.run(seals[i]!.index, seals[i]!.hash, seals[i]!.mac, pending[i]!.seq);
-    if (fresh.length > 0) insertSealedBatch(s, fresh, pending.length === 0 ? seals : seals.slice(pending.length));
+    for (let i = 0; i < pending.length; i++) seal.run(seals[lead + i]!.index, seals[lead + i]!.hash, seals[lead + i]!.mac, pending[i]!.seq);
+    if (start !== null) insertSealedBatch(s, [start], seals.slice(0, 1));
+    if (fresh.length > 0) insertSealedBatch(s, fresh, lead + pending.length === 0 ? seals : seals.slice(lead + pending.length));
     const last = seals.at(-1)!;
     s.get(SET_HEAD).run(last.index, last.hash, head.tenantId);
     return { ...head, index: last.index, hash: last.hash };
   }
 
+  /** The head of a tenant for a seal outside append (retention), with its chain-start entry when its chain begins now. */
+  #begin(tenantId: string, sealer: AuditSealer): AuditChainHead {
+    const head = this.head(tenantId);
+    const start = needsChainStart(head) ? { ...sealer.start(head), seq: (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq + 1 } : null;
+    return this.#extend(head, [], sealer, start);
+  }
+
   /** Retention (AuditChainStore.pruneAudit), inside the caller's transaction. */
   prune(tenantId: string, before: number, sealer: AuditSealer): number {
     const s = this.#statements;
-    let head = this.#extend(this.head(tenantId), [], sealer);
+    let head = this.#begin(tenantId, sealer);
     // The cut: every sealed entry before the first one at or after `before`, in chain order.
     const keep = s.get('SELECT min(chain_index) AS i FROM audit_log WHERE tenant_id = ? AND chain_index IS NOT NULL AND at >= ?').get(tenantId, before) as { i: number | null };
     const through = keep.i === null ? head.index : keep.i - 1;
@@ -122,7 +137,7 @@ export class SqliteAuditChain {
       // them, records its hash, and the first entry kept links to that hash.
       const seq = (s.get(LAST_SEQ).get() as { seq: number }).seq + 1;
       const checkpoint = sealer.checkpoint(head, { through, hash: last!.chain_hash, removed: sealedGone });
-      head = this.#extend(head, [{ ...checkpoint, seq }], sealer);
+      head = this.#extend(head, [{ ...checkpoint, seq }], sealer, null);
       s.get('DELETE FROM audit_log WHERE tenant_id = ? AND chain_index <= ?').run(tenantId, through);
     }
     // Entries older than the chain were never part of it: they leave without a checkpoint.
