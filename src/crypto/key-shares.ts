@@ -75,7 +75,9 @@ export function parseShare(text: string): ParsedShare {
 /** Rebuilds the key from shares already checked to be distinct and of one split. */
 export async function combineShares(shares: readonly ParsedShare[]): Promise<Buffer> {
   const { combine } = await import('shamir-secret-sharing');
-  return Buffer.from(await combine(shares.map((s) => s.bytes)));
+  // A view of the library's answer, not a copy: the caller's wipe then reaches the one copy of the key.
+  const key = await combine(shares.map((s) => s.bytes));
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength);
 }
 
 /** Whether `key` is the key of this split (constant time). */
