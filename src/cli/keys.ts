@@ -12,7 +12,8 @@ import { takeShares } from './sealed-start.js';
 import { readLines } from './stdin-lines.js';
 
 export const KEYS_HELP = `Usage: tokenvault keys rotate [options]
-       tokenvault keys split --shares <n> --threshold <k> [--db <file>]   (keys split --help)
+       tokenvault keys split --shares <n> --threshold <k> [--db <file> | --postgres <url> --key-shares-file <path>]
+                                                                          (keys split --help)
 
 Makes a new data key for every tenant (or the one given); new writes use it, and existing tokens
 are re-encrypted under it unless --skip-reencrypt is given.
