@@ -114,17 +114,22 @@ export function callAdminSocket(path: string, method: 'GET' | 'POST', route: str
   if (untrusted) return Promise.reject(new CliError(untrusted));
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
-    const req = request({ socketPath: path, method, path: route, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
-        } catch {
-          reject(new CliError(`the admin socket ${path} answered something else than tokenvault's admin endpoint`));
-        }
-      });
-    });
+    // agent: false, a connection per call: a kept-alive one the server has since closed would fail
+    // the next call of the same process (EPIPE) after a pause longer than the server's keep-alive.
+    const req = request(
+      { socketPath: path, agent: false, method, path: route, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
+          } catch {
+            reject(new CliError(`the admin socket ${path} answered something else than tokenvault's admin endpoint`));
+          }
+        });
+      },
+    );
     req.on('error', (error: NodeJS.ErrnoException) => {
       reject(
         new CliError(

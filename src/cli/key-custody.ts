@@ -30,7 +30,8 @@ export const KEY_CUSTODY_HELP = `  --key-provider <local|pkcs11>
   --pkcs11-module <path>     The PKCS#11 module (e.g. /usr/lib/softhsm/libsofthsm2.so)
   --pkcs11-token-label <l>   The token, by label (or --pkcs11-slot <id>)
   --pkcs11-key-label <l>     The label of the AES key on the token (sensitive, non-extractable)
-  --key-shares-file <path>   The record of a split key (default <db>.key-shares for SQLite): the
+  --key-shares-file <path>   The record of a split key (keys split wrote it; default
+                             <db>.key-shares for SQLite, required to split with PostgreSQL): the
                              vault starts sealed until the threshold of shares is given
 `;
 
@@ -50,7 +51,17 @@ export async function keyCustody(values: CustodyValues, target: StoreTarget, io:
   if (kind === 'local') {
     if (pkcs11Flags.length > 0) throw new UsageError(`--${pkcs11Flags[0]} needs --key-provider pkcs11`);
     const record = shareSet(values['key-shares-file'], target);
-    return record === undefined ? { kind: 'local' } : { kind: 'sealed', provider: new SealableKeyProvider(record.record), record: record.record };
+    if (record === undefined) return { kind: 'local' };
+    // A split key with the whole key still at hand is no split: refuse rather than ignore the key.
+    if (io.env['TOKENVAULT_MASTER_KEY']) {
+      throw new CliError(
+        `the master key is split (${record.file}) but TOKENVAULT_MASTER_KEY (or --master-key-file) still holds it: remove it, and the vault opens with the custodians' shares`,
+      );
+    }
+    if (target.kind === 'sqlite' && existsSync(`${target.db}.key`)) {
+      throw new CliError(`the master key is split (${record.file}) but the key file ${target.db}.key is still there: remove it, and the vault opens with the custodians' shares`);
+    }
+    return { kind: 'sealed', provider: new SealableKeyProvider(record.record), record: record.record };
   }
   if (values['key-shares-file'] !== undefined) throw new UsageError('--key-shares-file applies to the local key (a PKCS#11 key is not split)');
   const module = values['pkcs11-module'];

@@ -8,9 +8,12 @@ import { openOperatorAt } from './open-operator.js';
 import { STORE_OPTIONS, storeTarget, TIMEOUT_HELP } from './store-target.js';
 import { KEY_CUSTODY_ENV_HELP, KEY_CUSTODY_HELP, KEY_CUSTODY_OPTIONS, keyCustody } from './key-custody.js';
 import { keysSplit } from './keys-split.js';
+import { takeShares } from './sealed-start.js';
+import { readLines } from './stdin-lines.js';
 
 export const KEYS_HELP = `Usage: tokenvault keys rotate [options]
-       tokenvault keys split --shares <n> --threshold <k> [--db <file>]   (keys split --help)
+       tokenvault keys split --shares <n> --threshold <k> [--db <file> | --postgres <url> --key-shares-file <path>]
+                                                                          (keys split --help)
 
 Makes a new data key for every tenant (or the one given); new writes use it, and existing tokens
 are re-encrypted under it unless --skip-reencrypt is given.
@@ -24,6 +27,8 @@ Options:
                              off behind a pooler that loses them, such as PgBouncer 1.18)
 ${TIMEOUT_HELP}${KEY_CUSTODY_HELP}  --tenant <id>              Only this tenant
   --skip-reencrypt           Rotate only; older tokens stay readable under their key
+  --unseal-stdin             The master key is split: read the threshold of shares from standard
+                             input, one per line (the key is assembled for this command only)
   -h, --help                 Show this help
 
 Environment:
@@ -32,7 +37,7 @@ ${KEY_CUSTODY_ENV_HELP}  PGPASSWORD                 The PostgreSQL password, whe
 `;
 
 /** Rotates the data key of every tenant (or one) and re-encrypts its tokens unless told not to. */
-export async function keys(args: readonly string[], io: CliIo): Promise<number> {
+export async function keys(args: readonly string[], io: CliIo, lines: AsyncIterable<string> = readLines(process.stdin)): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === '-h' || sub === '--help') {
     io.stdout(KEYS_HELP);
@@ -50,6 +55,7 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
         ...KEY_CUSTODY_OPTIONS,
         tenant: { type: 'string' },
         'skip-reencrypt': { type: 'boolean', default: false },
+        'unseal-stdin': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }),
@@ -61,11 +67,28 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
   const target = storeTarget(values);
   if (target.kind === 'sqlite' && target.db !== ':memory:' && !existsSync(target.db)) throw new CliError(`no database at ${target.db}`);
   const custody = await keyCustody(values, target, io);
+  if (custody.kind !== 'sealed' && values['unseal-stdin']) throw new UsageError('--unseal-stdin applies to a split master key (tokenvault keys split)');
   if (custody.kind === 'sealed') {
-    custody.provider.seal();
-    throw new CliError('the master key is split (keys split): rotate on a key file or an HSM; a split key is only ever assembled inside a running, unsealed server');
+    // New data keys are wrapped by the master key: a split key is assembled here from the threshold
+    // of shares (dual control of the rotation too), and wiped when the command ends.
+    if (!values['unseal-stdin']) {
+      throw new CliError(
+        `the master key is split: rotating needs it, so give ${custody.record.threshold} shares on standard input with --unseal-stdin ` +
+          '(one per line, as keys split printed them; stop the server first on SQLite)',
+      );
+    }
+    await takeShares(custody.provider, lines, io);
+    if (custody.provider.status().sealed) {
+      custody.provider.seal();
+      throw new CliError(`standard input ended before ${custody.record.threshold} distinct shares of the split were given: nothing was rotated`);
+    }
   }
-  const operator = await openOperatorAt(target, io, pinoVaultLogger(cliLogger(io)), custody.kind === 'pkcs11' ? { keyProvider: custody.provider } : {}, false);
+  const operator = await openOperatorAt(target, io, pinoVaultLogger(cliLogger(io)), custody.kind === 'local' ? {} : { keyProvider: custody.provider }, false).catch(
+    (error: unknown) => {
+      if (custody.kind === 'sealed') custody.provider.seal();
+      throw error;
+    },
+  );
   try {
     const tenants = await operator.listTenants();
     const chosen = values.tenant === undefined ? tenants : tenants.filter((t) => t.id === values.tenant);
@@ -84,5 +107,6 @@ export async function keys(args: readonly string[], io: CliIo): Promise<number> 
     return 0;
   } finally {
     await operator.close();
+    if (custody.kind === 'sealed') custody.provider.seal();
   }
 }

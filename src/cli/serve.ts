@@ -166,17 +166,19 @@ export async function serve(args: readonly string[], io: CliIo): Promise<number>
     throw new UsageError(`--${values['unseal-stdin'] ? 'unseal-stdin' : 'admin-socket'} applies to a split master key (tokenvault keys split)`);
   }
   const keyProvider = custody.kind === 'local' ? {} : { keyProvider: custody.provider };
-  // Only the vault goes on: the operator tools stay with the opening (serve uses none of them).
-  const { vault } = await openOperatorAt(
+  // Only the vault goes on to the HTTP layer; of the operator tools serve uses only the tenant count (a sealed first start).
+  const operator = await openOperatorAt(
     target,
     io,
     logger,
     { ...keyProvider, reactors: { egress, ...(metrics ? { onAsyncRun: metrics.observeAsyncRun, onRunTimes: metrics.observeReactorRunTimes } : {}) }, ...auditRetention },
     true,
   );
+  const { vault } = operator;
+  const isEmpty = async () => (await operator.listTenants()).length === 0;
   const sealed =
     custody.kind === 'sealed'
-      ? await sealedStart(custody.provider, target, io, logger, values['admin-socket'], values['unseal-stdin']).catch(async (error: unknown) => {
+      ? await sealedStart(custody.provider, target, io, logger, values['admin-socket'], values['unseal-stdin'], isEmpty).catch(async (error: unknown) => {
           await vault.close();
           throw error;
         })

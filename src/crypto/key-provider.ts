@@ -8,6 +8,10 @@ import { ValidationError } from '../errors/errors.js';
  */
 export interface KeyProvider {
   wrap(key: Uint8Array, context: string): Uint8Array | Promise<Uint8Array>;
+  /**
+   * The key, in bytes the caller then owns: the key ring keeps them as they are and overwrites them
+   * when it forgets them (a seal), so a provider answers a fresh buffer and keeps no copy of its own.
+   */
   unwrap(wrapped: Uint8Array, context: string): Uint8Array | Promise<Uint8Array>;
   /**
    * Optional. Throws a 503 (KeyProviderUnavailableError, SealedError) while the provider cannot
@@ -56,9 +60,14 @@ export class LocalKeyProvider implements KeyProvider {
     const decipher = createDecipheriv('aes-256-gcm', this.#master, buf.subarray(1, 13));
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(buf.subarray(13, 29));
+    // GCM answers the whole plaintext from update(); final() only checks the tag. The one buffer is
+    // handed over (no concatenated copy left behind holding the key), or wiped when the tag fails.
+    const key = decipher.update(buf.subarray(29));
     try {
-      return Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]);
+      decipher.final();
+      return key;
     } catch {
+      key.fill(0);
       // Never echo key material; the usual cause is opening a database with another master key.
       throw new Error('Could not unwrap a tenant key: the master key does not match the one this database was created with');
     }

@@ -66,16 +66,25 @@ export function parseShare(text: string): ParsedShare {
   if (!timingSafeEqual(Buffer.from(checksum(`${PREFIX}.${set}.${thresholdText}.${body}`)), Buffer.from(sum))) {
     throw malformed('its checksum does not match: a character was changed or lost; copy the share again');
   }
-  const bytes = Buffer.from(body, 'base64url');
+  const decoded = Buffer.from(body, 'base64url');
   const threshold = Number(thresholdText);
-  if (bytes.length !== 33 || threshold < 2) throw malformed('it has the wrong length');
-  return { set, threshold, x: bytes[32]!, bytes: new Uint8Array(bytes) };
+  // The library takes a plain Uint8Array: a copy, and the decoded buffer (a slice of Node's shared
+  // pool, reused later) is wiped rather than left holding the share.
+  const bytes = new Uint8Array(decoded);
+  decoded.fill(0);
+  if (bytes.length !== 33 || threshold < 2) {
+    bytes.fill(0);
+    throw malformed('it has the wrong length');
+  }
+  return { set, threshold, x: bytes[32]!, bytes };
 }
 
 /** Rebuilds the key from shares already checked to be distinct and of one split. */
 export async function combineShares(shares: readonly ParsedShare[]): Promise<Buffer> {
   const { combine } = await import('shamir-secret-sharing');
-  return Buffer.from(await combine(shares.map((s) => s.bytes)));
+  // A view of the library's answer, not a copy: the caller's wipe then reaches the one copy of the key.
+  const key = await combine(shares.map((s) => s.bytes));
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength);
 }
 
 /** Whether `key` is the key of this split (constant time). */

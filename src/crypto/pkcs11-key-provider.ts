@@ -90,8 +90,13 @@ class Pkcs11Wrapper implements Pkcs11KeyProvider {
 
   wrap(key: Uint8Array, context: string): Uint8Array {
     const iv = randomBytes(IV);
-    const body = this.#use(() => this.#crypt('encrypt', iv, Buffer.from(context, 'utf8'), Buffer.from(key)));
-    return Buffer.concat([Buffer.from([FORMAT]), iv, body]);
+    const plain = Buffer.from(key);
+    try {
+      const body = this.#use(() => this.#crypt('encrypt', iv, Buffer.from(context, 'utf8'), plain));
+      return Buffer.concat([Buffer.from([FORMAT]), iv, body]);
+    } finally {
+      plain.fill(0); // the copy handed to the module holds the tenant key
+    }
   }
 
   unwrap(wrapped: Uint8Array, context: string): Uint8Array {
@@ -225,7 +230,9 @@ class Pkcs11Wrapper implements Pkcs11KeyProvider {
       return Buffer.from(this.#lib.C_Encrypt(session, input, Buffer.alloc(input.length + TAG)));
     }
     this.#lib.C_DecryptInit(session, mechanism, this.#key!);
-    return Buffer.from(this.#lib.C_Decrypt(session, input, Buffer.alloc(input.length)));
+    // The module writes the plaintext (a tenant key) into this buffer: answered as it is, not copied,
+    // so the caller's wipe reaches the only copy (KeyProvider.unwrap).
+    return this.#lib.C_Decrypt(session, input, Buffer.alloc(input.length));
   }
 
   /** One GCM round trip of a constant under the key: the session, the login and the key all serve. */

@@ -4,15 +4,18 @@
  * and the shares and the key in no output, log or database file but the split's own print.
  */
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalKeyProvider } from '../../src/crypto/key-provider.js';
 import { splitMasterKey } from '../../src/crypto/key-shares.js';
+import { createSqliteStore } from '../../src/sqlite.js';
 import { runCli } from '../../src/cli/run.js';
 import { unseal as unsealCommand } from '../../src/cli/unseal.js';
 import { ROOT, ensureBuilt } from '../support/ensure-built.js';
+import { coreDumpCounts, itWithGcore } from '../support/core-dump.js';
 import { ADMIN_KEY, CLI, api, startCli } from './helpers.js';
 
 let dir: string;
@@ -172,4 +175,63 @@ describe('tokenvault keys split, unseal and seal (the built CLI)', () => {
     expect(stored.includes(key)).toBe(false);
     expect(stored.includes(Buffer.from(masterKey))).toBe(false);
   });
+
+  itWithGcore(
+    'a core dump after unseal holds the master key (kept to wrap new keys) and no share; after a seal, neither it nor any tenant key',
+    { timeout: 1_800_000 },
+    async () => {
+      const db = join(dir, 'core.db');
+      const first = await startCli(['serve', '--port', '0', '--db', db], { TOKENVAULT_ADMIN_KEY: ADMIN_KEY });
+      const reveal = [{ priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read'] }];
+      const app = await api(first.url, ADMIN_KEY, 'POST', '/applications', { name: 'a', type: 'private', permissions: ['token:create', 'token:read'], rules: reveal });
+      expect((await api(first.url, app.body.key, 'POST', '/tokens', { type: 'token', id: 'dumped', data: 'in a core' })).status).toBe(201);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+
+      // The keys the server will hold, computed here from the key file as the key ring does.
+      const masterKey = Buffer.from(readFileSync(`${db}.key`, 'utf8').trim(), 'base64');
+      const local = new LocalKeyProvider(masterKey);
+      const store = createSqliteStore({ filename: db });
+      const tenantKeys: Buffer[] = [];
+      for (const tenant of await store.listTenants()) {
+        for (const record of await store.listWrappedKeys(tenant.id, 'data'))
+          tenantKeys.push(Buffer.from(local.unwrap(record.wrapped, `tokenvault:data-key:${tenant.id}:${record.version}`)));
+        const [index] = await store.listWrappedKeys(tenant.id, 'index');
+        const root = Buffer.from(local.unwrap(index!.wrapped, `tokenvault:index-key:${tenant.id}:1`));
+        tenantKeys.push(root);
+        for (const info of ['tokenvault/fingerprint/v1', 'tokenvault/search-index/v1', 'tokenvault/audit-mac/v1'])
+          tenantKeys.push(Buffer.from(hkdfSync('sha256', root, Buffer.from(tenant.id), info, 32)));
+      }
+      await store.close();
+      expect(tenantKeys.length).toBeGreaterThanOrEqual(5);
+
+      const split = await inProcess(['keys', 'split', '--shares', '3', '--threshold', '2', '--db', db]);
+      const shares = [...split.stdout.matchAll(/share \d: (tvshare1\.\S+)/g)].map((m) => m[1]!);
+      // Each share's bytes as the server decodes them (the 32 bytes of its y values), and its text.
+      const shareNeedles = shares.flatMap((line) => [Buffer.from(line.split('.')[3]!, 'base64url').subarray(0, 32), Buffer.from(line)]);
+      const server = await startCli(['serve', '--port', '0', '--db', db]);
+      try {
+        expect((await inProcess(['unseal', '--db', db], [shares[0]!, shares[2]!])).stdout).toBe('unsealed: the vault serves\n');
+        expect((await get(server.url, '/tokens/dumped', app.body.key)).body.data).toBe('in a core');
+        const needles = [masterKey, ...tenantKeys, ...shareNeedles];
+        const open = coreDumpCounts(server.child.pid!, needles, dir);
+        expect(open.bytes).toBeGreaterThan(10 * 1024 * 1024);
+        // Unsealed: the master key is in memory (it wraps the keys of new tenants and versions), and so
+        // is each tenant key in use; no share is, in bytes. (A share's text may be, until collected.)
+        expect(open.counts[0]).toBeGreaterThanOrEqual(1);
+        expect(open.counts.slice(1, 2).every((n) => n >= 1)).toBe(true);
+        const shareCounts = open.counts.slice(1 + tenantKeys.length);
+        expect(shareCounts.filter((_, i) => i % 2 === 0)).toEqual(shares.map(() => 0));
+
+        const sealing = await inProcess(['seal', '--db', db]);
+        expect([sealing.stdout, sealing.stderr]).toEqual(['sealed: 0 of 2 shares given\n', '']);
+        const sealed = coreDumpCounts(server.child.pid!, needles.slice(0, 1 + tenantKeys.length), dir);
+        expect(sealed.counts).toEqual(needles.slice(0, 1 + tenantKeys.length).map(() => 0));
+        server.child.kill('SIGTERM');
+        expect(await server.exited).toBe(0);
+      } finally {
+        if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      }
+    },
+  );
 });

@@ -1,7 +1,8 @@
 /**
  * `tokenvault serve --key-provider pkcs11` on a real SoftHSM token, as a child process
  * (docs/key-custody.md): create and read, a memory scan of the serving process for the
- * key-encrypting key, `keys rotate` through the token, and a restart that reads what was written.
+ * key-encrypting key (its readable mappings, and a core dump taken with gcore), `keys rotate` through
+ * the token, and a restart that reads what was written.
  */
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -10,6 +11,7 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { ROOT, ensureBuilt } from '../support/ensure-built.js';
+import { coreDumpCounts, itWithGcore } from '../support/core-dump.js';
 import { describeSoftHsm, fileToken } from '../support/softhsm.js';
 import { ADMIN_KEY, api, runCliProcess, startCli } from './helpers.js';
 
@@ -96,6 +98,25 @@ describeSoftHsm('tokenvault serve --key-provider pkcs11 (the built CLI on SoftHS
       expect(await second.exited).toBe(0);
     } finally {
       if (second.child.exitCode === null) second.child.kill('SIGKILL');
+    }
+  });
+
+  itWithGcore('a core dump of the serving process holds no key-encrypting key', { timeout: 900_000 }, async () => {
+    const t = token();
+    const db = join(t.dir, 'core.db');
+    const flags = ['--db', db, '--key-provider', 'pkcs11', '--pkcs11-module', t.module, '--pkcs11-token-label', t.tokenLabel, '--pkcs11-key-label', t.keyLabel];
+    const server = await startCli(['serve', '--port', '0', ...flags], { SOFTHSM2_CONF: t.conf, TOKENVAULT_PKCS11_PIN: t.pin, TOKENVAULT_ADMIN_KEY: ADMIN_KEY });
+    try {
+      // Keys wrapped and unwrapped through the token before the dump: the tenant's, and a token's.
+      const app = await api(server.url, ADMIN_KEY, 'POST', '/applications', { name: 'a', type: 'private', permissions: ['token:create'] });
+      expect((await api(server.url, app.body.key as string, 'POST', '/tokens', { type: 'token', data: 'dumped' })).status).toBe(201);
+      const dump = coreDumpCounts(server.child.pid!, [kek, Buffer.from(kek.toString('base64')), Buffer.from(kek.toString('hex'))], t.dir);
+      expect(dump.bytes).toBeGreaterThan(10 * 1024 * 1024);
+      expect(dump.counts).toEqual([0, 0, 0]);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
     }
   });
 
