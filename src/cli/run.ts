@@ -25,7 +25,7 @@ Commands:
   keys rotate    Make a new data key for each tenant (or one) and re-encrypt its tokens
   audit verify   Check every tenant's audit chain; name the first entry changed, removed or inserted
   audit export   Write audit entries from a time on as JSON lines (for a SIEM)
-  keys split     Split the master key file into shares for custodians (the server starts sealed)
+  keys split     Split the master key (its file, or TOKENVAULT_MASTER_KEY) into shares for custodians (the server starts sealed)
   unseal         Give a sealed server shares of its master key (from standard input)
   seal           Seal a running server again (its keys leave memory)
   migrate        Apply pending database migrations
