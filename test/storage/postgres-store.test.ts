@@ -10,6 +10,7 @@ import { parseBytea } from '../../src/storage/postgres/type-parsers.js';
 import type { StoredToken } from '../../src/storage/store.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import { APP_A, T0, TENANT_A, makeAudit, makeFormula, makeReactor, makeToken } from '../../src/testing/store-conformance.js';
+import { pooledPostgresStore, releaseSchema } from '../support/pg-schema-pool.js';
 import { recordingPool, statementsWithoutTenant } from '../support/tenant-statements.js';
 import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_SKIP_REASON, PG_URL, adminPool, dropSchema, endAdmin, freshSchema } from '../support/postgres.js';
 import { describeEachPgRoute } from '../support/stores.js';
@@ -246,10 +247,12 @@ if (PG_URL === undefined) {
   // in the multi-instance tests and in pg-round-trips.test.ts.
   const recorder = recordingPool(url, 8);
   afterAll(() => recorder.pool.end());
+  // Each test's schema is fresh from the migrations: migrated for it or taken from the run's pool
+  // (test/support/pg-schema-pool.ts); the migrations themselves are tested below, on their own schemas.
   await runStoreConformance(
     'postgres (a fresh schema per test)',
-    () => createPostgresStore({ pool: recorder.pool, schema: freshSchema() }),
-    (store) => dropSchema((store as PostgresStore).schema),
+    () => pooledPostgresStore({ pool: recorder.pool, schema: freshSchema() }),
+    (store) => releaseSchema((store as PostgresStore).schema),
   );
   describe('PostgreSQL statements name the tenant', () => {
     it('every statement the conformance suite sent mentions tenant_id or is a named exception', () => {

@@ -16,6 +16,7 @@ import { FIND_LIVE_DUPLICATE, GET_LIVE_TOKEN, LIST_CVC_DUE, LIST_EXPIRED, tokenL
 import { runStoreConformance } from '../../src/testing/index.js';
 import { APP_A, T0, TENANT_A, makeAudit, makeReactor, makeFormula, makeToken } from '../../src/testing/store-conformance.js';
 import { validationErrorOf } from '../support/field-errors.js';
+import { freshSqliteStore } from '../support/sqlite-image.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenvault-sqlite-'));
 let files = 0;
@@ -23,7 +24,9 @@ const tempFile = () => join(dir, `store-${++files}.db`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Through the public entry, as a store author would call it.
-await runStoreConformance('sqlite :memory:', () => createSqliteStore());
+// In memory from a migrated image after the first test (test/support/sqlite-image.ts); the file
+// run below migrates every test's database with the real chain.
+await runStoreConformance('sqlite :memory:', () => freshSqliteStore());
 await runStoreConformance('sqlite file (WAL, synchronous=normal)', () => createSqliteStore({ filename: tempFile(), synchronous: 'normal' }));
 
 const audit = (token: StoredToken) => makeAudit({ tenantId: token.tenantId, resourceId: token.id });

@@ -12,8 +12,10 @@ import { createPostgresStore } from '../../src/postgres.js';
 import { createSqliteStore } from '../../src/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestVault, type TestVault } from '../../src/testing/index.js';
-import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_SKIP_REASON, PG_URL, dropSchema, endAdmin, freshSchema } from './postgres.js';
+import { adoptPooledSchema, pooledPostgresStore, recordSchemaBase, releaseSchema } from './pg-schema-pool.js';
+import { PGBOUNCER_SKIP_REASON, PGBOUNCER_URL, PG_ROUTES, PG_SKIP_REASON, PG_URL, endAdmin, freshSchema } from './postgres.js';
 import { DESELECTED_REASON, selected } from './store-selection.js';
+import { freshSqliteStore } from './sqlite-image.js';
 import { SUITE_START } from './suite-start.js';
 
 /** A store a behavioural test runs on. */
@@ -39,7 +41,8 @@ type StoreKind = Pick<TestStore, 'name' | 'create' | 'cleanup'>;
 
 const SQLITE: StoreKind = {
   name: 'sqlite',
-  create: () => createSqliteStore({ filename: ':memory:' }),
+  // In memory, from a migrated image after the file's first store (sqlite-image.ts).
+  create: () => freshSqliteStore(),
   cleanup: async () => undefined,
 };
 
@@ -48,8 +51,9 @@ const POSTGRES: StoreKind | undefined =
     ? undefined
     : {
         name: 'postgres',
-        create: () => createPostgresStore({ connectionString: PG_URL!, schema: freshSchema('each'), max: 4 }),
-        cleanup: (store) => dropSchema((store as unknown as { schema: string }).schema),
+        // A migrated schema from the run's pool when one is waiting (pg-schema-pool.ts).
+        create: () => pooledPostgresStore({ connectionString: PG_URL!, schema: freshSchema('each'), max: 4 }),
+        cleanup: (store) => releaseSchema((store as unknown as { schema: string }).schema),
       };
 
 function withVaults(kind: StoreKind): TestStore {
@@ -182,16 +186,21 @@ async function sharedStores(url: string | undefined, options: Parameters<typeof 
   const masterKey = generateMasterKey();
   let open: () => Store;
   let cleanup: () => Promise<void>;
+  let migrated = async (): Promise<void> => undefined;
   if (url === undefined) {
     const dir = mkdtempSync(join(tmpdir(), 'tv-shared-'));
     open = () => createSqliteStore({ filename: join(dir, 'vault.db') });
     cleanup = async () => rmSync(dir, { recursive: true, force: true });
   } else {
     const schema = freshSchema('shared');
+    // Taken from the pool through the admin connection (directly, whichever route the pair uses).
+    await adoptPooledSchema(schema);
     open = () => createPostgresStore({ connectionString: url, schema, max: 4 });
-    cleanup = () => dropSchema(schema);
+    cleanup = () => releaseSchema(schema);
+    migrated = () => recordSchemaBase(schema);
   }
   const a = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
+  await migrated();
   const b = await createTestVault({ start: SUITE_START, ...options, store: open(), masterKey });
   return {
     a,
