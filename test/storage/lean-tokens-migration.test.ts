@@ -269,7 +269,7 @@ describePostgres('the lean token layout migration (PostgreSQL)', (url) => {
       expect(reports.length).toBeGreaterThanOrEqual(4);
       expect(await count(`SELECT count(*) AS n FROM ${s}.tokens WHERE deleted_at IS NULL`)).toBe(TOKENS);
       expect(await count(`SELECT count(*) AS n FROM ${s}.tokens WHERE deleted_at IS NOT NULL`)).toBe(DELETED);
-      const gone = ['token_ids', 'token_metadata', 'token_search', 'tokens_next', 'tokenvault_migration_progress'];
+      const gone = ['token_ids', 'token_metadata', 'token_search', 'tokens_next', 'tokenvault_migrations_progress'];
       expect(await count(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = '${schema}' AND tablename = ANY('{${gone.join(',')}}')`)).toBe(0);
       await expectSameTokens(store);
       // A new token continues the old sequence, and an id a deleted token had stays taken.
@@ -305,7 +305,7 @@ describePostgres('the lean token layout migration (PostgreSQL)', (url) => {
     expect(child.signal).toBe('SIGKILL');
     expect(child.stdout).not.toContain('finished');
     const s = `"${schema}"`;
-    expect(await count(`SELECT done AS n FROM ${s}.tokenvault_migration_progress`)).toBe(2 * batch);
+    expect(await count(`SELECT done AS n FROM ${s}.tokenvault_migrations_progress`)).toBe(2 * batch);
     expect(await count(`SELECT max(version) AS n FROM ${s}.tokenvault_migrations`)).toBe(PG_BEFORE);
 
     const store = createPostgresStore({ connectionString: url, schema, max: 2 });

@@ -51,7 +51,7 @@ const NEXT_TABLES = `
     deleted_at bigint,
     deleted_by text
   );
-  CREATE TABLE IF NOT EXISTS tokenvault_migration_progress (
+  CREATE TABLE IF NOT EXISTS tokenvault_migrations_progress (
     version integer PRIMARY KEY,
     cursor bigint NOT NULL,           -- the last old seq copied
     done bigint NOT NULL,
@@ -108,7 +108,7 @@ export const LEAN_TOKENS_MIGRATION = `
     WHEN (OLD.cvc_purge_at IS NOT NULL AND NEW.cvc_purge_at IS NULL AND NEW.deleted_at IS NULL) EXECUTE FUNCTION idempotency_withdraw_token();
   CREATE TRIGGER idempotency_withdraw_removed_token AFTER DELETE ON tokens FOR EACH ROW
     WHEN (OLD.deleted_at IS NULL) EXECUTE FUNCTION idempotency_withdraw_token();
-  DROP TABLE tokenvault_migration_progress;
+  DROP TABLE tokenvault_migrations_progress;
   ANALYZE tokens;
 `;
 
@@ -148,7 +148,7 @@ export type MigrationStep = <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>
 
 /**
  * Copies the tokens into the lean table in batches, each its own transaction (`step`) that records
- * how far it got (tokenvault_migration_progress), so a killed migration resumes at the batch it was
+ * how far it got (tokenvault_migrations_progress), so a killed migration resumes at the batch it was
  * writing; instances migrating together take turns on the migration lock and share the batches.
  * The old tables stay as they were until LEAN_TOKENS_MIGRATION swaps the copy in, so the previous
  * version's instances must be stopped first (their writes after a batch would not be copied; after
@@ -157,16 +157,16 @@ export type MigrationStep = <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>
 export async function copyTokensLean(step: MigrationStep, version: number, report: (progress: MigrationProgress) => void, batch = LEAN_BATCH): Promise<void> {
   await step(async (tx) => {
     await tx.query(NEXT_TABLES);
-    const { rows } = await tx.query('SELECT 1 FROM tokenvault_migration_progress WHERE version = $1', [version]);
+    const { rows } = await tx.query('SELECT 1 FROM tokenvault_migrations_progress WHERE version = $1', [version]);
     if (rows.length > 0) return;
     await tx.query(
       'INSERT INTO tenant_keys (tenant_id) SELECT tenant_id FROM (SELECT tenant_id FROM tokens UNION SELECT tenant_id FROM token_ids) u ORDER BY tenant_id ON CONFLICT DO NOTHING',
     );
-    await tx.query('INSERT INTO tokenvault_migration_progress (version, cursor, done, total) SELECT $1, 0, 0, count(*) FROM tokens', [version]);
+    await tx.query('INSERT INTO tokenvault_migrations_progress (version, cursor, done, total) SELECT $1, 0, 0, count(*) FROM tokens', [version]);
   });
   for (;;) {
     const { done, total, copied } = await step(async (tx) => {
-      const at = (await tx.query('SELECT cursor, done, total FROM tokenvault_migration_progress WHERE version = $1', [version])).rows[0]!;
+      const at = (await tx.query('SELECT cursor, done, total FROM tokenvault_migrations_progress WHERE version = $1', [version])).rows[0]!;
       const { rows } = await tx.query(
         `SELECT k.key AS tenant, ${LEGACY_TOKEN_COLUMNS} FROM tokens t JOIN tenant_keys k ON k.tenant_id = t.tenant_id WHERE t.seq > $1 ORDER BY t.seq LIMIT $2`,
         [at['cursor'], batch],
@@ -194,7 +194,7 @@ export async function copyTokensLean(step: MigrationStep, version: number, repor
       }
       if (rows.length > 0) {
         await tx.query(INSERT_NEXT, columns);
-        await tx.query('UPDATE tokenvault_migration_progress SET cursor = $1, done = done + $2 WHERE version = $3', [rows.at(-1)!['seq'], rows.length, version]);
+        await tx.query('UPDATE tokenvault_migrations_progress SET cursor = $1, done = done + $2 WHERE version = $3', [rows.at(-1)!['seq'], rows.length, version]);
       }
       return { done: Number(at['done']) + rows.length, total: Number(at['total']), copied: rows.length };
     });

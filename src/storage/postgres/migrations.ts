@@ -276,9 +276,10 @@ export async function runMigrations(db: PgExecutor, schema: string, migrations: 
   let version = before;
   let from = before;
   while (from < migrations.length) {
-    // This run: from the next version up to (not including) the next migration with batched work.
+    // This run: from the next version up to (not including) the next migration with batched work;
+    // on a new schema, every version.
     let to = from + 1;
-    while (to < migrations.length && !BATCHED_WORK.has(migrations[to]!)) to++;
+    while (to < migrations.length && (before === 0 || !BATCHED_WORK.has(migrations[to]!))) to++;
     const work = BATCHED_WORK.get(migrations[from]!);
     if (work !== undefined && before > 0) {
       const step: MigrationStep = (fn) => db.transaction(async (tx) => fn(await lockedSchema(tx, schema)), 'migration');
