@@ -1,5 +1,5 @@
 // The lean token layout migration, on a database written by the version before it (old layout,
-// generated in bulk: test/support/legacy-tokens.ts). TOKENVAULT_MIGRATION_TOKENS sets the size:
+// generated in bulk: test/support/legacy-tokens.ts), on SQLite and on PostgreSQL. TOKENVAULT_MIGRATION_TOKENS sets the size:
 // the suite runs 1,000 tokens (every one compared); `npm run bench:migration` runs 200,000 (a
 // deterministic sample compared field by field, every list, search and filter compared in full).
 import Database from 'better-sqlite3';
@@ -11,6 +11,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/cli/migrate.js';
 import { ManualClock } from '../../src/common/clock.js';
 import { createSqliteStore } from '../../src/sqlite.js';
+import { createPostgresStore, type PgPool } from '../../src/postgres.js';
+import { MIGRATIONS as PG_MIGRATIONS, runMigrations as runPgMigrations } from '../../src/storage/postgres/migrations.js';
+import { LEAN_TOKENS_MIGRATION as PG_LEAN_TOKENS_MIGRATION } from '../../src/storage/postgres/migration-lean-tokens.js';
+import { PgExecutor } from '../../src/storage/postgres/pg-executor.js';
+import { pairDigest } from '../../src/storage/postgres/token-rows.js';
+import { adminPool, dropSchema, freshSchema } from '../support/postgres.js';
+import { describePostgres } from '../support/stores.js';
 import { migrationProgressLines, type MigrationProgressLine } from '../../src/storage/migration-progress.js';
 import { MIGRATIONS, runMigrations } from '../../src/storage/sqlite/migrations.js';
 import { LEAN_TOKENS_MIGRATION } from '../../src/storage/sqlite/migration-lean-tokens.js';
@@ -201,4 +208,126 @@ describe('migration progress lines', () => {
     ]);
     expect(lines[1]!.fields).toEqual({ version: 16, table: 'tokens', done: 60_000, total: 200_000, percent: 30, secondsLeft: 28 });
   });
+});
+
+const PG_BEFORE = PG_MIGRATIONS.indexOf(PG_LEAN_TOKENS_MIGRATION);
+const PG_TYPES = ['int8', 'text', 'text', 'text', 'bytea', 'int4', 'text', 'text', 'json', 'jsonb', 'json', 'json', 'json', 'bool', 'text', 'int8', 'text', 'int8', 'int8', 'int8'];
+
+/** A PostgreSQL schema at the version before the lean layout, holding TOKENS tokens written as that version wrote them. */
+async function oldPostgresSchema(schema: string): Promise<void> {
+  const db = adminPool();
+  await runPgMigrations(new PgExecutor(db as unknown as PgPool), schema, PG_MIGRATIONS.slice(0, PG_BEFORE));
+  const s = `"${schema}"`;
+  await db.query(`INSERT INTO ${s}.tenants (id, name, created_at) VALUES ($1, 'a', 0), ($2, 'b', 0)`, [LEGACY_TENANTS[0], LEGACY_TENANTS[1]]);
+  const tokens = Array.from({ length: TOKENS }, (_, i) => legacyToken(i));
+  for (let from = 0; from < TOKENS; from += 5000) {
+    const chunk = tokens.slice(from, from + 5000);
+    const columns: unknown[][] = PG_TYPES.map(() => []);
+    for (const t of chunk) legacyRow(t).forEach((value, c) => columns[c]!.push(value));
+    await db.query(`INSERT INTO ${s}.token_ids (tenant_id, id) SELECT * FROM unnest($1::text[], $2::text[])`, [columns[1], columns[2]]);
+    await db.query(
+      `INSERT INTO ${s}.tokens (${LEGACY_COLUMNS}) OVERRIDING SYSTEM VALUE SELECT * FROM unnest(${PG_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})`,
+      columns,
+    );
+    const pairs: [number[], string[], Buffer[]] = [[], [], []];
+    const hashes: [number[], string[], string[]] = [[], [], []];
+    for (const t of chunk) {
+      for (const [key, value] of pairsOf(t)) (pairs[0].push(t.seq), pairs[1].push(t.tenantId), pairs[2].push(pairDigest(key, value)));
+      for (const h of new Set(t.searchHashes)) (hashes[0].push(t.seq), hashes[1].push(t.tenantId), hashes[2].push(h));
+    }
+    await db.query(`INSERT INTO ${s}.token_metadata (token_seq, tenant_id, pair) SELECT * FROM unnest($1::int8[], $2::text[], $3::bytea[])`, pairs);
+    await db.query(`INSERT INTO ${s}.token_search (token_seq, tenant_id, hash) SELECT * FROM unnest($1::int8[], $2::text[], $3::text[])`, hashes);
+  }
+  for (let i = 0; i < DELETED; i++) {
+    const d = legacyDeleted(i);
+    await db.query(`INSERT INTO ${s}.token_ids (tenant_id, id, type, deleted_at, deleted_by) VALUES ($1, $2, $3, $4, $5)`, [d.tenantId, d.id, d.type, d.deletedAt, d.deletedBy]);
+  }
+  await db.query(`SELECT setval(pg_get_serial_sequence('${s}.tokens', 'seq'), $1)`, [TOKENS + 10]);
+}
+
+describePostgres('the lean token layout migration (PostgreSQL)', (url) => {
+  const schemas: string[] = [];
+  afterAll(() => Promise.all(schemas.map(dropSchema)));
+  const schemaFor = (label: string) => {
+    const schema = freshSchema(label);
+    schemas.push(schema);
+    return schema;
+  };
+  const count = async (sql: string) => Number((await adminPool().query(sql)).rows[0].n);
+
+  it(`rewrites a schema of the version before in place (${TOKENS} tokens): each reads back the same, through every list, search and filter`, async () => {
+    const schema = schemaFor('lean');
+    await oldPostgresSchema(schema);
+    const s = `"${schema}"`;
+    const store = createPostgresStore({ connectionString: url, schema, max: 2 });
+    try {
+      const reports: MigrationProgress[] = [];
+      const outcome = await store.migrate({ onProgress: (progress) => reports.push(progress), batchSize: Math.ceil(TOKENS / 4) });
+      expect(outcome.applied).toContain(PG_BEFORE + 1);
+      expect(reports.map((r) => r.done)).toEqual([...reports.map((r) => r.done)].sort((a, b) => a - b));
+      expect(reports.at(-1)).toEqual({ version: PG_BEFORE + 1, table: 'tokens', done: TOKENS, total: TOKENS });
+      expect(reports.length).toBeGreaterThanOrEqual(4);
+      expect(await count(`SELECT count(*) AS n FROM ${s}.tokens WHERE deleted_at IS NULL`)).toBe(TOKENS);
+      expect(await count(`SELECT count(*) AS n FROM ${s}.tokens WHERE deleted_at IS NOT NULL`)).toBe(DELETED);
+      const gone = ['token_ids', 'token_metadata', 'token_search', 'tokens_next', 'tokenvault_migrations_progress'];
+      expect(await count(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = '${schema}' AND tablename = ANY('{${gone.join(',')}}')`)).toBe(0);
+      await expectSameTokens(store);
+      // A new token continues the old sequence, and an id a deleted token had stays taken.
+      const next = { ...strip(legacyToken(TOKENS)), id: 'after-the-migration', tenantId: LEGACY_TENANTS[0]! };
+      expect(await store.createToken(next, LEGACY_NOW)).toEqual({ status: 'created' });
+      expect(await count(`SELECT seq AS n FROM ${s}.tokens WHERE id = 'after-the-migration'`)).toBeGreaterThan(TOKENS + 10);
+      const taken = legacyDeleted(0);
+      expect(await store.createToken({ ...next, id: taken.id, tenantId: taken.tenantId }, LEGACY_NOW)).toEqual({ status: 'id_conflict' });
+      // The idempotency triggers follow the new table: deleting a token still withdraws the responses that carry it.
+      const first = legacyToken(1);
+      await adminPool().query(
+        `INSERT INTO ${s}.idempotency_keys (tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at) VALUES ($1, 'app', 'k', 'h', 'done', 200, '\\x00', 1, 9e15)`,
+        [first.tenantId],
+      );
+      await adminPool().query(`INSERT INTO ${s}.idempotency_tokens (tenant_id, token_id, application_id, key, created_at) VALUES ($1, $2, 'app', 'k', 1)`, [
+        first.tenantId,
+        first.id,
+      ]);
+      const audit = { tenantId: first.tenantId, actor: 'app', operation: 'token:delete', resourceId: first.id, outcome: 'success' as const, detail: null, at: LEGACY_NOW };
+      expect(await store.deleteToken(first.tenantId, first.id, 'app', audit, LEGACY_NOW)).toBe(true);
+      expect((await adminPool().query(`SELECT state FROM ${s}.idempotency_keys`)).rows).toEqual([{ state: 'withdrawn' }]);
+    } finally {
+      await store.close();
+    }
+  }, 600_000);
+
+  it('a migration killed midway (SIGKILL after a batch) resumes where it stopped when the store migrates again, and finishes', async () => {
+    const schema = schemaFor('lean_kill');
+    await oldPostgresSchema(schema);
+    const batch = Math.ceil(TOKENS / 6);
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/storage/pg-migrate-and-die.ts', url, schema, String(batch), String(2 * batch)], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.signal).toBe('SIGKILL');
+    expect(child.stdout).not.toContain('finished');
+    const s = `"${schema}"`;
+    expect(await count(`SELECT done AS n FROM ${s}.tokenvault_migrations_progress`)).toBe(2 * batch);
+    expect(await count(`SELECT max(version) AS n FROM ${s}.tokenvault_migrations`)).toBe(PG_BEFORE);
+
+    const store = createPostgresStore({ connectionString: url, schema, max: 2 });
+    try {
+      const reports: MigrationProgress[] = [];
+      expect((await store.migrate({ onProgress: (progress) => reports.push(progress), batchSize: batch })).applied).toContain(PG_BEFORE + 1);
+      // It went on from the third batch: the two committed before the kill are not copied again.
+      expect(reports[0]!.done).toBe(3 * batch);
+      expect(reports.at(-1)!.done).toBe(TOKENS);
+      await expectSameTokens(store);
+    } finally {
+      await store.close();
+    }
+  }, 600_000);
+
+  it('tokenvault migrate reports on stderr how many rows, how far and the time left, then the outcome', async () => {
+    const schema = schemaFor('lean_cli');
+    await oldPostgresSchema(schema);
+    const out: string[] = [];
+    const err: string[] = [];
+    expect(await migrate(['--postgres', url, '--postgres-schema', schema], { env: {}, stdout: (t) => out.push(t), stderr: (t) => err.push(t) })).toBe(0);
+    expect(err.at(-1)).toBe(`migration ${PG_BEFORE + 1}: tokens ${TOKENS} of ${TOKENS} rows rewritten (100%), done\n`);
+    expect(out.join('')).toMatch(new RegExp(`applied version ${PG_BEFORE + 1} \\(schema now at version ${PG_MIGRATIONS.length}\\)`));
+  }, 600_000);
 });

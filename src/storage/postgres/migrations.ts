@@ -1,7 +1,8 @@
-import type { MigrationOutcome } from '../store.js';
-import type { PgExecutor } from './pg-executor.js';
+import type { MigrateOptions, MigrationOutcome, MigrationProgress } from '../store.js';
+import type { PgExecutor, Queryable } from './pg-executor.js';
 import { quoteSchema } from './postgres-options.js';
 import { MIGRATIONS_1_TO_5 } from './migrations-1-5.js';
+import { copyTokensLean, LEAN_TOKENS_MIGRATION, type MigrationStep } from './migration-lean-tokens.js';
 
 /**
  * The schema as numbered migrations: entry i is version i + 1. Append only; never edit an entry that
@@ -226,6 +227,16 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   $$;
   CREATE TRIGGER audit_log_guard BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_guard();
   `,
+  /* 18: the lean token layout (migration-lean-tokens.ts): the copy runs in resumable batches first */ LEAN_TOKENS_MIGRATION,
+]);
+
+/**
+ * Work a migration needs done before its own transaction, in batches that each commit (see
+ * Store.migrate): keyed by the migration's text, so the work follows the migration when the list
+ * is renumbered.
+ */
+const BATCHED_WORK: ReadonlyMap<string, (step: MigrationStep, version: number, report: (progress: MigrationProgress) => void, batch?: number) => Promise<void>> = new Map([
+  [LEAN_TOKENS_MIGRATION, copyTokensLean],
 ]);
 
 /** The table recording applied versions, in the store's schema. */
@@ -250,29 +261,60 @@ export async function appliedVersion(db: PgExecutor, schema: string): Promise<nu
  * Applies the migrations not yet recorded. Up to date, it only reads the version (so a role
  * without DDL rights can run a migrated database). Otherwise it takes a transaction-scoped
  * advisory lock for the schema, so instances starting together apply each migration once: the
- * others wait, then find the work done. Everything runs in one transaction (PostgreSQL DDL is
- * transactional), so a failing migration leaves the schema as it was.
+ * others wait, then find the work done. The migrations run in one transaction (PostgreSQL DDL is
+ * transactional), so a failing migration leaves the schema as it was; except that a migration with
+ * batched work (BATCHED_WORK) starts a transaction of its own, after its batches, each of which
+ * commits under the same lock and records how far it got (resumable, reported to
+ * `options.onProgress`). A new schema holds no rows: its batched work runs inside the one
+ * transaction.
  */
-export async function runMigrations(db: PgExecutor, schema: string, migrations: readonly string[] = MIGRATIONS): Promise<MigrationOutcome> {
+export async function runMigrations(db: PgExecutor, schema: string, migrations: readonly string[] = MIGRATIONS, options: MigrateOptions = {}): Promise<MigrationOutcome> {
   const before = await appliedVersion(db, schema);
   if (before >= migrations.length) return { applied: [], version: before };
-  return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [MIGRATION_LOCK_CLASS, schema]);
-    // Checked before creating: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on the
-    // database even when the schema exists.
-    const exists = await tx.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
-    if (exists.rows.length === 0) await tx.query(`CREATE SCHEMA ${quoteSchema(schema)}`);
-    await tx.query(`SET LOCAL search_path TO ${quoteSchema(schema)}`);
-    await tx.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const current = (await tx.query(`SELECT coalesce(max(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.['version'] as number;
-    const applied: number[] = [];
-    for (let version = current + 1; version <= migrations.length; version++) {
-      await tx.query(migrations[version - 1]!);
-      await tx.query(`INSERT INTO ${MIGRATIONS_TABLE} (version) VALUES ($1)`, [version]);
-      applied.push(version);
+  const report = options.onProgress ?? (() => undefined);
+  const applied: number[] = [];
+  let version = before;
+  let from = before;
+  while (from < migrations.length) {
+    // This run: from the next version up to (not including) the next migration with batched work;
+    // on a new schema, every version.
+    let to = from + 1;
+    while (to < migrations.length && (before === 0 || !BATCHED_WORK.has(migrations[to]!))) to++;
+    const work = BATCHED_WORK.get(migrations[from]!);
+    if (work !== undefined && before > 0) {
+      const step: MigrationStep = (fn) => db.transaction(async (tx) => fn(await lockedSchema(tx, schema)), 'migration');
+      if ((await appliedVersion(db, schema)) < from + 1) await work(step, from + 1, report, options.batchSize);
     }
-    return { applied, version: Math.max(current, migrations.length) };
-    // Its own bounds (migrationTimeoutMs, none by default): DDL may lock and rewrite a large table,
-    // and instances starting together wait here for the one migrating.
-  }, 'migration');
+    const outcome = await db.transaction(async (tx) => {
+      await lockedSchema(tx, schema);
+      await tx.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const current = (await tx.query(`SELECT coalesce(max(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.['version'] as number;
+      const done: number[] = [];
+      for (let next = current + 1; next <= to; next++) {
+        // On a new schema the batched work has nothing to copy: it runs here, in the one transaction.
+        if (before === 0) await BATCHED_WORK.get(migrations[next - 1]!)?.((fn) => fn(tx), next, report, options.batchSize);
+        await tx.query(migrations[next - 1]!);
+        await tx.query(`INSERT INTO ${MIGRATIONS_TABLE} (version) VALUES ($1)`, [next]);
+        done.push(next);
+      }
+      return { done, version: Math.max(current, to) };
+      // Its own bounds (migrationTimeoutMs, none by default): DDL may lock and rewrite a large table,
+      // and instances starting together wait here for the one migrating.
+    }, 'migration');
+    applied.push(...outcome.done);
+    version = outcome.version;
+    from = to;
+  }
+  return { applied, version };
+}
+
+/** Takes the schema's migration lock in `tx`, creates the schema when missing, and sets the transaction's search_path to it. */
+async function lockedSchema(tx: Queryable, schema: string): Promise<Queryable> {
+  await tx.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [MIGRATION_LOCK_CLASS, schema]);
+  // Checked before creating: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on the
+  // database even when the schema exists.
+  const exists = await tx.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+  if (exists.rows.length === 0) await tx.query(`CREATE SCHEMA ${quoteSchema(schema)}`);
+  await tx.query(`SET LOCAL search_path TO ${quoteSchema(schema)}`);
+  return tx;
 }

@@ -1,4 +1,4 @@
-import type { MigrationOutcome, Store } from '../store.js';
+import type { MigrateOptions, MigrationOutcome, Store } from '../store.js';
 import { bindPart } from '../store-parts.js';
 import { runMigrations } from './migrations.js';
 import { PgExecutor } from './pg-executor.js';
@@ -60,7 +60,7 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     pool,
     schema,
     /** Creates the schema when missing and applies pending migrations (migrations.ts); idempotent and safe to race. */
-    migrate: (): Promise<MigrationOutcome> => runMigrations(db, schema),
+    migrate: (options?: MigrateOptions): Promise<MigrationOutcome> => runMigrations(db, schema, undefined, options),
     /** Ends the pool if the store created it (once, however often it is called); a pool passed in stays open. */
     close: (): Promise<void> => {
       if (!owned) return Promise.resolve();

@@ -14,11 +14,12 @@ import type {
 } from '../store.js';
 import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
-import { MUTABLE_TOKEN_COLUMNS, distinct, metadataDigests, mutableTokenValues, toStoredToken } from './token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS, mutableTokenValues, toStoredToken } from './token-rows.js';
 import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
 import { TurnBatch } from './turn-batch.js';
 import { ServiceUnavailableError } from '../../errors/errors.js';
 import { checkLimit } from '../limit.js';
+import { hashBytes, nullableHashText } from '../token-bytes.js';
 import { scopesParam } from '../token-values.js';
 
 /** Actor of the expiry sweep, on its reference records and audit entries (as in the SQLite store). */
@@ -33,6 +34,9 @@ export const EXPIRY_OPERATION = 'token:delete';
  * writers wait for each other.
  */
 export const DEDUPE_LOCK_CLASS = 0x74760002;
+
+/** Tenant keys kept in memory at most (one entry is an id and a number; past it the map starts over). */
+const MAX_TENANT_KEYS = 100_000;
 
 const CREATED: CreateTokenResult = Object.freeze({ status: 'created' });
 const ID_CONFLICT: CreateTokenResult = Object.freeze({ status: 'id_conflict' });
@@ -53,7 +57,8 @@ const probesDuplicate = (token: StoredToken) => token.deduplicate === true && to
 
 /**
  * The token operations of the PostgreSQL store. Concurrency, per operation:
- * - create without deduplication is one statement: the id claim in token_ids decides conflicts;
+ * - create without deduplication is one statement: the primary key (tenant, id), which also holds
+ *   deleted tokens' references (migration-lean-tokens.ts), decides conflicts;
  * - a deduplicating create or update takes the fingerprint's advisory lock, then probes and writes;
  * - update locks the token's row (FOR UPDATE) before replacing its index rows in a later statement,
  *   whose snapshot then includes whatever a concurrent writer of the same token committed;
@@ -73,6 +78,10 @@ export class PostgresTokens {
   readonly #sql: TokenStatements;
   /** (tenant, version) → the lowest seq that may still be below that version (see listBelowKeyVersion). */
   readonly #keyScanHints = new Map<string, number>();
+  /** Tenants known to have a key in tenant_keys (a key, once given, is never removed). */
+  readonly #keyed = new Set<string>();
+  /** Tenant id → its integer key, for the lookup keys of lists by metadata and search. */
+  readonly #tenantKeys = new Map<string, number>();
 
   constructor(db: PgExecutor, schema: string, quotedSchema: string) {
     this.#db = db;
@@ -126,12 +135,15 @@ export class PostgresTokens {
   readonly #reads = new TurnBatch<TokenLookup, StoredToken | null>(
     async ({ tenantId, id, now }) => {
       const { rows } = await this.#db.query(this.#sql.getLive, [tenantId, id, now]);
-      return rows.length === 0 ? null : toStoredToken(rows[0]!);
+      return rows.length === 0 ? null : toStoredToken(rows[0]!, tenantId);
     },
     async (lookups) => {
       const { rows } = await this.#db.query(this.#sql.getLiveMany, [lookups.map((l) => l.tenantId), lookups.map((l) => l.id), lookups.map((l) => l.now)]);
       const found: Array<StoredToken | null> = lookups.map(() => null);
-      for (const row of rows) found[Number(row['lookup']) - 1] = toStoredToken(row);
+      for (const row of rows) {
+        const n = Number(row['lookup']) - 1;
+        found[n] = toStoredToken(row, lookups[n]!.tenantId);
+      }
       return found;
     },
     { maxInFlight: 1 },
@@ -141,8 +153,23 @@ export class PostgresTokens {
     return this.#reads.load({ tenantId, id, now });
   }
 
-  listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>> {
-    return runPage(this.#db, tokenListQuery(this.#quoted, tenantId, filter ?? {}, now), page, toStoredToken);
+  async listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): Promise<PageResult<StoredToken>> {
+    const byKeys = Object.keys(filter?.metadata ?? {}).length > 0 || (filter?.searchHashes?.length ?? 0) > 0;
+    const tenantKey = byKeys ? await this.#tenantKey(tenantId) : null;
+    return runPage(this.#db, tokenListQuery(this.#quoted, tenantId, filter ?? {}, now, tenantKey), page, (row) => toStoredToken(row, tenantId));
+  }
+
+  /** The tenant's integer key, kept once found (a key, once given, never changes); null while it has none. */
+  async #tenantKey(tenantId: string): Promise<number | null> {
+    let key = this.#tenantKeys.get(tenantId);
+    if (key === undefined) {
+      const { rows } = await this.#db.query(this.#sql.tenantKey, [tenantId]);
+      if (rows.length === 0) return null;
+      key = rows[0]!['key'] as number;
+      if (this.#tenantKeys.size >= MAX_TENANT_KEYS) this.#tenantKeys.clear();
+      this.#tenantKeys.set(tenantId, key);
+    }
+    return key;
   }
 
   updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): Promise<UpdateTokenResult> {
@@ -152,18 +179,12 @@ export class PostgresTokens {
       const current = await tx.query(this.#sql.lockLive, [next.tenantId, next.id, now]);
       if (current.rows.length === 0) return NOT_FOUND;
       const row = current.rows[0]!;
-      if (probesDuplicate(next) && (row['fingerprint'] !== next.fingerprint || row['deduplicate'] !== true)) {
+      const wasDeduplicated = ((row['flags'] as number) & 1) !== 0;
+      if (probesDuplicate(next) && (nullableHashText(row['fingerprint'] as Buffer | null) !== next.fingerprint || !wasDeduplicated)) {
         const duplicate = await this.#findDuplicate(tx, next, now, next.id, dedupeWithin);
         if (duplicate !== null) return { status: 'duplicate', existing: duplicate };
       }
-      await tx.query(this.#sql.replace, [
-        current.rows[0]!['seq'],
-        ...mutableTokenValues(next),
-        metadataDigests(next.metadata),
-        distinct(next.searchHashes),
-        ...auditValues(audit),
-        next.tenantId,
-      ]);
+      await tx.query(this.#sql.replace, [row['seq'], ...mutableTokenValues(next), ...auditValues(audit), row['tenant']]);
       return UPDATED;
     });
   }
@@ -178,7 +199,7 @@ export class PostgresTokens {
     const row = rows[0];
     if (row === undefined) return null;
     return {
-      tenantId: row['tenant_id'] as string,
+      tenantId,
       id: row['id'] as string,
       type: row['type'] as string,
       deletedAt: row['deleted_at'] as number,
@@ -195,7 +216,7 @@ export class PostgresTokens {
     const { rows } = after
       ? await this.#db.query(this.#sql.listCvcDueAfter, [now, checkLimit(limit), after.cvcPurgeAt, after.tenantId, after.id])
       : await this.#db.query(this.#sql.listCvcDue, [now, checkLimit(limit)]);
-    return rows.map(toStoredToken);
+    return rows.map((row) => toStoredToken(row));
   }
 
   async replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null }): Promise<boolean> {
@@ -218,7 +239,7 @@ export class PostgresTokens {
     if (rows.length === 0 && from > 0) ({ rows } = await this.#db.query(this.#sql.listBelowKeyVersion, [tenantId, version, 0, limit]));
     if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!['seq'] as number);
     else this.#keyScanHints.delete(hintKey);
-    return rows.map(toStoredToken);
+    return rows.map((row) => toStoredToken(row, tenantId));
   }
 
   async countTokensBelowKeyVersion(tenantId: string, version: number): Promise<number> {
@@ -254,13 +275,18 @@ export class PostgresTokens {
     }
   }
 
+  /**
+   * Inserts the token (its indexes follow its row); false when the id is taken. A tenant's first
+   * token gives the tenant its key first, in `db` (inside a transaction the key commits with it).
+   */
   async #insert(db: Queryable, token: StoredToken): Promise<boolean> {
     const values = [token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt];
-    const digests = metadataDigests(token.metadata);
-    const hashes = distinct(token.searchHashes);
-    const bare = digests.length === 0 && hashes.length === 0;
-    const { rows } = await db.query(bare ? this.#sql.createBare : this.#sql.create, bare ? values : [...values, digests, hashes]);
-    return rows.length === 1;
+    let { rows } = await db.query(this.#sql.create, values);
+    if (rows[0]!['tenant'] === null) {
+      await db.query(this.#sql.ensureTenantKey, [token.tenantId]);
+      ({ rows } = await db.query(this.#sql.create, values));
+    }
+    return rows[0]!['seq'] !== null;
   }
 
   /**
@@ -268,9 +294,12 @@ export class PostgresTokens {
    * same tenant and id only the first is sent: the others are conflicts whatever its outcome.
    */
   async #insertMany(tokens: readonly StoredToken[]): Promise<boolean[]> {
+    for (const tenantId of new Set(tokens.map((token) => token.tenantId))) {
+      if (this.#keyed.has(tenantId)) continue;
+      await this.#db.query(this.#sql.ensureTenantKey, [tenantId]);
+      this.#keyed.add(tenantId);
+    }
     const columns: unknown[][] = Array.from({ length: MUTABLE_TOKEN_COLUMNS.length + 4 }, () => []);
-    const metadata: [string[], string[], Buffer[]] = [[], [], []];
-    const search: [string[], string[], string[]] = [[], [], []];
     const keys = tokens.map((token) => `${token.tenantId}\u0000${token.id}`);
     const seen = new Set<string>();
     const first = keys.map((key) => !seen.has(key) && seen.add(key) !== undefined);
@@ -278,19 +307,8 @@ export class PostgresTokens {
       if (!first[i]) continue;
       const values = [token.tenantId, token.id, ...mutableTokenValues(token), token.createdBy, token.createdAt];
       for (let c = 0; c < values.length; c++) columns[c]!.push(values[c]);
-      for (const digest of metadataDigests(token.metadata)) {
-        metadata[0].push(token.tenantId);
-        metadata[1].push(token.id);
-        metadata[2].push(digest);
-      }
-      for (const hash of distinct(token.searchHashes)) {
-        search[0].push(token.tenantId);
-        search[1].push(token.id);
-        search[2].push(hash);
-      }
     }
-    const bare = metadata[0].length === 0 && search[0].length === 0;
-    const { rows } = await this.#db.query(bare ? this.#sql.createManyBare : this.#sql.createMany, bare ? columns : [...columns, ...metadata, ...search]);
+    const { rows } = await this.#db.query(this.#sql.createMany, columns);
     const created = new Set(rows.map((row) => `${row['tenant_id'] as string}\u0000${row['id'] as string}`));
     return keys.map((key, i) => first[i]! && created.has(key));
   }
@@ -301,7 +319,7 @@ export class PostgresTokens {
   }
 
   async #findDuplicate(tx: Queryable, token: StoredToken, now: number, exceptId: string | null, within: readonly ContainerScope[] | undefined): Promise<StoredToken | null> {
-    const { rows } = await tx.query(this.#sql.findLiveDuplicate, [token.tenantId, token.fingerprint, token.type, now, exceptId, scopesParam(within)]);
-    return rows.length === 0 ? null : toStoredToken(rows[0]!);
+    const { rows } = await tx.query(this.#sql.findLiveDuplicate, [token.tenantId, hashBytes(token.fingerprint!), token.type, now, exceptId, scopesParam(within)]);
+    return rows.length === 0 ? null : toStoredToken(rows[0]!, token.tenantId);
   }
 }

@@ -1,32 +1,38 @@
 import { createHash } from 'node:crypto';
 import { metadataPairs } from '../sqlite/token-rows.js';
 import type { StoredToken } from '../store.js';
-import { mutableTokenValues as sharedMutableTokenValues } from '../token-values.js';
+import { hashBytes } from '../token-bytes.js';
+import { LEAN_COLUMN_NAMES, leanValues, tokenFields } from '../token-columns.js';
 
-// Token rows as the store's type parsers return them (type-parsers.ts: bytea → Buffer, bigint →
-// number, json → parsed), and the parameters that write them.
+// Token rows of the lean layout (migration-lean-tokens.ts) as the store's type parsers return them
+// (type-parsers.ts: bytea → Buffer, bigint → number), and the parameters that write them. The
+// columns shared with SQLite (defaults left NULL, hashes as bytes) are token-columns.ts's.
 
-/** Every column of a token, for `SELECT ... FROM tokens t`. */
+/** Every column of a token but its tenant, for `SELECT ... FROM tokens t` (the caller knows the tenant). */
 export const TOKEN_COLUMNS =
-  't.seq, t.tenant_id, t.id, t.type, t.ciphertext, t.key_version, t.fingerprint, t.fingerprint_expression, t.mask, ' +
-  't.containers, t.metadata, t.search_indexes, t.search_hashes, t.deduplicate, t.created_by, t.created_at, ' +
-  't.modified_by, t.modified_at, t.expires_at, t.cvc_purge_at';
+  't.seq, t.id, t.type, t.ciphertext, t.key_version, t.fingerprint, t.fingerprint_expression, t.mask, t.containers, t.metadata, ' +
+  't.search_indexes, t.search_hashes, t.flags, t.created_by, t.created_at, t.modified_by, t.modified_at, t.expires_at, t.cvc_purge_at';
 
-export function toStoredToken(row: Record<string, unknown>): StoredToken {
+/** A token from its row; `tenantId` is the tenant the query named (rows carry its integer key, not its id). */
+export function toStoredToken(row: Record<string, unknown>, tenantId = row['tenant_id'] as string): StoredToken {
+  const type = row['type'] as string;
   return {
-    tenantId: row['tenant_id'] as string,
+    tenantId,
     id: row['id'] as string,
-    type: row['type'] as string,
+    type,
     ciphertext: row['ciphertext'] as Buffer,
     keyVersion: row['key_version'] as number,
-    fingerprint: row['fingerprint'] as string | null,
-    fingerprintExpression: row['fingerprint_expression'] as string | null,
-    mask: row['mask'] ?? null,
-    containers: row['containers'] as string[],
-    metadata: row['metadata'] as Record<string, string>,
-    searchIndexes: row['search_indexes'] as string[],
-    searchHashes: row['search_hashes'] as string[],
-    deduplicate: row['deduplicate'] as boolean,
+    ...tokenFields(
+      type,
+      row['fingerprint'] as Buffer | null,
+      row['fingerprint_expression'] as string | null,
+      row['mask'] as string | null,
+      row['containers'] as string | null,
+      row['metadata'] as string | null,
+      row['search_indexes'] as string | null,
+      row['search_hashes'] as Buffer | null,
+      row['flags'] as number,
+    ),
     createdBy: row['created_by'] as string,
     createdAt: row['created_at'] as number,
     modifiedBy: row['modified_by'] as string | null,
@@ -39,20 +45,14 @@ export function toStoredToken(row: Record<string, unknown>): StoredToken {
 /**
  * The columns an update replaces (everything but the identity and the creation stamp), each with
  * the SQL type its parameter is cast to: an INSERT ... SELECT does not infer parameter types from
- * the target columns.
+ * the target columns. `lookup` holds the token's lookup keys (lookupKeys).
  */
 export const MUTABLE_TOKEN_COLUMNS: readonly (readonly [column: string, type: string])[] = Object.freeze([
   ['type', 'text'],
   ['ciphertext', 'bytea'],
   ['key_version', 'int4'],
-  ['fingerprint', 'text'],
-  ['fingerprint_expression', 'text'],
-  ['mask', 'json'],
-  ['containers', 'jsonb'],
-  ['metadata', 'json'],
-  ['search_indexes', 'json'],
-  ['search_hashes', 'json'],
-  ['deduplicate', 'boolean'],
+  ...LEAN_COLUMN_NAMES.map((column) => [column, column === 'fingerprint' || column === 'search_hashes' ? 'bytea' : column === 'flags' ? 'int2' : 'text'] as const),
+  ['lookup', 'bytea'],
   ['modified_by', 'text'],
   ['modified_at', 'int8'],
   ['expires_at', 'int8'],
@@ -61,12 +61,26 @@ export const MUTABLE_TOKEN_COLUMNS: readonly (readonly [column: string, type: st
 
 /** The values of MUTABLE_TOKEN_COLUMNS, in order. */
 export function mutableTokenValues(token: StoredToken): unknown[] {
-  return sharedMutableTokenValues(token, (flag) => flag);
+  return [
+    token.type,
+    token.ciphertext,
+    token.keyVersion,
+    ...leanValues(token),
+    lookupKeys(token.metadata, token.searchHashes),
+    token.modifiedBy ?? null,
+    token.modifiedAt ?? null,
+    token.expiresAt ?? null,
+    token.cvcPurgeAt ?? null,
+  ];
 }
 
+/** Bytes of one lookup key (before the tenant's 4 bytes that token_lookup_keys puts in front). */
+export const LOOKUP_KEY_BYTES = 32;
+
 /**
- * The digest a lower-cased metadata pair is indexed by (migrations.ts). Pairs are lower-cased and
- * de-duplicated exactly as the SQLite store does, so both stores match the same filters.
+ * The digest a lower-cased metadata pair is looked up by. Pairs are lower-cased and de-duplicated
+ * exactly as the SQLite store does (in JavaScript, whatever the database's locale), so both stores
+ * match the same filters; a fixed 32 bytes keeps a 1024-character value's key small.
  */
 export function pairDigest(key: string, value: string): Buffer {
   return createHash('sha256')
@@ -74,9 +88,20 @@ export function pairDigest(key: string, value: string): Buffer {
     .digest();
 }
 
-/** The token_metadata rows of a metadata map (and the terms of a metadata filter). */
-export function metadataDigests(metadata: Record<string, string> | null | undefined): Buffer[] {
-  return metadataPairs(metadata ?? {}).map(([key, value]) => pairDigest(key, value));
+/** A search value's key: the blind index value's 32 bytes, or a digest of a value that is not one. */
+function searchKey(value: string): Buffer {
+  const bytes = hashBytes(value);
+  return bytes.length === LOOKUP_KEY_BYTES ? bytes : createHash('sha256').update('search\u0000').update(bytes).digest();
+}
+
+/**
+ * A token's lookup keys, the GIN index's entries (migration-lean-tokens.ts), as one value: its
+ * metadata pairs' digests, then its distinct search values' keys, 32 bytes each; null for none. A
+ * filter's terms are built the same way, so a list by metadata or search value is one `@>` test.
+ */
+export function lookupKeys(metadata: Record<string, string> | null | undefined, searchHashes: readonly string[] | null | undefined): Buffer | null {
+  const keys = [...metadataPairs(metadata ?? {}).map(([key, value]) => pairDigest(key, value)), ...distinct(searchHashes).map(searchKey)];
+  return keys.length === 0 ? null : Buffer.concat(keys);
 }
 
 /** Distinct values, in first-seen order. */
