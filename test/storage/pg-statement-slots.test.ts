@@ -101,7 +101,9 @@ describe.skipIf(PG_URL === undefined)(`PostgreSQL statement names under a flood 
       const texts = [...names].filter(([text]) => !before.has(text) && /\.tokens t\b/.test(text) && text.startsWith('SELECT'));
       // The probe is real: the tenant made more distinct statement texts than the store names.
       expect(shapes).toBeGreaterThan(MAX_NAMED_STATEMENTS);
-      expect(new Set(texts.map(([text]) => text)).size).toBeGreaterThan(MAX_NAMED_STATEMENTS / 2);
+      // The lean PostgreSQL layout matches any number of metadata terms, ids or types with one array
+      // each, so these requests make only tens of texts; the budget itself is the unit test above.
+      expect(new Set(texts.map(([text]) => text)).size).toBeGreaterThan(16);
       // Caller-shaped texts draw on their own, smaller set of names.
       expect(texts.filter(([, name]) => name !== undefined).length).toBeLessThanOrEqual(MAX_NAMED_SHAPED_STATEMENTS);
 
