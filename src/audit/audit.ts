@@ -52,6 +52,11 @@ export class AuditLog {
   readonly #auditKey: AuditKeySource | undefined;
   /** Tenants whose entries were written unsealed (inside a token write) since the last flush. */
   #unsealed = new Set<string>();
+  /**
+   * Every tenant whose entries a token transaction wrote here: a flush may take a tenant from
+   * #unsealed before that transaction commits, so close() seals them all once more.
+   */
+  #written = new Set<string>();
 
   constructor(store: Store, clock: Clock, logger: Logger, options: { flushMs?: number; maxBatch?: number; maxQueued?: number; auditKey?: AuditKeySource } = {}) {
     this.#store = store;
@@ -75,6 +80,7 @@ export class AuditLog {
   entry(input: AuditRecordInput): AuditEntry {
     if (this.#auditKey !== undefined && !this.#closed) {
       this.#unsealed.add(input.tenantId);
+      this.#written.add(input.tenantId);
       this.#schedule();
     }
     // Spelled out rather than spread: this runs on every token operation.
@@ -195,6 +201,16 @@ export class AuditLog {
     // Entries recorded while that flush was in flight (the store still open) are stored too, unless
     // it failed (no second wait on a store that is down). Later entries are refused by record().
     if ((this.#queue.length > 0 || this.#unsealed.size > 0) && !this.#backingOff) await this.flush();
+    if (this.#written.size > 0 && !this.#backingOff) {
+      const written = [...this.#written];
+      this.#written.clear();
+      // Left unsealed, the sweep of a later run seals them; a failing store must not fail the close.
+      await this.seal(written).catch((error: unknown) =>
+        this.#logger.warn('audit seal at close failed; the next sweep seals the entries', {
+          error: error instanceof VaultError ? error.code : error instanceof Error ? error.name : typeof error,
+        }),
+      );
+    }
     if (this.#queue.length === 0) return;
     this.#drop(this.#queue.length, 'audit entries dropped: the store failed at close');
     this.#queue = [];
