@@ -13,9 +13,10 @@
 // requests answered (Linux). FLOOR_ROUNDS (default 5), FLOOR_SECONDS per server and round (default
 // 3), FLOOR_ONLY=http|reactors|concurrency; BENCH_DIST=<dist> measures another build; FLOOR_SERVER
 // names the floor (default ../shared/bench/floor.mjs beside the checkout's parent). The reactor row
-// has its own FLOOR_REACTOR_ROUNDS (default 15) and FLOOR_REACTOR_SAMPLES (calls per p50, default
-// 500): each of its rounds takes well under a second, and with 5 rounds of 200 the row moved by
-// more than a change would.
+// has its own FLOOR_REACTOR_ROUNDS (default 15), FLOOR_REACTOR_SAMPLES (calls of each side per
+// round, default 500) and FLOOR_REACTOR_BLOCK (calls in a row before the sides alternate, default
+// 25): its rounds are short, so more of them and longer ones cost little, and the former 5 rounds
+// of 200 moved by more than a change would (docs/performance.md, "The reactor row").
 //   npm run build && node test/bench/floor-table.mjs
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
