@@ -177,7 +177,8 @@ async function p50(fn, n) {
  * after one idle turn: a change in the machine's load during the round falls on both sides alike
  * instead of on whichever ran in that stretch. Blocks, not single calls: alternating call by call
  * gives the sandbox worker the floor's whole call as idle time to prepare its next context, and
- * leaves the invoke's garbage to be collected during the floor's calls; both flatter the ratio.
+ * likely leaves the invoke's garbage to be collected during the floor's calls; both flatter the
+ * ratio (docs/performance.md, "The reactor row").
  */
 async function p50Pair(a, b, n) {
   const samples = [[], []];
