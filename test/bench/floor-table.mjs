@@ -12,7 +12,11 @@
 // Server CPU per request: user + system time from /proc/<pid>/stat over a round, divided by the
 // requests answered (Linux). FLOOR_ROUNDS (default 5), FLOOR_SECONDS per server and round (default
 // 3), FLOOR_ONLY=http|reactors|concurrency; BENCH_DIST=<dist> measures another build; FLOOR_SERVER
-// names the floor (default ../shared/bench/floor.mjs beside the checkout's parent).
+// names the floor (default ../shared/bench/floor.mjs beside the checkout's parent). The reactor row
+// has its own FLOOR_REACTOR_ROUNDS (default 15), FLOOR_REACTOR_SAMPLES (calls of each side per
+// round, default 500) and FLOOR_REACTOR_BLOCK (calls in a row before the sides alternate, default
+// 25): its rounds are short, so more of them and longer ones cost little, and the former 5 rounds
+// of 200 moved by more than a change would (docs/performance.md, "The reactor row").
 //   npm run build && node test/bench/floor-table.mjs
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,6 +33,9 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIST = process.env.BENCH_DIST ? resolve(process.env.BENCH_DIST) : join(ROOT, 'dist');
 const ROUNDS = Number(process.env.FLOOR_ROUNDS ?? 5);
 const SECONDS = Number(process.env.FLOOR_SECONDS ?? 3);
+const REACTOR_ROUNDS = Number(process.env.FLOOR_REACTOR_ROUNDS ?? 15);
+const REACTOR_SAMPLES = Number(process.env.FLOOR_REACTOR_SAMPLES ?? 500);
+const BLOCK = Number(process.env.FLOOR_REACTOR_BLOCK ?? 25);
 const CONNECTIONS = 32;
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 };
 const CREATE_BODY = JSON.stringify({ type: 'card', data: CARD, deduplicate_token: false });
@@ -165,6 +172,27 @@ async function p50(fn, n) {
   return median(samples);
 }
 
+/**
+ * p50 ms of `a` and of `b` over `n` calls of each, in alternating blocks of BLOCK calls, each call
+ * after one idle turn: a change in the machine's load during the round falls on both sides alike
+ * instead of on whichever ran in that stretch. Blocks, not single calls: alternating call by call
+ * gives the sandbox worker the floor's whole call as idle time to prepare its next context, and
+ * likely leaves the invoke's garbage to be collected during the floor's calls; both flatter the
+ * ratio (docs/performance.md, "The reactor row").
+ */
+async function p50Pair(a, b, n) {
+  const samples = [[], []];
+  const fns = [a, b];
+  for (let i = 0; i < 2 * n; i++) {
+    const which = Math.floor(i / BLOCK) % 2;
+    await new Promise((r) => setImmediate(r));
+    const start = process.hrtime.bigint();
+    await fns[which]();
+    samples[which].push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return [median(samples[0]), median(samples[1])];
+}
+
 /** Row 3 (and raw QuickJS without the prelude as information). */
 async function reactorRow(rows) {
   const { CODE, rawBaseline } = await import('./reactors.mjs');
@@ -183,17 +211,16 @@ async function reactorRow(rows) {
     }
     const ratio = [];
     const ms = { invoke: [], floor: [], raw: [] };
-    for (let r = 0; r < ROUNDS; r++) {
-      const f = await p50(floor, 200);
-      const v = await p50(invoke, 200);
-      const w = await p50(raw, 200);
+    for (let r = 0; r < REACTOR_ROUNDS; r++) {
+      const [f, v] = await p50Pair(floor, invoke, REACTOR_SAMPLES);
+      const w = await p50(raw, REACTOR_SAMPLES);
       ms.floor.push(f);
       ms.invoke.push(v);
       ms.raw.push(w);
       ratio.push(v / f);
     }
     rows.push([
-      'reactor invoke p50, 1 in flight, 1 card: of raw QuickJS + prelude + eval + dispose',
+      `reactor invoke p50, 1 in flight, 1 card: of raw QuickJS + prelude + eval + dispose (${REACTOR_ROUNDS} rounds of ${REACTOR_SAMPLES})`,
       `${median(ratio).toFixed(2)}x [${range(ratio)}]`,
       `${median(ms.invoke).toFixed(3)} / ${median(ms.floor).toFixed(3)} ms`,
     ]);
