@@ -5,7 +5,8 @@
  * included. A pure function: no store involved.
  */
 import { describe, expect, it } from 'vitest';
-import { linkText } from '../../src/audit/audit-chain.js';
+import { createHash } from 'node:crypto';
+import { linkHexes, linkText } from '../../src/audit/audit-chain.js';
 import type { StoredAuditEntry } from '../../src/storage/store.js';
 
 const PREVIOUS = 'ab'.repeat(32);
@@ -63,5 +64,22 @@ describe('audit chain hash text', () => {
       const e = entry({ resourceId: chars.join(''), detail: n % 2 === 0 ? null : chars.reverse().join('') });
       expect(linkText(PREVIOUS, n, e)).toBe(reference(n, e));
     }
+  });
+});
+
+describe('audit chain hashes of a batch', () => {
+  it('equal SHA-256 of the reference text, entry after entry, when the repeated fields change and change back', () => {
+    const fields = ['a', 'b"q', 'a'];
+    const run = Array.from({ length: 9 }, (_, i) =>
+      entry({ seq: 100 + i, actor: fields[i % 3]!, operation: fields[(i >> 1) % 3]!, outcome: i % 4 === 0 ? 'failure' : 'success', tenantId: i < 5 ? 't1' : 't\n2' }),
+    );
+    let previous = PREVIOUS;
+    const expected = run.map(
+      (e, i) =>
+        (previous = createHash('sha256')
+          .update(previous + JSON.stringify([10 + i + 1, e.seq, e.tenantId, e.actor, e.operation, e.resourceId, e.outcome, e.detail, e.at]), 'utf8')
+          .digest('hex')),
+    );
+    expect(linkHexes(PREVIOUS, 10, run)).toEqual(expected);
   });
 });
