@@ -50,13 +50,8 @@ export class AuditLog {
   /** Set by close(): the store is about to close, so later entries cannot be stored. */
   #closed = false;
   readonly #auditKey: AuditKeySource | undefined;
-  /** Tenants whose entries were written unsealed (inside a token write) since the last flush. */
+  /** Tenants whose entries token transactions wrote unsealed, and committed, since the last flush. */
   #unsealed = new Set<string>();
-  /**
-   * Every tenant whose entries a token transaction wrote here: a flush may take a tenant from
-   * #unsealed before that transaction commits, so close() seals them all once more.
-   */
-  #written = new Set<string>();
 
   constructor(store: Store, clock: Clock, logger: Logger, options: { flushMs?: number; maxBatch?: number; maxQueued?: number; auditKey?: AuditKeySource } = {}) {
     this.#store = store;
@@ -76,13 +71,11 @@ export class AuditLog {
     return { queued: this.#queue.length, flushFailures: this.#flushFailures, droppedEntries: this.#droppedEntries };
   }
 
-  /** An entry stamped with the clock, for a store call that writes it atomically with its change. */
+  /**
+   * An entry stamped with the clock, for a store call that writes it atomically with its change.
+   * The caller reports the commit with committed(): only then can a flush see the entry to seal it.
+   */
   entry(input: AuditRecordInput): AuditEntry {
-    if (this.#auditKey !== undefined && !this.#closed) {
-      this.#unsealed.add(input.tenantId);
-      this.#written.add(input.tenantId);
-      this.#schedule();
-    }
     // Spelled out rather than spread: this runs on every token operation.
     return {
       tenantId: input.tenantId,
@@ -93,6 +86,18 @@ export class AuditLog {
       detail: input.detail ?? null,
       at: this.#clock.now(),
     };
+  }
+
+  /**
+   * Marks the tenant of `entry` (from entry()) for the next flush to seal, once the transaction
+   * that wrote it committed. Marked before the commit, a flush could take the tenant while the
+   * entry is not visible yet and leave it unsealed until the sweep. Harmless when the
+   * transaction wrote nothing (that flush finds nothing to seal).
+   */
+  committed(entry: AuditEntry): void {
+    if (this.#auditKey === undefined || this.#closed) return;
+    this.#unsealed.add(entry.tenantId);
+    this.#schedule();
   }
 
   /** Queues an entry for the next batch. */
@@ -201,16 +206,6 @@ export class AuditLog {
     // Entries recorded while that flush was in flight (the store still open) are stored too, unless
     // it failed (no second wait on a store that is down). Later entries are refused by record().
     if ((this.#queue.length > 0 || this.#unsealed.size > 0) && !this.#backingOff) await this.flush();
-    if (this.#written.size > 0 && !this.#backingOff) {
-      const written = [...this.#written];
-      this.#written.clear();
-      // Left unsealed, the sweep of a later run seals them; a failing store must not fail the close.
-      await this.seal(written).catch((error: unknown) =>
-        this.#logger.warn('audit seal at close failed; the next sweep seals the entries', {
-          error: error instanceof VaultError ? error.code : error instanceof Error ? error.name : typeof error,
-        }),
-      );
-    }
     if (this.#queue.length === 0) return;
     this.#drop(this.#queue.length, 'audit entries dropped: the store failed at close');
     this.#queue = [];

@@ -261,6 +261,7 @@ export class TokenService {
       requireDedupeOverOwnData(caller, current, next, patch, merged);
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:update', resourceId: current.id, outcome: 'success' });
       const result = await this.#store.updateToken(next, audit, now, next.deduplicate ? dedupeScopes(caller) : undefined);
+      this.#audit.committed(audit);
       if (result.status === 'not_found') throw new NotFoundError('Token', String(id));
       if (result.status === 'duplicate') return this.#viewer.duplicate(caller, keys, result.existing, now, transform, budget);
       await this.#emit(caller, 'token.updated', next);
@@ -279,9 +280,9 @@ export class TokenService {
       if (!token) throw new NotFoundError('Token', String(id));
       requireTokenTransform(caller, 'token:delete', token.containers, String(id));
       const audit = this.#audit.entry({ tenantId: caller.tenantId, actor: caller.applicationId, operation: 'token:delete', resourceId: token.id, outcome: 'success' });
-      if (!(await this.#store.deleteToken(caller.tenantId, token.id, caller.applicationId, audit, now))) {
-        throw new NotFoundError('Token', String(id));
-      }
+      const deleted = await this.#store.deleteToken(caller.tenantId, token.id, caller.applicationId, audit, now);
+      this.#audit.committed(audit);
+      if (!deleted) throw new NotFoundError('Token', String(id));
       await this.#emit(caller, 'token.deleted', token);
     });
   }

@@ -181,6 +181,23 @@ describeEachStore('audit chain', (store) => {
     expect(await verifyOne(vault, { pendingGraceMs: 0 })).toMatchObject({ broken: null, pendingSeal: 0 });
   });
 
+  it('seals an entry whose token transaction commits after a flush took its tenant, at the next flush (not only at close)', async () => {
+    const vault = await store.vault({ auditFlushMs: 60_000 });
+    const app = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });
+    const token = await vault.tokens.create(app, { type: 'token', data: 'x' });
+    await flushed(vault);
+    // The real store's delete, with a flush run between the entry's creation and its commit.
+    const target = vault.store as unknown as { deleteToken: Store['deleteToken'] };
+    const deleteToken = target.deleteToken.bind(vault.store);
+    target.deleteToken = async (...args) => {
+      await flushed(vault);
+      return deleteToken(...args);
+    };
+    await vault.tokens.delete(app, token.id);
+    await flushed(vault);
+    expect(await verifyOne(vault, { pendingGraceMs: 0 })).toMatchObject({ broken: null, pendingSeal: 0 });
+  });
+
   it('seals the boundary of the entries older than the chain in a chain-start entry; raising it, or clearing the chain to hide behind it, is a head break', async () => {
     // No background flush between the changes below (entries are flushed when listed).
     const vault = await store.vault({ auditFlushMs: 60_000 });
