@@ -30,12 +30,20 @@ function jsonField(value: string | number | null): string {
   return PLAIN_JSON_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
 }
 
+/** Quotes the fields that may repeat from one entry to the next (slots 0-3: tenant, actor, operation, outcome). */
+interface FieldQuoter {
+  of(slot: number, value: string): string;
+}
+
+/** Each field quoted afresh: one entry's text alone (verification), with nothing kept between calls. */
+const QUOTE_EACH: FieldQuoter = { of: (_slot, value) => jsonField(value) };
+
 /**
  * The JSON text of the fields that repeat from one entry to the next in a batch (tenant, actor,
  * operation, outcome): each is quoted again only when it differs from the previous entry's, since
  * quoting (its check for characters JSON escapes) was most of the text's cost.
  */
-export class RepeatedFields {
+class RepeatedFields implements FieldQuoter {
   #values: (string | null)[] = [null, null, null, null];
   #texts: string[] = ['', '', '', ''];
 
@@ -56,7 +64,7 @@ export class RepeatedFields {
  * resourceId, outcome, detail, at])` (test/audit/audit-chain-format.test.ts), at a fraction of the
  * CPU of the array's stringify, which ran for every audited read (docs/performance.md).
  */
-export function linkText(previousHex: string, index: number, entry: StoredAuditEntry, repeated: RepeatedFields = new RepeatedFields()): string {
+export function linkText(previousHex: string, index: number, entry: StoredAuditEntry, repeated: FieldQuoter = QUOTE_EACH): string {
   return (
     previousHex +
     '[' +
@@ -82,7 +90,7 @@ export function linkText(previousHex: string, index: number, entry: StoredAuditE
 }
 
 /** An entry's hash (hex): one one-shot SHA-256 of linkText (a hash object per entry costs several times more). */
-function linkHex(previousHex: string, index: number, entry: StoredAuditEntry, repeated?: RepeatedFields): string {
+function linkHex(previousHex: string, index: number, entry: StoredAuditEntry, repeated?: FieldQuoter): string {
   return hash('sha256', linkText(previousHex, index, entry, repeated), 'hex');
 }
 
