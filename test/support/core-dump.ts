@@ -16,7 +16,8 @@ export const GCORE_SKIP_REASON = 'gcore is not installed (apt-get install gdb)';
 /**
  * Core dump scans run when TOKENVAULT_TEST_CORE_DUMPS=1: a dump of a serving process is hundreds of
  * megabytes (an idle node process: 680 MB in 7.5 s), and on a loaded 2-core machine one took
- * minutes, more than the suite's budget (docs/testing.md). Asked for and gcore missing: a failure.
+ * minutes, more than the suite's budget; `.ci/run` runs them in a step of its own after the suite
+ * (docs/testing.md, "Outside the suite"). Asked for and gcore missing: a failure.
  */
 const asked = process.env['TOKENVAULT_TEST_CORE_DUMPS'] === '1';
 export const itWithGcore: typeof it = (asked ? it : it.skip) as typeof it;
