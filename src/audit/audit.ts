@@ -142,7 +142,13 @@ export class AuditLog {
     const keys = new Map<string, Buffer>();
     const extra = [...tenants];
     for (const tenantId of extra) if (!keys.has(tenantId)) keys.set(tenantId, await this.#auditKey(tenantId));
-    for (const entry of batch) if (!keys.has(entry.tenantId)) keys.set(entry.tenantId, await this.#auditKey(entry.tenantId));
+    // Entries of one tenant mostly follow each other: a lookup per change of tenant, not per entry.
+    let previous: string | undefined;
+    for (const { tenantId } of batch) {
+      if (tenantId === previous) continue;
+      previous = tenantId;
+      if (!keys.has(tenantId)) keys.set(tenantId, await this.#auditKey(tenantId));
+    }
     return chainSealer(keys, extra, this.#clock.now());
   }
 

@@ -1,4 +1,4 @@
-import { needsChainStart } from '../audit-chain-store.js';
+import { needsChainStart, storedEntry } from '../audit-chain-store.js';
 import type { AuditChainHead, AuditEntry, AuditSeal, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
 import type { Queryable } from './pg-executor.js';
 
@@ -90,7 +90,7 @@ export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: 
   const newCount = starting.length + fresh.length;
   const seqs = newCount === 0 ? [] : (await tx.query(sql.nextSeqs, [newCount])).rows.map((r) => r['seq'] as number);
   const byTenant = new Map<string, StoredAuditEntry[]>(tenants.map((t) => [t, []]));
-  starting.forEach((t, i) => byTenant.get(t)!.push({ ...sealer.start(heads.get(t)!), seq: seqs[i]! }));
+  starting.forEach((t, i) => byTenant.get(t)!.push(storedEntry(sealer.start(heads.get(t)!), seqs[i]!)));
   const pendingRows = (await tx.query(sql.pending, [tenants, tenants.map((t) => heads.get(t)!.legacyThrough)])).rows;
   /** The entries already stored, which are sealed in place rather than inserted. */
   const stored = new Set<StoredAuditEntry>();
@@ -99,7 +99,7 @@ export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: 
     byTenant.get(entry.tenantId)!.push(entry);
     stored.add(entry);
   }
-  fresh.forEach((e, i) => byTenant.get(e.tenantId)!.push({ ...e, seq: seqs[starting.length + i]! }));
+  fresh.forEach((e, i) => byTenant.get(e.tenantId)!.push(storedEntry(e, seqs[starting.length + i]!)));
   const sealedPending: [string, number, AuditSeal][] = [];
   const inserted: [StoredAuditEntry, AuditSeal][] = [];
   const moved: AuditChainHead[] = [];

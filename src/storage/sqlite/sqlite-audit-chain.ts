@@ -1,4 +1,4 @@
-import { needsChainStart } from '../audit-chain-store.js';
+import { needsChainStart, storedEntry } from '../audit-chain-store.js';
 import type { AuditChainHead, AuditEntry, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
 import { insertAuditBatch, insertSealedBatch } from './audit-sql.js';
 import type { StatementCache } from './statement-cache.js';
@@ -85,8 +85,8 @@ export class SqliteAuditChain {
     let seq = (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq;
     for (const [tenantId, fresh] of byTenant) {
       const head = this.head(tenantId);
-      const start = needsChainStart(head) ? { ...sealer.start(head), seq: ++seq } : null;
-      const stored = fresh.map((e): StoredAuditEntry => ({ ...e, seq: ++seq }));
+      const start = needsChainStart(head) ? storedEntry(sealer.start(head), ++seq) : null;
+      const stored = fresh.map((e) => storedEntry(e, ++seq));
       this.#extend(head, stored, sealer, start);
     }
   }
@@ -113,7 +113,7 @@ export class SqliteAuditChain {
   /** The head of a tenant for a seal outside append (retention), with its chain-start entry when its chain begins now. */
   #begin(tenantId: string, sealer: AuditSealer): AuditChainHead {
     const head = this.head(tenantId);
-    const start = needsChainStart(head) ? { ...sealer.start(head), seq: (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq + 1 } : null;
+    const start = needsChainStart(head) ? storedEntry(sealer.start(head), (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq + 1) : null;
     return this.#extend(head, [], sealer, start);
   }
 
@@ -137,7 +137,7 @@ export class SqliteAuditChain {
       // them, records its hash, and the first entry kept links to that hash.
       const seq = (s.get(LAST_SEQ).get() as { seq: number }).seq + 1;
       const checkpoint = sealer.checkpoint(head, { through, hash: last!.chain_hash, removed: sealedGone });
-      head = this.#extend(head, [{ ...checkpoint, seq }], sealer, null);
+      head = this.#extend(head, [storedEntry(checkpoint, seq)], sealer, null);
       s.get('DELETE FROM audit_log WHERE tenant_id = ? AND chain_index <= ?').run(tenantId, through);
     }
     // Entries older than the chain were never part of it: they leave without a checkpoint.
