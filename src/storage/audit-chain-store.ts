@@ -60,23 +60,6 @@ export interface AuditSealer {
   start(head: AuditChainHead): AuditEntry;
 }
 
-/**
- * An entry given the seq it is stored under. Every stored entry the chain seals is built in this one
- * field order (the stores' row mappers write the same), so the sealer's and the inserts' loops see
- * objects of one shape; a spread (`{ ...entry, seq }`) gave a second shape and made those loops
- * several times slower per entry (docs/performance.md).
- */
-export const storedEntry = (entry: AuditEntry, seq: number): StoredAuditEntry => ({
-  seq,
-  tenantId: entry.tenantId,
-  actor: entry.actor,
-  operation: entry.operation,
-  resourceId: entry.resourceId,
-  outcome: entry.outcome,
-  detail: entry.detail,
-  at: entry.at,
-});
-
 /** Whether the tenant's next seal must begin with its chain-start entry (AuditSealer.start). */
 export const needsChainStart = (head: AuditChainHead): boolean => head.index === 0 && head.legacyThrough > 0;
 

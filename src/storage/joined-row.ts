@@ -2,7 +2,7 @@
 // records read back with their own row mappers (Store.getReactorAndFormula in both stores).
 
 /**
- * `t.a, t.b` (a column list over alias `t`, as record-rows.ts declare them) as the same columns of
+ * `t.a, t.b` (a column list over alias `t`, as the row modules of areas/ declare them) as the same columns of
  * alias `alias`, each renamed `<alias>_<column>`.
  * @example aliasedColumns('t.seq, t.id', 'f') // 'f.seq AS f_seq, f.id AS f_id'
  */

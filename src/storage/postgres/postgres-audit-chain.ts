@@ -1,35 +1,9 @@
-import { needsChainStart, storedEntry } from '../audit-chain-store.js';
-import type { AuditChainHead, AuditEntry, AuditSeal, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
+import { needsChainStart } from '../audit-chain-store.js';
+import { AUDIT_ENTRY_COLUMNS, CHAINED_AUDIT_COLUMNS, storedEntry, toAuditHead, toStoredAudit } from '../areas/audit-rows.js';
+import type { AuditChainHead, AuditEntry, AuditSeal, AuditSealer, StoredAuditEntry } from '../store.js';
 import type { Queryable } from './pg-executor.js';
 
-const ENTRY = 'seq, tenant_id, actor, operation, resource_id, outcome, detail, at';
-export const CHAINED_COLUMNS = `${ENTRY}, chain_index, chain_hash, chain_mac`;
 const HEAD_COLUMNS = 'tenant_id, chain_index, chain_hash, legacy_through';
-
-type Row = Record<string, unknown>;
-
-export const toStored = (row: Row): StoredAuditEntry => ({
-  seq: row['seq'] as number,
-  tenantId: row['tenant_id'] as string,
-  actor: row['actor'] as string,
-  operation: row['operation'] as string,
-  resourceId: row['resource_id'] as string | null,
-  outcome: row['outcome'] as 'success' | 'failure',
-  detail: row['detail'] as string | null,
-  at: row['at'] as number,
-});
-
-export const toChained = (row: Row): ChainedAuditEntry => ({
-  ...toStored(row),
-  seal: row['chain_index'] == null ? null : { index: row['chain_index'] as number, hash: row['chain_hash'] as Buffer, mac: (row['chain_mac'] as Buffer | null) ?? null },
-});
-
-export const toHead = (row: Row): AuditChainHead => ({
-  tenantId: row['tenant_id'] as string,
-  index: row['chain_index'] as number,
-  hash: row['chain_hash'] as Buffer | null,
-  legacyThrough: row['legacy_through'] as number,
-});
 
 /** The chain's statements for a schema (`s`: its quoted name). */
 export function auditChainStatements(s: string) {
@@ -43,13 +17,13 @@ export function auditChainStatements(s: string) {
       `ON CONFLICT (tenant_id) DO UPDATE SET chain_index = ${s}.audit_heads.chain_index RETURNING ${HEAD_COLUMNS}`,
     /** The unsealed entries of the tenants $1 past their legacy boundaries $2, by tenant and seq. */
     pending:
-      `SELECT a.${ENTRY.split(', ').join(', a.')} FROM ${s}.audit_log a JOIN unnest($1::text[], $2::int8[]) AS h(t, legacy) ON a.tenant_id = h.t ` +
+      `SELECT a.${AUDIT_ENTRY_COLUMNS.split(', ').join(', a.')} FROM ${s}.audit_log a JOIN unnest($1::text[], $2::int8[]) AS h(t, legacy) ON a.tenant_id = h.t ` +
       'WHERE a.chain_index IS NULL AND a.seq > h.legacy ORDER BY a.tenant_id, a.seq',
     /** $1 seqs for new entries, chosen before they are written so their hashes can cover them. */
     nextSeqs: `SELECT nextval(pg_get_serial_sequence('${s}.audit_log', 'seq')) AS seq FROM generate_series(1, $1::int4)`,
     /** Eleven arrays, one per column. */
     insertSealed:
-      `INSERT INTO ${s}.audit_log (${CHAINED_COLUMNS}) OVERRIDING SYSTEM VALUE ` +
+      `INSERT INTO ${s}.audit_log (${CHAINED_AUDIT_COLUMNS}) OVERRIDING SYSTEM VALUE ` +
       'SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int8[], $9::int8[], $10::bytea[], $11::bytea[])',
     /** $1 tenants, $2 seqs, $3 positions, $4 hashes, $5 MACs. */
     seal:
@@ -59,9 +33,9 @@ export function auditChainStatements(s: string) {
     setHeads: `UPDATE ${s}.audit_heads h SET chain_index = u.i, chain_hash = u.h FROM unnest($1::text[], $2::int8[], $3::bytea[]) AS u(t, i, h) WHERE h.tenant_id = u.t`,
     head: `SELECT ${HEAD_COLUMNS} FROM ${s}.audit_heads WHERE tenant_id = $1`,
     tenants: `SELECT tenant_id FROM ${s}.audit_heads UNION SELECT DISTINCT tenant_id FROM ${s}.audit_log ORDER BY 1`,
-    chain: `SELECT ${CHAINED_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index > $2 ORDER BY chain_index LIMIT $3`,
-    unsealed: `SELECT ${CHAINED_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NULL AND seq > $2 ORDER BY seq LIMIT $3`,
-    since: `SELECT ${CHAINED_COLUMNS} FROM ${s}.audit_log WHERE seq > $1 AND at >= $2 ORDER BY seq LIMIT $3`,
+    chain: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index > $2 ORDER BY chain_index LIMIT $3`,
+    unsealed: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NULL AND seq > $2 ORDER BY seq LIMIT $3`,
+    since: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE seq > $1 AND at >= $2 ORDER BY seq LIMIT $3`,
     keepFrom: `SELECT min(chain_index) AS i FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NOT NULL AND at >= $2`,
     hashAt: `SELECT chain_hash FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index = $2`,
     countCut: `SELECT count(*)::int8 AS n FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index <= $2`,
@@ -83,7 +57,7 @@ export type AuditChainStatements = ReturnType<typeof auditChainStatements>;
 export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: readonly AuditEntry[], sealer: AuditSealer): Promise<Map<string, AuditChainHead>> {
   const tenants = [...new Set([...sealer.tenants, ...fresh.map((e) => e.tenantId)])].sort();
   const heads = new Map<string, AuditChainHead>();
-  for (const row of (await tx.query(sql.lockHeads, [tenants])).rows) heads.set(row['tenant_id'] as string, toHead(row));
+  for (const row of (await tx.query(sql.lockHeads, [tenants])).rows) heads.set(row['tenant_id'] as string, toAuditHead(row));
   // Each tenant's entries in chain order: its chain-start entry when its chain begins now, its
   // unsealed entries, then the fresh ones. Entries not stored yet (chain-start, fresh) get seqs here.
   const starting = tenants.filter((t) => needsChainStart(heads.get(t)!));
@@ -95,7 +69,7 @@ export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: 
   /** The entries already stored, which are sealed in place rather than inserted. */
   const stored = new Set<StoredAuditEntry>();
   for (const row of pendingRows) {
-    const entry = toStored(row);
+    const entry = toStoredAudit(row);
     byTenant.get(entry.tenantId)!.push(entry);
     stored.add(entry);
   }

@@ -1,9 +1,9 @@
 import type { AuditChainHead, AuditEntry, AuditFilter, AuditSealer, ChainedAuditEntry, PageRequest, PageResult, StoredAuditEntry } from '../store.js';
-import { type AuditChainStatements, auditChainStatements, pruneInto, sealInto, toChained, toHead, toStored } from './postgres-audit-chain.js';
+import { AUDIT_ENTRY_COLUMNS, toAuditHead, toChainedAudit, toStoredAudit } from '../areas/audit-rows.js';
+import { type AuditChainStatements, auditChainStatements, pruneInto, sealInto } from './postgres-audit-chain.js';
 import { runPage } from './paging.js';
 import type { PgExecutor } from './pg-executor.js';
 import { tenantList } from './pg-record-update.js';
-import { AUDIT_COLUMNS, toAudit } from './record-rows.js';
 import type { RecordStatements } from './record-sql.js';
 
 /** The audit log: a part of the PostgreSQL store (store-parts.ts). */
@@ -48,7 +48,7 @@ export class PostgresAudit {
 
   async auditHead(tenantId: string): Promise<AuditChainHead | null> {
     const row = (await this.#db.query(this.#chain.head, [tenantId])).rows[0];
-    return row === undefined ? null : toHead(row);
+    return row === undefined ? null : toAuditHead(row);
   }
 
   async auditTenants(): Promise<string[]> {
@@ -56,15 +56,15 @@ export class PostgresAudit {
   }
 
   async readAuditChain(tenantId: string, afterIndex: number, limit: number): Promise<ChainedAuditEntry[]> {
-    return (await this.#db.query(this.#chain.chain, [tenantId, afterIndex, limit])).rows.map(toChained);
+    return (await this.#db.query(this.#chain.chain, [tenantId, afterIndex, limit])).rows.map(toChainedAudit);
   }
 
   async readUnsealedAudit(tenantId: string, afterSeq: number, limit: number): Promise<StoredAuditEntry[]> {
-    return (await this.#db.query(this.#chain.unsealed, [tenantId, afterSeq, limit])).rows.map(toStored);
+    return (await this.#db.query(this.#chain.unsealed, [tenantId, afterSeq, limit])).rows.map(toStoredAudit);
   }
 
   async readAuditSince(since: number, afterSeq: number, limit: number): Promise<ChainedAuditEntry[]> {
-    return (await this.#db.query(this.#chain.since, [afterSeq, since, limit])).rows.map(toChained);
+    return (await this.#db.query(this.#chain.since, [afterSeq, since, limit])).rows.map(toChainedAudit);
   }
 
   /**
@@ -73,10 +73,10 @@ export class PostgresAudit {
    * seq below a cursor already handed out; a reader paging at that moment does not see it.
    */
   listAudit(tenantId: string, filter: AuditFilter, page: PageRequest): Promise<PageResult<StoredAuditEntry>> {
-    const query = tenantList(this.#s, AUDIT_COLUMNS, 'audit_log', tenantId);
+    const query = tenantList(this.#s, AUDIT_ENTRY_COLUMNS, 'audit_log', tenantId);
     if (filter?.resourceId !== undefined) query.where.push(`t.resource_id = ${query.params.add(filter.resourceId, 'text')}`);
     if (filter?.actor !== undefined) query.where.push(`t.actor = ${query.params.add(filter.actor, 'text')}`);
     if (filter?.operation !== undefined) query.where.push(`t.operation = ${query.params.add(filter.operation, 'text')}`);
-    return runPage(this.#db, query, page, toAudit);
+    return runPage(this.#db, query, page, toStoredAudit);
   }
 }

@@ -13,7 +13,7 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
   /* 6: reactors with inline code: a reactor runs either its formula's code or its own */ `
   -- SQLite cannot drop formula_id's NOT NULL without rebuilding the table (and dropping columns
   -- other migrations may add); the empty string stands for "no formula" (formula ids are never
-  -- empty), mapped to null in record-rows.ts.
+  -- empty), mapped to null by the reactors area (areas/reactors.ts).
   ALTER TABLE reactors ADD COLUMN code TEXT;
   `,
   /* 7: application keys and sessions: several keys per application, keys moved out of applications */ `

@@ -1,53 +1,14 @@
-import { needsChainStart, storedEntry } from '../audit-chain-store.js';
-import type { AuditChainHead, AuditEntry, AuditSealer, ChainedAuditEntry, StoredAuditEntry } from '../store.js';
+import { needsChainStart } from '../audit-chain-store.js';
+import { AUDIT_ENTRY_COLUMNS, storedEntry, toAuditHead, toStoredAudit } from '../areas/audit-rows.js';
+import type { Row } from '../sql/operation.js';
+import type { AuditChainHead, AuditEntry, AuditSealer, StoredAuditEntry } from '../store.js';
 import { insertAuditBatch, insertSealedBatch } from './audit-sql.js';
 import type { StatementCache } from './statement-cache.js';
-
-const ENTRY = 'seq, tenant_id, actor, operation, resource_id, outcome, detail, at';
-export const CHAINED_COLUMNS = `${ENTRY}, chain_index, chain_hash, chain_mac`;
-
-export interface ChainedRow {
-  seq: number;
-  tenant_id: string;
-  actor: string;
-  operation: string;
-  resource_id: string | null;
-  outcome: 'success' | 'failure';
-  detail: string | null;
-  at: number;
-  chain_index?: number | null;
-  chain_hash?: Buffer | null;
-  chain_mac?: Buffer | null;
-}
-
-export const toStored = (row: ChainedRow): StoredAuditEntry => ({
-  seq: row.seq,
-  tenantId: row.tenant_id,
-  actor: row.actor,
-  operation: row.operation,
-  resourceId: row.resource_id,
-  outcome: row.outcome,
-  detail: row.detail,
-  at: row.at,
-});
-
-export const toChained = (row: ChainedRow): ChainedAuditEntry => ({
-  ...toStored(row),
-  seal: row.chain_index == null || row.chain_hash == null ? null : { index: row.chain_index, hash: row.chain_hash, mac: row.chain_mac ?? null },
-});
-
-interface HeadRow {
-  tenant_id: string;
-  chain_index: number;
-  chain_hash: Buffer | null;
-  legacy_through: number;
-}
-export const toHead = (row: HeadRow): AuditChainHead => ({ tenantId: row.tenant_id, index: row.chain_index, hash: row.chain_hash, legacyThrough: row.legacy_through });
 
 const HEAD = 'SELECT tenant_id, chain_index, chain_hash, legacy_through FROM audit_heads WHERE tenant_id = ?';
 const NEW_HEAD = 'INSERT INTO audit_heads (tenant_id, chain_index, chain_hash, legacy_through) VALUES (?, 0, NULL, 0) ON CONFLICT DO NOTHING';
 const SET_HEAD = 'UPDATE audit_heads SET chain_index = ?, chain_hash = ? WHERE tenant_id = ?';
-const PENDING = `SELECT ${ENTRY} FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq > ? ORDER BY seq`;
+const PENDING = `SELECT ${AUDIT_ENTRY_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq > ? ORDER BY seq`;
 const SEAL = 'UPDATE audit_log SET chain_index = ?, chain_hash = ?, chain_mac = ? WHERE seq = ?';
 const LAST_SEQ = 'SELECT coalesce(max(seq), 0) AS seq FROM audit_log';
 
@@ -66,7 +27,7 @@ export class SqliteAuditChain {
   head(tenantId: string): AuditChainHead {
     const s = this.#statements;
     s.get(NEW_HEAD).run(tenantId);
-    return toHead(s.get(HEAD).get(tenantId) as HeadRow);
+    return toAuditHead(s.get(HEAD).get(tenantId) as Row);
   }
 
   /** Writes `entries` and seals every unsealed entry of the tenants involved, tenant by tenant. */
@@ -97,7 +58,7 @@ export class SqliteAuditChain {
    */
   #extend(head: AuditChainHead, fresh: readonly StoredAuditEntry[], sealer: AuditSealer, start: StoredAuditEntry | null): AuditChainHead {
     const s = this.#statements;
-    const pending = (s.get(PENDING).all(head.tenantId, head.legacyThrough) as ChainedRow[]).map(toStored);
+    const pending = (s.get(PENDING).all(head.tenantId, head.legacyThrough) as Row[]).map(toStoredAudit);
     if (start === null && pending.length === 0 && fresh.length === 0) return head;
     const lead = start === null ? 0 : 1;
     const seals = sealer.seal(head, start === null && pending.length === 0 ? fresh : [...(start === null ? [] : [start]), ...pending, ...fresh]);

@@ -1,7 +1,8 @@
 import type { AuditChainHead, AuditEntry, AuditFilter, AuditSealer, ChainedAuditEntry, PageRequest, PageResult, StoredAuditEntry } from '../store.js';
-import { CHAINED_COLUMNS, type ChainedRow, SqliteAuditChain, toChained, toHead, toStored } from './sqlite-audit-chain.js';
+import { AUDIT_ENTRY_COLUMNS, CHAINED_AUDIT_COLUMNS, toAuditHead, toChainedAudit, toStoredAudit } from '../areas/audit-rows.js';
+import type { Row } from '../sql/operation.js';
+import { SqliteAuditChain } from './sqlite-audit-chain.js';
 import { runPage } from './paging.js';
-import { AUDIT_COLUMNS, toAudit } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
 import { WalSync } from './wal-sync.js';
@@ -38,7 +39,7 @@ export class SqliteAudit {
 
   auditHead(tenantId: string): AuditChainHead | null {
     const row = this.#read(() => this.#statements.get('SELECT tenant_id, chain_index, chain_hash, legacy_through FROM audit_heads WHERE tenant_id = ?').get(tenantId));
-    return row === undefined ? null : toHead(row as Parameters<typeof toHead>[0]);
+    return row === undefined ? null : toAuditHead(row as Row);
   }
 
   auditTenants(): string[] {
@@ -47,18 +48,18 @@ export class SqliteAudit {
   }
 
   readAuditChain(tenantId: string, afterIndex: number, limit: number): ChainedAuditEntry[] {
-    const sql = `SELECT ${CHAINED_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index > ? ORDER BY chain_index LIMIT ?`;
-    return this.#read(() => (this.#statements.get(sql).all(tenantId, afterIndex, limit) as ChainedRow[]).map(toChained));
+    const sql = `SELECT ${CHAINED_AUDIT_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index > ? ORDER BY chain_index LIMIT ?`;
+    return this.#read(() => (this.#statements.get(sql).all(tenantId, afterIndex, limit) as Row[]).map(toChainedAudit));
   }
 
   readUnsealedAudit(tenantId: string, afterSeq: number, limit: number): StoredAuditEntry[] {
-    const sql = `SELECT ${CHAINED_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq > ? ORDER BY seq LIMIT ?`;
-    return this.#read(() => (this.#statements.get(sql).all(tenantId, afterSeq, limit) as ChainedRow[]).map(toStored));
+    const sql = `SELECT ${CHAINED_AUDIT_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq > ? ORDER BY seq LIMIT ?`;
+    return this.#read(() => (this.#statements.get(sql).all(tenantId, afterSeq, limit) as Row[]).map(toStoredAudit));
   }
 
   readAuditSince(since: number, afterSeq: number, limit: number): ChainedAuditEntry[] {
-    const sql = `SELECT ${CHAINED_COLUMNS} FROM audit_log WHERE seq > ? AND at >= ? ORDER BY seq LIMIT ?`;
-    return this.#read(() => (this.#statements.get(sql).all(afterSeq, since, limit) as ChainedRow[]).map(toChained));
+    const sql = `SELECT ${CHAINED_AUDIT_COLUMNS} FROM audit_log WHERE seq > ? AND at >= ? ORDER BY seq LIMIT ?`;
+    return this.#read(() => (this.#statements.get(sql).all(afterSeq, since, limit) as Row[]).map(toChainedAudit));
   }
 
   /**
@@ -82,6 +83,6 @@ export class SqliteAudit {
       where.push('t.operation = ?');
       params.push(filter.operation);
     }
-    return runPage(this.#statements, this.#read, { columns: AUDIT_COLUMNS, from: `FROM audit_log t WHERE ${where.join(' AND ')}`, params }, page, toAudit);
+    return runPage(this.#statements, this.#read, { columns: AUDIT_ENTRY_COLUMNS, from: `FROM audit_log t WHERE ${where.join(' AND ')}`, params }, page, toStoredAudit);
   }
 }
