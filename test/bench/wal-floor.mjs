@@ -1,8 +1,9 @@
 // WAL page writes per created token for the floor server's own layout (../shared/bench/floor.mjs:
 // a rowid table with UNIQUE (tenant_id, id), an index on (tenant_id, fingerprint), an audit row per
-// token), on the data of test/bench/token-bytes.mjs, so the vault's figure has a baseline taken the
-// same way: 20,000 tokens, the first half to warm the trees, WAL frames counted over the second
-// half with checkpoints held off, one BEGIN IMMEDIATE per group of tokens (group commit).
+// token; ids time-ordered, as the floor's and the vault's are), on the data of
+// test/bench/token-bytes.mjs, so the vault's figure has a baseline taken the same way: 20,000
+// tokens, the first half to warm the trees, WAL frames counted over the second half with
+// checkpoints held off, one BEGIN IMMEDIATE per group of tokens (group commit).
 //   node test/bench/wal-floor.mjs   (compare: node test/bench/token-bytes.mjs sqlite)
 // Rows: one card for every token (the POST /tokens row), distinct cards, and distinct cards with
 // one search-index entry each (an HMAC-keyed B-tree, as the vault's token_search).
@@ -23,6 +24,13 @@ CREATE TABLE search (tenant_id TEXT NOT NULL, hash BLOB NOT NULL, token_seq INTE
 CREATE TABLE audit_log (seq INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, actor TEXT NOT NULL, operation TEXT NOT NULL,
   resource_id TEXT, outcome TEXT NOT NULL, detail TEXT, at INTEGER NOT NULL);`;
 
+/** An id as the floor server makes one: time-ordered (its first 48 bits the millisecond, as UUIDv7's), the rest random. */
+function timeOrderedId() {
+  const random = randomUUID();
+  const ms = Date.now().toString(16).padStart(12, '0');
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${random.slice(15)}`;
+}
+
 function walPagesPerToken({ distinct, search, group }) {
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-wal-floor-'));
   const file = join(dir, 'floor.db');
@@ -42,7 +50,7 @@ function walPagesPerToken({ distinct, search, group }) {
     const insertAudit = db.prepare('INSERT INTO audit_log (tenant_id, actor, operation, resource_id, outcome, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const commit = db.transaction((from, to) => {
       for (let i = from; i < to; i++) {
-        const id = randomUUID();
+        const id = timeOrderedId();
         const number = distinct ? String(4e15 + i) : '4242424242424242';
         const metadata = JSON.stringify({ customer: `customer-${i}`, plan: i % 3 === 0 ? 'gold' : 'free' });
         const fingerprint = createHmac('sha256', key).update(number).digest('base64url');
