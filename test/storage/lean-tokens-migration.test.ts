@@ -165,7 +165,7 @@ describe('the lean token layout migration (SQLite)', () => {
     const filename = tempFile();
     oldSqliteDatabase(filename).close();
     const batch = Math.ceil(TOKENS / 6);
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/migrate-and-die.ts', filename, String(batch), String(2 * batch)], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/migrate-and-die.ts', String(batch), String(2 * batch), 'sqlite', filename], { encoding: 'utf8' });
     expect(child.signal).toBe('SIGKILL');
     expect(child.stdout).not.toContain('finished');
     const db = new Database(filename);
@@ -300,7 +300,9 @@ describePostgres('the lean token layout migration (PostgreSQL)', (url) => {
     const schema = schemaFor('lean_kill');
     await oldPostgresSchema(schema);
     const batch = Math.ceil(TOKENS / 6);
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/storage/pg-migrate-and-die.ts', url, schema, String(batch), String(2 * batch)], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/migrate-and-die.ts', String(batch), String(2 * batch), 'postgres', url, schema], {
+      encoding: 'utf8',
+    });
     expect(child.stderr).toBe('');
     expect(child.signal).toBe('SIGKILL');
     expect(child.stdout).not.toContain('finished');
