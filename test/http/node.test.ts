@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { type IncomingMessage, type Server, createServer, request as httpRequest } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import fc from 'fast-check';
@@ -179,6 +179,42 @@ describe('toNodeListener', () => {
     await inHandler;
     socket.destroy();
     expect(await seen).toBe(true);
+  });
+
+  it("with writes at the end of the turn, a response settled by work at the turn's end (as a group commit settles a creation) is written in that turn, not the next", async () => {
+    const order: string[] = [];
+    let nextTurn!: () => void;
+    const nextTurnRan = new Promise<void>((resolve) => (nextTurn = resolve));
+    const listener = toNodeListener(
+      async () => {
+        await new Promise<void>((resolve) =>
+          setImmediate(() => {
+            // Queued from the turn's immediates: it runs in the next turn.
+            setImmediate(() => {
+              order.push('next turn');
+              nextTurn();
+            });
+            resolve();
+          }),
+        );
+        return new Response('done');
+      },
+      { writeAtTurnEnd: true },
+    );
+    server = createServer((req, res) => {
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        order.push('written');
+        return end(...args);
+      }) as ServerResponse['end'];
+      listener(req, res);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const answer = await send((server.address() as AddressInfo).port, { path: '/create' });
+    await nextTurnRan;
+    expect(answer).toMatchObject({ status: 200, text: 'done' });
+    expect(order).toEqual(['written', 'next turn']);
   });
 
   it('a handler that throws gets an empty 500', async () => {
