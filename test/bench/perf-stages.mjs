@@ -18,7 +18,7 @@ import { startServe } from './http.mjs';
 
 const [method = 'POST', seconds = '4'] = process.argv.slice(2);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FLOOR = process.env.FLOOR_SERVER ?? resolve(ROOT, '../shared/bench/floor.mjs');
+const FLOOR = resolve(process.env.FLOOR_SERVER ?? join(ROOT, '../shared/bench/floor.mjs'));
 const HZ = 999;
 const BODY = JSON.stringify({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 }, deduplicate_token: false });
 
@@ -90,8 +90,10 @@ async function stages(server, dir) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenvault-perf-stages-'));
-// Names for JIT-compiled frames: both servers write their perf map (/tmp/perf-<pid>.map).
+// Names for JIT-compiled frames: both servers write their perf map (/tmp/perf-<pid>.map), and V8
+// writes an isolate log into the working directory, so the servers start in the scratch directory.
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --perf-basic-prof --interpreted-frames-native-stack`;
+process.chdir(dir);
 const servers = [];
 try {
   servers.push(['floor', await startFloor(join(dir, 'floor.db'))]);
