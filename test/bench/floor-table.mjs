@@ -41,7 +41,7 @@ const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year
 const CREATE_BODY = JSON.stringify({ type: 'card', data: CARD, deduplicate_token: false });
 
 /** The floor server's file: FLOOR_SERVER, else the shared bench beside the worktrees. */
-function floorFile() {
+export function floorFile() {
   if (process.env.FLOOR_SERVER) return resolve(process.env.FLOOR_SERVER);
   for (const dir of [join(ROOT, '..', 'shared', 'bench'), join(ROOT, '..', '..', 'shared', 'bench')]) {
     if (existsSync(join(dir, 'floor.mjs'))) return join(dir, 'floor.mjs');
@@ -53,7 +53,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const range = (xs, digits = 2) => `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
 
 /** `node floor.mjs <checkout> <db file>`: prints {port, path, key} when listening. */
-async function startFloor(file, db) {
+export async function startFloor(file, db) {
   const child = spawn(process.execPath, [file, ROOT, db], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   for await (const chunk of child.stdout) {

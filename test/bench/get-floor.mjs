@@ -4,35 +4,21 @@
 //   node test/bench/get-floor.mjs <rounds> <seconds> <name>=<dist> [<name>=<dist> ...]
 // e.g. before and after a change: node test/bench/get-floor.mjs 6 3 before=/path/to/old/dist after=dist
 // FLOOR overrides the floor server's path (default ../shared/bench/floor.mjs beside the checkout).
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { floorFile as defaultFloorFile, startFloor } from './floor-table.mjs';
 import { startServe } from './http.mjs';
 import { cpuSeconds } from './table.mjs';
 
 const [rounds = '6', seconds = '3', ...specs] = process.argv.slice(2);
-const checkout = fileURLToPath(new URL('../..', import.meta.url));
-const floorFile = process.env.FLOOR ?? resolve(checkout, '../../shared/bench/floor.mjs');
+const floorFile = process.env.FLOOR ? resolve(process.env.FLOOR) : defaultFloorFile();
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const temp = () => join(mkdtempSync(join(tmpdir(), 'tokenvault-get-floor-')), 'bench.db');
 
-async function startFloor() {
-  const child = spawn(process.execPath, [floorFile, checkout, temp()], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  for await (const chunk of child.stdout) {
-    out += chunk;
-    if (out.includes('\n')) break;
-  }
-  child.stdout.resume();
-  const { port, path, key } = JSON.parse(out.split('\n')[0]);
-  return { name: 'floor', child, url: `http://127.0.0.1:${port}`, path, key };
-}
-
-const servers = [await startFloor()];
+const servers = [{ name: 'floor', ...(await startFloor(floorFile, temp())) }];
 for (const spec of specs) {
   const [name, dist] = spec.split('=');
   servers.push({ name, ...(await startServe(join(resolve(dist), 'cli.js'), ['--db', temp()])) });

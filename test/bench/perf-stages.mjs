@@ -11,15 +11,18 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { floorFile, startFloor } from './floor-table.mjs';
 import { startServe } from './http.mjs';
 
 const [method = 'POST', seconds = '4'] = process.argv.slice(2);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FLOOR = resolve(process.env.FLOOR_SERVER ?? join(ROOT, '../shared/bench/floor.mjs'));
 const HZ = 999;
+// Resolved before the process moves into its scratch directory (below).
+const FLOOR = floorFile();
+if (FLOOR === null) throw new Error('The floor server (../shared/bench/floor.mjs) was not found: set FLOOR_SERVER to its path');
 const BODY = JSON.stringify({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2031 }, deduplicate_token: false });
 
 // A sample's stage: the first of these its stack matches, leaf first (a GC sample is GC wherever it ran).
@@ -38,18 +41,6 @@ const STAGES = [
   ["the floor's own handler", /floor\.mjs/],
   ['promise and microtask machinery', /RunMicrotasks|PromiseFulfill|AsyncFunctionAwait/],
 ];
-
-async function startFloor(db) {
-  const child = spawn(process.execPath, [FLOOR, ROOT, db], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  for await (const chunk of child.stdout) {
-    out += chunk;
-    if (out.includes('\n')) break;
-  }
-  child.stdout.resume();
-  const { port, path, key } = JSON.parse(out.split('\n')[0]);
-  return { child, url: `http://127.0.0.1:${port}`, path, key };
-}
 
 /** µs of CPU per answered request by stage, over one sampled run of the load. */
 async function stages(server, dir) {
@@ -96,7 +87,7 @@ process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --perf-basic-prof 
 process.chdir(dir);
 const servers = [];
 try {
-  servers.push(['floor', await startFloor(join(dir, 'floor.db'))]);
+  servers.push(['floor', await startFloor(FLOOR, join(dir, 'floor.db'))]);
   servers.push(['tokenvault', await startServe(join(ROOT, 'dist', 'cli.js'), ['--db', join(dir, 'vault.db')])]);
   const results = [];
   for (const [name, server] of servers) results.push([name, await stages(server, dir)]);
