@@ -84,6 +84,13 @@ describeEachStore('audit chain', (store) => {
     expect(result.broken!.message).toMatch(/^entry #3 \(seq \d+\) was changed/);
   });
 
+  it('names an entry whose hash was erased (its position kept), rather than failing to read it', async () => {
+    const vault = await store.vault();
+    await someEntries(vault);
+    await tamper(vault.store, 'UPDATE audit_log SET chain_hash = NULL WHERE tenant_id = $1 AND chain_index = 3', [vault.tenantId]);
+    expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'changed', index: 3 });
+  });
+
   it('names an entry whose row was removed', async () => {
     const vault = await store.vault();
     await someEntries(vault);
