@@ -50,6 +50,9 @@ export const toChainedAudit = (row: Row): ChainedAuditEntry => {
 
 const EMPTY = Buffer.alloc(0);
 
+/** A chain head's columns (audit_heads), as toAuditHead reads them. */
+export const AUDIT_HEAD_COLUMNS = 'tenant_id, chain_index, chain_hash, legacy_through';
+
 export const toAuditHead = (row: Row): AuditChainHead => ({
   tenantId: row['tenant_id'] as string,
   index: row['chain_index'] as number,

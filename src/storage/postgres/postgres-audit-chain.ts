@@ -1,9 +1,7 @@
 import { needsChainStart } from '../audit-chain-store.js';
-import { AUDIT_ENTRY_COLUMNS, CHAINED_AUDIT_COLUMNS, storedEntry, toAuditHead, toStoredAudit } from '../areas/audit-rows.js';
+import { AUDIT_ENTRY_COLUMNS, AUDIT_HEAD_COLUMNS, CHAINED_AUDIT_COLUMNS, storedEntry, toAuditHead, toStoredAudit } from '../areas/audit-rows.js';
 import type { AuditChainHead, AuditEntry, AuditSeal, AuditSealer, StoredAuditEntry } from '../store.js';
 import type { Queryable } from './pg-executor.js';
-
-const HEAD_COLUMNS = 'tenant_id, chain_index, chain_hash, legacy_through';
 
 /** The chain's statements for a schema (`s`: its quoted name). */
 export function auditChainStatements(s: string) {
@@ -13,8 +11,8 @@ export function auditChainStatements(s: string) {
      * order), answering them: the update that changes nothing is what takes the row lock.
      */
     lockHeads:
-      `INSERT INTO ${s}.audit_heads (${HEAD_COLUMNS}) SELECT t, 0, NULL, 0 FROM unnest($1::text[]) AS t ` +
-      `ON CONFLICT (tenant_id) DO UPDATE SET chain_index = ${s}.audit_heads.chain_index RETURNING ${HEAD_COLUMNS}`,
+      `INSERT INTO ${s}.audit_heads (${AUDIT_HEAD_COLUMNS}) SELECT t, 0, NULL, 0 FROM unnest($1::text[]) AS t ` +
+      `ON CONFLICT (tenant_id) DO UPDATE SET chain_index = ${s}.audit_heads.chain_index RETURNING ${AUDIT_HEAD_COLUMNS}`,
     /** The unsealed entries of the tenants $1 past their legacy boundaries $2, by tenant and seq. */
     pending:
       `SELECT a.${AUDIT_ENTRY_COLUMNS.split(', ').join(', a.')} FROM ${s}.audit_log a JOIN unnest($1::text[], $2::int8[]) AS h(t, legacy) ON a.tenant_id = h.t ` +
@@ -31,7 +29,7 @@ export function auditChainStatements(s: string) {
       'FROM unnest($1::text[], $2::int8[], $3::int8[], $4::bytea[], $5::bytea[]) AS u(t, seq, i, h, m) WHERE a.tenant_id = u.t AND a.seq = u.seq',
     /** $1 tenants, $2 positions, $3 hashes. */
     setHeads: `UPDATE ${s}.audit_heads h SET chain_index = u.i, chain_hash = u.h FROM unnest($1::text[], $2::int8[], $3::bytea[]) AS u(t, i, h) WHERE h.tenant_id = u.t`,
-    head: `SELECT ${HEAD_COLUMNS} FROM ${s}.audit_heads WHERE tenant_id = $1`,
+    head: `SELECT ${AUDIT_HEAD_COLUMNS} FROM ${s}.audit_heads WHERE tenant_id = $1`,
     tenants: `SELECT tenant_id FROM ${s}.audit_heads UNION SELECT DISTINCT tenant_id FROM ${s}.audit_log ORDER BY 1`,
     chain: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index > $2 ORDER BY chain_index LIMIT $3`,
     unsealed: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NULL AND seq > $2 ORDER BY seq LIMIT $3`,

@@ -1,7 +1,7 @@
 import type { AuditChainHead, AuditEntry, AuditFilter, AuditSealer, ChainedAuditEntry, PageRequest, PageResult, StoredAuditEntry } from '../store.js';
 import { AUDIT_ENTRY_COLUMNS, CHAINED_AUDIT_COLUMNS, toAuditHead, toChainedAudit, toStoredAudit } from '../areas/audit-rows.js';
 import type { Row } from '../sql/operation.js';
-import { SqliteAuditChain } from './sqlite-audit-chain.js';
+import { HEAD, SqliteAuditChain } from './sqlite-audit-chain.js';
 import { runPage } from './paging.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import type { StatementCache } from './statement-cache.js';
@@ -38,7 +38,7 @@ export class SqliteAudit {
   }
 
   auditHead(tenantId: string): AuditChainHead | null {
-    const row = this.#read(() => this.#statements.get('SELECT tenant_id, chain_index, chain_hash, legacy_through FROM audit_heads WHERE tenant_id = ?').get(tenantId));
+    const row = this.#read(() => this.#statements.get(HEAD).get(tenantId));
     return row === undefined ? null : toAuditHead(row as Row);
   }
 
