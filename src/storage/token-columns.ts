@@ -1,6 +1,6 @@
 import { deepFreeze } from '../common/frozen.js';
 import { TOKEN_TYPES } from '../tokens/token-types.js';
-import type { StoredToken } from './store.js';
+import type { DeletedTokenRecord, StoredToken } from './store.js';
 import { hashListBytes, hashListText, nullableHashBytes, nullableHashText } from './token-bytes.js';
 import { maskText } from './token-values.js';
 
@@ -153,3 +153,12 @@ export function containersSql(column: string, typeColumn: string): string {
   const cases = [...defaultsByType].map(([name, defaults]) => `WHEN ${sqlText(name)} THEN ${sqlText(defaults.containersText ?? '[]')}`).join(' ');
   return `coalesce(${column}, CASE ${typeColumn} ${cases} ELSE '[]' END)`;
 }
+
+/** A deleted token's reference from its row (id, type, deleted_at, deleted_by), in the tenant the query named. */
+export const toDeletedToken = (tenantId: string, row: Readonly<Record<string, unknown>>): DeletedTokenRecord => ({
+  tenantId,
+  id: row['id'] as string,
+  type: row['type'] as string,
+  deletedAt: row['deleted_at'] as number,
+  deletedBy: row['deleted_by'] as string,
+});

@@ -214,7 +214,13 @@ export function idempotencyConformance(current: () => Store): void {
       expect(await ops({ resourceId: 'r1' })).toEqual([`r1/token:read/${APP_A}`, `r1/token:update/${APP_B}`]);
       expect(await ops({ actor: APP_B })).toEqual([`r1/token:update/${APP_B}`, `r2/token:read/${APP_B}`]);
       expect(await ops({ operation: 'token:read' })).toEqual([`r1/token:read/${APP_A}`, `r2/token:read/${APP_B}`]);
+      expect(await ops({ resourceId: 'r1', actor: APP_B })).toEqual([`r1/token:update/${APP_B}`]);
+      expect(await ops({ resourceId: 'r1', operation: 'token:read' })).toEqual([`r1/token:read/${APP_A}`]);
+      expect(await ops({ actor: APP_B, operation: 'token:read' })).toEqual([`r2/token:read/${APP_B}`]);
       expect(await ops({ resourceId: 'r1', actor: APP_B, operation: 'token:update' })).toEqual([`r1/token:update/${APP_B}`]);
+      const second = await store.listAudit(TENANT_A, { actor: APP_B }, offset(1, 2));
+      expect(second).toMatchObject({ mode: 'offset', totalItems: 2 });
+      expect(second.items.map((e) => e.resourceId)).toEqual(['r2']);
       expect(await ops({ resourceId: 'r3' })).toEqual([]);
       expect((await store.listAudit(TENANT_B, {}, cursor(10))).items.map((e) => e.resourceId)).toEqual(['r1']);
     });

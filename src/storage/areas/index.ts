@@ -1,6 +1,7 @@
 import { RECORD_UPDATE_SQL } from '../sql/record-update.js';
 import type { Sql } from '../sql/sql.js';
 import { APPLICATIONS_AREA, APPLICATIONS_SQL } from './applications.js';
+import { AUDIT_READS, AUDIT_SQL, AUDIT_WRITES } from './audit.js';
 import { CREDENTIALS, CREDENTIALS_SQL } from './credentials.js';
 import { IDEMPOTENCY, IDEMPOTENCY_SQL } from './idempotency.js';
 import { JOBS_AREA, JOBS_SQL } from './jobs.js';
@@ -15,7 +16,8 @@ import { WEBHOOKS_AREA, WEBHOOKS_LOCKING_SQL, WEBHOOKS_SQL } from './webhooks.js
  * The areas written once for every dialect (sql/): their operations, and every fixed statement
  * they run, which test/storage/store-statements.test.ts renders and compiles on each store (those
  * under `writingWith` only where the dialect has a data-modifying WITH). An area ported onto the
- * shared layer adds its line here.
+ * shared layer adds its line here; `perStore` names the methods of a partly shared area that each
+ * store still writes itself.
  */
 export const SHARED_AREAS = {
   idempotency: { operations: IDEMPOTENCY, statements: IDEMPOTENCY_SQL },
@@ -29,4 +31,5 @@ export const SHARED_AREAS = {
   proxies: { operations: PROXIES_AREA, statements: PROXIES_SQL },
   // The locking statements are PostgreSQL's; store-statements.test.ts compiles writingWith there only.
   webhooks: { operations: WEBHOOKS_AREA, statements: WEBHOOKS_SQL, writingWith: WEBHOOKS_LOCKING_SQL },
-} as const satisfies Record<string, { operations: object; statements: Record<string, Sql>; writingWith?: Record<string, Sql> }>;
+  audit: { operations: AUDIT_READS, statements: AUDIT_SQL, perStore: AUDIT_WRITES },
+} as const satisfies Record<string, { operations: object; statements: Record<string, Sql>; writingWith?: Record<string, Sql>; perStore?: readonly string[] }>;

@@ -3,9 +3,15 @@ import { AUDIT_ENTRY_COLUMNS, AUDIT_HEAD_COLUMNS, CHAINED_AUDIT_COLUMNS, storedE
 import type { AuditChainHead, AuditEntry, AuditSeal, AuditSealer, StoredAuditEntry } from '../store.js';
 import type { Queryable } from './pg-executor.js';
 
-/** The chain's statements for a schema (`s`: its quoted name). */
+/** The audit log's writing statements for a schema (`s`: its quoted name); its reads are areas/audit.ts's. */
 export function auditChainStatements(s: string) {
   return Object.freeze({
+    /** Unsealed entries as seven arrays (one per column); rows are inserted, and numbered, in array order. */
+    appendUnsealed:
+      `INSERT INTO ${s}.audit_log (tenant_id, actor, operation, resource_id, outcome, detail, at) ` +
+      'SELECT e.tenant_id, e.actor, e.operation, e.resource_id, e.outcome, e.detail, e.at ' +
+      'FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[]) WITH ORDINALITY ' +
+      'AS e (tenant_id, actor, operation, resource_id, outcome, detail, at, n) ORDER BY e.n',
     /**
      * Creates the missing heads and locks every head of $1 (sorted: two writers lock in the same
      * order), answering them: the update that changes nothing is what takes the row lock.
@@ -29,11 +35,6 @@ export function auditChainStatements(s: string) {
       'FROM unnest($1::text[], $2::int8[], $3::int8[], $4::bytea[], $5::bytea[]) AS u(t, seq, i, h, m) WHERE a.tenant_id = u.t AND a.seq = u.seq',
     /** $1 tenants, $2 positions, $3 hashes. */
     setHeads: `UPDATE ${s}.audit_heads h SET chain_index = u.i, chain_hash = u.h FROM unnest($1::text[], $2::int8[], $3::bytea[]) AS u(t, i, h) WHERE h.tenant_id = u.t`,
-    head: `SELECT ${AUDIT_HEAD_COLUMNS} FROM ${s}.audit_heads WHERE tenant_id = $1`,
-    tenants: `SELECT tenant_id FROM ${s}.audit_heads UNION SELECT DISTINCT tenant_id FROM ${s}.audit_log ORDER BY 1`,
-    chain: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index > $2 ORDER BY chain_index LIMIT $3`,
-    unsealed: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NULL AND seq > $2 ORDER BY seq LIMIT $3`,
-    since: `SELECT ${CHAINED_AUDIT_COLUMNS} FROM ${s}.audit_log WHERE seq > $1 AND at >= $2 ORDER BY seq LIMIT $3`,
     keepFrom: `SELECT min(chain_index) AS i FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NOT NULL AND at >= $2`,
     hashAt: `SELECT chain_hash FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index = $2`,
     countCut: `SELECT count(*)::int8 AS n FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index <= $2`,

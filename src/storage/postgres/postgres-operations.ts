@@ -55,13 +55,13 @@ export class PostgresOperations {
     return { rows: result.rows, changes: result.rowCount ?? 0 };
   }
 
-  /** The area's Store methods: each runs its operation. */
-  part<A extends StoreArea>(operations: AreaOperations<A>): StorePart<A> {
+  /** The Store methods of `operations` (an area's, or those of it written once): each runs its operation. */
+  part<A extends StoreArea, M extends AreaMethod<A> = AreaMethod<A>>(operations: Pick<AreaOperations<A>, M>): Pick<StorePart<A>, M> {
     const part: Partial<Record<AreaMethod<A>, (...args: never[]) => unknown>> = {};
-    for (const name of Object.keys(operations) as AreaMethod<A>[]) {
-      const op = operations[name] as Operation<Parameters<Store[typeof name]>, unknown>;
+    for (const name of Object.keys(operations) as M[]) {
+      const op = (operations as AreaOperations<A>)[name] as Operation<Parameters<Store[typeof name]>, unknown>;
       part[name] = (...args: Parameters<Store[typeof name]>) => this.run(op, args);
     }
-    return part as unknown as StorePart<A>;
+    return part as unknown as Pick<StorePart<A>, M>;
   }
 }

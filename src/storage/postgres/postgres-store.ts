@@ -3,7 +3,8 @@ import { bindPart } from '../store-parts.js';
 import { runMigrations } from './migrations.js';
 import { PgExecutor } from './pg-executor.js';
 import { quoteSchema, type PgPool, type PostgresTimeouts } from './postgres-options.js';
-import { PostgresAudit } from './postgres-audit.js';
+import { PostgresAuditWrites } from './postgres-audit.js';
+import { AUDIT_READS, type AuditRead } from '../areas/audit.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
 import { PROXIES_AREA } from '../areas/proxies.js';
@@ -16,7 +17,6 @@ import { REACTORS_AREA } from '../areas/reactors.js';
 import { WEBHOOKS_AREA } from '../areas/webhooks.js';
 import { PostgresOperations } from './postgres-operations.js';
 import { PostgresTokens } from './postgres-tokens.js';
-import { recordStatements } from './record-sql.js';
 
 /** Advisory lock class of `withLock`; the second key hashes the schema and the lock's name. */
 export const NAMED_LOCK_CLASS = 0x74760003;
@@ -39,10 +39,10 @@ export type PostgresStore = Store & {
 export function composePostgresStore(pool: PgPool, schema: string, owned: boolean, preparedStatements: boolean, timeouts?: PostgresTimeouts): PostgresStore {
   const db = new PgExecutor(pool, { preparedStatements, ...(timeouts === undefined ? {} : { timeouts }) });
   const s = quoteSchema(schema);
-  const sql = recordStatements(s);
   const tokens = new PostgresTokens(db, schema, s);
   // A token intent's conversion creates its token on its transaction's connection (sql/operation.ts, embedded calls).
   const operations = new PostgresOperations(db, s, { createToken: (tx, token, now, within) => tokens.createInTransaction(tx, token, now, within) });
+  const auditWrites = new PostgresAuditWrites(db, s);
   let closed: Promise<void> | undefined;
   const store = {
     ...bindPart('tenants', operations.part(TENANTS_AREA)),
@@ -56,7 +56,11 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('idempotency', operations.part(IDEMPOTENCY)),
     ...bindPart('jobs', operations.part(JOBS_AREA)),
     ...bindPart('webhooks', operations.part(WEBHOOKS_AREA)),
-    ...bindPart('audit', new PostgresAudit(db, s, sql)),
+    ...bindPart('audit', {
+      ...operations.part<'audit', AuditRead>(AUDIT_READS),
+      appendAudit: (entries, sealer) => auditWrites.appendAudit(entries, sealer),
+      pruneAudit: (tenantId, before, sealer) => auditWrites.pruneAudit(tenantId, before, sealer),
+    }),
     pool,
     schema,
     /** Creates the schema when missing and applies pending migrations (migrations.ts); idempotent and safe to race. */

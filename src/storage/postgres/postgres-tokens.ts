@@ -21,6 +21,7 @@ import { ServiceUnavailableError } from '../../errors/errors.js';
 import { checkLimit } from '../limit.js';
 import { hashBytes, nullableHashText } from '../token-bytes.js';
 import { scopesParam } from '../token-values.js';
+import { toDeletedToken } from '../token-columns.js';
 
 /** Actor of the expiry sweep, on its reference records and audit entries (as in the SQLite store). */
 export const EXPIRY_ACTOR = 'system:expiry';
@@ -197,14 +198,7 @@ export class PostgresTokens {
   async getDeletedToken(tenantId: string, id: string): Promise<DeletedTokenRecord | null> {
     const { rows } = await this.#db.query(this.#sql.getDeleted, [tenantId, id]);
     const row = rows[0];
-    if (row === undefined) return null;
-    return {
-      tenantId,
-      id: row['id'] as string,
-      type: row['type'] as string,
-      deletedAt: row['deleted_at'] as number,
-      deletedBy: row['deleted_by'] as string,
-    };
+    return row === undefined ? null : toDeletedToken(tenantId, row);
   }
 
   async purgeExpiredTokens(now: number, limit: number): Promise<ExpiredTokenRecord[]> {

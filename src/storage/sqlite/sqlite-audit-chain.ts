@@ -1,12 +1,14 @@
 import { needsChainStart } from '../audit-chain-store.js';
-import { AUDIT_ENTRY_COLUMNS, AUDIT_HEAD_COLUMNS, storedEntry, toAuditHead, toStoredAudit } from '../areas/audit-rows.js';
+import { AUDIT_SQL } from '../areas/audit.js';
+import { AUDIT_ENTRY_COLUMNS, storedEntry, toAuditHead, toStoredAudit } from '../areas/audit-rows.js';
+import { sqliteDialect } from '../sql/dialect.js';
 import type { Row } from '../sql/operation.js';
 import type { AuditChainHead, AuditEntry, AuditSealer, StoredAuditEntry } from '../store.js';
 import { insertAuditBatch, insertSealedBatch } from './audit-sql.js';
 import type { StatementCache } from './statement-cache.js';
 
-/** A tenant's chain head (also SqliteAudit.auditHead's read). */
-export const HEAD = `SELECT ${AUDIT_HEAD_COLUMNS} FROM audit_heads WHERE tenant_id = ?`;
+/** A tenant's chain head: the text of the audit area's read (areas/audit.ts). */
+const HEAD = AUDIT_SQL.head.render(sqliteDialect).text;
 const NEW_HEAD = 'INSERT INTO audit_heads (tenant_id, chain_index, chain_hash, legacy_through) VALUES (?, 0, NULL, 0) ON CONFLICT DO NOTHING';
 const SET_HEAD = 'UPDATE audit_heads SET chain_index = ?, chain_hash = ? WHERE tenant_id = ?';
 const PENDING = `SELECT ${AUDIT_ENTRY_COLUMNS} FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq > ? ORDER BY seq`;

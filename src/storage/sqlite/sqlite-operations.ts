@@ -82,13 +82,13 @@ export class SqliteOperations {
     return { rows: NO_ROWS, changes: statement.run(...values).changes };
   }
 
-  /** The area's Store methods as the core has them: each runs its operation synchronously. */
-  part<A extends StoreArea>(operations: AreaOperations<A>): SqlitePart<A> {
+  /** The Store methods of `operations` (an area's, or those of it written once) as the core has them: each runs its operation synchronously. */
+  part<A extends StoreArea, M extends AreaMethod<A> = AreaMethod<A>>(operations: Pick<AreaOperations<A>, M>): Pick<SqlitePart<A>, M> {
     const part: Partial<Record<AreaMethod<A>, (...args: never[]) => unknown>> = {};
-    for (const name of Object.keys(operations) as AreaMethod<A>[]) {
-      const op = operations[name] as Operation<Parameters<Store[typeof name]>, unknown>;
+    for (const name of Object.keys(operations) as M[]) {
+      const op = (operations as AreaOperations<A>)[name] as Operation<Parameters<Store[typeof name]>, unknown>;
       part[name] = (...args: Parameters<Store[typeof name]>) => this.run(op, args);
     }
-    return part as SqlitePart<A>;
+    return part as Pick<SqlitePart<A>, M>;
   }
 }

@@ -2,7 +2,8 @@ import type { MigrateOptions, MigrationOutcome } from '../store.js';
 import { boundaryMethod, boundaryPart, type SqliteStore } from './sqlite-boundary.js';
 import { runMigrations } from './migrations.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
-import { SqliteAudit } from './sqlite-audit.js';
+import { SqliteAuditWrites } from './sqlite-audit.js';
+import { AUDIT_READS, type AuditRead } from '../areas/audit.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
 import { PROXIES_AREA } from '../areas/proxies.js';
@@ -38,7 +39,7 @@ export class SqliteStoreCore {
   readonly idempotency: SqlitePart<'idempotency'>;
   readonly jobs: SqlitePart<'jobs'>;
   readonly webhooks: SqlitePart<'webhooks'>;
-  readonly audit: SqliteAudit;
+  readonly audit: SqlitePart<'audit'>;
 
   /** Prefer `createSqliteStore`. `owned`: whether `close()` closes the database. */
   constructor(db: BetterSqlite3Database, owned: boolean) {
@@ -62,7 +63,12 @@ export class SqliteStoreCore {
     this.jobs = operations.part(JOBS_AREA);
     this.reactorRequests = operations.part(REACTOR_REQUESTS);
     this.webhooks = operations.part(WEBHOOKS_AREA);
-    this.audit = new SqliteAudit(db, statements, read);
+    const auditWrites = new SqliteAuditWrites(db, statements);
+    this.audit = {
+      ...operations.part<'audit', AuditRead>(AUDIT_READS),
+      appendAudit: (entries, sealer) => auditWrites.appendAudit(entries, sealer),
+      pruneAudit: (tenantId, before, sealer) => auditWrites.pruneAudit(tenantId, before, sealer),
+    };
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */

@@ -14,12 +14,12 @@ import type {
 } from '../store.js';
 import { insertAudit } from './audit-sql.js';
 import { runPage } from './paging.js';
-import { toDeletedToken, type DeletedTokenRow } from './record-rows.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import { GroupCommit } from './group-commit.js';
 import type { StatementCache } from './statement-cache.js';
 import { metadataPairs, mutableTokenValues, toStoredToken, tokenFromValues, type TokenRow } from './token-rows.js';
 import { hashBytes, hashListText, nullableHashBytes } from '../token-bytes.js';
+import { toDeletedToken } from '../token-columns.js';
 import {
   COUNT_BELOW_KEY_VERSION,
   DELETE_METADATA,
@@ -159,8 +159,8 @@ export class SqliteTokens {
 
   getDeletedToken(tenantId: string, id: string): DeletedTokenRecord | null {
     const tenant = this.#tenantKey(tenantId);
-    const row = tenant === null ? undefined : (this.#statements.get(GET_DELETED).get(tenant, id) as Omit<DeletedTokenRow, 'tenant_id'> | undefined);
-    return row === undefined ? null : toDeletedToken({ ...row, tenant_id: tenantId });
+    const row = tenant === null ? undefined : (this.#statements.get(GET_DELETED).get(tenant, id) as Record<string, unknown> | undefined);
+    return row === undefined ? null : toDeletedToken(tenantId, row);
   }
 
   purgeExpiredTokens(now: number, limit: number): ExpiredTokenRecord[] {
