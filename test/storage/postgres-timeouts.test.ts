@@ -247,7 +247,7 @@ describeEachPgRoute('PostgreSQL waits are bounded', (url, route) => {
   const WAITED = route === 'postgres' ? /lock timeout/ : /lock timeout|did not answer in time/;
 
   it('a table locked by another session: reads and writes answer 503 with Retry-After, then work once it is released', async () => {
-    const { store, schema, send, entries, vault, app } = await open({ lockTimeoutMs: 200, statementTimeoutMs: 400 });
+    const { store, schema, send, entries, vault, app } = await open({ lockTimeoutMs: 200, statementTimeoutMs: 1_000 });
     const created = (await (await send('POST', '/tokens', { type: 'token', data: 'kept', deduplicate_token: false })).json()) as { id: string };
     await lockTokens(schema);
     await expect503(await send('GET', `/tokens/${created.id}`), WAITED);
@@ -267,8 +267,9 @@ describeEachPgRoute('PostgreSQL waits are bounded', (url, route) => {
   });
 
   it("the server's statement timeout (57014) is a 503, not a 500, logged without a stack", async () => {
-    // No lock timeout: the statement waits on the lock until its statement timeout cancels it.
-    const { schema, send, entries } = await open({ lockTimeoutMs: 0, statementTimeoutMs: 200 });
+    // No lock timeout: the statement waits on the lock until its statement timeout cancels it. The
+    // timeout bounds the setup's statements too: a second leaves a loaded machine time for them.
+    const { schema, send, entries } = await open({ lockTimeoutMs: 0, statementTimeoutMs: 1_000 });
     const created = (await (await send('POST', '/tokens', { type: 'token', data: 'kept', deduplicate_token: false })).json()) as { id: string };
     await lockTokens(schema);
     await expect503(await send('POST', '/tokens', { type: 'token', data: 'deduplicated', deduplicate_token: true }), /statement timeout/);
