@@ -176,6 +176,28 @@ describeEachStore('audit chain', (store) => {
     expect((await verifyOne(vault)).broken).toMatchObject({ kind: 'removed', index: after.cutThrough + 1 });
   });
 
+  it('retention removes entries older than the chain once past it, without a checkpoint (they were never in the chain); the chain still verifies', async () => {
+    const vault = await store.vault({ auditRetentionMs: DAY, auditFlushMs: 60_000 });
+    await someEntries(vault);
+    await flushed(vault);
+    const through = Math.max(...(await vault.store.readAuditChain(vault.tenantId, 0, 1000)).map((r) => r.seq));
+    // What the migration to the chain leaves: every entry unsealed, older than the chain.
+    await tamper(vault.store, 'UPDATE audit_log SET chain_index = NULL, chain_hash = NULL, chain_mac = NULL WHERE tenant_id = $1', [vault.tenantId]);
+    await tamper(vault.store, 'UPDATE audit_heads SET chain_index = 0, chain_hash = NULL, legacy_through = $1 WHERE tenant_id = $2', [through, vault.tenantId]);
+    const legacy = (await vault.store.readUnsealedAudit(vault.tenantId, 0, 1000)).filter((e) => e.seq <= through);
+    expect(legacy.length).toBeGreaterThan(0);
+    vault.clock.advance(2 * DAY);
+    const swept = await vault.sweep();
+    expect(swept.auditEntriesRemoved).toBeGreaterThanOrEqual(legacy.length);
+    expect((await vault.store.readUnsealedAudit(vault.tenantId, 0, 1000)).filter((e) => e.seq <= through)).toEqual([]);
+    // The chain began with its boundary, sealed, and no checkpoint joined it (nothing sealed was cut).
+    const chain = await vault.store.readAuditChain(vault.tenantId, 0, 1000);
+    expect(chain[0]).toMatchObject({ operation: 'audit:chain-start', seal: { index: 1 } });
+    expect(chain.map((e) => e.operation)).not.toContain('audit:checkpoint');
+    expect((await verifyOne(vault)).broken).toBeNull();
+    expect((await vault.sweep()).auditEntriesRemoved).toBe(0);
+  });
+
   it('an entry written in a token transaction and not sealed yet is waiting, not a break, within the grace', async () => {
     const vault = await store.vault({ auditFlushMs: 60_000 });
     const app = await vault.caller({ permissions: ALL_TOKEN_PERMISSIONS, rules: REVEAL_ALL });

@@ -1,7 +1,7 @@
 import { RECORD_UPDATE_SQL } from '../sql/record-update.js';
 import type { Sql } from '../sql/sql.js';
 import { APPLICATIONS_AREA, APPLICATIONS_SQL } from './applications.js';
-import { AUDIT_READS, AUDIT_SQL, AUDIT_WRITES } from './audit.js';
+import { AUDIT_PER_STORE, AUDIT_SHARED, AUDIT_SQL } from './audit.js';
 import { CREDENTIALS, CREDENTIALS_SQL } from './credentials.js';
 import { IDEMPOTENCY, IDEMPOTENCY_SQL } from './idempotency.js';
 import { JOBS_AREA, JOBS_SQL } from './jobs.js';
@@ -31,5 +31,5 @@ export const SHARED_AREAS = {
   proxies: { operations: PROXIES_AREA, statements: PROXIES_SQL },
   // The locking statements are PostgreSQL's; store-statements.test.ts compiles writingWith there only.
   webhooks: { operations: WEBHOOKS_AREA, statements: WEBHOOKS_SQL, writingWith: WEBHOOKS_LOCKING_SQL },
-  audit: { operations: AUDIT_READS, statements: AUDIT_SQL, perStore: AUDIT_WRITES },
+  audit: { operations: AUDIT_SHARED, statements: AUDIT_SQL, perStore: AUDIT_PER_STORE },
 } as const satisfies Record<string, { operations: object; statements: Record<string, Sql>; writingWith?: Record<string, Sql>; perStore?: readonly string[] }>;

@@ -35,14 +35,6 @@ export function auditChainStatements(s: string) {
       'FROM unnest($1::text[], $2::int8[], $3::int8[], $4::bytea[], $5::bytea[]) AS u(t, seq, i, h, m) WHERE a.tenant_id = u.t AND a.seq = u.seq',
     /** $1 tenants, $2 positions, $3 hashes. */
     setHeads: `UPDATE ${s}.audit_heads h SET chain_index = u.i, chain_hash = u.h FROM unnest($1::text[], $2::int8[], $3::bytea[]) AS u(t, i, h) WHERE h.tenant_id = u.t`,
-    keepFrom: `SELECT min(chain_index) AS i FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NOT NULL AND at >= $2`,
-    hashAt: `SELECT chain_hash FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index = $2`,
-    countCut: `SELECT count(*)::int8 AS n FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index <= $2`,
-    allowPrune: "SELECT set_config('tokenvault.audit_prune', 'on', true)",
-    /** $1 tenant, $2 the last position cut. */
-    cut: `WITH gone AS (DELETE FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index <= $2 RETURNING 1) SELECT count(*)::int8 AS n FROM gone`,
-    /** $1 tenant, $2 legacy boundary, $3 before. */
-    cutLegacy: `WITH gone AS (DELETE FROM ${s}.audit_log WHERE tenant_id = $1 AND chain_index IS NULL AND seq <= $2 AND at < $3 RETURNING 1) SELECT count(*)::int8 AS n FROM gone`,
   });
 }
 
@@ -114,24 +106,4 @@ export async function sealInto(tx: Queryable, sql: AuditChainStatements, fresh: 
   }
   if (moved.length > 0) await tx.query(sql.setHeads, [moved.map((h) => h.tenantId), moved.map((h) => h.index), moved.map((h) => h.hash)]);
   return heads;
-}
-
-/** Retention (AuditChainStore.pruneAudit) inside a transaction. */
-export async function pruneInto(tx: Queryable, sql: AuditChainStatements, tenantId: string, before: number, sealer: AuditSealer): Promise<number> {
-  const scoped: AuditSealer = { tenants: [tenantId], seal: (h, e) => sealer.seal(h, e), checkpoint: (h, c) => sealer.checkpoint(h, c), start: (h) => sealer.start(h) };
-  let head = (await sealInto(tx, sql, [], scoped)).get(tenantId)!;
-  const keep = (await tx.query(sql.keepFrom, [tenantId, before])).rows[0]?.['i'] as number | null;
-  const through = keep == null ? head.index : keep - 1;
-  const last = through > 0 ? ((await tx.query(sql.hashAt, [tenantId, through])).rows[0]?.['chain_hash'] as Buffer | undefined) : undefined;
-  await tx.query(sql.allowPrune);
-  let removed = 0;
-  if (last !== undefined) {
-    // The checkpoint joins the chain before the cut entries leave it (sqlite-audit-chain.ts says why).
-    const count = (await tx.query(sql.countCut, [tenantId, through])).rows[0]?.['n'] as number;
-    const checkpoint = sealer.checkpoint(head, { through, hash: last, removed: count });
-    head = (await sealInto(tx, sql, [checkpoint], scoped)).get(tenantId)!;
-    removed += (await tx.query(sql.cut, [tenantId, through])).rows[0]?.['n'] as number;
-  }
-  removed += (await tx.query(sql.cutLegacy, [tenantId, head.legacyThrough, before])).rows[0]?.['n'] as number;
-  return removed;
 }

@@ -1,15 +1,18 @@
 import type { AuditEntry, AuditSealer } from '../store.js';
-import { type AuditChainStatements, auditChainStatements, pruneInto, sealInto } from './postgres-audit-chain.js';
+import { type AuditChainStatements, sealInto } from './postgres-audit-chain.js';
 import type { PgExecutor } from './pg-executor.js';
 
-/** The audit log's writes on PostgreSQL (store-parts.ts, area `audit`); its reads are written once (areas/audit.ts). */
-export class PostgresAuditWrites {
+/**
+ * The audit log's append on PostgreSQL (store-parts.ts, area `audit`); the rest of the area is
+ * written once (areas/audit.ts).
+ */
+export class PostgresAuditAppend {
   readonly #db: PgExecutor;
   readonly #chain: AuditChainStatements;
 
-  constructor(db: PgExecutor, s: string) {
+  constructor(db: PgExecutor, chain: AuditChainStatements) {
     this.#db = db;
-    this.#chain = auditChainStatements(s);
+    this.#chain = chain;
   }
 
   /**
@@ -32,9 +35,5 @@ export class PostgresAuditWrites {
       entries.map((e) => e.detail ?? null),
       entries.map((e) => e.at),
     ]);
-  }
-
-  pruneAudit(tenantId: string, before: number, sealer: AuditSealer): Promise<number> {
-    return this.#db.transaction((tx) => pruneInto(tx, this.#chain, tenantId, before, sealer));
   }
 }

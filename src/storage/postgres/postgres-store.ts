@@ -3,8 +3,9 @@ import { bindPart } from '../store-parts.js';
 import { runMigrations } from './migrations.js';
 import { PgExecutor } from './pg-executor.js';
 import { quoteSchema, type PgPool, type PostgresTimeouts } from './postgres-options.js';
-import { PostgresAuditWrites } from './postgres-audit.js';
-import { AUDIT_READS, type AuditRead } from '../areas/audit.js';
+import { PostgresAuditAppend } from './postgres-audit.js';
+import { auditChainStatements, sealInto } from './postgres-audit-chain.js';
+import { AUDIT_SHARED, type AuditShared } from '../areas/audit.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
 import { PROXIES_AREA } from '../areas/proxies.js';
@@ -40,9 +41,13 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
   const db = new PgExecutor(pool, { preparedStatements, ...(timeouts === undefined ? {} : { timeouts }) });
   const s = quoteSchema(schema);
   const tokens = new PostgresTokens(db, schema, s);
-  // A token intent's conversion creates its token on its transaction's connection (sql/operation.ts, embedded calls).
-  const operations = new PostgresOperations(db, s, { createToken: (tx, token, now, within) => tokens.createInTransaction(tx, token, now, within) });
-  const auditWrites = new PostgresAuditWrites(db, s);
+  const chain = auditChainStatements(s);
+  // A token intent's conversion creates its token, and retention seals, on their transactions' connections (sql/operation.ts, embedded calls).
+  const operations = new PostgresOperations(db, s, {
+    createToken: (tx, token, now, within) => tokens.createInTransaction(tx, token, now, within),
+    sealAudit: (tx, fresh, sealer) => sealInto(tx, chain, fresh, sealer),
+  });
+  const append = new PostgresAuditAppend(db, chain);
   let closed: Promise<void> | undefined;
   const store = {
     ...bindPart('tenants', operations.part(TENANTS_AREA)),
@@ -56,11 +61,7 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
     ...bindPart('idempotency', operations.part(IDEMPOTENCY)),
     ...bindPart('jobs', operations.part(JOBS_AREA)),
     ...bindPart('webhooks', operations.part(WEBHOOKS_AREA)),
-    ...bindPart('audit', {
-      ...operations.part<'audit', AuditRead>(AUDIT_READS),
-      appendAudit: (entries, sealer) => auditWrites.appendAudit(entries, sealer),
-      pruneAudit: (tenantId, before, sealer) => auditWrites.pruneAudit(tenantId, before, sealer),
-    }),
+    ...bindPart('audit', { ...operations.part<'audit', AuditShared>(AUDIT_SHARED), appendAudit: (entries, sealer) => append.appendAudit(entries, sealer) }),
     pool,
     schema,
     /** Creates the schema when missing and applies pending migrations (migrations.ts); idempotent and safe to race. */

@@ -1,4 +1,4 @@
-import type { ContainerScope, CreateTokenResult, Store, StoredToken } from '../store.js';
+import type { AuditChainHead, AuditEntry, AuditSealer, ContainerScope, CreateTokenResult, Store, StoredToken } from '../store.js';
 import type { AreaMethod, StoreArea } from '../store-parts.js';
 import type { Dialect } from './dialect.js';
 import type { Sql } from './sql.js';
@@ -35,10 +35,16 @@ export type Step = Query | EmbeddedCall;
  * The calls a body may make into store parts each store still writes itself, run by the executor
  * inside the body's transaction (SQLite: synchronously in its BEGIN IMMEDIATE; PostgreSQL: on the
  * transaction's connection). A token intent's conversion creates its token with the token area's
- * own creation (dedupe probe, group-commit layout), which is not a shared area.
+ * own creation (dedupe probe, group-commit layout), which is not a shared area; audit retention
+ * seals with each store's chain writer (areas/audit.ts says why that stays per store).
  */
 export interface EmbeddedCalls {
   createToken(token: StoredToken, now: number, within: readonly ContainerScope[] | undefined): CreateTokenResult;
+  /**
+   * Locks the heads of `sealer.tenants` and of `fresh`'s tenants (creating missing ones), seals
+   * their unsealed entries, then writes `fresh` sealed; answers each of those tenants' heads after.
+   */
+  sealAudit(fresh: readonly AuditEntry[], sealer: AuditSealer): ReadonlyMap<string, AuditChainHead>;
 }
 
 export interface EmbeddedCall {

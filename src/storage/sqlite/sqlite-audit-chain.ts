@@ -18,7 +18,8 @@ const LAST_SEQ = 'SELECT coalesce(max(seq), 0) AS seq FROM audit_log';
 /**
  * The SQLite side of the chain's writes; every function runs inside the caller's BEGIN IMMEDIATE
  * transaction, so the database's one writer is the chain's one writer. Seqs of new entries are
- * chosen here (the last seq plus one) so that their hashes can cover them.
+ * chosen here (the last seq plus one) so that their hashes can cover them. Retention's cut is
+ * written once (areas/audit.ts) and seals through `seal`.
  */
 export class SqliteAuditChain {
   readonly #statements: StatementCache;
@@ -33,12 +34,14 @@ export class SqliteAuditChain {
     return toAuditHead(s.get(HEAD).get(tenantId) as Row);
   }
 
-  /** Writes `entries` and seals every unsealed entry of the tenants involved, tenant by tenant. */
+  /** Writes `entries`, sealed when a sealer is given (see seal), else unsealed. */
   append(entries: readonly AuditEntry[], sealer: AuditSealer | undefined): void {
-    if (sealer === undefined) {
-      insertAuditBatch(this.#statements, entries);
-      return;
-    }
+    if (sealer === undefined) insertAuditBatch(this.#statements, entries);
+    else this.seal(entries, sealer);
+  }
+
+  /** Seals every unsealed entry of the tenants involved, then `entries`, tenant by tenant; answers their heads after. */
+  seal(entries: readonly AuditEntry[], sealer: AuditSealer): Map<string, AuditChainHead> {
     const byTenant = new Map<string, AuditEntry[]>();
     for (const tenantId of sealer.tenants) byTenant.set(tenantId, []);
     for (const entry of entries) {
@@ -46,13 +49,15 @@ export class SqliteAuditChain {
       if (list === undefined) byTenant.set(entry.tenantId, [entry]);
       else list.push(entry);
     }
+    const heads = new Map<string, AuditChainHead>();
     let seq = (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq;
     for (const [tenantId, fresh] of byTenant) {
       const head = this.head(tenantId);
       const start = needsChainStart(head) ? storedEntry(sealer.start(head), ++seq) : null;
       const stored = fresh.map((e) => storedEntry(e, ++seq));
-      this.#extend(head, stored, sealer, start);
+      heads.set(tenantId, this.#extend(head, stored, sealer, start));
     }
+    return heads;
   }
 
   /**
@@ -72,41 +77,5 @@ export class SqliteAuditChain {
     const last = seals.at(-1)!;
     s.get(SET_HEAD).run(last.index, last.hash, head.tenantId);
     return { ...head, index: last.index, hash: last.hash };
-  }
-
-  /** The head of a tenant for a seal outside append (retention), with its chain-start entry when its chain begins now. */
-  #begin(tenantId: string, sealer: AuditSealer): AuditChainHead {
-    const head = this.head(tenantId);
-    const start = needsChainStart(head) ? storedEntry(sealer.start(head), (this.#statements.get(LAST_SEQ).get() as { seq: number }).seq + 1) : null;
-    return this.#extend(head, [], sealer, start);
-  }
-
-  /** Retention (AuditChainStore.pruneAudit), inside the caller's transaction. */
-  prune(tenantId: string, before: number, sealer: AuditSealer): number {
-    const s = this.#statements;
-    let head = this.#begin(tenantId, sealer);
-    // The cut: every sealed entry before the first one at or after `before`, in chain order.
-    const keep = s.get('SELECT min(chain_index) AS i FROM audit_log WHERE tenant_id = ? AND chain_index IS NOT NULL AND at >= ?').get(tenantId, before) as { i: number | null };
-    const through = keep.i === null ? head.index : keep.i - 1;
-    const last =
-      through > 0 ? (s.get('SELECT chain_hash FROM audit_log WHERE tenant_id = ? AND chain_index = ?').get(tenantId, through) as { chain_hash: Buffer } | undefined) : undefined;
-    const sealedGone = last === undefined ? 0 : (s.get('SELECT count(*) AS n FROM audit_log WHERE tenant_id = ? AND chain_index <= ?').get(tenantId, through) as { n: number }).n;
-    const legacyGone = (
-      s.get('SELECT count(*) AS n FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq <= ? AND at < ?').get(tenantId, head.legacyThrough, before) as { n: number }
-    ).n;
-    if (sealedGone === 0 && legacyGone === 0) return 0;
-    s.get('INSERT INTO audit_prune_permits (tenant_id) VALUES (?)').run(tenantId);
-    if (sealedGone > 0) {
-      // The checkpoint joins the chain before the cut entries leave it: it links to the last of
-      // them, records its hash, and the first entry kept links to that hash.
-      const seq = (s.get(LAST_SEQ).get() as { seq: number }).seq + 1;
-      const checkpoint = sealer.checkpoint(head, { through, hash: last!.chain_hash, removed: sealedGone });
-      head = this.#extend(head, [storedEntry(checkpoint, seq)], sealer, null);
-      s.get('DELETE FROM audit_log WHERE tenant_id = ? AND chain_index <= ?').run(tenantId, through);
-    }
-    // Entries older than the chain were never part of it: they leave without a checkpoint.
-    if (legacyGone > 0) s.get('DELETE FROM audit_log WHERE tenant_id = ? AND chain_index IS NULL AND seq <= ? AND at < ?').run(tenantId, head.legacyThrough, before);
-    s.get('DELETE FROM audit_prune_permits WHERE tenant_id = ?').run(tenantId);
-    return sealedGone + legacyGone;
   }
 }

@@ -2,8 +2,9 @@ import type { MigrateOptions, MigrationOutcome } from '../store.js';
 import { boundaryMethod, boundaryPart, type SqliteStore } from './sqlite-boundary.js';
 import { runMigrations } from './migrations.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
-import { SqliteAuditWrites } from './sqlite-audit.js';
-import { AUDIT_READS, type AuditRead } from '../areas/audit.js';
+import { SqliteAuditAppend } from './sqlite-audit.js';
+import { SqliteAuditChain } from './sqlite-audit-chain.js';
+import { AUDIT_SHARED, type AuditShared } from '../areas/audit.js';
 import { IDEMPOTENCY } from '../areas/idempotency.js';
 import { JOBS_AREA } from '../areas/jobs.js';
 import { PROXIES_AREA } from '../areas/proxies.js';
@@ -51,8 +52,12 @@ export class SqliteStoreCore {
     const write = db.transaction(<T>(fn: () => T): T => fn()) as WriteTransaction;
     this.tokens = new SqliteTokens(db, statements, read);
     const tokens = this.tokens;
-    // A token intent's conversion creates its token inside its own transaction (sql/operation.ts, embedded calls).
-    const operations = new SqliteOperations(db, statements, { createToken: (token, now, within) => tokens.createInTransaction(token, now, within) });
+    const chain = new SqliteAuditChain(statements);
+    // A token intent's conversion creates its token, and retention seals, inside their own transactions (sql/operation.ts, embedded calls).
+    const operations = new SqliteOperations(db, statements, {
+      createToken: (token, now, within) => tokens.createInTransaction(token, now, within),
+      sealAudit: (fresh, sealer) => chain.seal(fresh, sealer),
+    });
     this.tenants = operations.part(TENANTS_AREA);
     this.tokenIntents = operations.part(TOKEN_INTENTS);
     this.applications = operations.part(APPLICATIONS_AREA);
@@ -63,12 +68,8 @@ export class SqliteStoreCore {
     this.jobs = operations.part(JOBS_AREA);
     this.reactorRequests = operations.part(REACTOR_REQUESTS);
     this.webhooks = operations.part(WEBHOOKS_AREA);
-    const auditWrites = new SqliteAuditWrites(db, statements);
-    this.audit = {
-      ...operations.part<'audit', AuditRead>(AUDIT_READS),
-      appendAudit: (entries, sealer) => auditWrites.appendAudit(entries, sealer),
-      pruneAudit: (tenantId, before, sealer) => auditWrites.pruneAudit(tenantId, before, sealer),
-    };
+    const append = new SqliteAuditAppend(db, statements, chain);
+    this.audit = { ...operations.part<'audit', AuditShared>(AUDIT_SHARED), appendAudit: (entries, sealer) => append.appendAudit(entries, sealer) };
   }
 
   /** The underlying connection, for backups (`database.backup(...)`) and diagnostics. Do not write to the store's tables. */
