@@ -187,6 +187,18 @@ describeEachPgRoute('PostgreSQL waits are bounded', (url, route) => {
   const opened: TestVault[] = [];
   const holders: pg.PoolClient[] = [];
   afterEach(async () => {
+    // A read the store gave up on (its backstop, through PgBouncer) still waits on the server for
+    // the holder's lock. Released, it would run while the schema is dropped and could deadlock
+    // with the DROP: cancel each such wait first, until none is left.
+    for (const schema of schemas) {
+      for (;;) {
+        const { rows } = await adminPool().query(
+          `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND pid <> pg_backend_pid()`,
+          [`%"${schema}".%`],
+        );
+        if (rows.length === 0) break;
+      }
+    }
     for (const holder of holders.splice(0)) {
       await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();
