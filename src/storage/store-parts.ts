@@ -100,3 +100,13 @@ export function bindPart<A extends StoreArea, P extends { [K in AreaMethod<A>]: 
   for (const name of STORE_AREAS[area] as readonly AreaMethod<A>[]) bound[name] = wrap(part, part[name]);
   return bound as { [K in AreaMethod<A>]: P[K] };
 }
+
+/**
+ * The methods `names` of `part`, bound to it: the methods of a partly shared area that a store
+ * writes itself (areas/index.ts, `perStore`), joined with the shared operations' part.
+ */
+export function bindMethods<P extends object, N extends keyof P & string>(part: P, names: readonly N[]): Pick<P, N> {
+  const bound: Partial<Pick<P, N>> = {};
+  for (const name of names) bound[name] = (part[name] as Method).bind(part) as P[N];
+  return bound as Pick<P, N>;
+}

@@ -717,6 +717,9 @@ if (PG_URL === undefined) {
       const { cursorPageSql } = await import('../../src/storage/postgres/paging.js');
       const { createHash } = await import('node:crypto');
       const sql = tokenStatements(s);
+      const { TOKENS_SQL } = await import('../../src/storage/areas/tokens.js');
+      const { postgresDialect } = await import('../../src/storage/sql/dialect.js');
+      const shared = (name: keyof typeof TOKENS_SQL) => TOKENS_SQL[name].render(postgresDialect(s)).text;
       const tenantKey = (await adminPool().query(`SELECT key FROM ${s}.tenant_keys WHERE tenant_id = 'tenant-3'`)).rows[0].key as number;
       const list = async (filter: object) => {
         const query = tokenListQuery(s, 'tenant-3', filter, 0, tenantKey);
@@ -731,9 +734,9 @@ if (PG_URL === undefined) {
           () => planOf(sql.findLiveDuplicate, ['tenant-3', Buffer.from('fp-3'), 'type-3', 0, null, JSON.stringify([['/pci/', []]])]),
           'tokens_tenant_fingerprint',
         ],
-        ['cvc due', () => planOf(sql.listCvcDue, [1000, 5]), 'tokens_cvc_purge_at'],
+        ['cvc due', () => planOf(shared('cvcDue'), [1000, 5]), 'tokens_cvc_purge_at'],
         ['expired', () => planOf(sql.purgeExpired, [1000, 5, 'system:expiry', 'token:delete']), 'tokens_expires_at'],
-        ['reference', () => planOf(sql.getDeleted, ['tenant-3', 'id-4003']), 'tokens_pkey'],
+        ['reference', () => planOf(shared('deleted'), ['tenant-3', 'id-4003']), 'tokens_pkey'],
         ['list by type', () => list({ types: ['type-3'] }), 'tokens_tenant_seq'],
         ['list by fingerprint', () => list({ fingerprints: ['fp-3'] }), 'tokens_tenant_fingerprint'],
         // A search value that is a blind index (43 base64url characters) is its own key (token-rows.ts lookupKeys).

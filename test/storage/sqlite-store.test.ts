@@ -9,10 +9,12 @@ import { openSqliteStoreCore } from '../../src/storage/sqlite/sqlite-open.js';
 import type { SqliteStoreCore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { StoredToken, TokenFilter } from '../../src/storage/store.js';
 import { LIKE_ESCAPE, likeSubstringPattern } from '../../src/storage/like-pattern.js';
-import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
+import { MIGRATIONS, runMigrations } from '../../src/storage/sqlite/migrations.js';
 import { cursorPageSql, decodeCursor, encodeCursor } from '../../src/storage/sqlite/paging.js';
 import { StatementCache } from '../../src/storage/sqlite/statement-cache.js';
-import { FIND_LIVE_DUPLICATE, GET_LIVE_TOKEN, LIST_CVC_DUE, LIST_EXPIRED, tokenListQuery } from '../../src/storage/sqlite/token-sql.js';
+import { FIND_LIVE_DUPLICATE, GET_LIVE_TOKEN, LIST_EXPIRED, tokenListQuery } from '../../src/storage/sqlite/token-sql.js';
+import { TOKENS_SQL } from '../../src/storage/areas/tokens.js';
+import { sqliteDialect } from '../../src/storage/sql/dialect.js';
 import { runStoreConformance } from '../../src/testing/index.js';
 import { APP_A, T0, TENANT_A, makeAudit, makeReactor, makeFormula, makeToken } from '../../src/testing/store-conformance.js';
 import { validationErrorOf } from '../support/field-errors.js';
@@ -228,6 +230,35 @@ describe('SQLite migrations', () => {
     one.close();
     two.close();
   });
+
+  it("renames tenant_keys' id to tenant_id: tokens written before read, sweep, re-encrypt and delete as before", async () => {
+    const filename = tempFile();
+    const old = new Database(filename);
+    const before = MIGRATIONS.findIndex((sql) => /RENAME COLUMN id TO tenant_id/.test(sql));
+    expect(before).toBeGreaterThan(0);
+    runMigrations(old, MIGRATIONS.slice(0, before));
+    // As the version before wrote them: the tenant's key by `id`, one token with a cvc due.
+    old.prepare('INSERT INTO tenant_keys (key, id) VALUES (7, ?)').run(TENANT_A);
+    old
+      .prepare('INSERT INTO tokens (tenant, id, type, ciphertext, key_version, flags, created_by, created_at, cvc_purge_at) VALUES (7, ?, ?, ?, 1, 0, ?, ?, ?)')
+      .run('before', 'card', Buffer.from('sealed'), APP_A, T0, T0 + 10);
+    old.close();
+    const store = openMigrated({ filename });
+    expect(versions(store)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    expect(store.tokens.getToken(TENANT_A, 'before', T0)).toMatchObject({ tenantId: TENANT_A, id: 'before', cvcPurgeAt: T0 + 10 });
+    expect(store.tokens.listCvcDue(T0 + 10, 5)).toMatchObject([{ tenantId: TENANT_A, id: 'before' }]);
+    expect(store.tokens.countTokensBelowKeyVersion(TENANT_A, 2)).toBe(1);
+    expect(store.tokens.replaceCiphertext(TENANT_A, 'before', Buffer.from('sealed'), { ciphertext: Buffer.from('resealed'), keyVersion: 2, cvcPurgeAt: T0 + 10 })).toBe(true);
+    expect(store.tokens.countTokensBelowKeyVersion(TENANT_A, 2)).toBe(0);
+    // The deletion's triggers read tenant_keys by the renamed column.
+    expect(store.tokens.deleteToken(TENANT_A, 'before', APP_A, makeAudit(), T0)).toBe(true);
+    expect(store.tokens.getDeletedToken(TENANT_A, 'before')).toMatchObject({ tenantId: TENANT_A, id: 'before', deletedBy: APP_A });
+    // A tenant's next token keeps the key it was given.
+    const next = makeToken({ id: 'after' });
+    await store.tokens.createToken(next, T0);
+    expect((store.database.prepare('SELECT tenant FROM tokens WHERE id = ?').get('after') as { tenant: number }).tenant).toBe(7);
+    store.close();
+  });
 });
 
 describe('SQLite storage details', () => {
@@ -393,7 +424,7 @@ describe('SQLite query plans', () => {
     expect(plan(LIST_EXPIRED, [T0, 5])).toEqual(['SEARCH t USING INDEX tokens_expires_at (expires_at<?)', 'SEARCH n USING INTEGER PRIMARY KEY (rowid=?)']);
     // Ties of one cvc_purge_at are ordered by tenant and id (the sweep's cursor, listCvcDue): a sort
     // of the rows that share one millisecond, never of the due set.
-    expect(plan(LIST_CVC_DUE, [T0, 5])).toEqual([
+    expect(plan(TOKENS_SQL.cvcDue.render(sqliteDialect).text, [T0, 5])).toEqual([
       'SEARCH t USING INDEX tokens_cvc_purge_at (cvc_purge_at<?)',
       'SEARCH n USING INTEGER PRIMARY KEY (rowid=?)',
       'USE TEMP B-TREE FOR LAST 2 TERMS OF ORDER BY',

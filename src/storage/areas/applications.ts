@@ -2,7 +2,7 @@ import type { Permission } from '../../permissions/permissions.js';
 import { applicationColumns, applicationExpectation } from '../record-changes.js';
 import type { ApplicationKeyRecord, ApplicationRecord, Inserted } from '../store.js';
 import type { Dialect } from '../sql/dialect.js';
-import { operation, query, type AreaOperations, type Row, type Steps } from '../sql/operation.js';
+import { operation, query, type AreaOperations, type Steps } from '../sql/operation.js';
 import { listStatements, pageSteps } from '../sql/list-page.js';
 import { AS_JSON, jsonIs, updateSteps } from '../sql/record-update.js';
 import { lock, sql, table } from '../sql/sql.js';

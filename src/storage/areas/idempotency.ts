@@ -1,7 +1,8 @@
 import type { IdempotencyRecord } from '../store.js';
 import { checkLimit } from '../limit.js';
-import { byDialect, inList, listRows, lock, raw, sql, table } from '../sql/sql.js';
+import { inList, listRows, lock, raw, sql, table } from '../sql/sql.js';
 import { operation, query, type AreaOperations, type Row } from '../sql/operation.js';
+import { DELETED_REFERENCES, NOT_DELETED, tenantKey } from './token-layout.js';
 
 const KEYS = table('idempotency_keys');
 const COLUMNS = raw('tenant_id, application_id, key, request_hash, state, status, body, created_at, expires_at, withdraw_at');
@@ -30,17 +31,9 @@ export const IDEMPOTENCY_SQL = {
   /** tenant, application, key, claimedAt: locks the claim's record while it is in flight. */
   lockInFlight: sql`SELECT 1 FROM ${KEYS} WHERE tenant_id = ${1} AND application_id = ${2} AND key = ${3} AND state = 'in_flight' AND created_at = ${4}${lock('update')}`,
   /** tenant, ids: the tokens among ids with their expiry and cvc purge time, share-locked so a concurrent deletion waits for the completion and then sees its references. */
-  // Both stores' token tables name the tenant by its integer key (tenant_keys, migration-lean-tokens.ts);
-  // PostgreSQL keeps a deleted token's reference in the tokens table itself.
-  tokenTimes: sql`${byDialect({
-    sqlite: sql`SELECT id, expires_at, cvc_purge_at FROM ${table('tokens')} WHERE tenant = (SELECT key FROM tenant_keys WHERE id = ${1}) AND id ${inList(2, 'text')}`,
-    postgres: sql`SELECT id, expires_at, cvc_purge_at FROM ${table('tokens')} WHERE tenant = (SELECT key FROM ${table('tenant_keys')} WHERE tenant_id = ${1}) AND id ${inList(2, 'text')} AND deleted_at IS NULL${lock('share')}`,
-  })}`,
+  tokenTimes: sql`SELECT id, expires_at, cvc_purge_at FROM ${table('tokens')} WHERE tenant = ${tenantKey(1)} AND id ${inList(2, 'text')}${NOT_DELETED}${lock('share')}`,
   /** tenant, ids: a row when one of ids names a deleted token. */
-  tokenDeleted: sql`${byDialect({
-    sqlite: sql`SELECT 1 FROM ${table('deleted_tokens')} WHERE tenant = (SELECT key FROM tenant_keys WHERE id = ${1}) AND id ${inList(2, 'text')} LIMIT 1`,
-    postgres: sql`SELECT 1 FROM ${table('tokens')} WHERE tenant = (SELECT key FROM ${table('tenant_keys')} WHERE tenant_id = ${1}) AND id ${inList(2, 'text')} AND deleted_at IS NOT NULL LIMIT 1`,
-  })}`,
+  tokenDeleted: sql`SELECT 1 FROM ${DELETED_REFERENCES} AND tenant = ${tenantKey(1)} AND id ${inList(2, 'text')} LIMIT 1`,
   complete: sql`UPDATE ${KEYS} SET state = 'done', status = ${1}, body = ${2}, expires_at = ${3}, withdraw_at = ${4} WHERE tenant_id = ${5} AND application_id = ${6} AND key = ${7} AND created_at = ${8}`,
   withdraw: sql`UPDATE ${KEYS} SET state = 'withdrawn', status = NULL, body = NULL, expires_at = ${1}, withdraw_at = NULL WHERE tenant_id = ${2} AND application_id = ${3} AND key = ${4} AND created_at = ${5}`,
   /** tenant, token ids, application, key, claimedAt. (WHERE true: SQLite's parser needs a WHERE before an upsert's ON CONFLICT.) */

@@ -9,6 +9,7 @@ import { PROXIES_AREA, PROXIES_SQL } from './proxies.js';
 import { REACTOR_REQUESTS, REACTOR_REQUESTS_SQL, REACTOR_REQUESTS_WRITING_WITH_SQL } from './reactor-requests.js';
 import { TENANTS_AREA, TENANTS_SQL } from './tenants.js';
 import { TOKEN_INTENTS, TOKEN_INTENTS_SQL } from './token-intents.js';
+import { TOKENS_PER_STORE, TOKENS_SHARED, TOKENS_SQL } from './tokens.js';
 import { REACTORS_AREA, REACTORS_SQL } from './reactors.js';
 import { WEBHOOKS_AREA, WEBHOOKS_LOCKING_SQL, WEBHOOKS_SQL } from './webhooks.js';
 
@@ -32,4 +33,5 @@ export const SHARED_AREAS = {
   // The locking statements are PostgreSQL's; store-statements.test.ts compiles writingWith there only.
   webhooks: { operations: WEBHOOKS_AREA, statements: WEBHOOKS_SQL, writingWith: WEBHOOKS_LOCKING_SQL },
   audit: { operations: AUDIT_SHARED, statements: AUDIT_SQL, perStore: AUDIT_PER_STORE },
+  tokens: { operations: TOKENS_SHARED, statements: TOKENS_SQL, perStore: TOKENS_PER_STORE },
 } as const satisfies Record<string, { operations: object; statements: Record<string, Sql>; writingWith?: Record<string, Sql>; perStore?: readonly string[] }>;

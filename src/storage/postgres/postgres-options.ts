@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { ValidationError } from '../../errors/errors.js';
 import { validationFromIssues } from '../../validation/issues.js';
 
 /** Parsers for the result columns of one query: pg's per-query `types` option. */

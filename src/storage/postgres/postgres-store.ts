@@ -1,5 +1,5 @@
 import type { MigrateOptions, MigrationOutcome, Store } from '../store.js';
-import { bindPart } from '../store-parts.js';
+import { bindMethods, bindPart } from '../store-parts.js';
 import { runMigrations } from './migrations.js';
 import { PgExecutor } from './pg-executor.js';
 import { quoteSchema, type PgPool, type PostgresTimeouts } from './postgres-options.js';
@@ -14,6 +14,7 @@ import { APPLICATIONS_AREA } from '../areas/applications.js';
 import { CREDENTIALS } from '../areas/credentials.js';
 import { TENANTS_AREA } from '../areas/tenants.js';
 import { TOKEN_INTENTS } from '../areas/token-intents.js';
+import { TOKENS_PER_STORE, TOKENS_SHARED, type TokensShared } from '../areas/tokens.js';
 import { REACTORS_AREA } from '../areas/reactors.js';
 import { WEBHOOKS_AREA } from '../areas/webhooks.js';
 import { PostgresOperations } from './postgres-operations.js';
@@ -51,7 +52,7 @@ export function composePostgresStore(pool: PgPool, schema: string, owned: boolea
   let closed: Promise<void> | undefined;
   const store = {
     ...bindPart('tenants', operations.part(TENANTS_AREA)),
-    ...bindPart('tokens', tokens),
+    ...bindPart('tokens', { ...operations.part<'tokens', TokensShared>(TOKENS_SHARED), ...bindMethods(tokens, TOKENS_PER_STORE) }),
     ...bindPart('tokenIntents', operations.part(TOKEN_INTENTS)),
     ...bindPart('applications', operations.part(APPLICATIONS_AREA)),
     ...bindPart('credentials', operations.part(CREDENTIALS)),

@@ -3,25 +3,23 @@ import type {
   AuditEntry,
   CreateTokenResult,
   CreateTokensResult,
-  DeletedTokenRecord,
   ExpiredTokenRecord,
   PageRequest,
   PageResult,
-  CvcCursor,
   StoredToken,
   TokenFilter,
   UpdateTokenResult,
 } from '../store.js';
 import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
-import { MUTABLE_TOKEN_COLUMNS, mutableTokenValues, toStoredToken } from './token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS, mutableTokenValues } from './token-rows.js';
+import { toStoredToken } from '../areas/token-rows.js';
 import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
 import { TurnBatch } from './turn-batch.js';
 import { ServiceUnavailableError } from '../../errors/errors.js';
 import { checkLimit } from '../limit.js';
 import { hashBytes, nullableHashText } from '../token-bytes.js';
 import { scopesParam } from '../token-values.js';
-import { toDeletedToken } from '../token-columns.js';
 
 /** Actor of the expiry sweep, on its reference records and audit entries (as in the SQLite store). */
 export const EXPIRY_ACTOR = 'system:expiry';
@@ -195,27 +193,9 @@ export class PostgresTokens {
     return rows[0]?.['removed'] === 1;
   }
 
-  async getDeletedToken(tenantId: string, id: string): Promise<DeletedTokenRecord | null> {
-    const { rows } = await this.#db.query(this.#sql.getDeleted, [tenantId, id]);
-    const row = rows[0];
-    return row === undefined ? null : toDeletedToken(tenantId, row);
-  }
-
   async purgeExpiredTokens(now: number, limit: number): Promise<ExpiredTokenRecord[]> {
     const { rows } = await this.#db.query(this.#sql.purgeExpired, [now, checkLimit(limit), EXPIRY_ACTOR, EXPIRY_OPERATION]);
     return rows.map((row) => ({ tenantId: row['tenant_id'] as string, id: row['id'] as string, type: row['type'] as string, expiresAt: row['expires_at'] as number }));
-  }
-
-  async listCvcDue(now: number, limit: number, after?: CvcCursor): Promise<StoredToken[]> {
-    const { rows } = after
-      ? await this.#db.query(this.#sql.listCvcDueAfter, [now, checkLimit(limit), after.cvcPurgeAt, after.tenantId, after.id])
-      : await this.#db.query(this.#sql.listCvcDue, [now, checkLimit(limit)]);
-    return rows.map((row) => toStoredToken(row));
-  }
-
-  async replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null }): Promise<boolean> {
-    const result = await this.#db.query(this.#sql.replaceCiphertext, [next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenantId, id, expected]);
-    return result.rowCount === 1;
   }
 
   /**
@@ -234,11 +214,6 @@ export class PostgresTokens {
     if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!['seq'] as number);
     else this.#keyScanHints.delete(hintKey);
     return rows.map((row) => toStoredToken(row, tenantId));
-  }
-
-  async countTokensBelowKeyVersion(tenantId: string, version: number): Promise<number> {
-    const { rows } = await this.#db.query(this.#sql.countBelowKeyVersion, [tenantId, version]);
-    return rows[0]?.['n'] as number;
   }
 
   /** Inserts the token, its index rows and the audit entry; false when the id is taken. */

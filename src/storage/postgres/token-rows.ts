@@ -1,46 +1,12 @@
 import { createHash } from 'node:crypto';
-import { metadataPairs } from '../sqlite/token-rows.js';
+import { metadataPairs } from '../areas/token-rows.js';
 import type { StoredToken } from '../store.js';
 import { hashBytes } from '../token-bytes.js';
-import { LEAN_COLUMN_NAMES, leanValues, tokenFields } from '../token-columns.js';
+import { LEAN_COLUMN_NAMES, leanValues } from '../token-columns.js';
 
-// Token rows of the lean layout (migration-lean-tokens.ts) as the store's type parsers return them
-// (type-parsers.ts: bytea → Buffer, bigint → number), and the parameters that write them. The
-// columns shared with SQLite (defaults left NULL, hashes as bytes) are token-columns.ts's.
-
-/** Every column of a token but its tenant, for `SELECT ... FROM tokens t` (the caller knows the tenant). */
-export const TOKEN_COLUMNS =
-  't.seq, t.id, t.type, t.ciphertext, t.key_version, t.fingerprint, t.fingerprint_expression, t.mask, t.containers, t.metadata, ' +
-  't.search_indexes, t.search_hashes, t.flags, t.created_by, t.created_at, t.modified_by, t.modified_at, t.expires_at, t.cvc_purge_at';
-
-/** A token from its row; `tenantId` is the tenant the query named (rows carry its integer key, not its id). */
-export function toStoredToken(row: Record<string, unknown>, tenantId = row['tenant_id'] as string): StoredToken {
-  const type = row['type'] as string;
-  return {
-    tenantId,
-    id: row['id'] as string,
-    type,
-    ciphertext: row['ciphertext'] as Buffer,
-    keyVersion: row['key_version'] as number,
-    ...tokenFields(
-      type,
-      row['fingerprint'] as Buffer | null,
-      row['fingerprint_expression'] as string | null,
-      row['mask'] as string | null,
-      row['containers'] as string | null,
-      row['metadata'] as string | null,
-      row['search_indexes'] as string | null,
-      row['search_hashes'] as Buffer | null,
-      row['flags'] as number,
-    ),
-    createdBy: row['created_by'] as string,
-    createdAt: row['created_at'] as number,
-    modifiedBy: row['modified_by'] as string | null,
-    modifiedAt: row['modified_at'] as number | null,
-    expiresAt: row['expires_at'] as number | null,
-    cvcPurgeAt: row['cvc_purge_at'] as number | null,
-  };
-}
+// The parameters that write PostgreSQL's token rows (migration-lean-tokens.ts): the columns shared
+// with SQLite (defaults left NULL, hashes as bytes) are token-columns.ts's, read back by
+// areas/token-rows.ts; `lookup` is PostgreSQL's own.
 
 /**
  * The columns an update replaces (everything but the identity and the creation stamp), each with
@@ -78,9 +44,8 @@ export function mutableTokenValues(token: StoredToken): unknown[] {
 export const LOOKUP_KEY_BYTES = 32;
 
 /**
- * The digest a lower-cased metadata pair is looked up by. Pairs are lower-cased and de-duplicated
- * exactly as the SQLite store does (in JavaScript, whatever the database's locale), so both stores
- * match the same filters; a fixed 32 bytes keeps a 1024-character value's key small.
+ * The digest a lower-cased metadata pair (metadataPairs) is looked up by: a fixed 32 bytes keeps a
+ * 1024-character value's key small.
  */
 export function pairDigest(key: string, value: string): Buffer {
   return createHash('sha256')

@@ -3,7 +3,8 @@ import { hashBytes } from '../token-bytes.js';
 import { containersSql } from '../token-columns.js';
 import { scopesParam } from '../token-values.js';
 import { SqlParams, type ListQuery } from './paging.js';
-import { LOOKUP_KEY_BYTES, MUTABLE_TOKEN_COLUMNS, TOKEN_COLUMNS, distinct, lookupKeys } from './token-rows.js';
+import { LOOKUP_KEY_BYTES, MUTABLE_TOKEN_COLUMNS, distinct, lookupKeys } from './token-rows.js';
+import { TOKEN_COLUMNS } from '../areas/token-rows.js';
 
 /** "Live": not deleted (a reference record), not expired at `now` (the placeholder given). */
 const live = (now: string) => `t.deleted_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ${now})`;
@@ -99,7 +100,6 @@ export function tokenStatements(s: string) {
       `WITH gone AS (UPDATE ${s}.tokens t SET ${emptied('$3::int8', '$4::text')} WHERE t.tenant = ${tenantKey('$1')} AND t.id = $2 AND ${live('$3::int8')} RETURNING t.id), ` +
       `${audit(5, 'gone')} SELECT count(*) AS removed FROM gone`,
     /** tenant, id. */
-    getDeleted: `SELECT t.id, t.type, t.deleted_at, t.deleted_by FROM ${s}.tokens t WHERE t.tenant = ${tenantKey('$1')} AND t.id = $2 AND t.deleted_at IS NOT NULL`,
     /**
      * Removes up to $2 tokens expired at $1, oldest expiry first, as `delete` does (actor $3,
      * operation $4). SKIP LOCKED: concurrent sweeps (other instances) take disjoint rows instead of
@@ -113,23 +113,10 @@ export function tokenStatements(s: string) {
       `audit_rows AS (INSERT INTO ${s}.${AUDIT_INSERT} SELECT named.tenant_id, $3::text, $4::text, named.id, 'success', NULL, $1::int8 ` +
       'FROM named ORDER BY named.expires_at, named.seq) ' +
       'SELECT named.tenant_id, named.id, named.type, named.expires_at FROM named ORDER BY named.expires_at, named.seq',
-    /** now, limit. Ordered by (cvc_purge_at, tenant, id): the cursor of listCvcDueAfter. */
-    listCvcDue:
-      `SELECT k.tenant_id, ${TOKEN_COLUMNS} FROM ${s}.tokens t JOIN ${s}.tenant_keys k ON k.key = t.tenant ` +
-      'WHERE t.cvc_purge_at <= $1::int8 ORDER BY t.cvc_purge_at, k.tenant_id, t.id LIMIT $2::int8',
-    /** now, limit, then the cursor: cvcPurgeAt, tenant, id (the last row of the previous page). */
-    listCvcDueAfter:
-      `SELECT k.tenant_id, ${TOKEN_COLUMNS} FROM ${s}.tokens t JOIN ${s}.tenant_keys k ON k.key = t.tenant ` +
-      'WHERE t.cvc_purge_at <= $1::int8 AND t.cvc_purge_at >= $3::int8 ' +
-      'AND (t.cvc_purge_at, k.tenant_id, t.id) > ($3::int8, $4::text, $5::text) ORDER BY t.cvc_purge_at, k.tenant_id, t.id LIMIT $2::int8',
-    /** ciphertext, keyVersion, cvcPurgeAt, tenant, id, expected ciphertext. A concurrent writer's row fails the last test (a reference's NULL too). */
-    replaceCiphertext: `UPDATE ${s}.tokens SET ciphertext = $1, key_version = $2, cvc_purge_at = $3 WHERE tenant = ${tenantKey('$4')} AND id = $5 AND ciphertext = $6`,
     /** tenant, version, fromSeq, limit: a walk of the tenant's (tenant, seq) index from a resume point. */
     listBelowKeyVersion:
       `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant = ${tenantKey('$1')} AND t.deleted_at IS NULL AND t.key_version < $2 AND t.seq >= $3::int8 ` +
       'ORDER BY t.seq LIMIT $4::int8',
-    /** tenant, version. */
-    countBelowKeyVersion: `SELECT count(*) AS n FROM ${s}.tokens t WHERE t.tenant = ${tenantKey('$1')} AND t.deleted_at IS NULL AND t.key_version < $2`,
   });
 }
 

@@ -3,7 +3,7 @@ import { hashBytes } from '../token-bytes.js';
 import { LEAN_COLUMN_NAMES, leanValues } from '../token-columns.js';
 import type { BetterSqlite3Database } from './sqlite-options.js';
 import { legacyToken, LEGACY_TOKEN_COLUMNS, type LegacyTokenRow } from './legacy-token-rows.js';
-import { metadataPairs } from './token-rows.js';
+import { metadataPairs } from '../areas/token-rows.js';
 
 /**
  * The lean token layout (docs/storage.md, The token layout): tokens keyed by the tenant's integer key

@@ -204,6 +204,10 @@ export const MIGRATIONS: readonly string[] = Object.freeze([
     BEGIN SELECT RAISE(ABORT, 'audit_log entries are removed by retention only'); END;
   `,
   /* 17: the lean token layout (migration-lean-tokens.ts): the copy runs in resumable batches first */ LEAN_TOKENS_MIGRATION,
+  /* 18: tenant_keys names the tenant tenant_id, as PostgreSQL's does, so token statements are written once (areas/tokens.ts) */ `
+  -- A change of the schema only (the triggers that read the column are rewritten with it): no row is copied.
+  ALTER TABLE tenant_keys RENAME COLUMN id TO tenant_id;
+  `,
 ]);
 
 /**

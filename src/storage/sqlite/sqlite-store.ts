@@ -13,11 +13,12 @@ import { APPLICATIONS_AREA } from '../areas/applications.js';
 import { CREDENTIALS } from '../areas/credentials.js';
 import { TENANTS_AREA } from '../areas/tenants.js';
 import { TOKEN_INTENTS } from '../areas/token-intents.js';
+import { TOKENS_PER_STORE, TOKENS_SHARED, type TokensShared } from '../areas/tokens.js';
+import { bindMethods } from '../store-parts.js';
 import { REACTORS_AREA } from '../areas/reactors.js';
 import { WEBHOOKS_AREA } from '../areas/webhooks.js';
 import type { SqlitePart } from './sqlite-boundary.js';
 import { SqliteOperations } from './sqlite-operations.js';
-import type { WriteTransaction } from './sqlite-record-update.js';
 import { SqliteTokens } from './sqlite-tokens.js';
 import { StatementCache } from './statement-cache.js';
 
@@ -30,7 +31,9 @@ export class SqliteStoreCore {
   readonly #db: BetterSqlite3Database;
   readonly #owned: boolean;
   readonly tenants: SqlitePart<'tenants'>;
-  readonly tokens: SqliteTokens;
+  /** Synchronous but for createToken (group commit): the shared operations' part joined with SqliteTokens' own methods. */
+  readonly tokens: Pick<SqlitePart<'tokens'>, TokensShared> & Pick<SqliteTokens, (typeof TOKENS_PER_STORE)[number]>;
+  readonly #tokens: SqliteTokens;
   readonly tokenIntents: SqlitePart<'tokenIntents'>;
   readonly applications: SqlitePart<'applications'>;
   readonly credentials: SqlitePart<'credentials'>;
@@ -49,9 +52,8 @@ export class SqliteStoreCore {
     const statements = new StatementCache(db);
     const readTx = db.transaction((fn: () => unknown) => fn());
     const read = <R>(fn: () => R): R => readTx.deferred(fn) as R;
-    const write = db.transaction(<T>(fn: () => T): T => fn()) as WriteTransaction;
-    this.tokens = new SqliteTokens(db, statements, read);
-    const tokens = this.tokens;
+    const tokens = new SqliteTokens(db, statements, read);
+    this.#tokens = tokens;
     const chain = new SqliteAuditChain(statements);
     // A token intent's conversion creates its token, and retention seals, inside their own transactions (sql/operation.ts, embedded calls).
     const operations = new SqliteOperations(db, statements, {
@@ -59,6 +61,7 @@ export class SqliteStoreCore {
       sealAudit: (fresh, sealer) => chain.seal(fresh, sealer),
     });
     this.tenants = operations.part(TENANTS_AREA);
+    this.tokens = { ...operations.part<'tokens', TokensShared>(TOKENS_SHARED), ...bindMethods(tokens, TOKENS_PER_STORE) };
     this.tokenIntents = operations.part(TOKEN_INTENTS);
     this.applications = operations.part(APPLICATIONS_AREA);
     this.credentials = operations.part(CREDENTIALS);
@@ -83,7 +86,7 @@ export class SqliteStoreCore {
 
   /** Writes the pending group commit, then closes the database if the store opened it; a database passed in stays open. Idempotent. */
   close(): void {
-    if (this.#db.open) this.tokens.flush();
+    if (this.#db.open) this.#tokens.flush();
     if (this.#owned && this.#db.open) this.#db.close();
   }
 }

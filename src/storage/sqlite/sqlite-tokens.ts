@@ -3,11 +3,9 @@ import type {
   AuditEntry,
   CreateTokenResult,
   CreateTokensResult,
-  DeletedTokenRecord,
   ExpiredTokenRecord,
   PageRequest,
   PageResult,
-  CvcCursor,
   StoredToken,
   TokenFilter,
   UpdateTokenResult,
@@ -17,17 +15,16 @@ import { runPage } from './paging.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import { GroupCommit } from './group-commit.js';
 import type { StatementCache } from './statement-cache.js';
-import { metadataPairs, mutableTokenValues, toStoredToken, tokenFromValues, type TokenRow } from './token-rows.js';
+import { mutableTokenValues } from './token-rows.js';
+import { metadataPairs, toStoredToken, tokenFromValues } from '../areas/token-rows.js';
+import type { Row } from '../sql/operation.js';
 import { hashBytes, hashListText, nullableHashBytes } from '../token-bytes.js';
-import { toDeletedToken } from '../token-columns.js';
 import {
-  COUNT_BELOW_KEY_VERSION,
   DELETE_METADATA,
   DELETE_SEARCH,
   DELETE_TOKEN,
   DELETED_ID_TAKEN,
   FIND_LIVE_DUPLICATE,
-  GET_DELETED,
   GET_LIVE_TOKEN,
   GET_LIVE_TOKEN_REF,
   INSERT_DELETED,
@@ -35,10 +32,7 @@ import {
   INSERT_SEARCH,
   INSERT_TOKEN,
   LIST_BELOW_KEY_VERSION,
-  LIST_CVC_DUE,
-  LIST_CVC_DUE_AFTER,
   LIST_EXPIRED,
-  REPLACE_CIPHERTEXT,
   INSERT_TENANT_KEY,
   TENANT_KEY_OF,
   UPDATE_TOKEN,
@@ -146,7 +140,7 @@ export class SqliteTokens {
   listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {
     // An unknown tenant has no tokens: its key -1 matches no row (and the page is still checked).
     const tenant = this.#tenantKey(tenantId) ?? -1;
-    return runPage(this.#statements, this.#read, tokenListQuery(tenant, filter ?? {}, now), page, (row: TokenRow) => toStoredToken(row, tenantId));
+    return runPage(this.#statements, this.#read, tokenListQuery(tenant, filter ?? {}, now), page, (row: Row) => toStoredToken(row, tenantId));
   }
 
   updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
@@ -157,28 +151,8 @@ export class SqliteTokens {
     return this.#deleteTx.immediate(tenantId, id, deletedBy, audit, now);
   }
 
-  getDeletedToken(tenantId: string, id: string): DeletedTokenRecord | null {
-    const tenant = this.#tenantKey(tenantId);
-    const row = tenant === null ? undefined : (this.#statements.get(GET_DELETED).get(tenant, id) as Record<string, unknown> | undefined);
-    return row === undefined ? null : toDeletedToken(tenantId, row);
-  }
-
   purgeExpiredTokens(now: number, limit: number): ExpiredTokenRecord[] {
     return this.#purgeTx.immediate(now, checkLimit(limit));
-  }
-
-  listCvcDue(now: number, limit: number, after?: CvcCursor): StoredToken[] {
-    const rows = after
-      ? this.#statements.get(LIST_CVC_DUE_AFTER).all(now, after.cvcPurgeAt, after.cvcPurgeAt, after.tenantId, after.id, checkLimit(limit))
-      : this.#statements.get(LIST_CVC_DUE).all(now, checkLimit(limit));
-    return (rows as TokenRow[]).map((row) => toStoredToken(row));
-  }
-
-  replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: { ciphertext: Uint8Array; keyVersion: number; cvcPurgeAt: number | null }): boolean {
-    const tenant = this.#tenantKey(tenantId);
-    if (tenant === null) return false;
-    const result = this.#statements.get(REPLACE_CIPHERTEXT).run(next.ciphertext, next.keyVersion, next.cvcPurgeAt ?? null, tenant, id, expected);
-    return result.changes === 1;
   }
 
   /**
@@ -192,13 +166,9 @@ export class SqliteTokens {
     const hintKey = JSON.stringify([tenantId, version]);
     const from = this.#keyScanHints.get(hintKey) ?? 0;
     const tenant = this.#tenantKey(tenantId) ?? -1;
-    const rows = this.#statements.get(LIST_BELOW_KEY_VERSION).all(tenant, version, from, checkLimit(limit)) as TokenRow[];
-    if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!.seq);
+    const rows = this.#statements.get(LIST_BELOW_KEY_VERSION).all(tenant, version, from, checkLimit(limit)) as Row[];
+    if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!['seq'] as number);
     return rows.map((row) => toStoredToken(row, tenantId));
-  }
-
-  countTokensBelowKeyVersion(tenantId: string, version: number): number {
-    return (this.#statements.get(COUNT_BELOW_KEY_VERSION).get(this.#tenantKey(tenantId) ?? -1, version) as { n: number }).n;
   }
 
   /**
@@ -224,7 +194,7 @@ export class SqliteTokens {
     const statements = this.#statements;
     const tenant = this.#writeTenantKey(token.tenantId);
     if (probesDuplicate(token)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, hashBytes(token.fingerprint!), token.type, now, 0, scopes, scopes) as TokenRow | undefined;
+      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, hashBytes(token.fingerprint!), token.type, now, 0, scopes, scopes) as Row | undefined;
       if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row, token.tenantId) };
     }
     const seq = this.#insert(tenant, token);
@@ -250,7 +220,7 @@ export class SqliteTokens {
     const fingerprint = nullableHashBytes(next.fingerprint);
     const sameFingerprint = fingerprint === null ? current.fingerprint === null : current.fingerprint !== null && fingerprint.equals(current.fingerprint);
     if (probesDuplicate(next) && (!sameFingerprint || (current.flags & 1) !== 1)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, fingerprint, next.type, now, current.seq, scopes, scopes) as TokenRow | undefined;
+      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, fingerprint, next.type, now, current.seq, scopes, scopes) as Row | undefined;
       if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row, next.tenantId) };
     }
     statements.get(UPDATE_TOKEN).run(...mutableTokenValues(next), current.seq);

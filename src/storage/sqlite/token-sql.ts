@@ -3,7 +3,8 @@ import { hashBytes } from '../token-bytes.js';
 import { containersSql } from '../token-columns.js';
 import { scopesParam } from '../token-values.js';
 import type { ListQuery } from './paging.js';
-import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_COLUMNS, TOKEN_COLUMNS, TOKEN_COLUMNS_WITH_TENANT, metadataPairs } from './token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS } from './token-rows.js';
+import { TOKEN_BODY_COLUMNS, TOKEN_COLUMNS, metadataPairs } from '../areas/token-rows.js';
 
 /** "Live": not expired at `now` (bound as the parameter that follows). */
 const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
@@ -23,9 +24,9 @@ const WITHIN =
   "AND NOT EXISTS (SELECT 1 FROM json_each(g.value, '$[1]') x WHERE substr(c.value, 1, length(x.value)) = x.value)))";
 
 /** The tenant's integer key. params: tenantId. */
-export const TENANT_KEY_OF = 'SELECT key FROM tenant_keys WHERE id = ?';
+export const TENANT_KEY_OF = 'SELECT key FROM tenant_keys WHERE tenant_id = ?';
 /** Gives a tenant its key (on its first token). params: tenantId. */
-export const INSERT_TENANT_KEY = 'INSERT INTO tenant_keys (id) VALUES (?)';
+export const INSERT_TENANT_KEY = 'INSERT INTO tenant_keys (tenant_id) VALUES (?)';
 
 /** params: tenant key, id, now. Uses the UNIQUE (tenant, id) index. Reads TOKEN_BODY_COLUMNS. */
 export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant = ? AND t.id = ? AND ${LIVE}`;
@@ -66,30 +67,15 @@ export const DELETE_METADATA = 'DELETE FROM token_metadata WHERE tenant = ? AND 
 export const DELETE_SEARCH = 'DELETE FROM token_search WHERE tenant = ? AND hash = ? AND token_seq = ?';
 export const DELETE_TOKEN = 'DELETE FROM tokens WHERE seq = ?';
 export const INSERT_DELETED = 'INSERT INTO deleted_tokens (tenant, id, type, deleted_at, deleted_by) VALUES (?, ?, ?, ?, ?)';
-/** params: tenant key, id. */
-export const GET_DELETED = 'SELECT id, type, deleted_at, deleted_by FROM deleted_tokens WHERE tenant = ? AND id = ?';
-
 /** params: now, limit. Across tenants: each row names its tenant by id. */
 export const LIST_EXPIRED =
-  'SELECT t.seq, t.tenant, n.id AS tenant_id, t.id, t.type, t.expires_at, t.metadata, t.search_hashes FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant ' +
+  'SELECT t.seq, t.tenant, n.tenant_id, t.id, t.type, t.expires_at, t.metadata, t.search_hashes FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant ' +
   'WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
-/** params: now, limit. Ordered by (cvc_purge_at, tenant id, id): the cursor of LIST_CVC_DUE_AFTER. */
-export const LIST_CVC_DUE =
-  `SELECT ${TOKEN_COLUMNS_WITH_TENANT} FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant WHERE t.cvc_purge_at <= ? ` + 'ORDER BY t.cvc_purge_at, n.id, t.id LIMIT ?';
-/** params: now, cursor cvcPurgeAt (twice), tenant id, id, limit. */
-export const LIST_CVC_DUE_AFTER =
-  `SELECT ${TOKEN_COLUMNS_WITH_TENANT} FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant ` +
-  'WHERE t.cvc_purge_at <= ? AND t.cvc_purge_at >= ? AND (t.cvc_purge_at, n.id, t.id) > (?, ?, ?) ORDER BY t.cvc_purge_at, n.id, t.id LIMIT ?';
-/** params: ciphertext, keyVersion, cvcPurgeAt, tenant key, id, expected ciphertext. */
-export const REPLACE_CIPHERTEXT = 'UPDATE tokens SET ciphertext = ?, key_version = ?, cvc_purge_at = ? WHERE tenant = ? AND id = ? AND ciphertext = ?';
 /**
  * A walk in seq order from a resume point (no key_version index: re-encryption is rare, creation is
  * not). params: tenant key, version, fromSeq, limit.
  */
 export const LIST_BELOW_KEY_VERSION = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE +t.tenant = ? AND t.key_version < ? AND t.seq >= ? ORDER BY t.seq LIMIT ?`;
-/** A table scan. params: tenant key, version. */
-export const COUNT_BELOW_KEY_VERSION = 'SELECT count(*) AS n FROM tokens t WHERE +t.tenant = ? AND t.key_version < ?';
-
 const unique = (values: readonly string[]) => [...new Set(values.map(String))];
 
 const METADATA_PROBE = 'EXISTS (SELECT 1 FROM token_metadata m WHERE m.tenant = t.tenant AND m.key_lower = ? AND m.value_lower = ? AND m.token_seq = t.seq)';
