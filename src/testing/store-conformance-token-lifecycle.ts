@@ -190,5 +190,17 @@ export function tokenLifecycleConformance(current: () => Store): void {
       await createAll([late]);
       expect((await store.listTokensBelowKeyVersion(TENANT_A, 3, 10)).map((t) => t.id)).toEqual([late.id]);
     });
+
+    it('re-encryption finds a token pushed below the version behind where its walk resumes', async () => {
+      const tokens = await createAll(Array.from({ length: 4 }, () => makeToken({ keyVersion: 1 })));
+      for (let batch = 0; batch < 2; batch++) {
+        for (const token of await store.listTokensBelowKeyVersion(TENANT_A, 2, 2)) {
+          await store.replaceCiphertext(TENANT_A, token.id, token.ciphertext, { ciphertext: new Uint8Array([2]), keyVersion: 2, cvcPurgeAt: null });
+        }
+      }
+      // A writer that has not seen the rotation (another instance) writes the first token under version 1 again.
+      await update({ ...tokens[0]!, keyVersion: 1 });
+      expect((await store.listTokensBelowKeyVersion(TENANT_A, 2, 2)).map((t) => t.id)).toEqual([tokens[0]!.id]);
+    });
   });
 }

@@ -430,6 +430,20 @@ describe('SQLite query plans', () => {
       'USE TEMP B-TREE FOR LAST 2 TERMS OF ORDER BY',
     ]);
   });
+
+  it("runs the token statements written once through the row's keys: the tenant's key once, then one row or a walk in seq order", () => {
+    const shared = (name: keyof typeof TOKENS_SQL, args: unknown[]) => {
+      const rendered = TOKENS_SQL[name].render(sqliteDialect);
+      return plan(rendered.text, [...rendered.bind(args)]);
+    };
+    const tenantKey = ['SCALAR SUBQUERY 1', 'SEARCH tenant_keys USING COVERING INDEX sqlite_autoindex_tenant_keys_1 (tenant_id=?)'];
+    expect(shared('deleted', [TENANT_A, 'x'])).toEqual(['SEARCH deleted_tokens USING PRIMARY KEY (tenant=? AND id=?)', ...tenantKey]);
+    expect(shared('replaceCiphertext', [Buffer.from('n'), 2, null, TENANT_A, 'x', Buffer.from('o')])).toEqual([
+      'SEARCH tokens USING INDEX sqlite_autoindex_tokens_1 (tenant=? AND id=?)',
+      ...tenantKey,
+    ]);
+    expect(shared('belowKeyVersion', [TENANT_A, 2, 0, 10])).toEqual(['SEARCH t USING INTEGER PRIMARY KEY (rowid>?)', ...tenantKey]);
+  });
 });
 
 describe('SQLite helpers', () => {

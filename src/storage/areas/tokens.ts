@@ -10,12 +10,24 @@ import { TOKEN_COLUMNS, toStoredToken } from './token-rows.js';
 // creation, reads, lists, updates, deletions and the expiry sweep are on the request path or
 // write each layout's own index rows (SQLite's token_metadata and token_search tables,
 // PostgreSQL's lookup keys), and each store batches them its own way (sqlite/group-commit.ts,
-// postgres/turn-batch.ts). The re-encryption walk keeps a resume point per store instance.
+// postgres/turn-batch.ts). The re-encryption walk keeps a resume point per store instance
+// (key-version-walk.ts), so each store runs its one statement, belowKeyVersion, itself.
 
 const TOKENS = table('tokens');
 
 /** Tokens whose cvc is due at argument 1, with their tenant's id, across tenants. */
 const CVC_DUE = sql`SELECT n.tenant_id, ${raw(TOKEN_COLUMNS)} FROM ${TOKENS} t CROSS JOIN ${table('tenant_keys')} n WHERE n.key = t.tenant AND t.cvc_purge_at <= ${1}`;
+
+/**
+ * The live tokens of the tenant named by argument 1, for the re-encryption walk and count. No
+ * key_version index (it would cost every creation): SQLite walks the table (`+t.tenant` keeps it off
+ * the (tenant, id) index, whose walk would read each row once more), PostgreSQL the tenant's
+ * (tenant, seq) index.
+ */
+const OWN_LIVE = byDialect({
+  sqlite: sql`+t.tenant = ${tenantKey(1)}`,
+  postgres: sql`t.tenant = ${tenantKey(1)} AND t.deleted_at IS NULL`,
+});
 
 export const TOKENS_SQL = {
   /** tenant, id. */
@@ -29,15 +41,10 @@ export const TOKENS_SQL = {
   cvcDueAfter: sql`${CVC_DUE} AND t.cvc_purge_at >= ${3} AND (t.cvc_purge_at, n.tenant_id, t.id) > (${3}, ${4}, ${5}) ORDER BY t.cvc_purge_at, n.tenant_id, t.id LIMIT ${2}`,
   /** ciphertext, keyVersion, cvcPurgeAt, tenant, id, expected ciphertext. A concurrent writer's row fails the last test (a reference's NULL too). */
   replaceCiphertext: sql`UPDATE ${TOKENS} SET ciphertext = ${1}, key_version = ${2}, cvc_purge_at = ${3} WHERE tenant = ${tenantKey(4)} AND id = ${5} AND ciphertext = ${6}`,
-  /**
-   * tenant, version. No key_version index (it would cost every creation): SQLite scans the table
-   * (`+t.tenant` keeps it off the (tenant, id) index, whose walk would read each row once more),
-   * PostgreSQL the tenant's (tenant, seq) index.
-   */
-  countBelowKeyVersion: sql`SELECT count(*) AS n FROM ${TOKENS} t WHERE ${byDialect({
-    sqlite: sql`+t.tenant = ${tenantKey(1)}`,
-    postgres: sql`t.tenant = ${tenantKey(1)} AND t.deleted_at IS NULL`,
-  })} AND t.key_version < ${2}`,
+  /** tenant, version. */
+  countBelowKeyVersion: sql`SELECT count(*) AS n FROM ${TOKENS} t WHERE ${OWN_LIVE} AND t.key_version < ${2}`,
+  /** tenant, version, fromSeq, limit: listTokensBelowKeyVersion's walk in seq order from a resume point (KeyVersionWalk). */
+  belowKeyVersion: sql`SELECT ${raw(TOKEN_COLUMNS)} FROM ${TOKENS} t WHERE ${OWN_LIVE} AND t.key_version < ${2} AND t.seq >= ${3} ORDER BY t.seq LIMIT ${4}`,
 };
 
 /** The token area's methods that each store writes itself (see above). */

@@ -14,6 +14,9 @@ import { runPage } from './paging.js';
 import type { PgExecutor, Queryable } from './pg-executor.js';
 import { MUTABLE_TOKEN_COLUMNS, mutableTokenValues } from './token-rows.js';
 import { toStoredToken } from '../areas/token-rows.js';
+import { KeyVersionWalk } from '../areas/key-version-walk.js';
+import { TOKENS_SQL } from '../areas/tokens.js';
+import { postgresDialect } from '../sql/dialect.js';
 import { tokenListQuery, tokenStatements, type TokenStatements } from './token-sql.js';
 import { TurnBatch } from './turn-batch.js';
 import { ServiceUnavailableError } from '../../errors/errors.js';
@@ -75,8 +78,8 @@ export class PostgresTokens {
   readonly #schema: string;
   readonly #quoted: string;
   readonly #sql: TokenStatements;
-  /** (tenant, version) → the lowest seq that may still be below that version (see listBelowKeyVersion). */
-  readonly #keyScanHints = new Map<string, number>();
+  readonly #keyVersionWalk = new KeyVersionWalk();
+  readonly #belowKeyVersion: string;
   /** Tenants known to have a key in tenant_keys (a key, once given, is never removed). */
   readonly #keyed = new Set<string>();
   /** Tenant id → its integer key, for the lookup keys of lists by metadata and search. */
@@ -87,6 +90,7 @@ export class PostgresTokens {
     this.#schema = schema;
     this.#quoted = quotedSchema;
     this.#sql = tokenStatements(quotedSchema);
+    this.#belowKeyVersion = TOKENS_SQL.belowKeyVersion.render(postgresDialect(quotedSchema)).text;
   }
 
   /**
@@ -198,25 +202,15 @@ export class PostgresTokens {
     return rows.map((row) => ({ tenantId: row['tenant_id'] as string, id: row['id'] as string, type: row['type'] as string, expiresAt: row['expires_at'] as number }));
   }
 
-  /**
-   * In seq order. Re-encryption lists a batch, rewrites it and lists again; to keep a pass linear
-   * rather than quadratic it resumes where this instance's previous call for the same tenant and
-   * version found its first token. Key versions normally only go up, but a write by an instance
-   * that has not yet seen a rotation can put a token below the resume point: so a resumed walk
-   * that finds nothing walks once more from the start before answering that nothing is left.
-   */
+  /** In seq order, resuming where this instance's previous walk for the tenant and version began (KeyVersionWalk). */
   async listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): Promise<StoredToken[]> {
-    checkLimit(limit);
-    const hintKey = JSON.stringify([tenantId, version]);
-    const from = this.#keyScanHints.get(hintKey) ?? 0;
-    let { rows } = await this.#db.query(this.#sql.listBelowKeyVersion, [tenantId, version, from, limit]);
-    if (rows.length === 0 && from > 0) ({ rows } = await this.#db.query(this.#sql.listBelowKeyVersion, [tenantId, version, 0, limit]));
-    if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!['seq'] as number);
-    else this.#keyScanHints.delete(hintKey);
+    const from = this.#keyVersionWalk.start(tenantId, version, limit);
+    let { rows } = await this.#db.query(this.#belowKeyVersion, [tenantId, version, from, limit]);
+    if (rows.length === 0 && from > 0) ({ rows } = await this.#db.query(this.#belowKeyVersion, [tenantId, version, 0, limit]));
+    this.#keyVersionWalk.found(tenantId, version, rows);
     return rows.map((row) => toStoredToken(row, tenantId));
   }
 
-  /** Inserts the token, its index rows and the audit entry; false when the id is taken. */
   /**
    * See Store.createTokens: one transaction. The fingerprint locks of every deduplicating item are
    * taken first, in a fixed order, so two such calls cannot deadlock on each other's locks; an id

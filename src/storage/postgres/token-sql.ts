@@ -113,10 +113,6 @@ export function tokenStatements(s: string) {
       `audit_rows AS (INSERT INTO ${s}.${AUDIT_INSERT} SELECT named.tenant_id, $3::text, $4::text, named.id, 'success', NULL, $1::int8 ` +
       'FROM named ORDER BY named.expires_at, named.seq) ' +
       'SELECT named.tenant_id, named.id, named.type, named.expires_at FROM named ORDER BY named.expires_at, named.seq',
-    /** tenant, version, fromSeq, limit: a walk of the tenant's (tenant, seq) index from a resume point. */
-    listBelowKeyVersion:
-      `SELECT ${TOKEN_COLUMNS} FROM ${s}.tokens t WHERE t.tenant = ${tenantKey('$1')} AND t.deleted_at IS NULL AND t.key_version < $2 AND t.seq >= $3::int8 ` +
-      'ORDER BY t.seq LIMIT $4::int8',
   });
 }
 

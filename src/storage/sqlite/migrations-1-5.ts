@@ -15,7 +15,7 @@
  *   keyed by token (for deletion) and indexed by value (for filters);
  * - deliberately absent: (tenant_id) (an unfiltered list walks the table in seq order, which is
  *   one page per page when the tenant owns most tokens), (tenant_id, key_version) (re-encryption
- *   walks the table, see SqliteTokens.listBelowKeyVersion) and any audit_log index (the log is
+ *   walks the table, see belowKeyVersion in areas/tokens.ts) and any audit_log index (the log is
  *   appended by every write and read rarely).
  * Plans are checked by test/storage/sqlite-store.test.ts with EXPLAIN QUERY PLAN.
  */

@@ -18,6 +18,9 @@ import type { StatementCache } from './statement-cache.js';
 import { mutableTokenValues } from './token-rows.js';
 import { metadataPairs, toStoredToken, tokenFromValues } from '../areas/token-rows.js';
 import type { Row } from '../sql/operation.js';
+import { sqliteDialect } from '../sql/dialect.js';
+import { KeyVersionWalk } from '../areas/key-version-walk.js';
+import { TOKENS_SQL } from '../areas/tokens.js';
 import { hashBytes, hashListText, nullableHashBytes } from '../token-bytes.js';
 import {
   DELETE_METADATA,
@@ -31,7 +34,6 @@ import {
   INSERT_METADATA,
   INSERT_SEARCH,
   INSERT_TOKEN,
-  LIST_BELOW_KEY_VERSION,
   LIST_EXPIRED,
   INSERT_TENANT_KEY,
   TENANT_KEY_OF,
@@ -40,6 +42,8 @@ import {
 } from './token-sql.js';
 import { checkLimit } from '../limit.js';
 import { scopesParam } from '../token-values.js';
+
+const BELOW_KEY_VERSION = TOKENS_SQL.belowKeyVersion.render(sqliteDialect);
 
 /** Actor of the expiry sweep, on its reference records and audit entries. */
 export const EXPIRY_ACTOR = 'system:expiry';
@@ -73,8 +77,7 @@ export class SqliteTokens {
   #updateTx: SqliteTransaction<(next: StoredToken, audit: AuditEntry, now: number, scopes: string | null) => UpdateTokenResult>;
   #deleteTx: SqliteTransaction<(tenantId: string, id: string, deletedBy: string, audit: AuditEntry, now: number) => boolean>;
   #purgeTx: SqliteTransaction<(now: number, limit: number) => ExpiredTokenRecord[]>;
-  /** (tenant, version) → the lowest seq that may still be below that version. */
-  #keyScanHints = new Map<string, number>();
+  #keyVersionWalk = new KeyVersionWalk();
   /** Tenant id → its integer key (tenant_keys), which never changes once committed. */
   #tenantKeys = new Map<string, number>();
   #db: BetterSqlite3Database;
@@ -155,19 +158,13 @@ export class SqliteTokens {
     return this.#purgeTx.immediate(now, checkLimit(limit));
   }
 
-  /**
-   * In seq order. There is no key_version index (it would cost every creation), so this walks the
-   * table; to keep a re-encryption pass linear rather than quadratic (each batch would re-walk the
-   * tokens already re-encrypted) it resumes from where the previous call for the same tenant and
-   * version found its first token. Sound because a token's key version never goes down: every write
-   * encrypts under the tenant's newest key, so a token once seen at or above `version` stays there.
-   */
+  /** In seq order, resuming where this instance's previous walk for the tenant and version began (KeyVersionWalk). */
   listTokensBelowKeyVersion(tenantId: string, version: number, limit: number): StoredToken[] {
-    const hintKey = JSON.stringify([tenantId, version]);
-    const from = this.#keyScanHints.get(hintKey) ?? 0;
-    const tenant = this.#tenantKey(tenantId) ?? -1;
-    const rows = this.#statements.get(LIST_BELOW_KEY_VERSION).all(tenant, version, from, checkLimit(limit)) as Row[];
-    if (rows.length > 0) this.#keyScanHints.set(hintKey, rows[0]!['seq'] as number);
+    const from = this.#keyVersionWalk.start(tenantId, version, limit);
+    const walk = (start: number) => this.#statements.get(BELOW_KEY_VERSION.text).all(...BELOW_KEY_VERSION.bind([tenantId, version, start, limit])) as Row[];
+    let rows = walk(from);
+    if (rows.length === 0 && from > 0) rows = walk(0);
+    this.#keyVersionWalk.found(tenantId, version, rows);
     return rows.map((row) => toStoredToken(row, tenantId));
   }
 

@@ -71,11 +71,6 @@ export const INSERT_DELETED = 'INSERT INTO deleted_tokens (tenant, id, type, del
 export const LIST_EXPIRED =
   'SELECT t.seq, t.tenant, n.tenant_id, t.id, t.type, t.expires_at, t.metadata, t.search_hashes FROM tokens t CROSS JOIN tenant_keys n ON n.key = t.tenant ' +
   'WHERE t.expires_at <= ? ORDER BY t.expires_at, t.seq LIMIT ?';
-/**
- * A walk in seq order from a resume point (no key_version index: re-encryption is rare, creation is
- * not). params: tenant key, version, fromSeq, limit.
- */
-export const LIST_BELOW_KEY_VERSION = `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE +t.tenant = ? AND t.key_version < ? AND t.seq >= ? ORDER BY t.seq LIMIT ?`;
 const unique = (values: readonly string[]) => [...new Set(values.map(String))];
 
 const METADATA_PROBE = 'EXISTS (SELECT 1 FROM token_metadata m WHERE m.tenant = t.tenant AND m.key_lower = ? AND m.value_lower = ? AND m.token_seq = t.seq)';
