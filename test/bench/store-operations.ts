@@ -6,6 +6,7 @@
 //   BENCH_SRC=<checkout>/src npx tsx test/bench/store-operations.ts   (the same against another checkout)
 //   BENCH_OP=key-lookup npx tsx test/bench/store-operations.ts       (findApplicationKeys, which every request with a key runs)
 //   BENCH_OP=reactors npx tsx test/bench/store-operations.ts          (getReactor, then recordWebhookAttempt, instead)
+//   BENCH_OP=tokens npx tsx test/bench/store-operations.ts            (replaceCiphertext, then getDeletedToken: token statements written once)
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 
@@ -27,7 +28,32 @@ type AnyStore = {
   getReactor(tenantId: string, id: string): Promise<unknown>;
   createWebhookDelivery(d: object): Promise<unknown>;
   recordWebhookAttempt(tenantId: string, id: string, expected: number, attempt: object, outcome: object): Promise<boolean>;
+  createToken(token: object, now: number): Promise<unknown>;
+  deleteToken(tenantId: string, id: string, deletedBy: string, audit: object, now: number): Promise<boolean>;
+  replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: object): Promise<boolean>;
+  getDeletedToken(tenantId: string, id: string): Promise<unknown>;
 };
+
+/** Re-encryption's compare-and-set on one token (alternating between two ciphertexts), then a deleted token's reference read. */
+async function tokenOps(store: AnyStore, tenantId: string): Promise<(i: number) => Promise<void>> {
+  const { makeToken, makeAudit } = (await import(pathToFileURL(`${SRC}/testing/store-fixtures.ts`).href)) as {
+    makeToken(o: object): { id: string; ciphertext: Uint8Array };
+    makeAudit(o: object): object;
+  };
+  const kept = makeToken({ tenantId, ciphertext: Buffer.from('a') });
+  const gone = makeToken({ tenantId });
+  await store.createToken(kept, 1);
+  await store.createToken(gone, 1);
+  await store.deleteToken(tenantId, gone.id, 'bench', makeAudit({ tenantId, operation: 'token:delete', resourceId: gone.id }), 2);
+  const sealed = [Buffer.from('a'), Buffer.from('b')];
+  let turn = 0;
+  return async () => {
+    const next = sealed[(turn + 1) % 2]!;
+    if (!(await store.replaceCiphertext(tenantId, kept.id, sealed[turn % 2]!, { ciphertext: next, keyVersion: 1, cvcPurgeAt: null }))) throw new Error('not replaced');
+    turn++;
+    if ((await store.getDeletedToken(tenantId, gone.id)) === null) throw new Error('the reference was not found');
+  };
+}
 
 /** One key lookup: the credentials area's hot statement (a join of the key to its application). */
 async function measureKeyLookup(label: string, store: AnyStore, tenantId: string): Promise<void> {
@@ -93,24 +119,26 @@ async function measure(label: string, store: AnyStore): Promise<void> {
   const run =
     OP === 'reactors'
       ? await reactorOps(store, tenantId)
-      : async (i: number) => {
-          const record = {
-            tenantId,
-            applicationId: 'app',
-            key: `k${i}`,
-            requestHash: 'h',
-            state: 'in_flight',
-            status: null,
-            body: null,
-            createdAt: 10,
-            expiresAt: 10_000_000,
-            withdrawAt: null,
+      : OP === 'tokens'
+        ? await tokenOps(store, tenantId)
+        : async (i: number) => {
+            const record = {
+              tenantId,
+              applicationId: 'app',
+              key: `k${i}`,
+              requestHash: 'h',
+              state: 'in_flight',
+              status: null,
+              body: null,
+              createdAt: 10,
+              expiresAt: 10_000_000,
+              withdrawAt: null,
+            };
+            await store.claimIdempotencyKey(record, 10);
+            const claim = { tenantId, applicationId: 'app', key: `k${i}`, claimedAt: 10 };
+            if (i % 2 === 0) await store.completeIdempotencyKey(claim, { status: 200, body: Buffer.from('{}'), tokenIds: [], expiresAt: 10_000_000 });
+            else await store.releaseIdempotencyKey(claim);
           };
-          await store.claimIdempotencyKey(record, 10);
-          const claim = { tenantId, applicationId: 'app', key: `k${i}`, claimedAt: 10 };
-          if (i % 2 === 0) await store.completeIdempotencyKey(claim, { status: 200, body: Buffer.from('{}'), tokenIds: [], expiresAt: 10_000_000 });
-          else await store.releaseIdempotencyKey(claim);
-        };
   for (let i = 0; i < 300; i++) await run(-1 - i); // warm up: statements prepared, code optimized
   const start = process.cpuUsage();
   const wall = performance.now();
@@ -118,7 +146,7 @@ async function measure(label: string, store: AnyStore): Promise<void> {
   const cpu = process.cpuUsage(start);
   const perOp = (cpu.user + cpu.system) / (ROUNDS * 2);
   console.log(
-    `${label}: ${perOp.toFixed(1)} µs CPU per operation (${OP === 'reactors' ? 'getReactor, then recordWebhookAttempt' : 'claim, then complete or release'}; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
+    `${label}: ${perOp.toFixed(1)} µs CPU per operation (${OP === 'reactors' ? 'getReactor, then recordWebhookAttempt' : OP === 'tokens' ? 'replaceCiphertext, then getDeletedToken' : 'claim, then complete or release'}; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
   );
   await store.close();
 }
