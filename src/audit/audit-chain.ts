@@ -173,7 +173,7 @@ export function chainSealer(keys: ReadonlyMap<string, Buffer>, tenants: readonly
       if (key === undefined) throw new Error('No audit key loaded for the tenant');
       const hexes = linkHexes((head.hash ?? genesisHash(head.tenantId, head.legacyThrough)).toString('hex'), head.index, entries);
       // One Buffer for the batch's hashes, each seal a 32-byte view of it: a Buffer.from per entry
-      // cost a third of the chain's work on the request thread (docs/performance.md).
+      // was much of the chain's work on the request thread (docs/performance.md).
       const bytes = Buffer.from(hexes.join(''), 'hex');
       const seals: AuditSeal[] = new Array(entries.length);
       for (let i = 0; i < entries.length; i++) seals[i] = { index: head.index + i + 1, hash: bytes.subarray(i * 32, i * 32 + 32), mac: null };

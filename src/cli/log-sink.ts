@@ -48,7 +48,8 @@ const stopTimer = globalThis.clearTimeout;
  * over in one piece, which the thread pool writes; pieces handed over while a write is under way go
  * out together in the next one. So a line costs a string append: handing each line over on its own
  * cost a byte count of the destination's growing buffer per line and, on a busy server, a thread
- * pool write every few lines (a fifth of a token read's CPU in a profile of `tokenvault serve`).
+ * pool write every few lines: a large share of a token read's CPU in a profile of `tokenvault
+ * serve` (docs/performance.md, "Figures behind the code's choices").
  * A failing descriptor (stderr closed) drops lines and never stops the server: a log line can be
  * lost, never data (the audit trail is in the store).
  */

@@ -15,7 +15,8 @@ interface DataKeys {
 
 /**
  * 96-bit random IVs, drawn from a pool refilled 512 at a time: one randomFillSync per 512
- * encryptions instead of one randomBytes call each (measured here: 3.5 µs → 0.3 µs per IV). Random
+ * encryptions instead of one randomBytes call each, whose fixed cost is most of an IV's
+ * (docs/performance.md, "Figures behind the code's choices"). Random
  * IVs under one key stay far below the 2^32 GCM limit between rotations for any realistic vault.
  */
 const IV_POOL = Buffer.allocUnsafe(12 * 512);

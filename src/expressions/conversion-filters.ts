@@ -3,8 +3,9 @@ import { ExpressionFilterError, type FilterThis, HmacDigest, MAX_NUMBER_TEXT, ch
 import { JsonPathSyntaxError, parseJsonPath, selectJsonPath } from './json-path.js';
 
 export function stringify(self: FilterThis, filter: string, value: unknown, space?: number): string {
-  // Text is charged before too: escaping is the slow part (about 16 ns per character), and a chain
-  // of stringify filters then stops before writing the largest string rather than after.
+  // Text is charged before too: escaping is the slow part, per character (docs/performance.md,
+  // "Figures behind the code's choices"), and a chain of stringify filters then stops before
+  // writing the largest string rather than after.
   if (typeof value === 'string') self.context.memoryLimit.use(value.length);
   let text: string;
   try {

@@ -4,7 +4,8 @@
  * `instanceof Response` holds), `status` and `headers` come from what it was made with, `text()`,
  * `json()` and `arrayBuffer()` answer from the body text, and everything else (the body stream,
  * clone(), blob()…) comes from a real Response built on first need. In Node 20 a real Response with a
- * string body costs about 20 µs to make and 35-55 µs to read: more than a token read, many times over.
+ * string body costs more to make and read than a token read does, many times over
+ * (docs/performance.md, "Figures behind the code's choices").
  */
 
 import { RecordHeaders } from './record-headers.js';

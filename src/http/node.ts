@@ -25,9 +25,9 @@ export interface NodeListenerOptions {
   /**
    * Write the responses finished during one turn of the event loop together, at the end of that
    * turn (default false). Under load a turn finishes many requests, and one burst of writes wakes
-   * a waiting client process once instead of once per response: on a 2-core VM, where waking the
-   * other CPU costs more than reading a token, this took the server's CPU per token read from 85
-   * to 52 µs (test/bench/compare.mjs). Each response body is read whole before it is written, so
+   * a waiting client process once instead of once per response: where waking the other CPU costs
+   * more than reading a token, this takes a large share off the server's CPU per token read
+   * (docs/performance.md, "Figures behind the code's choices"). Each response body is read whole before it is written, so
    * use it for handlers that answer complete bodies (createFetchHandler does; `tokenvault serve`
    * turns it on), not for long streams. Idle, a response waits only for the end of the current turn.
    */

@@ -12,9 +12,9 @@ export interface TurnEndObserver {
  * Passes `observer` each turn's events together, in order, at the end of the turn in which they
  * came (`atTurnEnd`, as the Node adapter's `writeAtTurnEnd` writes that turn's responses). Why:
  * `tokenvault serve` formatting its access line (pino) from within each request, on caches the
- * request has filled with its own work, cost several microseconds more than formatting a turn's
- * lines one after another: the access log cost 5-10 µs of a token read's 55-65 µs, and 1-5 µs
- * formatted at the turn's end (docs/performance.md, Logging). The events are the handler's own objects, made for each call
+ * request has filled with its own work, cost several times more than formatting a turn's
+ * lines one after another, whose code and data stay in the CPU's caches (docs/performance.md,
+ * Logging). The events are the handler's own objects, made for each call
  * and not changed after it, so holding them is safe. An observer that throws loses that one event.
  */
 export function observeAtTurnEnd(observer: ExchangeObserver): TurnEndObserver {

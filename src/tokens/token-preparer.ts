@@ -162,8 +162,8 @@ export class TokenPreparer {
    * normalization, never the cvc).
    * Assigned ids are version 7 UUIDs (RFC 9562: a millisecond timestamp, then 74 random bits) so that
    * new ids land at the end of the (tenant, id) index instead of on a random page: with random v4 ids
-   * each creation dirtied one more index page, about a fifth of a creation's cost in the HTTP
-   * benchmark (test/bench/http.mjs). The timestamp is the host's, not the injected clock's: it
+   * each creation dirtied one more index page, a large share of a creation's cost
+   * (docs/performance.md, "Figures behind the code's choices"). The timestamp is the host's, not the injected clock's: it
    * orders ids, it is not domain time.
    */
   #tokenId(given: string | undefined, data: unknown, cardWithCvc: boolean, budget: ExpressionBudget): string {

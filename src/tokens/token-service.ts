@@ -144,8 +144,8 @@ export class TokenService {
   /**
    * Stores a prepared token. Its audit entry goes through the batched queue rather than the insert's
    * transaction: the token row itself durably records who created it and when, and keeping the
-   * audit page out of the commit is measurable on the create path (at synchronous=FULL, about 60%
-   * → 70% of the raw insert baseline). A process killed within the flush window can lose the entry,
+   * audit page out of the commit is measurable on the create path (docs/performance.md, "Figures
+   * behind the code's choices"). A process killed within the flush window can lose the entry,
    * not the record of the creation.
    */
   async #commit(caller: Caller, prepared: Prepared, budget: ExpressionBudget): Promise<TokenView> {

@@ -14,16 +14,16 @@
  * In a worker thread that turn does not always come before the next run: the MessagePort hands its
  * handler every message that has arrived before the loop gets to its immediates, and on a loaded
  * machine the next run's message usually has (the worker loses its core when it posts a result, and
- * gets it back after the main thread has answered). Measured one call at a time: the prepared
- * context was there for 15% of runs. Preparing it in the handler right after posting the result
- * makes that 100%, but the next message then waits for the preparation instead, and the latency
- * did not change (docs/performance.md, "Reactor pool, third round"). What the pool saves a run is
+ * gets it back after the main thread has answered). One call at a time, the prepared context
+ * was there for few runs. Preparing it in the handler right after posting the result makes it
+ * there for every run, but the next message then waits for the preparation instead, and the
+ * latency did not change (docs/performance.md, "Reactor pool, third round"). What the pool saves a run is
  * the time its worker was idle before it, no more.
  *
  * The immediate is kept referenced on purpose. An unref'd immediate does not stop the event loop
  * from blocking in its poll phase, so it only ran once the next message had woken the loop, after
- * that message's run had already taken a context: in a worker that serves one run at a time, about
- * half the runs found the pool empty and prepared a context on their own latency (measured in
+ * that message's run had already taken a context: in a worker that serves one run at a time, many
+ * runs found the pool empty and prepared a context on their own latency (measured in
  * docs/performance.md, "Reactor worker pool"). A referenced immediate keeps the loop alive only
  * until that work is done, a few hundred microseconds.
  */

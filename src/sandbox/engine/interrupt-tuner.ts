@@ -13,7 +13,8 @@
  * The hard bound comes from the worker thread the engine runs in: it is terminated when the run has
  * not ended shortly after its deadline (worker-pool.ts); this tuner makes that the rare case, in
  * which the run's console output is lost and a new worker must start.
- * Cost: a pure arithmetic loop runs about 1.3x slower; typical reactor code is dominated by start-up.
+ * Cost: a pure arithmetic loop runs measurably slower (more handler calls); typical reactor code is
+ * dominated by start-up (docs/performance.md, "Figures behind the code's choices").
  *
  * The counter's offset inside the C `JSContext` struct is found at start-up by calibration: the one
  * field that is exactly 10,000 whenever the handler runs and below it in between, then verified by

@@ -6,10 +6,9 @@ import { composeSqliteStore, SqliteStoreCore } from './sqlite-store.js';
 /**
  * At synchronous=NORMAL, pages of WAL after which a commit checkpoints (SQLite's default is 1000).
  * At NORMAL the checkpoints are the only fsyncs (of the WAL, then of the database file), and a token
- * creation dirties about six pages, so at the default every ~170th creation paid two fsyncs: most of
- * the cost of a creation. Measured on the 2-core machine (createToken + AES-GCM + HMAC vs a raw
- * better-sqlite3 insert + AES-GCM + HMAC, WAL, NORMAL, 12,000 each, interleaved): 46-52% of the raw
- * rate at 1000 pages, 57-81% at 4000, 68-97% at 10000. The cost: the WAL file grows to about 40 MB
+ * creation dirties about six pages, so at the default a creation in every few hundred paid two fsyncs,
+ * which were most of the cost of creations; more pages between checkpoints bring the store close
+ * to a raw insert's rate (docs/performance.md, "Figures behind the code's choices"). The cost: the WAL file grows to about 40 MB
  * (then is reused), and a power loss may lose up to that much of the latest commits, which NORMAL
  * already accepts. At FULL every commit fsyncs anyway and checkpoints are a small share, so the
  * default stays (a larger WAL would only add file growth to those fsyncs).

@@ -50,7 +50,7 @@ const INSERT_COLUMNS = ['tenant', 'id', ...MUTABLE_TOKEN_COLUMNS, 'created_by', 
  * createdAt. A deleted token's reference is checked first by DELETED_ID_TAKEN, in the same
  * transaction: folded into this statement as `INSERT ... SELECT ... WHERE NOT EXISTS`, the insert
  * could write several rows as far as SQLite knows, so it kept a statement journal (a copy of every
- * page it changed), which cost a third of a creation.
+ * page it changed), a large share of a creation's cost.
  */
 export const INSERT_TOKEN = `INSERT INTO tokens (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')}) ` + 'ON CONFLICT (tenant, id) DO NOTHING';
 

@@ -10,7 +10,7 @@ const FULL = 2;
  *
  * At synchronous=FULL (the default of `tokenvault serve`) every commit fsyncs the WAL, and
  * better-sqlite3 does it on the thread that serves requests: a profile of `GET /tokens/{id}` under
- * load spent a fifth of that thread in the fsync of the audit batches (one every 50 ms,
+ * load spent much of that thread in the fsync of the audit batches (one every 50 ms,
  * docs/performance.md). Here such a transaction commits at synchronous=NORMAL (its WAL frames are
  * written, not fsynced; FULL is set back at once), and the answer resolves after an fdatasync of the
  * WAL file on Node's thread pool: when it resolves, the commit is on disk as FULL would have put it
