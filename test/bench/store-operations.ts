@@ -7,6 +7,7 @@
 //   BENCH_OP=key-lookup npx tsx test/bench/store-operations.ts       (findApplicationKeys, which every request with a key runs)
 //   BENCH_OP=reactors npx tsx test/bench/store-operations.ts          (getReactor, then recordWebhookAttempt, instead)
 //   BENCH_OP=tokens npx tsx test/bench/store-operations.ts            (replaceCiphertext, then getDeletedToken: token statements written once)
+//   BENCH_OP=audit npx tsx test/bench/store-operations.ts             (appendAudit of a batch, sealed into the chain, then unsealed: per entry)
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 
@@ -32,6 +33,7 @@ type AnyStore = {
   deleteToken(tenantId: string, id: string, deletedBy: string, audit: object, now: number): Promise<boolean>;
   replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: object): Promise<boolean>;
   getDeletedToken(tenantId: string, id: string): Promise<unknown>;
+  appendAudit(entries: readonly object[], sealer?: object): Promise<void>;
 };
 
 /** Re-encryption's compare-and-set on one token (alternating between two ciphertexts), then a deleted token's reference read. */
@@ -66,6 +68,30 @@ async function measureKeyLookup(label: string, store: AnyStore, tenantId: string
   for (let i = 0; i < ROUNDS; i++) await store.findApplicationKeys('lookup');
   const cpu = process.cpuUsage(start);
   console.log(`${label}: ${((cpu.user + cpu.system) / ROUNDS).toFixed(1)} µs CPU per findApplicationKeys (${ROUNDS} lookups)`);
+  await store.close();
+}
+
+/** The audit log's append of one batch (the audit writer's, every 50 ms under load): sealed, then unsealed. */
+async function measureAudit(label: string, store: AnyStore, tenantId: string): Promise<void> {
+  const { chainSealer } = (await import(pathToFileURL(`${SRC}/audit/audit-chain.ts`).href)) as {
+    chainSealer(keys: ReadonlyMap<string, Buffer>, tenants: readonly string[], now: number): object;
+  };
+  const BATCH = Number(process.env.BENCH_AUDIT_BATCH ?? 32);
+  const keys = new Map([[tenantId, Buffer.alloc(32, 7)]]);
+  const batch = (i: number) =>
+    Array.from({ length: BATCH }, (_, j) => ({ tenantId, actor: 'application:bench', operation: 'token:read', resourceId: `t${i}-${j}`, outcome: 'success', detail: null, at: i }));
+  const perEntry: Record<string, number> = {};
+  for (const sealed of [true, false]) {
+    const append = (i: number) => store.appendAudit(batch(i), sealed ? chainSealer(keys, [], i) : undefined);
+    for (let i = 0; i < 100; i++) await append(i);
+    const start = process.cpuUsage();
+    for (let i = 0; i < ROUNDS / 10; i++) await append(i);
+    const cpu = process.cpuUsage(start);
+    perEntry[sealed ? 'sealed' : 'unsealed'] = (cpu.user + cpu.system) / ((ROUNDS / 10) * BATCH);
+  }
+  console.log(
+    `${label}: ${perEntry['sealed']!.toFixed(2)} µs CPU per entry sealed, ${perEntry['unsealed']!.toFixed(2)} unsealed (appendAudit of ${BATCH} entries, ${ROUNDS / 10} batches each)`,
+  );
   await store.close();
 }
 
@@ -116,6 +142,7 @@ async function measure(label: string, store: AnyStore): Promise<void> {
   const tenantId = '00000000-0000-4000-8000-00000000b001';
   await store.createTenant({ id: tenantId, name: 'bench', createdAt: 1 });
   if (OP === 'key-lookup') return measureKeyLookup(label, store, tenantId);
+  if (OP === 'audit') return measureAudit(label, store, tenantId);
   const run =
     OP === 'reactors'
       ? await reactorOps(store, tenantId)
