@@ -7,6 +7,7 @@
 //   BENCH_OP=key-lookup npx tsx test/bench/store-operations.ts       (findApplicationKeys, which every request with a key runs)
 //   BENCH_OP=reactors npx tsx test/bench/store-operations.ts          (getReactor, then recordWebhookAttempt, instead)
 //   BENCH_OP=tokens npx tsx test/bench/store-operations.ts            (replaceCiphertext, then getDeletedToken: token statements written once)
+//   BENCH_OP=read npx tsx test/bench/store-operations.ts             (getToken of a card with a fingerprint, twice: the token read's store call)
 //   BENCH_OP=audit npx tsx test/bench/store-operations.ts             (appendAudit of a batch, sealed into the chain, then unsealed: per entry;
 //                                                                     BENCH_AUDIT_BATCH entries per batch, BENCH_AUDIT_BATCHES batches)
 import { pathToFileURL } from 'node:url';
@@ -34,6 +35,7 @@ type AnyStore = {
   deleteToken(tenantId: string, id: string, deletedBy: string, audit: object, now: number): Promise<boolean>;
   replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: object): Promise<boolean>;
   getDeletedToken(tenantId: string, id: string): Promise<unknown>;
+  getToken(tenantId: string, id: string, now: number): Promise<unknown>;
   appendAudit(entries: readonly object[], sealer?: object): Promise<void>;
 };
 
@@ -55,6 +57,29 @@ async function tokenOps(store: AnyStore, tenantId: string): Promise<(i: number) 
     if (!(await store.replaceCiphertext(tenantId, kept.id, sealed[turn % 2]!, { ciphertext: next, keyVersion: 1, cvcPurgeAt: null }))) throw new Error('not replaced');
     turn++;
     if ((await store.getDeletedToken(tenantId, gone.id)) === null) throw new Error('the reference was not found');
+  };
+}
+
+/** The read by id of a card token with a fingerprint (what every GET /tokens/{id} asks of the store), twice. */
+async function readOps(store: AnyStore, tenantId: string): Promise<(i: number) => Promise<void>> {
+  const { makeToken } = (await import(pathToFileURL(`${SRC}/testing/store-fixtures.ts`).href)) as { makeToken(o: object): { id: string } };
+  const { getTokenType } = (await import(pathToFileURL(`${SRC}/tokens/token-types.ts`).href)) as {
+    getTokenType(name: string): { defaultFingerprintExpression: string; defaultMask: unknown; defaultContainer: string };
+  };
+  const card = getTokenType('card');
+  // The type's defaults, as a card created with none of its own is stored (the lean columns NULL).
+  const token = makeToken({
+    tenantId,
+    type: 'card',
+    ciphertext: Buffer.alloc(96, 7),
+    fingerprint: 'Yf8LqBk3s7SXjXoVQ0jTjz4ArKUQmxy4RAJd2WmSZhs',
+    fingerprintExpression: card.defaultFingerprintExpression,
+    mask: card.defaultMask,
+    containers: [card.defaultContainer],
+  });
+  await store.createToken(token, 1);
+  return async () => {
+    if ((await store.getToken(tenantId, token.id, 2)) === null || (await store.getToken(tenantId, token.id, 2)) === null) throw new Error('the token was not found');
   };
 }
 
@@ -151,24 +176,26 @@ async function measure(label: string, store: AnyStore): Promise<void> {
       ? await reactorOps(store, tenantId)
       : OP === 'tokens'
         ? await tokenOps(store, tenantId)
-        : async (i: number) => {
-            const record = {
-              tenantId,
-              applicationId: 'app',
-              key: `k${i}`,
-              requestHash: 'h',
-              state: 'in_flight',
-              status: null,
-              body: null,
-              createdAt: 10,
-              expiresAt: 10_000_000,
-              withdrawAt: null,
+        : OP === 'read'
+          ? await readOps(store, tenantId)
+          : async (i: number) => {
+              const record = {
+                tenantId,
+                applicationId: 'app',
+                key: `k${i}`,
+                requestHash: 'h',
+                state: 'in_flight',
+                status: null,
+                body: null,
+                createdAt: 10,
+                expiresAt: 10_000_000,
+                withdrawAt: null,
+              };
+              await store.claimIdempotencyKey(record, 10);
+              const claim = { tenantId, applicationId: 'app', key: `k${i}`, claimedAt: 10 };
+              if (i % 2 === 0) await store.completeIdempotencyKey(claim, { status: 200, body: Buffer.from('{}'), tokenIds: [], expiresAt: 10_000_000 });
+              else await store.releaseIdempotencyKey(claim);
             };
-            await store.claimIdempotencyKey(record, 10);
-            const claim = { tenantId, applicationId: 'app', key: `k${i}`, claimedAt: 10 };
-            if (i % 2 === 0) await store.completeIdempotencyKey(claim, { status: 200, body: Buffer.from('{}'), tokenIds: [], expiresAt: 10_000_000 });
-            else await store.releaseIdempotencyKey(claim);
-          };
   for (let i = 0; i < 300; i++) await run(-1 - i); // warm up: statements prepared, code optimized
   const start = process.cpuUsage();
   const wall = performance.now();
@@ -176,7 +203,7 @@ async function measure(label: string, store: AnyStore): Promise<void> {
   const cpu = process.cpuUsage(start);
   const perOp = (cpu.user + cpu.system) / (ROUNDS * 2);
   console.log(
-    `${label}: ${perOp.toFixed(1)} µs CPU per operation (${OP === 'reactors' ? 'getReactor, then recordWebhookAttempt' : OP === 'tokens' ? 'replaceCiphertext, then getDeletedToken' : 'claim, then complete or release'}; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
+    `${label}: ${perOp.toFixed(1)} µs CPU per operation (${OP === 'reactors' ? 'getReactor, then recordWebhookAttempt' : OP === 'tokens' ? 'replaceCiphertext, then getDeletedToken' : OP === 'read' ? 'getToken' : 'claim, then complete or release'}; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
   );
   await store.close();
 }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/errors.js';
 import { createSqliteStore } from '../../src/sqlite.js';
@@ -279,6 +280,33 @@ describe('SQLite storage details', () => {
     expect(count(store, 'SELECT count(*) AS n FROM token_metadata')).toBe(1);
     expect(count(store, 'SELECT count(*) AS n FROM token_search')).toBe(1);
     expect(count(store, 'SELECT count(*) AS n FROM deleted_tokens')).toBe(2);
+    store.close();
+  });
+
+  it('reads a token by id (its BLOBs as hex text) as the list reads it (as BLOBs), and as it was created: any ciphertext, fingerprint and search hashes', async () => {
+    const store = openMigrated();
+    const hmac = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('base64url'));
+    // Hashes as the vault makes them (base64url HMACs, stored as bytes) and any other text (stored tagged).
+    const hash = fc.oneof(hmac, fc.string({ maxLength: 50 }));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ minLength: 1, maxLength: 600 }),
+        fc.option(hash, { nil: null }),
+        fc.uniqueArray(hash, { maxLength: 4 }),
+        async (ciphertext, fingerprint, searchHashes) => {
+          const token = makeToken({ ciphertext: Buffer.from(ciphertext), fingerprint, searchHashes });
+          expect(await store.tokens.createToken(token, T0)).toEqual({ status: 'created' });
+          const read = store.tokens.getToken(TENANT_A, token.id, T0)!;
+          expect(read).toEqual(store.tokens.listTokens(TENANT_A, { ids: [token.id] }, { mode: 'cursor', size: 1 }, T0).items[0]);
+          expect({ ciphertext: Buffer.from(read.ciphertext), fingerprint: read.fingerprint, searchHashes: read.searchHashes }).toEqual({
+            ciphertext: Buffer.from(ciphertext),
+            fingerprint,
+            searchHashes,
+          });
+        },
+      ),
+      { numRuns: 200 },
+    );
     store.close();
   });
 

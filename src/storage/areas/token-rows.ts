@@ -5,7 +5,7 @@ import { tokenFields } from '../token-columns.js';
 // Token rows as both stores read them: the lean layout's columns (token-columns.ts) are named and
 // typed alike on both (BLOB and bytea come back as Buffer, integers as numbers).
 
-/** A token's columns after its identity (seq, tenant, id), in the order tokenFromValues reads them. */
+/** A token's columns after its identity (seq, tenant, id), in the order SQLite's read by id (sqlite/token-rows.ts) reads them. */
 export const TOKEN_BODY_COLUMNS =
   't.type, t.ciphertext, t.key_version, t.fingerprint, t.fingerprint_expression, t.mask, t.containers, t.metadata, ' +
   't.search_indexes, t.search_hashes, t.flags, t.created_by, t.created_at, t.modified_by, t.modified_at, t.expires_at, t.cvc_purge_at';
@@ -39,40 +39,6 @@ export function toStoredToken(row: Row, tenantId = row['tenant_id'] as string): 
     modifiedAt: row['modified_at'] as number | null,
     expiresAt: row['expires_at'] as number | null,
     cvcPurgeAt: row['cvc_purge_at'] as number | null,
-  };
-}
-
-/**
- * A token from its identity and the values of TOKEN_BODY_COLUMNS as an array: what a statement in
- * raw mode returns (SQLite's read by id). Reading rows as arrays skips building a 20-property
- * object per row, and a get by id does not read back the tenant and id it was given (each text
- * column read costs a string).
- */
-export function tokenFromValues(tenantId: string, id: string, v: readonly unknown[]): StoredToken {
-  const type = v[0] as string;
-  return {
-    tenantId,
-    id,
-    type,
-    ciphertext: v[1] as Buffer,
-    keyVersion: v[2] as number,
-    ...tokenFields(
-      type,
-      v[3] as Buffer | null,
-      v[4] as string | null,
-      v[5] as string | null,
-      v[6] as string | null,
-      v[7] as string | null,
-      v[8] as string | null,
-      v[9] as Buffer | null,
-      v[10] as number,
-    ),
-    createdBy: v[11] as string,
-    createdAt: v[12] as number,
-    modifiedBy: v[13] as string | null,
-    modifiedAt: v[14] as number | null,
-    expiresAt: v[15] as number | null,
-    cvcPurgeAt: v[16] as number | null,
   };
 }
 

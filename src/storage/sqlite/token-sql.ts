@@ -3,8 +3,8 @@ import { hashBytes } from '../token-bytes.js';
 import { containersSql } from '../token-columns.js';
 import { scopesParam } from '../token-values.js';
 import type { ListQuery } from './paging.js';
-import { MUTABLE_TOKEN_COLUMNS } from './token-rows.js';
-import { TOKEN_BODY_COLUMNS, TOKEN_COLUMNS, metadataPairs } from '../areas/token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_VALUES } from './token-rows.js';
+import { TOKEN_COLUMNS, metadataPairs } from '../areas/token-rows.js';
 
 /** "Live": not expired at `now` (bound as the parameter that follows). */
 const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
@@ -28,8 +28,8 @@ export const TENANT_KEY_OF = 'SELECT key FROM tenant_keys WHERE tenant_id = ?';
 /** Gives a tenant its key (on its first token). params: tenantId. */
 export const INSERT_TENANT_KEY = 'INSERT INTO tenant_keys (tenant_id) VALUES (?)';
 
-/** params: tenant key, id, now. Uses the UNIQUE (tenant, id) index. Reads TOKEN_BODY_COLUMNS. */
-export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_COLUMNS} FROM tokens t WHERE t.tenant = ? AND t.id = ? AND ${LIVE}`;
+/** params: tenant key, id, now. Uses the UNIQUE (tenant, id) index. Reads TOKEN_BODY_VALUES. */
+export const GET_LIVE_TOKEN = `SELECT ${TOKEN_BODY_VALUES} FROM tokens t WHERE t.tenant = ? AND t.id = ? AND ${LIVE}`;
 
 /** What an update or deletion needs of the current token: its index rows are removed by their keys. params: tenant key, id, now. */
 export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type, t.fingerprint, t.flags, t.metadata, t.search_hashes FROM tokens t WHERE t.tenant = ? AND t.id = ? AND ${LIVE}`;
