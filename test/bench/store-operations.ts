@@ -8,6 +8,7 @@
 //   BENCH_OP=reactors npx tsx test/bench/store-operations.ts          (getReactor, then recordWebhookAttempt, instead)
 //   BENCH_OP=tokens npx tsx test/bench/store-operations.ts            (replaceCiphertext, then getDeletedToken: token statements written once)
 //   BENCH_OP=read npx tsx test/bench/store-operations.ts             (getToken of a card with a fingerprint, twice: the token read's store call)
+//   BENCH_OP=list npx tsx test/bench/store-operations.ts             (listTokens, a page of 20 of those cards, twice: per page)
 //   BENCH_OP=audit npx tsx test/bench/store-operations.ts             (appendAudit of a batch, sealed into the chain, then unsealed: per entry;
 //                                                                     BENCH_AUDIT_BATCH entries per batch, BENCH_AUDIT_BATCHES batches)
 import { pathToFileURL } from 'node:url';
@@ -36,6 +37,7 @@ type AnyStore = {
   replaceCiphertext(tenantId: string, id: string, expected: Uint8Array, next: object): Promise<boolean>;
   getDeletedToken(tenantId: string, id: string): Promise<unknown>;
   getToken(tenantId: string, id: string, now: number): Promise<unknown>;
+  listTokens(tenantId: string, filter: object, page: object, now: number): Promise<{ items: unknown[] }>;
   appendAudit(entries: readonly object[], sealer?: object): Promise<void>;
 };
 
@@ -61,7 +63,7 @@ async function tokenOps(store: AnyStore, tenantId: string): Promise<(i: number) 
 }
 
 /** The read by id of a card token with a fingerprint (what every GET /tokens/{id} asks of the store), twice. */
-async function readOps(store: AnyStore, tenantId: string): Promise<(i: number) => Promise<void>> {
+async function readOps(store: AnyStore, tenantId: string, list = false): Promise<(i: number) => Promise<void>> {
   const { makeToken } = (await import(pathToFileURL(`${SRC}/testing/store-fixtures.ts`).href)) as { makeToken(o: object): { id: string } };
   const { getTokenType } = (await import(pathToFileURL(`${SRC}/tokens/token-types.ts`).href)) as {
     getTokenType(name: string): { defaultFingerprintExpression: string; defaultMask: unknown; defaultContainer: string };
@@ -78,6 +80,13 @@ async function readOps(store: AnyStore, tenantId: string): Promise<(i: number) =
     containers: [card.defaultContainer],
   });
   await store.createToken(token, 1);
+  if (list) {
+    for (let i = 1; i < 20; i++) await store.createToken({ ...token, id: `${token.id}-${i}` }, 1);
+    const page = { mode: 'cursor', size: 20 };
+    return async () => {
+      if ((await store.listTokens(tenantId, {}, page, 2)).items.length + (await store.listTokens(tenantId, {}, page, 2)).items.length !== 40) throw new Error('a page is short');
+    };
+  }
   return async () => {
     if ((await store.getToken(tenantId, token.id, 2)) === null || (await store.getToken(tenantId, token.id, 2)) === null) throw new Error('the token was not found');
   };
@@ -176,8 +185,8 @@ async function measure(label: string, store: AnyStore): Promise<void> {
       ? await reactorOps(store, tenantId)
       : OP === 'tokens'
         ? await tokenOps(store, tenantId)
-        : OP === 'read'
-          ? await readOps(store, tenantId)
+        : OP === 'read' || OP === 'list'
+          ? await readOps(store, tenantId, OP === 'list')
           : async (i: number) => {
               const record = {
                 tenantId,
@@ -203,7 +212,7 @@ async function measure(label: string, store: AnyStore): Promise<void> {
   const cpu = process.cpuUsage(start);
   const perOp = (cpu.user + cpu.system) / (ROUNDS * 2);
   console.log(
-    `${label}: ${perOp.toFixed(1)} µs CPU per operation (${OP === 'reactors' ? 'getReactor, then recordWebhookAttempt' : OP === 'tokens' ? 'replaceCiphertext, then getDeletedToken' : OP === 'read' ? 'getToken' : 'claim, then complete or release'}; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
+    `${label}: ${perOp.toFixed(1)} µs CPU per operation (${OP === 'reactors' ? 'getReactor, then recordWebhookAttempt' : OP === 'tokens' ? 'replaceCiphertext, then getDeletedToken' : OP === 'read' ? 'getToken' : OP === 'list' ? 'listTokens, a page of 20' : 'claim, then complete or release'}; ${ROUNDS * 2} operations, ${(((performance.now() - wall) * 1000) / (ROUNDS * 2)).toFixed(1)} µs wall)`,
   );
   await store.close();
 }

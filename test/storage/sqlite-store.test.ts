@@ -499,6 +499,10 @@ describe('SQLite helpers', () => {
     cache.generated('SELECT 3');
     expect(prepared).toBe(5);
     expect(cache.get('SELECT 1')).toBe(fixed);
+    // The same text in raw mode is a statement of its own (a statement's mode is the statement's).
+    expect(cache.generatedValues('SELECT 2 AS n').get()).toEqual([2]);
+    expect(cache.generated('SELECT 2 AS n').get()).toEqual({ n: 2 });
+    expect(cache.generatedValues('SELECT 2 AS n').get()).toEqual([2]);
     db.close();
   });
 });

@@ -143,7 +143,7 @@ export class SqliteTokens {
   listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {
     // An unknown tenant has no tokens: its key -1 matches no row (and the page is still checked).
     const tenant = this.#tenantKey(tenantId) ?? -1;
-    return runPage(this.#statements, this.#read, tokenListQuery(tenant, filter ?? {}, now), page, (row: Row) => toStoredToken(row, tenantId));
+    return runPage(this.#statements, this.#read, tokenListQuery(tenant, filter ?? {}, now), page, (values) => tokenFromValues(tenantId, values[1] as string, values, 2));
   }
 
   updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
@@ -191,8 +191,8 @@ export class SqliteTokens {
     const statements = this.#statements;
     const tenant = this.#writeTenantKey(token.tenantId);
     if (probesDuplicate(token)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, hashBytes(token.fingerprint!), token.type, now, 0, scopes, scopes) as Row | undefined;
-      if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row, token.tenantId) };
+      const row = statements.values(FIND_LIVE_DUPLICATE).get(tenant, hashBytes(token.fingerprint!), token.type, now, 0, scopes, scopes) as unknown[] | undefined;
+      if (row !== undefined) return { status: 'duplicate', existing: tokenFromValues(token.tenantId, row[1] as string, row, 2) };
     }
     const seq = this.#insert(tenant, token);
     if (seq === null) return ID_CONFLICT;
@@ -217,8 +217,8 @@ export class SqliteTokens {
     const fingerprint = nullableHashBytes(next.fingerprint);
     const sameFingerprint = fingerprint === null ? current.fingerprint === null : current.fingerprint !== null && fingerprint.equals(current.fingerprint);
     if (probesDuplicate(next) && (!sameFingerprint || (current.flags & 1) !== 1)) {
-      const row = statements.get(FIND_LIVE_DUPLICATE).get(tenant, fingerprint, next.type, now, current.seq, scopes, scopes) as Row | undefined;
-      if (row !== undefined) return { status: 'duplicate', existing: toStoredToken(row, next.tenantId) };
+      const row = statements.values(FIND_LIVE_DUPLICATE).get(tenant, fingerprint, next.type, now, current.seq, scopes, scopes) as unknown[] | undefined;
+      if (row !== undefined) return { status: 'duplicate', existing: tokenFromValues(next.tenantId, row[1] as string, row, 2) };
     }
     statements.get(UPDATE_TOKEN).run(...mutableTokenValues(next), current.seq);
     this.#deleteIndexRows(tenant, current);

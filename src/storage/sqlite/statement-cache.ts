@@ -40,14 +40,25 @@ export class StatementCache {
 
   /** The prepared statement for a generated SQL text, kept in a bounded LRU. */
   generated(sql: string): SqliteStatement {
-    let statement = this.#generated.get(sql);
+    return this.#lru(sql, false);
+  }
+
+  /** `generated`, returning rows as arrays of column values. */
+  generatedValues(sql: string): SqliteStatement {
+    return this.#lru(sql, true);
+  }
+
+  #lru(sql: string, raw: boolean): SqliteStatement {
+    // One LRU for both modes: a statement's mode is its own, so the key says which.
+    const key = raw ? `values:${sql}` : `rows:${sql}`;
+    let statement = this.#generated.get(key);
     if (statement !== undefined) {
-      this.#generated.delete(sql);
+      this.#generated.delete(key);
     } else {
-      statement = this.#db.prepare(sql);
+      statement = raw ? this.#db.prepare(sql).raw(true) : this.#db.prepare(sql);
       if (this.#generated.size >= this.#limit) this.#generated.delete(this.#generated.keys().next().value as string);
     }
-    this.#generated.set(sql, statement);
+    this.#generated.set(key, statement);
     return statement;
   }
 }

@@ -3,8 +3,8 @@ import { hashBytes } from '../token-bytes.js';
 import { containersSql } from '../token-columns.js';
 import { scopesParam } from '../token-values.js';
 import type { ListQuery } from './paging.js';
-import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_VALUES } from './token-rows.js';
-import { TOKEN_COLUMNS, metadataPairs } from '../areas/token-rows.js';
+import { MUTABLE_TOKEN_COLUMNS, TOKEN_BODY_VALUES, TOKEN_ROW_VALUES } from './token-rows.js';
+import { metadataPairs } from '../areas/token-rows.js';
 
 /** "Live": not expired at `now` (bound as the parameter that follows). */
 const LIVE = '(t.expires_at IS NULL OR t.expires_at > ?)';
@@ -39,7 +39,7 @@ export const GET_LIVE_TOKEN_REF = `SELECT t.seq, t.type, t.fingerprint, t.flags,
  * WITHIN; null: any). params: tenant key, fingerprint (bytes), type, now, seq (0 for none), scopes, scopes.
  */
 export const FIND_LIVE_DUPLICATE =
-  `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE t.tenant = ? AND t.fingerprint = ? AND t.type = ? AND ${LIVE} AND t.seq <> ? ` +
+  `SELECT ${TOKEN_ROW_VALUES} FROM tokens t WHERE t.tenant = ? AND t.fingerprint = ? AND t.type = ? AND ${LIVE} AND t.seq <> ? ` +
   `AND (? IS NULL OR ${WITHIN}) ORDER BY t.seq LIMIT 1`;
 
 const INSERT_COLUMNS = ['tenant', 'id', ...MUTABLE_TOKEN_COLUMNS, 'created_by', 'created_at'];
@@ -162,5 +162,5 @@ export function tokenListQuery(tenant: number, filter: TokenFilter, now: number)
   }
   // The SQL varies with the number of metadata pairs and hashes: those go to the bounded cache.
   const generated = pairs.length > 0 || hashes.length > 0;
-  return { columns: TOKEN_COLUMNS, from: `${from} WHERE ${where.join(' AND ')}`, params, seq, generated };
+  return { columns: TOKEN_ROW_VALUES, from: `${from} WHERE ${where.join(' AND ')}`, params, seq, generated };
 }
