@@ -62,15 +62,15 @@ async function tokenOps(store: AnyStore, tenantId: string): Promise<(i: number) 
   };
 }
 
-/** The read by id of a card token with a fingerprint (what every GET /tokens/{id} asks of the store), twice. */
-async function readOps(store: AnyStore, tenantId: string, list = false): Promise<(i: number) => Promise<void>> {
-  const { makeToken } = (await import(pathToFileURL(`${SRC}/testing/store-fixtures.ts`).href)) as { makeToken(o: object): { id: string } };
+/** A card token with a fingerprint and its type's defaults, as a card created with none of its own is stored (the lean columns NULL). */
+async function cardToken(tenantId: string, id?: string): Promise<object & { id: string }> {
+  const { makeToken } = (await import(pathToFileURL(`${SRC}/testing/store-fixtures.ts`).href)) as { makeToken(o: object): object & { id: string } };
   const { getTokenType } = (await import(pathToFileURL(`${SRC}/tokens/token-types.ts`).href)) as {
     getTokenType(name: string): { defaultFingerprintExpression: string; defaultMask: unknown; defaultContainer: string };
   };
   const card = getTokenType('card');
-  // The type's defaults, as a card created with none of its own is stored (the lean columns NULL).
-  const token = makeToken({
+  return makeToken({
+    ...(id === undefined ? {} : { id }),
     tenantId,
     type: 'card',
     ciphertext: Buffer.alloc(96, 7),
@@ -79,16 +79,23 @@ async function readOps(store: AnyStore, tenantId: string, list = false): Promise
     mask: card.defaultMask,
     containers: [card.defaultContainer],
   });
+}
+
+/** The read by id of a card (what every GET /tokens/{id} asks of the store), twice. */
+async function readOps(store: AnyStore, tenantId: string): Promise<(i: number) => Promise<void>> {
+  const token = await cardToken(tenantId);
   await store.createToken(token, 1);
-  if (list) {
-    for (let i = 1; i < 20; i++) await store.createToken({ ...token, id: `${token.id}-${i}` }, 1);
-    const page = { mode: 'cursor', size: 20 };
-    return async () => {
-      if ((await store.listTokens(tenantId, {}, page, 2)).items.length + (await store.listTokens(tenantId, {}, page, 2)).items.length !== 40) throw new Error('a page is short');
-    };
-  }
   return async () => {
     if ((await store.getToken(tenantId, token.id, 2)) === null || (await store.getToken(tenantId, token.id, 2)) === null) throw new Error('the token was not found');
+  };
+}
+
+/** A page of 20 such cards, twice. */
+async function listOps(store: AnyStore, tenantId: string): Promise<(i: number) => Promise<void>> {
+  for (let i = 0; i < 20; i++) await store.createToken(await cardToken(tenantId, `card-${i}`), 1);
+  const page = { mode: 'cursor', size: 20 };
+  return async () => {
+    if ((await store.listTokens(tenantId, {}, page, 2)).items.length + (await store.listTokens(tenantId, {}, page, 2)).items.length !== 40) throw new Error('a page is short');
   };
 }
 
@@ -186,7 +193,7 @@ async function measure(label: string, store: AnyStore): Promise<void> {
       : OP === 'tokens'
         ? await tokenOps(store, tenantId)
         : OP === 'read' || OP === 'list'
-          ? await readOps(store, tenantId, OP === 'list')
+          ? await (OP === 'read' ? readOps : listOps)(store, tenantId)
           : async (i: number) => {
               const record = {
                 tenantId,

@@ -15,7 +15,7 @@ import { runPage } from './paging.js';
 import type { BetterSqlite3Database, SqliteTransaction } from './sqlite-options.js';
 import { GroupCommit } from './group-commit.js';
 import type { StatementCache } from './statement-cache.js';
-import { mutableTokenValues, tokenFromValues } from './token-rows.js';
+import { mutableTokenValues, tokenFromRow, tokenFromValues } from './token-rows.js';
 import { metadataPairs, toStoredToken } from '../areas/token-rows.js';
 import type { Row } from '../sql/operation.js';
 import { sqliteDialect } from '../sql/dialect.js';
@@ -143,7 +143,7 @@ export class SqliteTokens {
   listTokens(tenantId: string, filter: TokenFilter, page: PageRequest, now: number): PageResult<StoredToken> {
     // An unknown tenant has no tokens: its key -1 matches no row (and the page is still checked).
     const tenant = this.#tenantKey(tenantId) ?? -1;
-    return runPage(this.#statements, this.#read, tokenListQuery(tenant, filter ?? {}, now), page, (values) => tokenFromValues(tenantId, values[1] as string, values, 2));
+    return runPage(this.#statements, this.#read, tokenListQuery(tenant, filter ?? {}, now), page, (row) => tokenFromRow(tenantId, row));
   }
 
   updateToken(next: StoredToken, audit: AuditEntry, now: number, dedupeWithin?: readonly ContainerScope[]): UpdateTokenResult {
@@ -192,7 +192,7 @@ export class SqliteTokens {
     const tenant = this.#writeTenantKey(token.tenantId);
     if (probesDuplicate(token)) {
       const row = statements.values(FIND_LIVE_DUPLICATE).get(tenant, hashBytes(token.fingerprint!), token.type, now, 0, scopes, scopes) as unknown[] | undefined;
-      if (row !== undefined) return { status: 'duplicate', existing: tokenFromValues(token.tenantId, row[1] as string, row, 2) };
+      if (row !== undefined) return { status: 'duplicate', existing: tokenFromRow(token.tenantId, row) };
     }
     const seq = this.#insert(tenant, token);
     if (seq === null) return ID_CONFLICT;
@@ -218,7 +218,7 @@ export class SqliteTokens {
     const sameFingerprint = fingerprint === null ? current.fingerprint === null : current.fingerprint !== null && fingerprint.equals(current.fingerprint);
     if (probesDuplicate(next) && (!sameFingerprint || (current.flags & 1) !== 1)) {
       const row = statements.values(FIND_LIVE_DUPLICATE).get(tenant, fingerprint, next.type, now, current.seq, scopes, scopes) as unknown[] | undefined;
-      if (row !== undefined) return { status: 'duplicate', existing: tokenFromValues(next.tenantId, row[1] as string, row, 2) };
+      if (row !== undefined) return { status: 'duplicate', existing: tokenFromRow(next.tenantId, row) };
     }
     statements.get(UPDATE_TOKEN).run(...mutableTokenValues(next), current.seq);
     this.#deleteIndexRows(tenant, current);

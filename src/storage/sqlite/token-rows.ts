@@ -30,7 +30,7 @@ export function mutableTokenValues(token: StoredToken): unknown[] {
  */
 export const TOKEN_BODY_VALUES = TOKEN_BODY_COLUMNS.replace(/\bt\.(ciphertext|fingerprint|search_hashes)\b/g, 'hex(t.$1)');
 
-/** The seq and id, then TOKEN_BODY_VALUES: what SQLite's lists and deduplication probe read (tokenFromValues at 2). */
+/** The seq and id, then TOKEN_BODY_VALUES: what SQLite's lists and deduplication probe read (tokenFromRow). */
 export const TOKEN_ROW_VALUES = `t.seq, t.id, ${TOKEN_BODY_VALUES}`;
 
 /** A BLOB read through hex(): a stored value is never empty, and hex(NULL) is the empty text. */
@@ -69,4 +69,9 @@ export function tokenFromValues(tenantId: string, id: string, row: readonly unkn
     expiresAt: v(15) as number | null,
     cvcPurgeAt: v(16) as number | null,
   };
+}
+
+/** A token from a row of TOKEN_ROW_VALUES read in raw mode. */
+export function tokenFromRow(tenantId: string, row: readonly unknown[]): StoredToken {
+  return tokenFromValues(tenantId, row[1] as string, row, 2);
 }
